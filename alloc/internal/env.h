@@ -1,0 +1,36 @@
+// Malloc-free reading of configuration from the environment.
+//
+// getenv() is not used: it is not safe before libc is initialised in every configuration, and
+// we may be called from the first malloc. We read /proc/self/environ-equivalent data through
+// the `environ` pointer, which the dynamic loader sets before any constructor runs.
+//
+// Rule (DESIGN.md §4.5): a malformed or out-of-range value prints exactly one line
+//   heapkit: ignoring NAME='value': <why>; using default <default>
+// and the default is used. Unset or empty variables silently give the default.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapkit::internal {
+
+// Returns the raw value of NAME or nullptr. The pointer stays valid for the process lifetime
+// (it points into the environment block) unless the program calls setenv/putenv on NAME.
+const char* EnvRaw(const char* name);
+
+// Integer with optional size suffix k/K, m/M, g/G (powers of 1024) when allow_suffix is true.
+int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
+                 bool allow_suffix = false);
+
+// Floating point value within [min_value, max_value].
+double EnvDouble(const char* name, double default_value, double min_value, double max_value);
+
+// true/false spellings: 1/0, true/false, yes/no, on/off (case-insensitive).
+bool EnvBool(const char* name, bool default_value);
+
+// Parsers used by the above, exposed for unit tests. Return false on malformed input.
+bool ParseInt64(const char* text, bool allow_suffix, int64_t* out);
+bool ParseDouble(const char* text, double* out);
+bool ParseBool(const char* text, bool* out);
+
+}  // namespace heapkit::internal

@@ -1,0 +1,159 @@
+#include "alloc/internal/log.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <unistd.h>
+
+#include "alloc/internal/env.h"
+
+namespace heapkit::internal {
+namespace {
+
+// A bounded output sink: fills a buffer, flushing to fd when full (fd < 0: truncate silently).
+struct Sink {
+  char* buf;
+  size_t size;
+  size_t len = 0;
+  size_t needed = 0;
+  int fd = -1;
+
+  void Put(char c) {
+    ++needed;
+    if (len + 1 >= size) {
+      if (fd < 0) return;
+      WriteAll(fd, buf, len);
+      len = 0;
+    }
+    buf[len++] = c;
+  }
+  void PutStr(const char* s) {
+    if (s == nullptr) s = "(null)";
+    while (*s) Put(*s++);
+  }
+  void PutUnsigned(unsigned long long v, unsigned base) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = "0123456789abcdef"[v % base];
+      v /= base;
+    } while (v != 0);
+    while (n > 0) Put(digits[--n]);
+  }
+  void PutSigned(long long v) {
+    if (v < 0) {
+      Put('-');
+      PutUnsigned(0ULL - static_cast<unsigned long long>(v), 10);
+    } else {
+      PutUnsigned(static_cast<unsigned long long>(v), 10);
+    }
+  }
+};
+
+void Format(Sink& out, const char* fmt, va_list ap) {
+  for (const char* p = fmt; *p; ++p) {
+    if (*p != '%') {
+      out.Put(*p);
+      continue;
+    }
+    ++p;
+    int longs = 0;
+    bool size_t_arg = false;
+    while (*p == 'l') { ++longs; ++p; }
+    if (*p == 'z') { size_t_arg = true; ++p; }
+    switch (*p) {
+      case 'd': case 'i':
+        if (size_t_arg) out.PutSigned(va_arg(ap, ssize_t));
+        else if (longs >= 2) out.PutSigned(va_arg(ap, long long));
+        else if (longs == 1) out.PutSigned(va_arg(ap, long));
+        else out.PutSigned(va_arg(ap, int));
+        break;
+      case 'u': case 'x': {
+        unsigned base = *p == 'x' ? 16 : 10;
+        if (size_t_arg) out.PutUnsigned(va_arg(ap, size_t), base);
+        else if (longs >= 2) out.PutUnsigned(va_arg(ap, unsigned long long), base);
+        else if (longs == 1) out.PutUnsigned(va_arg(ap, unsigned long), base);
+        else out.PutUnsigned(va_arg(ap, unsigned), base);
+        break;
+      }
+      case 'p':
+        out.PutStr("0x");
+        out.PutUnsigned(reinterpret_cast<uintptr_t>(va_arg(ap, void*)), 16);
+        break;
+      case 's': out.PutStr(va_arg(ap, const char*)); break;
+      case 'c': out.Put(static_cast<char>(va_arg(ap, int))); break;
+      case '%': out.Put('%'); break;
+      case '\0': return;
+      default: out.Put('%'); out.Put(*p); break;
+    }
+  }
+}
+
+void VLogTo(int fd, const char* prefix, const char* fmt, va_list ap) {
+  int saved_errno = errno;
+  char buf[4096];
+  Sink out{buf, sizeof(buf)};
+  out.fd = fd;
+  out.PutStr(prefix);
+  Format(out, fmt, ap);
+  if (out.len == 0 || buf[out.len - 1] != '\n') out.Put('\n');
+  WriteAll(fd, buf, out.len);
+  errno = saved_errno;
+}
+
+}  // namespace
+
+bool WriteAll(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+size_t FormatTo(char* buf, size_t size, const char* fmt, ...) {
+  char dummy;
+  if (size == 0) { buf = &dummy; size = 1; }
+  Sink out{buf, size};
+  va_list ap;
+  va_start(ap, fmt);
+  Format(out, fmt, ap);
+  va_end(ap);
+  buf[out.len] = '\0';
+  return out.needed;
+}
+
+void Log(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  VLogTo(STDERR_FILENO, "heapkit: ", fmt, ap);
+  va_end(ap);
+}
+
+void LogRaw(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  VLogTo(STDERR_FILENO, "", fmt, ap);
+  va_end(ap);
+}
+
+void Fatal(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  VLogTo(STDERR_FILENO, "heapkit: ", fmt, ap);
+  va_end(ap);
+  abort();
+}
+
+bool Verbose() {
+  static const int64_t verbose = EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
+  return verbose > 0;
+}
+
+}  // namespace heapkit::internal

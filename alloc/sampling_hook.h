@@ -1,0 +1,44 @@
+// The allocator's sampling hook point: the seam between alloc/ and profiler/ + heapcheck/.
+//
+// Fast path contract (DESIGN.md §4.2): each thread keeps a byte counter; an allocation of n
+// bytes subtracts n and branches once. When the counter crosses zero, the slow path picks the
+// next exponentially distributed gap (mean = sample parameter) and, if an observer is
+// registered, calls observer->on_sampled_alloc on the allocating thread.
+//
+// Frees: the allocator remembers, per span, that the span holds (or held) a sampled object.
+// A free of any object in such a span calls observer->on_maybe_sampled_free with the object's
+// start address; the observer must ignore addresses it did not record. Frees in other spans
+// never call out (so the free fast path pays nothing when sampling is off).
+//
+// Callbacks run outside all allocator locks, may allocate internally only from the metadata
+// arena, must never call the public malloc, and must tolerate re-entry being refused: while a
+// callback runs on a thread, nested allocations on that thread are not sampled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapkit::alloc {
+
+struct SampleObserver {
+  // ptr: the object returned to the user; requested: the size the user asked for;
+  // allocated: the usable size (size class or page-rounded size).
+  void (*on_sampled_alloc)(void* ptr, size_t requested, size_t allocated);
+  // Called before the object's memory is reused; ptr is an object start.
+  void (*on_maybe_sampled_free)(void* ptr);
+};
+
+// Registers (or, with nullptr, removes) the single observer. Thread-safe; the observer object
+// must outlive its registration.
+void SetSampleObserver(const SampleObserver* observer);
+
+// Mean bytes between samples: 0 = sampling off, 1 = every allocation is sampled.
+// Initialised from TCMALLOC_SAMPLE_PARAMETER (default 0 in the allocator itself; the profiler
+// raises it to 512 KiB when HEAPPROFILE is set and the variable is unset; the checker sets 1).
+void SetSampleParameter(int64_t mean_bytes);
+int64_t GetSampleParameter();
+
+// True if TCMALLOC_SAMPLE_PARAMETER was given explicitly (valid) in the environment.
+bool SampleParameterFromEnvironment();
+
+}  // namespace heapkit::alloc

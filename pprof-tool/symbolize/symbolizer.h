@@ -1,0 +1,42 @@
+// In-process symbolization with elfutils libdwfl — the one home for turning PCs into names,
+// shared by pprof-tool and the leak checker's end-of-run report (DESIGN.md §6).
+//
+// Built as the object library heapkit_symbolize_objs (PIC, exceptions on). It uses the normal
+// heap: the leak checker calls it only after the world is restarted, with recording off.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace heapkit::pprof {
+
+// One source-level frame. An address inside inlined code yields several frames, innermost
+// (the inlined callee) first, the physical function last.
+struct SourceFrame {
+  std::string function;  // demangled, "@GLIBC_..." stripped; "module+0xoffset" if unknown
+  std::string file;      // "" if unknown
+  int line = 0;          // 0 if unknown
+  bool inlined = false;  // true for every frame but the last of an address
+  std::string module;    // path of the mapped object, "" if not mapped
+};
+
+class Symbolizer {
+ public:
+  virtual ~Symbolizer() = default;
+
+  // maps_text: lines in /proc/<pid>/maps format (the MAPPED_LIBRARIES section of a profile or
+  // the live /proc/self/maps). Missing binaries are not an error: they produce one warning each
+  // (appended to *warnings, one line per warning) and "module+0xoffset" names.
+  static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
+                                              std::vector<std::string>* warnings);
+
+  // `pc` is looked up as given: callers subtract 1 from return addresses (all but the leaf)
+  // to land inside the call instruction. Results are cached per PC. Never empty: an unknown
+  // address yields one frame named "0x<pc>" or "module+0xoffset".
+  virtual const std::vector<SourceFrame>& Symbolize(uint64_t pc) = 0;
+};
+
+}  // namespace heapkit::pprof
