@@ -16,6 +16,18 @@ struct AllocationStack {
 
 // Returns false if `object` (an object start) is not a live sampled object.
 // Safe while the world is stopped (lock-free read or caller holds the table lock).
+// The pcs pointer stays valid for the life of the process (stacks are never freed).
 bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* requested_size);
+
+// Makes sure sampled allocations are recorded in the table: registers the profiler's sampling
+// observer if HEAPPROFILE / TCMALLOC_SAMPLE_PARAMETER did not already. Idempotent and
+// thread-safe; does not change the sample parameter (heapcheck sets it to 1 itself).
+// Call it before the allocations you want stacks for (e.g. from the checker's start-up).
+void EnableSampleRecording();
+
+// Stops (true) or resumes (false) recording the calling thread's sampled allocations (for
+// HeapLeakChecker::Disabler). Frees of already-recorded objects are still accounted. Not
+// nested: the caller keeps its own depth count. A thread-local flag; async-signal-safe.
+void SetThreadRecordingDisabled(bool disabled);
 
 }  // namespace heapkit::prof

@@ -3,6 +3,8 @@
 // libunwind (UNW_LOCAL_ONLY) so that code built without frame pointers unwinds correctly.
 // A thread-local recursion guard makes nested captures (libunwind itself may allocate or take
 // the dynamic loader's lock) return 0 instead of recursing. Never calls the public malloc.
+// Async-signal-safe once InitStackCapture() has run (libunwind's per-thread cache only).
+// Design notes, loader-lock reasoning and costs: stack_capture.cc and profiler/README.md.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +12,21 @@
 namespace heapkit::prof {
 
 constexpr int kMaxStackDepth = 64;
+// CaptureStack accepts up to this many, so callers can keep kMaxStackDepth frames after
+// dropping a few allocator frames of their own.
+constexpr int kMaxCaptureDepth = kMaxStackDepth + 16;
 
-// Fills pcs[0..max_depth) with return addresses, innermost first, after skipping `skip` frames
-// above the caller of CaptureStack (skip=0: the first entry is CaptureStack's caller's return
-// address... i.e. the caller's caller-site). Returns the number stored; 0 if re-entered.
+// Fills pcs[0..max_depth) with return addresses, innermost first, after skipping `skip` frames.
+// skip=0: pcs[0] is the return address of CaptureStack's caller (a site inside the caller's
+// caller), pcs[1] the next one out, and so on. max_depth is clamped to kMaxCaptureDepth.
+// Returns the number stored; 0 if re-entered on this thread (recursion guard).
 int CaptureStack(void** pcs, int max_depth, int skip);
+
+// Idempotent one-time set-up (libunwind per-thread caching). Called by the profiler's start-up;
+// other users may call it too. CaptureStack works without it, just with libunwind's defaults.
+void InitStackCapture();
+
+// True while this thread is inside CaptureStack (for hooks that must not recurse).
+bool InStackCapture();
 
 }  // namespace heapkit::prof

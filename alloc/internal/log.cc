@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 #include "alloc/internal/env.h"
@@ -50,43 +51,83 @@ struct Sink {
   }
 };
 
-void Format(Sink& out, const char* fmt, va_list ap) {
+// Formats one conversion into `tmp` (no padding); returns its length.
+size_t FormatOne(char spec, int longs, bool size_t_arg, va_list* ap, char* tmp, size_t room) {
+  Sink one{tmp, room};
+  switch (spec) {
+    case 'd': case 'i':
+      if (size_t_arg) one.PutSigned(va_arg(*ap, ssize_t));
+      else if (longs >= 2) one.PutSigned(va_arg(*ap, long long));
+      else if (longs == 1) one.PutSigned(va_arg(*ap, long));
+      else one.PutSigned(va_arg(*ap, int));
+      break;
+    case 'u': case 'x': {
+      unsigned base = spec == 'x' ? 16 : 10;
+      if (size_t_arg) one.PutUnsigned(va_arg(*ap, size_t), base);
+      else if (longs >= 2) one.PutUnsigned(va_arg(*ap, unsigned long long), base);
+      else if (longs == 1) one.PutUnsigned(va_arg(*ap, unsigned long), base);
+      else one.PutUnsigned(va_arg(*ap, unsigned), base);
+      break;
+    }
+    case 'p':
+      one.PutStr("0x");
+      one.PutUnsigned(reinterpret_cast<uintptr_t>(va_arg(*ap, void*)), 16);
+      break;
+    case 'c': one.Put(static_cast<char>(va_arg(*ap, int))); break;
+    default: break;
+  }
+  return one.len;
+}
+
+// Supports flags '-' and '0' and a decimal width (e.g. %12zu, %-20s, %08x).
+void Format(Sink& out, const char* fmt, va_list ap_in) {
+  va_list ap;
+  va_copy(ap, ap_in);
   for (const char* p = fmt; *p; ++p) {
     if (*p != '%') {
       out.Put(*p);
       continue;
     }
     ++p;
+    bool left = false, zero = false;
+    for (;; ++p) {
+      if (*p == '-') left = true;
+      else if (*p == '0') zero = true;
+      else break;
+    }
+    size_t width = 0;
+    while (*p >= '0' && *p <= '9') width = width * 10 + static_cast<size_t>(*p++ - '0');
     int longs = 0;
     bool size_t_arg = false;
     while (*p == 'l') { ++longs; ++p; }
     if (*p == 'z') { size_t_arg = true; ++p; }
-    switch (*p) {
-      case 'd': case 'i':
-        if (size_t_arg) out.PutSigned(va_arg(ap, ssize_t));
-        else if (longs >= 2) out.PutSigned(va_arg(ap, long long));
-        else if (longs == 1) out.PutSigned(va_arg(ap, long));
-        else out.PutSigned(va_arg(ap, int));
-        break;
-      case 'u': case 'x': {
-        unsigned base = *p == 'x' ? 16 : 10;
-        if (size_t_arg) out.PutUnsigned(va_arg(ap, size_t), base);
-        else if (longs >= 2) out.PutUnsigned(va_arg(ap, unsigned long long), base);
-        else if (longs == 1) out.PutUnsigned(va_arg(ap, unsigned long), base);
-        else out.PutUnsigned(va_arg(ap, unsigned), base);
-        break;
-      }
-      case 'p':
-        out.PutStr("0x");
-        out.PutUnsigned(reinterpret_cast<uintptr_t>(va_arg(ap, void*)), 16);
-        break;
-      case 's': out.PutStr(va_arg(ap, const char*)); break;
-      case 'c': out.Put(static_cast<char>(va_arg(ap, int))); break;
-      case '%': out.Put('%'); break;
-      case '\0': return;
-      default: out.Put('%'); out.Put(*p); break;
+    if (*p == '\0') break;
+    if (*p == '%') { out.Put('%'); continue; }
+    if (*p == 's') {
+      const char* s = va_arg(ap, const char*);
+      if (s == nullptr) s = "(null)";
+      size_t n = strlen(s);
+      if (!left) for (size_t i = n; i < width; ++i) out.Put(' ');
+      out.PutStr(s);
+      if (left) for (size_t i = n; i < width; ++i) out.Put(' ');
+      continue;
     }
+    if (*p != 'd' && *p != 'i' && *p != 'u' && *p != 'x' && *p != 'p' && *p != 'c') {
+      out.Put('%');
+      out.Put(*p);
+      continue;
+    }
+    char tmp[48];
+    size_t n = FormatOne(*p, longs, size_t_arg, &ap, tmp, sizeof(tmp));
+    size_t start = 0;
+    if (!left) {
+      if (zero && n > 0 && tmp[0] == '-') { out.Put('-'); start = 1; }
+      for (size_t i = n; i < width; ++i) out.Put(zero ? '0' : ' ');
+    }
+    for (size_t i = start; i < n; ++i) out.Put(tmp[i]);
+    if (left) for (size_t i = n; i < width; ++i) out.Put(' ');
   }
+  va_end(ap);
 }
 
 void VLogTo(int fd, const char* prefix, const char* fmt, va_list ap) {

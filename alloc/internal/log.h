@@ -11,7 +11,8 @@
 
 namespace heapkit::internal {
 
-// printf-like, supporting only: %s %d %i %u %ld %lu %lld %llu %zu %zd %x %lx %p %c %%.
+// printf-like, supporting only: %s %d %i %u %ld %lu %lld %llu %zu %zd %x %lx %p %c %%, with
+// flags '-' (left-justify) and '0' (zero-pad) and a decimal width (%12zu, %-20s, %08x).
 // Lines longer than the internal buffer (4 KiB) are written in several chunks, never truncated.
 void Log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Same without the "heapkit: " prefix.

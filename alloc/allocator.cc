@@ -1,0 +1,422 @@
+// Slow paths, initialisation, thread-cache lifecycle, sampling and fork handling.
+// The synchronisation rules are at the top of allocator.h.
+#include "alloc/allocator.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "alloc/hooks.h"
+#include "alloc/internal/arena.h"
+#include "alloc/internal/env.h"
+#include "alloc/internal/log.h"
+#include "alloc/internal/spin_lock.h"
+#include "alloc/sampling_hook.h"
+#include "alloc/stats.h"
+
+namespace heapkit::alloc {
+
+constinit GlobalState g_state;
+constinit std::atomic<bool> g_initialized{false};
+__thread ThreadCache* tls_cache __attribute__((tls_model("initial-exec"))) = &g_empty_cache;
+
+namespace {
+
+enum CacheState : uint8_t { kNoCache = 0, kCreating = 1, kActive = 2, kExited = 3 };
+__thread uint8_t tls_state __attribute__((tls_model("initial-exec"))) = kNoCache;
+
+constinit internal::SpinLock init_lock;
+constinit std::atomic<bool> atfork_registered{false};
+constinit std::atomic<bool> key_created{false};
+constinit internal::SpinLock key_lock;
+pthread_key_t cache_key;
+
+constinit std::atomic<int64_t> sample_parameter{0};
+constinit std::atomic<uint64_t> sample_epoch{1};
+constinit std::atomic<bool> sample_from_env{false};
+constinit std::atomic<const SampleObserver*> observer{nullptr};
+
+constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
+constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
+constinit std::atomic<const HeapSampleProvider*> sample_provider{nullptr};
+
+uint64_t SeedForThread(const void* cache) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return reinterpret_cast<uintptr_t>(cache) * 0x9e3779b97f4a7c15ULL ^
+         static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32);
+}
+
+void ResetSampleCounter(ThreadCache* tc) {
+  tc->sample_epoch_ = sample_epoch.load(std::memory_order_acquire);
+  tc->sample_left_ = tc->sampler_.NextGap(sample_parameter.load(std::memory_order_relaxed));
+}
+
+void DestroyThreadCache(void* arg) {
+  ThreadCache* tc = static_cast<ThreadCache*>(arg);
+  if (tc == nullptr) return;
+  tls_cache = &g_empty_cache;
+  tls_state = kExited;
+  g_state.registry.Destroy(tc);
+}
+
+void PreFork() {
+  if (!g_initialized.load(std::memory_order_acquire)) return;
+  init_lock.Lock();
+  for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].lock_.Lock();
+  g_state.pageheap.lock_.Lock();
+  g_state.registry.lock_.Lock();
+  internal::ArenaLockAll();
+}
+
+void PostFork() {
+  if (!g_initialized.load(std::memory_order_acquire)) return;
+  internal::ArenaUnlockAll();
+  g_state.registry.lock_.Unlock();
+  g_state.pageheap.lock_.Unlock();
+  for (int c = g_state.sizemap.num_classes() - 1; c >= 1; --c) g_state.central[c].lock_.Unlock();
+  init_lock.Unlock();
+}
+
+void RegisterAtFork() {
+  bool expected = false;
+  if (atfork_registered.compare_exchange_strong(expected, true)) {
+    pthread_atfork(PreFork, PostFork, PostFork);
+  }
+}
+
+// Returns the calling thread's cache, creating it if the thread may have one.
+ThreadCache* GetCache() {
+  ThreadCache* tc = tls_cache;
+  if (HEAPKIT_LIKELY(tc != &g_empty_cache)) return tc;
+  if (tls_state != kNoCache) return nullptr;  // being created (re-entry) or thread exiting
+  tls_state = kCreating;
+  if (!key_created.load(std::memory_order_acquire)) {
+    internal::SpinLockHolder h(&key_lock);
+    if (!key_created.load(std::memory_order_relaxed)) {
+      if (pthread_key_create(&cache_key, DestroyThreadCache) != 0) {
+        internal::Fatal("pthread_key_create failed");
+      }
+      key_created.store(true, std::memory_order_release);
+    }
+  }
+  tc = g_state.registry.Create(0);
+  if (tc == nullptr) {
+    tls_state = kNoCache;
+    return nullptr;
+  }
+  tc->sampler_.Seed(SeedForThread(tc));
+  ResetSampleCounter(tc);
+  pthread_setspecific(cache_key, tc);  // may allocate: re-entry sees kCreating
+  tls_cache = tc;
+  tls_state = kActive;
+  return tc;
+}
+
+void ReportLargeAlloc(size_t size, void* p) {
+  int64_t threshold = large_alloc_threshold.load(std::memory_order_relaxed);
+  if (threshold <= 0 || static_cast<int64_t>(size) < threshold) return;
+  int64_t next = threshold;
+  while (next <= static_cast<int64_t>(size) && next < INT64_MAX / 2) next *= 2;
+  if (!large_alloc_threshold.compare_exchange_strong(threshold, next)) return;
+  char line[2048];
+  size_t len = internal::FormatTo(line, sizeof(line), "tcmalloc: large alloc %zu bytes == %p @ ",
+                                  size, p);
+  StackCaptureHook hook = stack_hook.load(std::memory_order_acquire);
+  if (hook != nullptr) {
+    void* pcs[64];
+    int n = hook(pcs, 64, 2);
+    for (int i = 0; i < n && len + 24 < sizeof(line); ++i) {
+      len += internal::FormatTo(line + len, sizeof(line) - len, " %p", pcs[i]);
+    }
+  }
+  if (len >= sizeof(line) - 1) len = sizeof(line) - 2;
+  line[len++] = '\n';
+  internal::WriteAll(2, line, len);
+}
+
+// Allocates one object of class cls without the sampling counter.
+void* AllocateSmall(ThreadCache* tc, uint32_t cls) {
+  if (tc != nullptr) return tc->Allocate(cls);
+  void* head;
+  void* tail;
+  if (g_state.central[cls].RemoveRange(&head, &tail, 1) == 0) return nullptr;
+  return head;
+}
+
+void* AllocateLarge(size_t size, size_t align) {
+  if (size > kMaxAllocSize) return nullptr;
+  Length pages = PagesFor(size);
+  Span* span = align > kPageSize ? g_state.pageheap.NewAligned(pages, align >> kPageShift)
+                                 : g_state.pageheap.New(pages);
+  if (span == nullptr) return nullptr;
+  void* p = reinterpret_cast<void*>(span->StartAddress());
+  ReportLargeAlloc(span->Bytes(), p);
+  return p;
+}
+
+// Smallest class ≥ size whose objects are aligned to `align` (≤ kPageSize); 0 if none.
+uint32_t AlignedClass(size_t size, size_t align) {
+  if (size < align) size = align;
+  if (size > kMaxSize) return 0;
+  uint32_t cls = g_state.sizemap.SizeClass(size);
+  if (align <= 8) return cls;
+  for (; static_cast<int>(cls) < g_state.sizemap.num_classes(); ++cls) {
+    if (g_state.sizemap.ClassSize(cls) % align == 0) return cls;
+  }
+  return 0;
+}
+
+void NotifySampledAlloc(ThreadCache* tc, void* p, size_t requested, size_t allocated) {
+  const SampleObserver* obs = observer.load(std::memory_order_acquire);
+  if (obs == nullptr || obs->on_sampled_alloc == nullptr || tc->in_callback_) return;
+  tc->in_callback_ = true;
+  obs->on_sampled_alloc(p, requested, allocated);
+  tc->in_callback_ = false;
+}
+
+// Called when the counter fired: decides whether this allocation is sampled, re-arms the
+// counter, marks the object's span and calls the observer.
+void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
+  const bool stale = tc->sample_epoch_ != sample_epoch.load(std::memory_order_acquire);
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  ResetSampleCounter(tc);
+  if (stale) {
+    // The parameter changed: this allocation counts against a gap drawn with the new mean.
+    tc->sample_left_ -= static_cast<int64_t>(requested);
+    if (tc->sample_left_ >= 0) return p;
+    ResetSampleCounter(tc);
+  }
+  if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
+  Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
+  g_state.pageheap.MarkSampled(span);
+  size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
+                                           : span->Bytes();
+  NotifySampledAlloc(tc, p, requested, allocated);
+  return p;
+}
+
+}  // namespace
+
+void InitSlow() {
+  {
+    internal::SpinLockHolder h(&init_lock);
+    if (g_initialized.load(std::memory_order_acquire)) return;
+    const int64_t transfer = internal::EnvInt64("TCMALLOC_TRANSFER_NUM_OBJ", 512, 2, 16384);
+    const double release_rate =
+        internal::EnvDouble("TCMALLOC_RELEASE_RATE", PageHeap::kDefaultReleaseRate, 0, 1e9);
+    const int64_t max_total = internal::EnvInt64(
+        "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES", ThreadCacheRegistry::kDefaultMaxTotal,
+        0, int64_t{1} << 40, true);
+    const int64_t limit_mb = internal::EnvInt64("TCMALLOC_HEAP_LIMIT_MB", 0, 0, int64_t{1} << 26);
+    large_alloc_threshold.store(internal::EnvInt64("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD",
+                                                   int64_t{1} << 30, 0, INT64_MAX / 4, true));
+    const char* raw = internal::EnvRaw("TCMALLOC_SAMPLE_PARAMETER");
+    const int64_t sample = internal::EnvInt64("TCMALLOC_SAMPLE_PARAMETER", 0, 0,
+                                              int64_t{1} << 50, true);
+    if (raw != nullptr && *raw != '\0') {
+      int64_t parsed;
+      if (internal::ParseInt64(raw, true, &parsed) && parsed >= 0 && parsed <= (int64_t{1} << 50)) {
+        sample_from_env.store(true);
+      }
+    }
+    if (sample_parameter.load() == 0 || sample_from_env.load()) sample_parameter.store(sample);
+    g_state.sizemap.Init(static_cast<int>(transfer));
+    g_state.pageheap.Init(&g_state.pagemap, release_rate, static_cast<size_t>(limit_mb) << 20);
+    g_state.pageheap.set_aggressive_decommit(
+        internal::EnvBool("TCMALLOC_AGGRESSIVE_DECOMMIT", false));
+    for (int c = 1; c < g_state.sizemap.num_classes(); ++c) {
+      g_state.central[c].Init(static_cast<uint32_t>(c), &g_state.sizemap, &g_state.pageheap);
+    }
+    g_state.registry.Init(g_state.central, &g_state.sizemap, static_cast<size_t>(max_total));
+    g_initialized.store(true, std::memory_order_release);
+  }
+  RegisterAtFork();
+}
+
+void* OutOfMemory() noexcept {
+  errno = ENOMEM;
+  return nullptr;
+}
+
+void* MallocSlow(size_t size, size_t align) noexcept {
+  EnsureInit();
+  if (size > kMaxAllocSize) return OutOfMemory();
+  ThreadCache* tc = GetCache();
+  void* p;
+  size_t allocated;
+  uint32_t cls = 0;
+  if (align <= 16) {
+    if (size <= kMaxSize) cls = g_state.sizemap.SizeClass(size < align ? align : size);
+    if (align == 16 && cls != 0 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(size, 16);
+  } else if (align <= kPageSize) {
+    cls = AlignedClass(size, align);
+  }
+  if (cls != 0) {
+    p = AllocateSmall(tc, cls);
+    allocated = g_state.sizemap.ClassSize(cls);
+  } else {
+    p = AllocateLarge(size == 0 ? 1 : size, align);
+    allocated = PagesFor(size) << kPageShift;
+  }
+  if (p == nullptr) return OutOfMemory();
+  (void)allocated;
+  if (tc != nullptr) {
+    tc->sample_left_ -= static_cast<int64_t>(size);
+    if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+  }
+  return p;
+}
+
+void* MallocMedium(size_t size) noexcept {
+  if (HEAPKIT_LIKELY(size <= kMaxSize)) {
+    return MallocWithOffset(size, g_state.sizemap.SizeClass(size) * SizeMap::kListStride);
+  }
+  return MallocSlow(size, 0);
+}
+
+void* MallocRefill(size_t size) noexcept {
+  ThreadCache* tc = tls_cache;
+  if (tc == &g_empty_cache) return MallocSlow(size, 0);  // init, cache creation, exiting
+  const uint32_t cls = g_state.sizemap.SizeClass(size);  // initialised: tc is a real cache
+  void* p = tc->Allocate(cls);  // the list is empty: fetches from the central tier
+  if (p == nullptr) return OutOfMemory();
+  tc->sample_left_ -= static_cast<int64_t>(size);
+  if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+  return p;
+}
+
+void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
+  return FinishSample(tc, p, size);
+}
+
+void FreeOverflow(void* ptr) noexcept {
+  ThreadCache* tc = tls_cache;
+  if (tc == &g_empty_cache) return FreeSlow(ptr);  // validates again and may create the cache
+  // The fast path validated ptr: its page holds small objects of this class.
+  const uint32_t cls = g_state.pagemap.Info(reinterpret_cast<uintptr_t>(ptr)) & PageMap::kClassMask;
+  tc->Deallocate(ptr, cls);  // pushes, then releases a batch to the central tier
+}
+
+void InvalidFree(const void* ptr) {
+  internal::Fatal("attempt to free invalid pointer %p", ptr);
+}
+
+void ReportInvalidFree(const void* ptr) noexcept { InvalidFree(ptr); }
+
+void FreeSlow(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  if (!g_initialized.load(std::memory_order_acquire)) InvalidFree(ptr);
+  Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
+  if (span == nullptr || span->location_ != Span::kInUse) InvalidFree(ptr);
+  if (span->sizeclass_ == 0) {
+    if (a != span->StartAddress()) InvalidFree(ptr);
+    if (span->sampled_) {
+      const SampleObserver* obs = observer.load(std::memory_order_acquire);
+      if (obs != nullptr && obs->on_maybe_sampled_free != nullptr) obs->on_maybe_sampled_free(ptr);
+    }
+    g_state.pageheap.Delete(span);
+    return;
+  }
+  const uint32_t cls = span->sizeclass_;
+  const size_t size = g_state.sizemap.ClassSize(cls);
+  if ((a - span->StartAddress()) % size != 0) InvalidFree(ptr);
+  if (span->sampled_) {
+    const SampleObserver* obs = observer.load(std::memory_order_acquire);
+    if (obs != nullptr && obs->on_maybe_sampled_free != nullptr) obs->on_maybe_sampled_free(ptr);
+  }
+  ThreadCache* tc = GetCache();
+  if (tc != nullptr) {
+    if (tc->head(cls) == ptr) InvalidFree(ptr);
+    tc->Deallocate(ptr, cls);
+  } else {
+    g_state.central[cls].InsertRange(ptr, ptr, 1);
+  }
+}
+
+void* Calloc(size_t bytes) {
+  void* p = Malloc(bytes);
+  if (p == nullptr) return nullptr;
+  if (bytes > kMaxSize) {
+    Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
+    if (span != nullptr && span->sizeclass_ == 0 && span->zero_) return p;
+  }
+  memset(p, 0, bytes);
+  return p;
+}
+
+size_t UsableSize(const void* ptr) {
+  if (ptr == nullptr || !g_initialized.load(std::memory_order_acquire)) return 0;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  const uint32_t cls = g_state.pagemap.Info(a) & PageMap::kClassMask;
+  if (cls != 0) return g_state.sizemap.ClassSize(cls);
+  Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
+  if (span == nullptr || span->location_ != Span::kInUse) return 0;
+  return span->Bytes();
+}
+
+bool Owns(const void* ptr) {
+  if (ptr == nullptr || !g_initialized.load(std::memory_order_acquire)) return false;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
+  return span != nullptr && span->location_ == Span::kInUse;
+}
+
+size_t EstimatedSize(size_t size, size_t align) {
+  EnsureInit();
+  if (align <= 16 && size <= kMaxSize) {
+    uint32_t cls = g_state.sizemap.SizeClass(size < align ? align : size);
+    if (align == 16 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(size, 16);
+    return g_state.sizemap.ClassSize(cls);
+  }
+  if (align > 16 && align <= kPageSize) {
+    uint32_t cls = AlignedClass(size, align);
+    if (cls != 0) return g_state.sizemap.ClassSize(cls);
+  }
+  return PagesFor(size == 0 ? 1 : size) << kPageShift;
+}
+
+void MarkThreadIdle() {
+  ThreadCache* tc = tls_cache;
+  if (tc == &g_empty_cache) return;
+  tls_cache = &g_empty_cache;
+  tls_state = kCreating;  // a nested allocation must not recreate the cache meanwhile
+  g_state.registry.Destroy(tc);
+  pthread_setspecific(cache_key, nullptr);
+  tls_state = kNoCache;
+}
+
+// ---- sampling_hook.h ---------------------------------------------------------------------------
+void SetSampleObserver(const SampleObserver* obs) {
+  observer.store(obs, std::memory_order_release);
+}
+
+void SetSampleParameter(int64_t mean_bytes) {
+  EnsureInit();
+  if (mean_bytes < 0) mean_bytes = 0;
+  sample_parameter.store(mean_bytes, std::memory_order_relaxed);
+  sample_epoch.fetch_add(1, std::memory_order_acq_rel);
+  // Make every thread re-draw its gap on its next allocation.
+  g_state.registry.ForEach([](ThreadCache* tc) {
+    __atomic_store_n(&tc->sample_left_, 0, __ATOMIC_RELAXED);
+  });
+}
+
+int64_t GetSampleParameter() { return sample_parameter.load(std::memory_order_relaxed); }
+
+bool SampleParameterFromEnvironment() {
+  EnsureInit();
+  return sample_from_env.load(std::memory_order_relaxed);
+}
+
+// ---- hooks.h ------------------------------------------------------------------------------------
+void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
+StackCaptureHook GetStackCaptureHook() { return stack_hook.load(); }
+void SetHeapSampleProvider(const HeapSampleProvider* p) { sample_provider.store(p); }
+const HeapSampleProvider* GetHeapSampleProvider() { return sample_provider.load(); }
+
+}  // namespace heapkit::alloc

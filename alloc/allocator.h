@@ -1,0 +1,129 @@
+// The allocator instance and its inline fast paths (used by entry.cc).
+//
+// Synchronisation rules (the whole allocator in a dozen lines):
+//  1. Thread caches are touched only by their owner thread, without locks. Other threads read
+//     ThreadCache::size() and store sample_left_ with relaxed atomics; max_size_ moves between
+//     caches only under the registry lock.
+//  2. CentralFreeList::lock_ (one per class) guards its spans, their object free lists and its
+//     transfer cache.
+//  3. PageHeap::lock_ guards free spans, page-heap statistics and page-map writes of free spans.
+//     Lock order: central -> page heap -> arena. The registry lock is never held while taking a
+//     central or page-heap lock.
+//  4. Page-map entries of an in-use span are written only by its owner (central list or large
+//     allocation) and read lock-free; a free of a pointer the caller does not own is the only
+//     reader that may see a stale entry (and it is reported as invalid when detected).
+//  5. Initialisation runs once under init_lock, is malloc-free and re-entrancy-safe; it needs no
+//     constructor. fork() takes every lock in the order above and releases it in both processes.
+//  6. Sampling callbacks and large-allocation reports run with no allocator lock held.
+#pragma once
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+#include "alloc/central_free_list.h"
+#include "alloc/common.h"
+#include "alloc/page_heap.h"
+#include "alloc/page_map.h"
+#include "alloc/size_classes.h"
+#include "alloc/thread_cache.h"
+
+namespace heapkit::alloc {
+
+struct GlobalState {
+  SizeMap sizemap;
+  PageMap pagemap;
+  PageHeap pageheap;
+  CentralFreeList central[kNumClassesMax];
+  ThreadCacheRegistry registry;
+};
+
+extern GlobalState g_state;
+extern std::atomic<bool> g_initialized;
+extern __thread ThreadCache* tls_cache __attribute__((tls_model("initial-exec")));
+
+// ---- slow paths (allocator.cc) -------------------------------------------------------------
+// Slow paths are noexcept so that the (noexcept) entry points can reach them by tail jumps.
+void InitSlow();
+inline void EnsureInit() {
+  if (HEAPKIT_UNLIKELY(!g_initialized.load(std::memory_order_acquire))) InitSlow();
+}
+// Everything the fast path does not handle: init, no cache, large, alignment > 16 (align 0 or
+// ≤ 16 means default). Returns nullptr with errno = ENOMEM on failure.
+void* MallocSlow(size_t size, size_t align) noexcept;
+// The sampling counter of tc crossed zero while allocating `size` bytes of class cls.
+void* MallocSampled(ThreadCache* tc, size_t size, uint32_t cls) noexcept;
+void* OutOfMemory() noexcept;
+void FreeSlow(void* ptr) noexcept;
+[[noreturn]] void InvalidFree(const void* ptr);
+// Same, declared returning so that the fast path can reach it with a tail jump.
+void ReportInvalidFree(const void* ptr) noexcept;
+// calloc after the overflow check: zeroes the object unless it is a large object carved from
+// memory known to be zero (fresh from the OS or released), which saves touching every page.
+void* Calloc(size_t bytes);
+// Usable size of an owned object, 0 for nullptr or a pointer heapkit does not own.
+size_t UsableSize(const void* ptr);
+// True if ptr is the start of an object in an in-use span.
+bool Owns(const void* ptr);
+// The usable size malloc(size) would give (nallocx, GetEstimatedAllocatedSize).
+size_t EstimatedSize(size_t size, size_t align);
+
+// ---- fast paths -----------------------------------------------------------------------------
+// Design (see README "Fast path"): one TLS load (tls_cache is never null: threads without a
+// cache point at g_empty_cache, whose empty lists send both paths to their slow paths), a
+// direct class table, pop/push, one subtract-and-branch for sampling. Slow paths are reached
+// by tail jumps.
+// Sizes above kMaxSmallLookup (coarse class index).
+void* MallocMedium(size_t size) noexcept;
+// The list of size's class was empty, or no cache yet (size ≤ kMaxSize).
+void* MallocRefill(size_t size) noexcept;
+// The sampling counter of tc crossed zero while allocating p (`size` bytes requested).
+void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
+// The list of class cls is at max_length (or the thread has no cache).
+void FreeOverflow(void* ptr) noexcept;
+
+// offset: class * SizeMap::kListStride.
+HEAPKIT_ALWAYS_INLINE void* MallocWithOffset(size_t size, uint32_t offset) {
+  ThreadCache* tc = tls_cache;
+  void* p = tc->PopAt(offset);
+  if (HEAPKIT_UNLIKELY(p == nullptr)) return MallocRefill(size);
+  const int64_t left = tc->sample_left_ - static_cast<int64_t>(size);
+  tc->sample_left_ = left;
+  if (HEAPKIT_UNLIKELY(left < 0)) return MallocSampled(tc, p, size);
+  return p;
+}
+
+HEAPKIT_ALWAYS_INLINE void* Malloc(size_t size) {
+  if (HEAPKIT_LIKELY(size <= kMaxSmallLookup)) {
+    return MallocWithOffset(size, g_state.sizemap.SmallListOffset(size));
+  }
+  return MallocMedium(size);
+}
+
+HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  const uint32_t* leaf = g_state.pagemap.InfoLeaf(a);
+  if (HEAPKIT_UNLIKELY(leaf == nullptr)) return FreeSlow(ptr);
+  const uint32_t info = leaf[PageMap::LeafIndex(a)];
+  // 0 unless the page holds small objects of a class and no sampled object: then the test
+  // below fails and FreeSlow validates (nullptr, large, sampled, foreign pointers).
+  const uint64_t magic = g_state.sizemap.FreeMagic(info & 0xff);
+  const uint64_t off = (a & kPageMask) + (info >> 8);
+  // off is an object start iff off * magic < magic (mod 2^64).
+  if (HEAPKIT_UNLIKELY(off * magic >= magic)) return FreeSlow(ptr);
+  const uint32_t cls = info & 0xff;
+  ThreadCache* tc = tls_cache;
+  ThreadCache::FreeList& list = tc->mutable_list(cls);
+  void* head = list.head;
+  // The most common double free: the object is already at the head of this thread's list.
+  if (HEAPKIT_UNLIKELY(head == ptr)) return ReportInvalidFree(ptr);
+  const uint32_t len = list.length;
+  if (HEAPKIT_UNLIKELY(len >= list.max_length)) return FreeOverflow(ptr);
+  *static_cast<void**>(ptr) = head;
+  list.head = ptr;
+  list.length = len + 1;
+  if (HEAPKIT_UNLIKELY(tc->AddSize(list.object_size))) return tc->Overflow();
+}
+
+}  // namespace heapkit::alloc

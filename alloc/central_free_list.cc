@@ -1,0 +1,151 @@
+#include "alloc/central_free_list.h"
+
+#include "alloc/internal/log.h"
+
+namespace heapkit::alloc {
+
+using internal::SpinLockHolder;
+
+void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap) {
+  cls_ = cls;
+  sizemap_ = sizemap;
+  heap_ = heap;
+  object_size_ = sizemap->ClassSize(cls);
+  objects_per_span_ = sizemap->ObjectsPerSpan(cls);
+  num_to_move_ = sizemap->NumToMove(cls);
+  size_t batch_bytes = object_size_ * static_cast<size_t>(num_to_move_);
+  size_t slots = kTransferBytesPerClass / batch_bytes;
+  if (slots < 1) slots = 1;
+  if (slots > kMaxSlots) slots = kMaxSlots;
+  max_slots_ = static_cast<int>(slots);
+  SpanListInit(&nonempty_);
+  SpanListInit(&empty_);
+}
+
+bool CentralFreeList::Populate() {
+  Span* span = heap_->New(sizemap_->ClassPages(cls_));
+  if (span == nullptr) return false;
+  heap_->RegisterSizeClass(span, cls_, object_size_);
+  span->carved_ = 0;
+  span->allocated_ = 0;
+  span->freelist_ = nullptr;
+  SpanListPush(&nonempty_, span);
+  ++num_spans_;
+  free_in_spans_ += objects_per_span_;
+  return true;
+}
+
+int CentralFreeList::FetchFromSpans(void** head, void** tail, int n) {
+  void* first = nullptr;
+  void* last = nullptr;
+  int got = 0;
+  while (got < n) {
+    if (SpanListEmpty(&nonempty_) && !Populate()) break;
+    Span* span = nonempty_.next_;
+    while (got < n) {
+      void* object;
+      if (span->freelist_ != nullptr) {
+        object = span->freelist_;
+        span->freelist_ = *static_cast<void**>(object);
+      } else if (span->carved_ < objects_per_span_) {
+        object = reinterpret_cast<void*>(span->StartAddress() + span->carved_ * object_size_);
+        ++span->carved_;
+      } else {
+        break;
+      }
+      ++span->allocated_;
+      --free_in_spans_;
+      if (first == nullptr) {
+        first = object;
+      } else {
+        *static_cast<void**>(last) = object;
+      }
+      last = object;
+      ++got;
+    }
+    if (span->freelist_ == nullptr && span->carved_ == objects_per_span_) {
+      SpanListRemove(span);
+      SpanListPush(&empty_, span);
+    }
+  }
+  if (last != nullptr) *static_cast<void**>(last) = nullptr;
+  *head = first;
+  *tail = last;
+  return got;
+}
+
+void CentralFreeList::ReleaseToSpans(void* object) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  Span* span = heap_->pagemap()->GetSpan(a >> kPageShift);
+  // Cheap consistency checks that catch double frees which reached the central tier: a span
+  // with no object out, or an object that was never carved.
+  if (span == nullptr || span->location_ != Span::kInUse || span->sizeclass_ != cls_ ||
+      span->allocated_ == 0 || (a - span->StartAddress()) / object_size_ >= span->carved_) {
+    internal::Fatal("attempt to free invalid pointer %p", object);
+  }
+  if (span->freelist_ == nullptr && span->carved_ == objects_per_span_) {
+    SpanListRemove(span);
+    SpanListPush(&nonempty_, span);
+  }
+  *static_cast<void**>(object) = span->freelist_;
+  span->freelist_ = object;
+  --span->allocated_;
+  ++free_in_spans_;
+  if (span->allocated_ == 0) {
+    SpanListRemove(span);
+    --num_spans_;
+    free_in_spans_ -= objects_per_span_;
+    heap_->Delete(span);
+  }
+}
+
+int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
+  SpinLockHolder h(&lock_);
+  if (n == num_to_move_ && used_slots_ > 0) {
+    Batch& b = slots_[--used_slots_];
+    *head = b.head;
+    *tail = b.tail;
+    *static_cast<void**>(b.tail) = nullptr;
+    return b.count;
+  }
+  return FetchFromSpans(head, tail, n);
+}
+
+void CentralFreeList::InsertRange(void* head, void* tail, int n) {
+  SpinLockHolder h(&lock_);
+  if (n == num_to_move_ && used_slots_ < max_slots_) {
+    slots_[used_slots_++] = Batch{head, tail, n};
+    return;
+  }
+  void* p = head;
+  for (int i = 0; i < n; ++i) {
+    void* next = *static_cast<void**>(p);
+    ReleaseToSpans(p);
+    p = next;
+  }
+}
+
+size_t CentralFreeList::FreeObjectsInSpans() {
+  SpinLockHolder h(&lock_);
+  return free_in_spans_;
+}
+
+size_t CentralFreeList::TransferObjects() {
+  SpinLockHolder h(&lock_);
+  size_t n = 0;
+  for (int i = 0; i < used_slots_; ++i) n += static_cast<size_t>(slots_[i].count);
+  return n;
+}
+
+size_t CentralFreeList::SpanTailBytes() {
+  SpinLockHolder h(&lock_);
+  size_t span_bytes = sizemap_->ClassPages(cls_) << kPageShift;
+  return num_spans_ * (span_bytes - objects_per_span_ * object_size_);
+}
+
+size_t CentralFreeList::NumSpans() {
+  SpinLockHolder h(&lock_);
+  return num_spans_;
+}
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,84 @@
+// Central free list of one size class: spans with free objects plus a transfer cache of full
+// batches (num_to_move objects linked through their first word).
+//
+// Transfer cache: up to max_slots_ batches; a thread cache that returns exactly one batch
+// parks it here and another thread takes it back in O(1). Everything else goes to/from the
+// spans: objects are carved lazily (objects [carved_, objects_per_span) are free and untouched),
+// a span whose objects all came back returns to the page heap.
+//
+// Locking: lock_ guards everything here; it is taken before the page heap lock, never after.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "alloc/common.h"
+#include "alloc/internal/spin_lock.h"
+#include "alloc/page_heap.h"
+#include "alloc/size_classes.h"
+#include "alloc/span.h"
+
+namespace heapkit::alloc {
+
+class CentralFreeList {
+ public:
+  static constexpr int kMaxSlots = 64;
+  static constexpr size_t kTransferBytesPerClass = 512 * 1024;
+
+  constexpr CentralFreeList() = default;
+  void Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap);
+
+  // Takes up to n objects (n ≤ NumToMove); returns how many (0: out of memory).
+  int RemoveRange(void** head, void** tail, int n);
+  // Returns n objects linked head..tail (tail's link is ignored).
+  void InsertRange(void* head, void* tail, int n);
+
+  // Statistics (take the lock).
+  size_t FreeObjectsInSpans();     // including never-carved objects
+  size_t TransferObjects();
+  size_t SpanTailBytes();          // unusable ends of this class's spans
+  size_t NumSpans();
+
+  // For live-object enumeration (world stopped, no locks): visit each free object in the
+  // transfer cache and the span free lists; spans are visited through the page map.
+  template <class Fn>
+  void ForEachFreeObjectUnlocked(Fn&& fn) const {
+    for (int i = 0; i < used_slots_; ++i) {
+      void* p = slots_[i].head;
+      for (int k = 0; k < slots_[i].count; ++k) {
+        void* next = *static_cast<void**>(p);
+        fn(p);
+        p = next;
+      }
+    }
+  }
+
+  uint32_t size_class() const { return cls_; }
+  internal::SpinLock lock_;
+
+ private:
+  struct Batch {
+    void* head;
+    void* tail;
+    int count;
+  };
+  int FetchFromSpans(void** head, void** tail, int n);
+  void ReleaseToSpans(void* object);
+  bool Populate();
+
+  uint32_t cls_ = 0;
+  size_t object_size_ = 0;
+  uint32_t objects_per_span_ = 0;
+  int num_to_move_ = 0;
+  const SizeMap* sizemap_ = nullptr;
+  PageHeap* heap_ = nullptr;
+  Span nonempty_;  // in-use spans with at least one free object
+  Span empty_;     // in-use spans whose objects are all handed out
+  Batch slots_[kMaxSlots] = {};
+  int used_slots_ = 0;
+  int max_slots_ = 0;
+  size_t free_in_spans_ = 0;
+  size_t num_spans_ = 0;
+};
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,24 @@
+// The operating-system memory layer: every mmap/munmap/madvise of the runtime goes through here.
+//
+// All functions are malloc-free and thread-safe (they only make system calls).
+#pragma once
+
+#include <cstddef>
+
+namespace heapkit::internal {
+
+// Maps `bytes` (rounded up to the OS page) of zeroed read/write memory aligned to `alignment`
+// (a power of two; values below the OS page mean the OS page). nullptr on failure.
+void* SystemAlloc(size_t bytes, size_t alignment);
+
+// Unmaps memory obtained from SystemAlloc (any page-aligned sub-range).
+void SystemFree(void* start, size_t bytes);
+
+// Gives the physical pages back (madvise MADV_DONTNEED); the range stays mapped and reads as
+// zero afterwards. Returns false if the kernel refused.
+bool SystemRelease(void* start, size_t bytes);
+
+// The OS page size (4096 on x86-64 Linux).
+size_t SystemPageSize();
+
+}  // namespace heapkit::internal

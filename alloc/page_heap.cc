@@ -1,0 +1,337 @@
+#include "alloc/page_heap.h"
+
+#include "alloc/internal/log.h"
+#include "alloc/internal/system_memory.h"
+
+namespace heapkit::alloc {
+namespace {
+constexpr int64_t kDefaultReleaseDelay = int64_t{1} << 18;  // pages
+constexpr int64_t kMaxReleaseDelay = int64_t{1} << 20;      // pages
+}  // namespace
+
+using internal::SpinLockHolder;
+
+void PageHeap::Init(PageMap* map, double release_rate, size_t heap_limit_bytes) {
+  map_ = map;
+  for (Length i = 0; i < kMaxPages; ++i) {
+    SpanListInit(&normal_[i]);
+    SpanListInit(&returned_[i]);
+  }
+  SpanListInit(&large_normal_);
+  SpanListInit(&large_returned_);
+  release_rate_ = release_rate;
+  heap_limit_ = heap_limit_bytes;
+  scavenge_counter_ = 0;  // like gperftools: the first free may already release
+}
+
+Span* PageHeap::ListFor(Length n, Span::Location loc) {
+  if (n < kMaxPages) return loc == Span::kOnReturnedFreelist ? &returned_[n] : &normal_[n];
+  return loc == Span::kOnReturnedFreelist ? &large_returned_ : &large_normal_;
+}
+
+void PageHeap::ClearPage(PageId page) { map_->Set(page, nullptr, 0); }
+
+void PageHeap::SetBoundary(Span* span) {
+  map_->Set(span->start_, span, 0);
+  if (span->npages_ > 1) map_->Set(span->start_ + span->npages_ - 1, span, 0);
+}
+
+void PageHeap::MapInUse(Span* span) {
+  for (Length i = 0; i < span->npages_; ++i) map_->Set(span->start_ + i, span, 0);
+}
+
+void PageHeap::RemoveFree(Span* span) {
+  SpanListRemove(span);
+  if (span->location_ == Span::kOnReturnedFreelist) {
+    stats_.unmapped_bytes -= span->Bytes();
+  } else {
+    stats_.free_bytes -= span->Bytes();
+  }
+  --stats_.free_spans;
+}
+
+// Coalesces `span` (not on any list, location_ set to its free kind, pages of its interior
+// already cleared) with free neighbours of the same kind and puts it on its list.
+void PageHeap::InsertFree(Span* span, bool count_release) {
+  const Span::Location loc = span->location_;
+  const Length freed = span->npages_;
+  Span* prev = span->start_ > 0 ? map_->GetSpan(span->start_ - 1) : nullptr;
+  if (prev != nullptr && prev->location_ == loc &&
+      prev->start_ + prev->npages_ == span->start_) {
+    RemoveFree(prev);
+    if (prev->npages_ > 1) ClearPage(prev->start_ + prev->npages_ - 1);
+    ClearPage(span->start_);
+    span->start_ = prev->start_;
+    span->npages_ += prev->npages_;
+    span->zero_ = span->zero_ && prev->zero_;
+    span_alloc_.Delete(prev);
+  }
+  Span* next = map_->GetSpan(span->start_ + span->npages_);
+  if (next != nullptr && next->location_ == loc && next->start_ == span->start_ + span->npages_) {
+    RemoveFree(next);
+    ClearPage(span->start_ + span->npages_ - 1);
+    if (next->npages_ > 1) ClearPage(next->start_);
+    span->npages_ += next->npages_;
+    span->zero_ = span->zero_ && next->zero_;
+    span_alloc_.Delete(next);
+  }
+  SetBoundary(span);
+  SpanListPush(ListFor(span->npages_, loc), span);
+  if (loc == Span::kOnReturnedFreelist) {
+    stats_.unmapped_bytes += span->Bytes();
+  } else {
+    stats_.free_bytes += span->Bytes();
+  }
+  ++stats_.free_spans;
+  if (count_release && loc == Span::kOnNormalFreelist) IncrementalScavenge(freed);
+}
+
+Span* PageHeap::Carve(Span* span, Length n) {
+  RemoveFree(span);
+  const Span::Location loc = span->location_;
+  if (span->npages_ > n) {
+    Span* rest = span_alloc_.New();
+    if (rest == nullptr) internal::Fatal("out of metadata memory");
+    rest->start_ = span->start_ + n;
+    rest->npages_ = span->npages_ - n;
+    rest->location_ = loc;
+    rest->zero_ = span->zero_;
+    span->npages_ = n;
+    SetBoundary(rest);
+    SpanListPush(ListFor(rest->npages_, loc), rest);
+    if (loc == Span::kOnReturnedFreelist) {
+      stats_.unmapped_bytes += rest->Bytes();
+    } else {
+      stats_.free_bytes += rest->Bytes();
+    }
+    ++stats_.free_spans;
+  }
+  span->location_ = Span::kInUse;
+  span->sizeclass_ = 0;
+  span->sampled_ = false;
+  span->freelist_ = nullptr;
+  span->allocated_ = 0;
+  span->carved_ = 0;
+  MapInUse(span);
+  return span;
+}
+
+Span* PageHeap::AllocLocked(Length n) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (Length len = n; len < kMaxPages; ++len) {
+      if (!SpanListEmpty(&normal_[len])) return Carve(normal_[len].next_, n);
+      if (!SpanListEmpty(&returned_[len])) return Carve(returned_[len].next_, n);
+    }
+    // Best fit among the large spans: the shortest, then the lowest address.
+    Span* best = nullptr;
+    for (Span* list : {&large_normal_, &large_returned_}) {
+      for (Span* s = list->next_; s != list; s = s->next_) {
+        if (s->npages_ < n) continue;
+        if (best == nullptr || s->npages_ < best->npages_ ||
+            (s->npages_ == best->npages_ && s->start_ < best->start_)) {
+          best = s;
+        }
+      }
+    }
+    if (best != nullptr) return Carve(best, n);
+    if (attempt == 0 && !GrowHeap(n)) return nullptr;
+  }
+  return nullptr;
+}
+
+bool PageHeap::GrowHeap(Length n) {
+  if (n > (kMaxAllocSize >> kPageShift)) return false;
+  Length ask = n < kMinSystemPages ? kMinSystemPages : n;
+  auto over_limit = [&](Length pages) {
+    return heap_limit_ != 0 &&
+           stats_.system_bytes - stats_.unmapped_bytes + (pages << kPageShift) > heap_limit_;
+  };
+  if (over_limit(ask)) {
+    ask = n;
+    if (over_limit(ask)) {
+      ReleaseLocked(static_cast<Length>(-1));
+      if (over_limit(ask)) return false;
+    }
+  }
+  void* mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+  if (mem == nullptr && ask > n) {
+    ask = n;
+    mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+  }
+  if (mem == nullptr) return false;
+  PageId start = reinterpret_cast<uintptr_t>(mem) >> kPageShift;
+  // Also make sure the neighbouring pages have leaves so coalescing lookups stay cheap.
+  if (!map_->Ensure(start, ask)) {
+    internal::SystemFree(mem, ask << kPageShift);
+    return false;
+  }
+  Span* span = span_alloc_.New();
+  if (span == nullptr) {
+    internal::SystemFree(mem, ask << kPageShift);
+    return false;
+  }
+  span->start_ = start;
+  span->npages_ = ask;
+  span->location_ = Span::kOnNormalFreelist;
+  span->zero_ = true;
+  stats_.system_bytes += ask << kPageShift;
+  ++stats_.system_allocs;
+  InsertFree(span, false);
+  return true;
+}
+
+Span* PageHeap::New(Length n) {
+  if (n == 0) n = 1;
+  SpinLockHolder h(&lock_);
+  Span* span = AllocLocked(n);
+  if (span != nullptr) {
+    stats_.in_use_bytes += span->Bytes();
+    ++stats_.in_use_spans;
+  }
+  return span;
+}
+
+Span* PageHeap::NewAligned(Length n, Length align_pages) {
+  if (align_pages <= 1) return New(n);
+  if (n == 0) n = 1;
+  SpinLockHolder h(&lock_);
+  Span* span = AllocLocked(n + align_pages - 1);
+  if (span == nullptr) return nullptr;
+  PageId aligned = (span->start_ + align_pages - 1) & ~(align_pages - 1);
+  Length prefix = aligned - span->start_;
+  Length suffix = span->npages_ - prefix - n;
+  auto give_back = [&](PageId start, Length len) {
+    Span* s = span_alloc_.New();
+    if (s == nullptr) internal::Fatal("out of metadata memory");
+    s->start_ = start;
+    s->npages_ = len;
+    s->location_ = Span::kOnNormalFreelist;
+    s->zero_ = span->zero_;
+    for (Length i = 1; i + 1 < len; ++i) ClearPage(start + i);
+    InsertFree(s, false);
+  };
+  span->start_ = aligned;
+  span->npages_ = n;
+  if (prefix > 0) give_back(aligned - prefix, prefix);
+  if (suffix > 0) give_back(aligned + n, suffix);
+  MapInUse(span);
+  stats_.in_use_bytes += span->Bytes();
+  ++stats_.in_use_spans;
+  return span;
+}
+
+void PageHeap::Delete(Span* span) {
+  SpinLockHolder h(&lock_);
+  stats_.in_use_bytes -= span->Bytes();
+  --stats_.in_use_spans;
+  for (Length i = 1; i + 1 < span->npages_; ++i) ClearPage(span->start_ + i);
+  span->location_ = Span::kOnNormalFreelist;
+  span->sizeclass_ = 0;
+  span->sampled_ = false;
+  span->freelist_ = nullptr;
+  span->zero_ = false;
+  if (aggressive_decommit_) {
+    span->location_ = Span::kOnReturnedFreelist;
+    span->zero_ =
+        internal::SystemRelease(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+  }
+  InsertFree(span, true);
+}
+
+void PageHeap::RegisterSizeClass(Span* span, uint32_t cls, size_t object_size) {
+  span->sizeclass_ = static_cast<uint8_t>(cls);
+  for (Length i = 0; i < span->npages_; ++i) {
+    uint32_t phase = static_cast<uint32_t>((i << kPageShift) % object_size);
+    map_->SetInfo(span->start_ + i, cls | (phase << 8));
+  }
+}
+
+void PageHeap::MarkSampled(Span* span) {
+  if (span->sampled_) return;
+  span->sampled_ = true;
+  for (Length i = 0; i < span->npages_; ++i) {
+    uint32_t info = map_->GetInfo(span->start_ + i);
+    map_->SetInfo(span->start_ + i, info | PageMap::kSampledBit);
+  }
+}
+
+Length PageHeap::ReleaseSpan(Span* span) {
+  RemoveFree(span);
+  Length n = span->npages_;
+  const bool released =
+      internal::SystemRelease(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+  span->location_ = Span::kOnReturnedFreelist;
+  span->zero_ = released;
+  InsertFree(span, false);
+  return n;
+}
+
+Length PageHeap::ReleaseLocked(Length n) {
+  Length released = 0;
+  while (released < n) {
+    // Lists are LIFO: the tail (prev_) is the span freed longest ago, the coldest to release.
+    Span* victim = nullptr;
+    if (!SpanListEmpty(&large_normal_)) {
+      victim = large_normal_.prev_;
+    } else {
+      for (Length len = kMaxPages - 1; len > 0 && victim == nullptr; --len) {
+        if (!SpanListEmpty(&normal_[len])) victim = normal_[len].prev_;
+      }
+    }
+    if (victim == nullptr) break;
+    released += ReleaseSpan(victim);
+  }
+  return released;
+}
+
+Length PageHeap::ReleaseAtLeastNPages(Length n) {
+  SpinLockHolder h(&lock_);
+  return ReleaseLocked(n);
+}
+
+void PageHeap::IncrementalScavenge(Length n) {
+  scavenge_counter_ -= static_cast<int64_t>(n);
+  if (scavenge_counter_ >= 0) return;
+  if (release_rate_ <= 0) {
+    scavenge_counter_ = kMaxReleaseDelay;
+    return;
+  }
+  Length released = ReleaseLocked(1);
+  if (released == 0) {
+    scavenge_counter_ = kDefaultReleaseDelay;
+    return;
+  }
+  double wait = 1000.0 / release_rate_ * static_cast<double>(released);
+  if (wait > static_cast<double>(kMaxReleaseDelay)) wait = static_cast<double>(kMaxReleaseDelay);
+  scavenge_counter_ = static_cast<int64_t>(wait);
+}
+
+void PageHeap::SetReleaseRate(double rate) {
+  SpinLockHolder h(&lock_);
+  release_rate_ = rate < 0 ? 0 : rate;
+  if (scavenge_counter_ > kDefaultReleaseDelay) scavenge_counter_ = kDefaultReleaseDelay;
+}
+
+void PageHeap::SetHeapLimit(size_t bytes) {
+  SpinLockHolder h(&lock_);
+  heap_limit_ = bytes;
+}
+
+PageHeapStats PageHeap::Stats() {
+  SpinLockHolder h(&lock_);
+  return stats_;
+}
+
+void PageHeap::FreeSpanHistogram(size_t normal[kMaxPages], size_t returned[kMaxPages]) {
+  SpinLockHolder h(&lock_);
+  for (Length i = 0; i < kMaxPages; ++i) {
+    normal[i] = returned[i] = 0;
+    if (i == 0) continue;
+    for (Span* s = normal_[i].next_; s != &normal_[i]; s = s->next_) ++normal[i];
+    for (Span* s = returned_[i].next_; s != &returned_[i]; s = s->next_) ++returned[i];
+  }
+  for (Span* s = large_normal_.next_; s != &large_normal_; s = s->next_) ++normal[0];
+  for (Span* s = large_returned_.next_; s != &large_returned_; s = s->next_) ++returned[0];
+}
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,104 @@
+// Page heap: free spans by length, best fit for large runs, coalescing, release to the OS.
+//
+// Free spans live on one of four kinds of lists: normal (backed) or returned (madvised), each
+// exact-length for lengths < kMaxPages and one list (best-fit search) for longer runs. Adjacent
+// free spans of the same kind are always coalesced. Fresh memory from the OS starts on the
+// normal lists (it is untouched, so it costs no RSS).
+//
+// Release (gperftools semantics): every freed page decrements a counter; when it reaches zero one
+// free span is returned to the OS and the counter restarts at 1000/rate pages per released page
+// (TCMALLOC_RELEASE_RATE, default 1; 0 = never release incrementally). ReleaseAtLeastNPages
+// releases on demand (MallocExtension::ReleaseFreeMemory / ReleaseToSystem).
+//
+// Locking: all public methods take lock_ themselves (callers may hold a central list lock: the
+// order is central -> page heap). The page map is written only under lock_, except the
+// size-class/sampled info of in-use spans, which their owner writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "alloc/common.h"
+#include "alloc/internal/arena.h"
+#include "alloc/internal/spin_lock.h"
+#include "alloc/page_map.h"
+#include "alloc/span.h"
+
+namespace heapkit::alloc {
+
+struct PageHeapStats {
+  size_t system_bytes = 0;    // obtained from the OS (mapped)
+  size_t free_bytes = 0;      // free and backed (normal lists)
+  size_t unmapped_bytes = 0;  // free and released (returned lists)
+  size_t free_spans = 0;
+  size_t in_use_bytes = 0;
+  size_t in_use_spans = 0;
+  size_t system_allocs = 0;   // number of times the heap grew
+};
+
+class PageHeap {
+ public:
+  static constexpr Length kMaxPages = 128;           // exact lists for lengths < kMaxPages
+  static constexpr Length kMinSystemPages = 256;     // grow by at least 2 MiB
+  static constexpr double kDefaultReleaseRate = 1.0;
+
+  constexpr PageHeap() = default;
+  void Init(PageMap* map, double release_rate, size_t heap_limit_bytes);
+
+  // An in-use span of exactly n pages (all pages mapped to it, class 0), or nullptr.
+  Span* New(Length n);
+  // Same, starting at a multiple of align_pages (a power of two).
+  Span* NewAligned(Length n, Length align_pages);
+  // Returns an in-use span to the free lists.
+  void Delete(Span* span);
+
+  // Writes the size-class info of every page of the (in-use, owned) span.
+  void RegisterSizeClass(Span* span, uint32_t cls, size_t object_size);
+  // Sets the sampled bit on every page of the (in-use, owned) span.
+  void MarkSampled(Span* span);
+
+  // Releases free backed spans until at least n pages were released (or none is left).
+  Length ReleaseAtLeastNPages(Length n);
+
+  void SetReleaseRate(double rate);
+  double release_rate() const { return release_rate_; }
+  void SetHeapLimit(size_t bytes);
+  void set_aggressive_decommit(bool on) { aggressive_decommit_ = on; }
+  bool aggressive_decommit() const { return aggressive_decommit_; }
+
+  PageHeapStats Stats();
+  // Free spans by length: counts[i] normal and returned spans of i pages (i < kMaxPages),
+  // large spans are counted in counts[0]. For GetStats.
+  void FreeSpanHistogram(size_t normal[kMaxPages], size_t returned[kMaxPages]);
+
+  PageMap* pagemap() const { return map_; }
+  internal::SpinLock lock_;
+
+ private:
+  Span* AllocLocked(Length n);
+  Span* Carve(Span* span, Length n);
+  void InsertFree(Span* span, bool count_release);
+  void RemoveFree(Span* span);
+  Span* ListFor(Length n, Span::Location loc);
+  bool GrowHeap(Length n);
+  void SetBoundary(Span* span);
+  void ClearPage(PageId page);
+  void MapInUse(Span* span);
+  Length ReleaseSpan(Span* span);
+  void IncrementalScavenge(Length n);
+  Length ReleaseLocked(Length n);
+
+  PageMap* map_ = nullptr;
+  internal::ArenaFreeList<Span> span_alloc_;
+  Span normal_[kMaxPages];
+  Span returned_[kMaxPages];
+  Span large_normal_;
+  Span large_returned_;
+  PageHeapStats stats_;
+  double release_rate_ = 0;  // set by Init (zero-initialised globals live in .bss)
+  int64_t scavenge_counter_ = 0;
+  size_t heap_limit_ = 0;
+  bool aggressive_decommit_ = false;
+};
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,47 @@
+// Sampler: picks the byte gaps between sampled allocations.
+//
+// Math: to sample each allocated byte independently with probability 1/mean, the gap between
+// sampled bytes is geometric, which for large means is the exponential distribution
+// Exp(1/mean): gap = -ln(U) * mean, U uniform in (0, 1]. An allocation of n bytes is sampled
+// when the per-thread counter (bytes left until the next sampled byte) goes below zero while
+// subtracting n, so the probability of sampling an n-byte object is 1 - exp(-n/mean): exactly
+// what pprof's un-sampling formula (DESIGN.md §5) assumes. mean == 1 samples everything.
+//
+// RNG: xoshiro256**-like quality is not needed; splitmix64 is fast, passes BigCrush and needs
+// 8 bytes of state.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace heapkit::alloc {
+
+class Sampler {
+ public:
+  // Gap used while sampling is off: the slow path re-checks the parameter this often.
+  static constexpr int64_t kOffRecheckBytes = int64_t{1} << 24;
+
+  void Seed(uint64_t seed) { state_ = seed; }
+  uint64_t NextRandom() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // A uniform double in (0, 1].
+  double NextUniform() { return static_cast<double>((NextRandom() >> 11) + 1) * 0x1.0p-53; }
+
+  // Next gap in bytes for the given mean (≤ 0: sampling off -> kOffRecheckBytes).
+  int64_t NextGap(int64_t mean) {
+    if (mean <= 0) return kOffRecheckBytes;
+    if (mean == 1) return 0;
+    double gap = -std::log(NextUniform()) * static_cast<double>(mean);
+    if (gap > 9.0e18) return INT64_MAX / 2;
+    return static_cast<int64_t>(gap);
+  }
+
+ private:
+  uint64_t state_ = 0x853c49e6748fea9bULL;
+};
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,59 @@
+// Span: a run of contiguous pages (see common.h glossary).
+//
+// Invariants:
+//  - location_ == kInUse: every page of the span maps to it in the page map. sizeclass_ == 0
+//    means one large object starting at the first page; otherwise objects of that class are
+//    carved from the span start: objects [0, carved_) have been carved, the others are free and
+//    untouched; freelist_ links carved objects that are free in the span; allocated_ counts
+//    objects handed to the central tier (and beyond).
+//  - location_ is kOnNormalFreelist / kOnReturnedFreelist: the span is free in the page heap;
+//    only its first and last page map to it (interior entries are cleared).
+//  - zero_ is true only for memory never written since it came from the OS or was released;
+//    calloc skips memset for large objects carved from such spans.
+//  - next_/prev_ link the span into exactly one list of its owner (page heap or central).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "alloc/common.h"
+
+namespace heapkit::alloc {
+
+struct Span {
+  enum Location : uint8_t { kInUse = 0, kOnNormalFreelist = 1, kOnReturnedFreelist = 2 };
+
+  PageId start_ = 0;
+  Length npages_ = 0;
+  Span* next_ = nullptr;
+  Span* prev_ = nullptr;
+  void* freelist_ = nullptr;
+  uint32_t allocated_ = 0;
+  uint32_t carved_ = 0;
+  uint8_t sizeclass_ = 0;
+  Location location_ = kInUse;
+  bool sampled_ = false;
+  bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
+  uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
+
+  uintptr_t StartAddress() const { return start_ << kPageShift; }
+  size_t Bytes() const { return npages_ << kPageShift; }
+  bool IsFree() const { return location_ != kInUse; }
+};
+
+// Circular doubly linked list with a sentinel.
+inline void SpanListInit(Span* list) { list->next_ = list->prev_ = list; }
+inline bool SpanListEmpty(const Span* list) { return list->next_ == list; }
+inline void SpanListRemove(Span* span) {
+  span->prev_->next_ = span->next_;
+  span->next_->prev_ = span->prev_;
+  span->next_ = span->prev_ = nullptr;
+}
+inline void SpanListPush(Span* list, Span* span) {
+  span->next_ = list->next_;
+  span->prev_ = list;
+  list->next_->prev_ = span;
+  list->next_ = span;
+}
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,43 @@
+// Allocator statistics and control, shared by MallocExtension, mallinfo and tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapkit::alloc {
+
+struct AllocatorStats {
+  size_t system_bytes = 0;             // heap memory mapped from the OS (excl. metadata)
+  size_t pageheap_free_bytes = 0;      // free, backed pages in the page heap
+  size_t pageheap_unmapped_bytes = 0;  // free pages released to the OS
+  size_t central_free_bytes = 0;       // free objects in spans of central lists (incl. uncarved)
+  size_t transfer_free_bytes = 0;      // objects parked in transfer caches
+  size_t thread_cache_free_bytes = 0;  // objects in thread caches
+  size_t span_tail_bytes = 0;          // unusable ends of small-object spans
+  size_t metadata_bytes = 0;           // arena + page map
+  size_t in_use_bytes = 0;             // handed to the application (usable sizes), exact
+  size_t large_in_use_bytes = 0;       // of which large (page-level) objects
+  size_t num_thread_caches = 0;
+  size_t max_total_thread_cache_bytes = 0;
+  size_t spans_in_use = 0;
+  size_t heap_grows = 0;
+};
+
+// Takes each tier's lock in turn; exact when no other thread allocates meanwhile.
+void GetAllocatorStats(AllocatorStats* stats);
+// gperftools-style human-readable text (MallocExtension::GetStats). Returns the length needed
+// (the output is truncated to `size` - 1 and NUL-terminated).
+size_t FormatStats(char* buffer, size_t size);
+
+// Returns the calling thread's cached objects and, for ReleaseFreeMemory, every free page.
+void ReleaseFreeMemory();
+void ReleaseToSystem(size_t bytes);
+void SetReleaseRate(double rate);
+double GetReleaseRate();
+void SetMaxTotalThreadCacheBytes(size_t bytes);
+void SetAggressiveDecommit(bool on);
+bool GetAggressiveDecommit();
+// Returns the calling thread's cache to the central tier (MallocExtension::MarkThreadIdle).
+void MarkThreadIdle();
+
+}  // namespace heapkit::alloc

@@ -1,0 +1,156 @@
+#include "heapcheck/check_driver.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "alloc/internal/env.h"
+#include "alloc/internal/log.h"
+#include "alloc/sampling_hook.h"
+#include "heapcheck/roots.h"
+#include "profiler/heap_profiler.h"
+
+namespace heapkit::check {
+namespace {
+
+Settings g_settings;
+bool g_initialized = false;
+
+bool Equals(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+
+}  // namespace
+
+Settings& CheckerSettings() { return g_settings; }
+bool CheckerActive() { return g_settings.mode != Mode::kOff; }
+
+void InitCheckerFromEnvironment() {
+  if (g_initialized) return;
+  g_initialized = true;
+  Settings& s = g_settings;
+  const char* mode = internal::EnvRaw("HEAPCHECK");
+  if (mode == nullptr || mode[0] == '\0') return;
+  bool ignore_global_live = true, ignore_thread_live = true;
+  if (Equals(mode, "minimal")) {
+    s.mode = Mode::kMinimal;
+    s.report.only_under_main = true;
+  } else if (Equals(mode, "normal")) {
+    s.mode = Mode::kNormal;
+  } else if (Equals(mode, "strict")) {
+    s.mode = Mode::kStrict;
+    s.after_destructors = true;
+  } else if (Equals(mode, "draconian")) {
+    s.mode = Mode::kDraconian;
+    s.after_destructors = true;
+    ignore_global_live = ignore_thread_live = false;
+  } else if (Equals(mode, "as-is")) {
+    s.mode = Mode::kAsIs;
+    s.after_destructors = internal::EnvBool("HEAP_CHECK_AFTER_DESTRUCTORS", false);
+    ignore_global_live = internal::EnvBool("HEAP_CHECK_IGNORE_GLOBAL_LIVE", true);
+    ignore_thread_live = internal::EnvBool("HEAP_CHECK_IGNORE_THREAD_LIVE", true);
+  } else if (Equals(mode, "local")) {
+    s.mode = Mode::kLocal;
+  } else {
+    internal::Log("HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
+                  "as-is, local); leak checking is off",
+                  mode);
+    return;
+  }
+  if (getuid() != geteuid()) {
+    internal::Log("ignoring HEAPCHECK: the program seems to be setuid");
+    s.mode = Mode::kOff;
+    return;
+  }
+  s.global_check_pending = s.mode != Mode::kLocal;
+  s.pid = getpid();
+  s.config.scan_globals = ignore_global_live;
+  s.config.scan_threads = ignore_thread_live;
+  s.config.flood.max_pointer_offset =
+      internal::EnvInt64("HEAP_CHECK_MAX_POINTER_OFFSET", 1024, -1, INT64_MAX);
+  s.config.flood.source_alignment = static_cast<size_t>(
+      internal::EnvInt64("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT", sizeof(void*), 1, 8));
+  if ((s.config.flood.source_alignment & (s.config.flood.source_alignment - 1)) != 0) {
+    internal::Log("ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
+                  "using default 8",
+                  s.config.flood.source_alignment);
+    s.config.flood.source_alignment = sizeof(void*);
+  }
+  s.config.test_pointer_alignment =
+      internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
+  s.config.stop_timeout_ms =
+      static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
+  s.report.test_pointer_alignment = s.config.test_pointer_alignment;
+  s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
+  s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
+  s.report.suppressions = internal::EnvRaw("HEAPCHECK_SUPPRESSIONS");
+  s.exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
+  const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
+  s.report.dump_directory = "/tmp";
+  if (dir != nullptr && dir[0] != '\0') {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+      internal::Log("ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
+                    "using default /tmp",
+                    dir);
+    } else {
+      s.report.dump_directory = dir;
+    }
+  }
+  InitThreadLayout();
+  // Record every allocation's stack (DESIGN.md §4.2).
+  alloc::SetSampleParameter(1);
+  prof::EnableSampleRecording();
+}
+
+bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
+                    const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
+  *bytes = *objects = 0;
+  Settings& s = g_settings;
+  // Recording off while we work: the symbolizer uses the normal heap.
+  const int64_t saved_rate = alloc::GetSampleParameter();
+  alloc::SetSampleParameter(0);
+  alignas(CheckResult) static unsigned char storage[sizeof(CheckResult)];
+  static CheckResult* result = nullptr;
+  if (result == nullptr) result = new (storage) CheckResult();
+  bool ok = RunLeakCheck(s.config, entry_sp, regs, reg_count, baseline, result);
+  bool clean = true;
+  if (ok) {
+    if (internal::Verbose()) {
+      internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
+                    "for %llu us",
+                    name, static_cast<unsigned long long>(result->live_objects),
+                    static_cast<unsigned long long>(result->unrecorded_objects),
+                    result->threads_stopped,
+                    static_cast<unsigned long long>(result->seconds_stopped * 1e6));
+    }
+    ReportOptions opts = s.report;
+    opts.check_name = name;
+    ReportTotals totals = ReportLeaks(*result, opts);
+    if (totals.objects == 0) {
+      ReportNoLeaks(*result, name);
+    } else {
+      clean = false;
+      *bytes = totals.bytes;
+      *objects = totals.objects;
+    }
+  }
+  alloc::SetSampleParameter(saved_rate);
+  return clean;
+}
+
+void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  Settings& s = g_settings;
+  if (!s.global_check_pending || s.after_destructors != late) return;
+  if (getpid() != s.pid) return;  // a forked child exiting: not the checked process
+  s.global_check_pending = false;
+  RunHeapCleanupsOnce();
+  uint64_t bytes, objects;
+  if (CheckAndReport("_main_", entry_sp, regs, reg_count, nullptr, &bytes, &objects)) return;
+  internal::LogRaw("Exiting with error code (instead of \"Exiting\") : %d", s.exit_code);
+  fflush(nullptr);
+  _exit(s.exit_code);
+}
+
+}  // namespace heapkit::check

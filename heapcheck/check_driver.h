@@ -1,0 +1,60 @@
+// HEAPCHECK modes, settings from the environment, and "run one check and report it".
+//
+// Modes (gperftools' names and meanings; see README.md):
+//   minimal    at exit, before global destructors; only leaks allocated under main() count
+//   normal     at exit, before global destructors; roots = globals + thread stacks/registers/TLS
+//   strict     like normal but AFTER global destructors: memory a destructor forgot (dropped the
+//              pointer without freeing) is reported
+//   draconian  after global destructors, no roots at all: every object not freed is a leak
+//   as-is      timing and roots from HEAP_CHECK_AFTER_DESTRUCTORS, HEAP_CHECK_IGNORE_GLOBAL_LIVE,
+//              HEAP_CHECK_IGNORE_THREAD_LIVE
+//   local      no whole-program check; only named HeapLeakChecker checks
+// Anything else: one line, no checking and no recording.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "heapcheck/leak_check.h"
+#include "heapcheck/report.h"
+
+namespace heapkit::check {
+
+enum class Mode { kOff, kMinimal, kNormal, kStrict, kDraconian, kAsIs, kLocal };
+
+struct Settings {
+  Mode mode = Mode::kOff;
+  bool after_destructors = false;   // whole-program check timing
+  bool global_check_pending = false;
+  int exit_code = 1;                // HEAP_CHECK_ERROR_EXIT_CODE
+  pid_t pid = 0;                    // the process that checks (not forked children)
+  CheckConfig config;
+  ReportOptions report;
+};
+
+// Parses the environment once (idempotent); starts allocation recording if a mode is active.
+void InitCheckerFromEnvironment();
+Settings& CheckerSettings();
+bool CheckerActive();
+
+// Runs one check and its report. baseline: objects excluded (named checks), may be null.
+// Returns true if nothing was reported; *bytes/*objects receive the reported totals.
+bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
+                    const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects);
+
+// The whole-program check at exit: runs the cleanups, checks, and on leaks flushes stdio and
+// _exit()s with the configured status. `late`: called after global destructors.
+void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+// Runs REGISTER_HEAPCHECK_CLEANUP functions (once).
+void RunHeapCleanupsOnce();
+
+}  // namespace heapkit::check
+
+// Optional profiler entry point (weak): stop/resume recording this thread's allocations, used
+// by HeapLeakChecker::Disabler. Null until the profiler provides it (then the Disabler falls
+// back to a snapshot diff, see heap_checker_api.cc).
+namespace heapkit::prof {
+__attribute__((weak)) void SetThreadRecordingDisabled(bool disabled);
+}  // namespace heapkit::prof

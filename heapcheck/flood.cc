@@ -1,0 +1,142 @@
+#include "heapcheck/flood.h"
+
+#include <cstring>
+
+namespace heapkit::check {
+namespace {
+
+struct Finder {
+  const HeapObject* objects;
+  size_t count;
+  uintptr_t lowest;
+  uintptr_t highest;  // exclusive end of the last object
+  uint64_t max_offset;  // UINT64_MAX = any
+
+  int64_t Find(uintptr_t w) const {
+    if (w < lowest || w >= highest) return -1;
+    // Last object with start <= w.
+    size_t lo = 0, n = count;
+    while (n > 1) {
+      size_t half = n / 2;
+      if (objects[lo + half].start <= w) lo += half;
+      n -= half;
+    }
+    const HeapObject& o = objects[lo];
+    uintptr_t off = w - o.start;
+    size_t extent = o.size == 0 ? 1 : o.size;
+    if (w < o.start || off >= extent || off > max_offset) return -1;
+    return static_cast<int64_t>(lo);
+  }
+};
+
+Finder MakeFinder(const HeapObject* objects, size_t count, int64_t max_pointer_offset) {
+  Finder f{objects, count, 1, 0, max_pointer_offset < 0 ? UINT64_MAX
+                                                       : static_cast<uint64_t>(max_pointer_offset)};
+  if (count > 0) {
+    f.lowest = objects[0].start;
+    const HeapObject& last = objects[count - 1];
+    f.highest = last.start + (last.size == 0 ? 1 : last.size);
+  }
+  return f;
+}
+
+inline uintptr_t LoadWord(uintptr_t address) {
+  uintptr_t w;
+  std::memcpy(&w, reinterpret_cast<const void*>(address), sizeof(w));
+  return w;
+}
+
+// Calls visit(index) for every object hit by a word in [start, end).
+template <typename Visit>
+inline size_t ScanRange(const Finder& finder, uintptr_t start, uintptr_t end, size_t alignment,
+                        Visit&& visit) {
+  uintptr_t p = (start + alignment - 1) & ~(alignment - 1);
+  size_t words = 0;
+  for (; p + sizeof(uintptr_t) <= end && p + sizeof(uintptr_t) > p; p += alignment) {
+    ++words;
+    int64_t hit = finder.Find(LoadWord(p));
+    if (hit >= 0) visit(static_cast<uint32_t>(hit));
+  }
+  return words;
+}
+
+}  // namespace
+
+int64_t FindObject(const HeapObject* objects, size_t object_count, uintptr_t address,
+                   int64_t max_pointer_offset) {
+  if (object_count == 0) return -1;
+  return MakeFinder(objects, object_count, max_pointer_offset).Find(address);
+}
+
+bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root_count,
+           const FloodOptions& options, uint8_t* states, uint32_t* work, FloodStats* stats) {
+  for (size_t i = 1; i < n; ++i) {
+    const HeapObject& prev = objects[i - 1];
+    if (objects[i].start < prev.start + (prev.size == 0 ? 1 : prev.size)) return false;
+  }
+  size_t alignment = options.source_alignment;
+  if (alignment == 0 || alignment > sizeof(uintptr_t) || (alignment & (alignment - 1)) != 0)
+    alignment = sizeof(uintptr_t);
+  FloodStats local;
+  std::memset(states, kUnvisited, n);
+  if (n == 0) {
+    if (stats) *stats = local;
+    return true;
+  }
+  const Finder finder = MakeFinder(objects, n, options.max_pointer_offset);
+
+  // Phase 1: everything reachable from roots and root objects.
+  size_t top = 0;
+  auto mark = [&](uint32_t k) {
+    if (states[k] == kUnvisited) {
+      states[k] = kReachable;
+      work[top++] = k;
+    }
+  };
+  for (size_t r = 0; r < root_count; ++r) {
+    local.words_scanned += ScanRange(finder, roots[r].start, roots[r].end, alignment, mark);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (objects[i].flags & kRootObject) mark(static_cast<uint32_t>(i));
+  }
+  while (top > 0) {
+    const HeapObject& o = objects[work[--top]];
+    local.words_scanned += ScanRange(finder, o.start, o.start + o.size, alignment, mark);
+  }
+
+  // Phase 2: classify leaked objects. Each unprocessed leaked object in address order becomes a
+  // candidate direct leak and floods what it reaches as indirect. A candidate reached later from
+  // another leaked object is demoted to indirect (its subtree is already marked).
+  for (size_t i = 0; i < n; ++i) {
+    if (states[i] != kUnvisited) continue;
+    const uint32_t root = static_cast<uint32_t>(i);
+    states[root] = kLeakedDirect;
+    work[top++] = root;
+    auto demote = [&](uint32_t k) {
+      if (k == root) return;
+      if (states[k] == kUnvisited) {
+        states[k] = kLeakedIndirect;
+        work[top++] = k;
+      } else if (states[k] == kLeakedDirect) {
+        states[k] = kLeakedIndirect;
+      }
+    };
+    while (top > 0) {
+      const HeapObject& o = objects[work[--top]];
+      local.words_scanned += ScanRange(finder, o.start, o.start + o.size, alignment, demote);
+    }
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    switch (states[i]) {
+      case kReachable: ++local.reachable_objects; break;
+      case kLeakedDirect: ++local.leaked_direct; break;
+      case kLeakedIndirect: ++local.leaked_indirect; break;
+      default: break;
+    }
+  }
+  if (stats) *stats = local;
+  return true;
+}
+
+}  // namespace heapkit::check

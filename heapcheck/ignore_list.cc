@@ -1,0 +1,63 @@
+#include "heapcheck/ignore_list.h"
+
+#include <algorithm>
+#include <new>
+
+#include "alloc/internal/spin_lock.h"
+
+namespace heapkit::check {
+namespace {
+
+internal::SpinLock g_lock;
+MmapArray<uintptr_t>* g_list = nullptr;
+alignas(MmapArray<uintptr_t>) unsigned char g_list_storage[sizeof(MmapArray<uintptr_t>)];
+__thread int tls_disabler_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+MmapArray<uintptr_t>& List() {
+  if (g_list == nullptr) g_list = new (g_list_storage) MmapArray<uintptr_t>();
+  return *g_list;
+}
+
+}  // namespace
+
+int& DisablerDepth() { return tls_disabler_depth; }
+
+bool IgnoreListAdd(uintptr_t object) {
+  internal::SpinLockHolder hold(&g_lock);
+  auto& list = List();
+  for (uintptr_t a : list)
+    if (a == object) return true;
+  return list.PushBack(object);
+}
+
+bool IgnoreListRemove(uintptr_t object) {
+  internal::SpinLockHolder hold(&g_lock);
+  auto& list = List();
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i] == object) {
+      list[i] = list[list.size() - 1];
+      list.Resize(list.size() - 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IgnoreListCopySorted(MmapArray<uintptr_t>* out) {
+  out->Clear();
+  bool locked = g_lock.TryLock();
+  bool ok = true;
+  if (g_list != nullptr) {
+    for (uintptr_t a : *g_list) {
+      if (!out->PushBack(a)) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (locked) g_lock.Unlock();
+  std::sort(out->begin(), out->end());
+  return ok;
+}
+
+}  // namespace heapkit::check

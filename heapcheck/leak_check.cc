@@ -1,0 +1,213 @@
+#include "heapcheck/leak_check.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "alloc/internal/log.h"
+#include "alloc/live_objects.h"
+#include "heapcheck/ignore_list.h"
+#include "heapcheck/proc_maps.h"
+#include "heapcheck/roots.h"
+#include "heapcheck/thread_stopper.h"
+#include "profiler/sampled_objects.h"
+
+namespace heapkit::check {
+namespace {
+
+struct ObjectInfo {
+  const void* const* pcs;
+  int depth;
+};
+
+struct SnapshotState {
+  MmapArray<HeapObject>* objects;
+  bool ok;
+};
+
+void CollectObject(void* ctx, void* object, size_t size) {
+  auto* s = static_cast<SnapshotState*>(ctx);
+  if (!s->objects->PushBack({reinterpret_cast<uintptr_t>(object), size, 0, 0})) s->ok = false;
+}
+
+bool InRegions(const MmapArray<Region>& regions, uintptr_t pc) {
+  for (const Region& r : regions)
+    if (pc >= r.start && pc < r.end) return true;
+  return false;
+}
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// All scratch memory of a check, kept between checks (mappings are reused).
+struct Scratch {
+  ProcMaps maps;
+  LoadedModules modules;
+  MmapArray<uintptr_t> ignored;
+  MmapArray<HeapObject> objects;
+  MmapArray<ObjectInfo> info;
+  MmapArray<Region> roots;
+  MmapArray<uintptr_t> registers;
+  MmapArray<uint8_t> states;
+  MmapArray<uint8_t> states_unaligned;
+  MmapArray<uint32_t> work;
+};
+
+alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
+Scratch* g_scratch = nullptr;
+
+Scratch& GetScratch() {
+  if (g_scratch == nullptr) g_scratch = new (g_scratch_storage) Scratch();
+  return *g_scratch;
+}
+
+}  // namespace
+
+bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
+  Scratch& s = GetScratch();
+  s.objects.Clear();
+  out->Clear();
+  ThreadStopper stopper;
+  if (!stopper.StopAll(2000)) return false;
+  SnapshotState st{&s.objects, true};
+  alloc::ForEachLiveObject(CollectObject, &st);
+  stopper.ResumeAll();
+  for (const HeapObject& o : s.objects)
+    if (!out->PushBack(o.start)) return false;
+  std::sort(out->begin(), out->end());
+  return st.ok;
+}
+
+bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  Scratch& s = GetScratch();
+  out->leaks.Clear();
+  out->pcs.Clear();
+  out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
+  out->live_objects = out->unrecorded_objects = 0;
+
+  // World running: things that take locks or may allocate inside libc.
+  if (!s.maps.Read()) {
+    internal::Log("leak check: cannot read /proc/self/maps; no check done");
+    return false;
+  }
+  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored)) {
+    internal::Log("leak check: out of memory while collecting roots; no check done");
+    return false;
+  }
+  s.objects.Clear();
+  s.info.Clear();
+  s.roots.Clear();
+  s.registers.Clear();
+  // Pre-size the snapshot so the stopped phase rarely needs mremap.
+  s.objects.Reserve(1 << 16);
+
+  ThreadStopper stopper;
+  if (!stopper.StopAll(config.stop_timeout_ms)) {
+    internal::Log("leak check: cannot list threads in /proc/self/task; no check done");
+    return false;
+  }
+  const double t0 = Now();
+  bool ok = true;
+
+  // 1. Snapshot of the live heap, sorted by address.
+  SnapshotState st{&s.objects, true};
+  alloc::ForEachLiveObject(CollectObject, &st);
+  ok = st.ok;
+  const size_t n = s.objects.size();
+  std::sort(s.objects.begin(), s.objects.end(),
+            [](const HeapObject& a, const HeapObject& b) { return a.start < b.start; });
+  ok = ok && s.info.Resize(n) && s.states.Resize(n) && s.work.Resize(n);
+  if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
+
+  // 2. Sizes and stacks from the profiler's table; root objects.
+  size_t ignored_index = 0;
+  for (size_t i = 0; ok && i < n; ++i) {
+    HeapObject& o = s.objects[i];
+    prof::AllocationStack stack{nullptr, 0};
+    size_t requested = 0;
+    const void* obj = reinterpret_cast<const void*>(o.start);
+    if (prof::LookupAllocationStack(obj, &stack, &requested)) {
+      if (requested < o.size) o.size = requested;
+      s.info[i] = {stack.pcs, stack.depth};
+      if (stack.depth > 0 && InRegions(s.modules.loader_text,
+                                       reinterpret_cast<uintptr_t>(stack.pcs[0])))
+        o.flags |= kRootObject;
+    } else {
+      s.info[i] = {nullptr, 0};
+      o.flags |= kRootObject;
+      ++out->unrecorded_objects;
+    }
+    while (ignored_index < s.ignored.size() && s.ignored[ignored_index] < o.start) ++ignored_index;
+    if (ignored_index < s.ignored.size() && s.ignored[ignored_index] == o.start)
+      o.flags |= kRootObject;
+  }
+
+  // 3. Roots.
+  if (ok && config.scan_globals) {
+    for (const Region& r : s.modules.writable) ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
+  }
+  if (ok && config.scan_threads) {
+    for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
+    ok = ok && AddThreadRegions(s.maps, entry_sp, CurrentThreadPointer(), false, &s.roots);
+    for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
+      const StoppedThread* th = stopper.thread(t);
+      if (th == nullptr) continue;
+      for (int r = 0; r < th->register_count; ++r) ok = ok && s.registers.PushBack(th->registers[r]);
+      ok = ok && AddThreadRegions(s.maps, th->sp, th->thread_pointer, true, &s.roots);
+    }
+    if (ok && !s.registers.empty()) {
+      uintptr_t b = reinterpret_cast<uintptr_t>(s.registers.data());
+      ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
+    }
+  }
+
+  // 4. Flood.
+  FloodStats stats;
+  if (ok) {
+    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), config.flood,
+               s.states.data(), s.work.data(), &stats);
+  }
+  if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
+    FloodOptions any = config.flood;
+    any.source_alignment = 1;
+    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any,
+               s.states_unaligned.data(), s.work.data(), nullptr);
+  }
+
+  // 5. Leak records (stacks copied: the table may change once the world runs again).
+  for (size_t i = 0; ok && i < n; ++i) {
+    const HeapObject& o = s.objects[i];
+    const uint8_t state = s.states[i];
+    if (state == kReachable) {
+      ++out->reachable_objects;
+      out->reachable_bytes += o.size;
+      continue;
+    }
+    if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
+      continue;
+    LeakRecord rec{};
+    rec.address = o.start;
+    rec.bytes = o.size;
+    rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
+    rec.depth = static_cast<uint16_t>(s.info[i].depth);
+    rec.state = state;
+    rec.unaligned_reachable =
+        config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
+    for (int d = 0; d < s.info[i].depth; ++d)
+      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(s.info[i].pcs[d]));
+    ok = ok && out->leaks.PushBack(rec);
+    out->leaked_bytes += o.size;
+  }
+  out->live_objects = n;
+  out->threads_stopped = stopper.stopped_count();
+  out->seconds_stopped = Now() - t0;
+  stopper.ResumeAll();
+  if (!ok) internal::Log("leak check: out of memory (mmap refused) during the check; no result");
+  return ok;
+}
+
+}  // namespace heapkit::check

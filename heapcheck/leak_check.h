@@ -1,0 +1,68 @@
+// One leak check: stop the world, snapshot the live heap, collect roots, flood, record leaks,
+// restart the world. Everything between stop and restart is malloc-free and lock-free with
+// respect to the allocator (the allocator's enumeration and the profiler's lookup are
+// stopped-world safe by contract); memory comes from mmap (MmapArray).
+//
+// Object sizes are the REQUESTED sizes from the profiler's table (like gperftools), so reports
+// show what the program asked for and slack bytes past the request are not scanned.
+// Objects the profiler did not record (allocated before recording started, or under a
+// Disabler) and objects allocated by the dynamic loader (DTVs, link maps: leaf frame in ld.so)
+// are treated as live roots: never reported, and what they reach is not a leak.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heapcheck/flood.h"
+#include "heapcheck/mmap_array.h"
+
+namespace heapkit::check {
+
+struct CheckConfig {
+  FloodOptions flood;
+  bool scan_globals = true;          // HEAP_CHECK_IGNORE_GLOBAL_LIVE
+  bool scan_threads = true;          // HEAP_CHECK_IGNORE_THREAD_LIVE
+  bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
+  int stop_timeout_ms = 2000;
+};
+
+struct LeakRecord {
+  uintptr_t address;
+  uint64_t bytes;        // requested size
+  uint32_t pc_offset;    // index of the first pc in CheckResult::pcs
+  uint16_t depth;
+  uint8_t state;         // kLeakedDirect / kLeakedIndirect
+  uint8_t unaligned_reachable;  // reachable when pointers may be unaligned (test alignment)
+};
+
+struct CheckResult {
+  MmapArray<LeakRecord> leaks;
+  MmapArray<uintptr_t> pcs;
+  uint64_t leaked_bytes = 0;
+  uint64_t reachable_objects = 0;
+  uint64_t reachable_bytes = 0;
+  uint64_t live_objects = 0;
+  uint64_t unrecorded_objects = 0;
+  size_t threads_stopped = 0;
+  double seconds_stopped = 0;
+};
+
+// entry_sp: the lowest live stack address of the calling thread (the check's entry frame);
+// regs/reg_count: the calling thread's callee-saved registers at entry.
+// baseline: sorted object addresses that are excluded from the report (named checks).
+// False if the check could not run (logged).
+bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out);
+
+// Sorted addresses of all live heap objects (stops the world briefly).
+bool SnapshotLiveObjects(MmapArray<uintptr_t>* out);
+
+// Spills the callee-saved registers of the caller into regs[0..6).
+#define HEAPKIT_CAPTURE_CALLEE_SAVED(regs)                                                     \
+  asm volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"                \
+               "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"                  \
+               :                                                                              \
+               : "r"(regs)                                                                    \
+               : "memory")
+
+}  // namespace heapkit::check

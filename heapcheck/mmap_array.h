@@ -1,0 +1,81 @@
+// A growable array backed directly by mmap/mremap, for checker data that must never come from
+// the public heap (snapshots, work stacks, leak records).
+//
+// Invariants: memory comes only from anonymous private mappings, so it is never a heap object and
+// never a scanned root (anonymous mappings are not PT_LOAD segments, thread stacks or TLS). T must
+// be trivially copyable: elements are moved by mremap. Not thread-safe.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+namespace heapkit::check {
+
+template <typename T>
+class MmapArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  constexpr MmapArray() = default;
+  MmapArray(const MmapArray&) = delete;
+  MmapArray& operator=(const MmapArray&) = delete;
+  ~MmapArray() { Release(); }
+
+  // Ensures room for n elements; false if the system refused the memory.
+  bool Reserve(size_t n) {
+    if (n <= capacity_) return true;
+    size_t want = capacity_ == 0 ? 4096 / sizeof(T) + 1 : capacity_ * 2;
+    if (want < n) want = n;
+    size_t bytes = RoundToPage(want * sizeof(T));
+    void* p;
+    if (data_ == nullptr) {
+      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    } else {
+      p = mremap(data_, RoundToPage(capacity_ * sizeof(T)), bytes, MREMAP_MAYMOVE);
+    }
+    if (p == MAP_FAILED) return false;
+    data_ = static_cast<T*>(p);
+    capacity_ = bytes / sizeof(T);
+    return true;
+  }
+  // Sets the size to n; new elements are zero (fresh pages) or keep old contents.
+  bool Resize(size_t n) {
+    if (!Reserve(n)) return false;
+    size_ = n;
+    return true;
+  }
+  bool PushBack(const T& value) {
+    if (size_ == capacity_ && !Reserve(size_ + 1)) return false;
+    data_[size_++] = value;
+    return true;
+  }
+  void Clear() { size_ = 0; }
+  void Release() {
+    if (data_ != nullptr) munmap(data_, RoundToPage(capacity_ * sizeof(T)));
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+
+ private:
+  static size_t RoundToPage(size_t bytes) { return (bytes + 4095) & ~static_cast<size_t>(4095); }
+
+  T* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace heapkit::check

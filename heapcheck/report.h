@@ -1,0 +1,44 @@
+// The leak report (stderr) and the leak profile (<dir>/<prog>.<pid>.<name>-end.heap).
+//
+// Runs AFTER the world is restarted and with allocation recording off: the symbolizer
+// (pprof-tool/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
+// by (allocation stack, direct/indirect) and sorted by bytes. Suppressions (HEAPCHECK_SUPPRESSIONS)
+// and the minimal-mode filter work on symbolized frames, so they are applied before the totals
+// line is printed. Lines go out through the malloc-free logger, in one write per line and never
+// truncated.
+#pragma once
+
+#include <cstdint>
+
+#include "heapcheck/leak_check.h"
+
+namespace heapkit::check {
+
+struct ReportOptions {
+  const char* check_name = "_main_";
+  int64_t max_leaks = 20;             // HEAP_CHECK_MAX_LEAKS (<= 0: all)
+  bool identify_leaks = false;        // HEAP_CHECK_IDENTIFY_LEAKS
+  const char* dump_directory = "/tmp";  // HEAP_CHECK_DUMP_DIRECTORY
+  const char* suppressions = nullptr;   // HEAPCHECK_SUPPRESSIONS file
+  bool only_under_main = false;       // minimal mode: drop leaks not allocated under main()
+  bool test_pointer_alignment = false;
+};
+
+struct ReportTotals {
+  uint64_t bytes = 0;
+  uint64_t objects = 0;
+};
+
+// Prints the report for result.leaks (if any survive suppression) and writes the .heap file.
+// Returns the totals reported (0/0: nothing reported; the caller prints "No leaks found").
+ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options);
+
+// `No leaks found for check "<name>" (but no 100% guarantee ...): found N reachable ...`
+void ReportNoLeaks(const CheckResult& result, const char* check_name);
+
+// Glob with '*' and '?'; matches anywhere in text unless the pattern starts with '^' and/or
+// ends with '$'. Exposed for tests.
+bool SuppressionPatternMatches(const char* pattern, size_t pattern_length, const char* text,
+                               size_t text_length);
+
+}  // namespace heapkit::check

@@ -1,0 +1,122 @@
+#include "heapcheck/roots.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
+
+namespace heapkit::check {
+namespace {
+
+// Fallbacks for glibc 2.36 x86-64 when the private symbols are not found.
+size_t g_static_tls_size = 4096;
+size_t g_pthread_size = 2304;
+bool g_layout_known = false;
+
+bool IsLoaderName(const char* name) {
+  if (name == nullptr) return false;
+  const char* base = std::strrchr(name, '/');
+  base = base ? base + 1 : name;
+  return std::strncmp(base, "ld-linux", 8) == 0 || std::strncmp(base, "ld.so", 5) == 0 ||
+         std::strncmp(base, "ld-2.", 5) == 0;
+}
+
+int ModuleCallback(dl_phdr_info* info, size_t, void* data) {
+  auto* modules = static_cast<LoadedModules*>(data);
+  const bool loader = IsLoaderName(info->dlpi_name);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    Region r{start, start + ph.p_memsz};
+    if (ph.p_flags & PF_W) {
+      if (!modules->writable.PushBack(r)) return 1;
+    }
+    if (loader && (ph.p_flags & PF_X)) {
+      if (!modules->loader_text.PushBack(r)) return 1;
+    }
+  }
+  return 0;
+}
+
+// Reads a pointer-sized word if address lies in a readable mapping.
+bool ReadWord(const ProcMaps& maps, uintptr_t address, uintptr_t* out) {
+  const MapEntry* e = maps.Find(address);
+  if (e == nullptr || !e->readable || address + sizeof(uintptr_t) > e->end) return false;
+  std::memcpy(out, reinterpret_cast<const void*>(address), sizeof(uintptr_t));
+  return true;
+}
+
+}  // namespace
+
+bool CollectModules(LoadedModules* modules) {
+  modules->writable.Clear();
+  modules->loader_text.Clear();
+  return dl_iterate_phdr(ModuleCallback, modules) == 0;
+}
+
+void InitThreadLayout() {
+  if (g_layout_known) return;
+  using GetTlsStaticInfo = void (*)(size_t*, size_t*);
+  auto get_info =
+      reinterpret_cast<GetTlsStaticInfo>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  if (get_info != nullptr) {
+    size_t size = 0, align = 0;
+    get_info(&size, &align);
+    if (size > 0 && size < (64u << 20)) g_static_tls_size = size;
+  }
+  auto* sizeof_pthread =
+      static_cast<const uint32_t*>(dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread"));
+  if (sizeof_pthread != nullptr && *sizeof_pthread > 0 && *sizeof_pthread < 65536)
+    g_pthread_size = *sizeof_pthread;
+  g_layout_known = true;
+}
+
+uintptr_t CurrentThreadPointer() {
+#if defined(__x86_64__)
+  uintptr_t tp;
+  asm volatile("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+#else
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+#endif
+}
+
+bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool interrupted,
+                      MmapArray<Region>* out) {
+  // TLS block + struct pthread: [tp + sizeof(pthread) - static_size, tp + sizeof(pthread)).
+  // (x86-64: TLS_TCB_AT_TP, the static TLS blocks sit right below the thread pointer.)
+  const uintptr_t tls_end = tp + g_pthread_size;
+  const uintptr_t tls_start = tls_end > g_static_tls_size ? tls_end - g_static_tls_size : 0;
+
+  if (sp != 0) {
+    const MapEntry* stack = maps.Find(sp);
+    if (stack != nullptr) {
+      uintptr_t start = interrupted && sp - stack->start >= 128 ? sp - 128 : sp;
+      uintptr_t end = stack->end;
+      // glibc threads: the TCB sits at the top of the stack mapping; stop there.
+      if (tp > sp && tp < stack->end) end = tls_end < stack->end ? tls_end : stack->end;
+      if (!maps.AddReadable(start, end, out)) return false;
+    }
+  }
+  if (tp != 0) {
+    const MapEntry* block = maps.Find(tp);
+    if (block != nullptr) {
+      uintptr_t s = tls_start > block->start ? tls_start : block->start;
+      uintptr_t e = tls_end < block->end ? tls_end : block->end;
+      if (!maps.AddReadable(s, e, out)) return false;
+    }
+#if defined(__x86_64__)
+    // DTV: tcbhead_t { void* tcb; dtv_t* dtv; ... }; dtv[-1].counter = number of slots;
+    // each slot is 16 bytes { void* val; void* to_free; }.
+    uintptr_t dtv = 0, slots = 0;
+    if (ReadWord(maps, tp + sizeof(uintptr_t), &dtv) && dtv >= 16 &&
+        ReadWord(maps, dtv - 16, &slots) && slots < (1u << 20)) {
+      if (!maps.AddReadable(dtv - 16, dtv + 16 * (slots + 1), out)) return false;
+    }
+#endif
+  }
+  return true;
+}
+
+}  // namespace heapkit::check

@@ -1,0 +1,47 @@
+// Root regions: memory the flood scans for pointers into the heap.
+//
+//  - globals: every writable PT_LOAD segment (data, bss, relro) of every loaded object, listed
+//    with dl_iterate_phdr BEFORE the world is stopped (it takes the loader lock, which a stopped
+//    thread may hold);
+//  - per thread: the live stack from the saved stack pointer (minus the 128-byte red zone for
+//    interrupted threads) up to the top of the stack, its saved registers, its static TLS block
+//    and struct pthread (pthread_setspecific values), and its DTV (dynamic TLS blocks are heap
+//    objects reachable from the DTV). For glibc threads the stack top is the thread's TCB, so a
+//    scan never runs into an unrelated mapping the kernel merged above the stack.
+//  - the checking thread: from the stack pointer of the check's entry frame (atexit handler or
+//    API call) upwards, never the dead frames below it; its callee-saved registers.
+// Every region is clamped to readable mappings of /proc/self/maps.
+//
+// Never scanned: the metadata arena and the profiler's table (anonymous mmaps, not PT_LOAD), the
+// checker's own mmap'd snapshot, stacks of threads that exited (gone from /proc/self/task).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heapcheck/flood.h"
+#include "heapcheck/mmap_array.h"
+#include "heapcheck/proc_maps.h"
+
+namespace heapkit::check {
+
+struct LoadedModules {
+  MmapArray<Region> writable;     // writable PT_LOAD segments of every object
+  MmapArray<Region> loader_text;  // executable segments of the dynamic loader (ld.so)
+};
+
+// dl_iterate_phdr walk; call with the world running. False on out-of-memory.
+bool CollectModules(LoadedModules* modules);
+
+// Resolves glibc's static TLS size and sizeof(struct pthread) (dlsym: call at start-up).
+void InitThreadLayout();
+
+// Adds the stack, TLS and DTV regions of one thread. `interrupted`: sp was saved by the signal
+// handler (the red zone below it is live).
+bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t thread_pointer,
+                      bool interrupted, MmapArray<Region>* out);
+
+// The current thread pointer (%fs base on x86-64).
+uintptr_t CurrentThreadPointer();
+
+}  // namespace heapkit::check

@@ -1,0 +1,247 @@
+#include "heapcheck/thread_stopper.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "alloc/internal/env.h"
+#include "alloc/internal/log.h"
+
+namespace heapkit::check {
+namespace {
+
+enum SlotState : uint32_t { kSignalled = 1, kStopped = 2, kResumed = 3, kAbandoned = 4 };
+
+struct Slot {
+  std::atomic<uint32_t> state;
+  StoppedThread data;
+};
+
+constexpr size_t kMaxThreads = 1 << 15;
+Slot* g_slots = nullptr;  // mmap'd kMaxThreads slots, reused by every check
+std::atomic<size_t> g_slot_count{0};
+std::atomic<uint32_t> g_release{0};
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+pid_t Gettid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+void SuspendHandler(int, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  if (info->si_code != SI_TKILL || info->si_pid != getpid() || g_slots == nullptr) {
+    errno = saved_errno;
+    return;
+  }
+  pid_t tid = Gettid();
+  size_t n = g_slot_count.load(std::memory_order_acquire);
+  Slot* slot = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    if (g_slots[i].data.tid == tid) {
+      slot = &g_slots[i];
+      break;
+    }
+  }
+  if (slot == nullptr || slot->state.load(std::memory_order_acquire) != kSignalled) {
+    errno = saved_errno;
+    return;
+  }
+  auto* uc = static_cast<ucontext_t*>(context);
+  StoppedThread& d = slot->data;
+  int r = 0;
+#if defined(__x86_64__)
+  for (int i = 0; i < NGREG && r < kSavedRegisterWords; ++i)
+    d.registers[r++] = static_cast<uintptr_t>(uc->uc_mcontext.gregs[i]);
+  if (uc->uc_mcontext.fpregs != nullptr) {
+    for (int i = 0; i < 16 && r + 2 <= kSavedRegisterWords; ++i) {
+      std::memcpy(&d.registers[r], &uc->uc_mcontext.fpregs->_xmm[i], 16);
+      r += 2;
+    }
+  }
+  d.sp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  uintptr_t tp;
+  asm volatile("mov %%fs:0, %0" : "=r"(tp));
+  d.thread_pointer = tp;
+#elif defined(__aarch64__)
+  for (int i = 0; i < 31 && r < kSavedRegisterWords; ++i)
+    d.registers[r++] = static_cast<uintptr_t>(uc->uc_mcontext.regs[i]);
+  d.sp = static_cast<uintptr_t>(uc->uc_mcontext.sp);
+  d.thread_pointer = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+#else
+#error "heapcheck: unsupported architecture"
+#endif
+  d.register_count = r;
+  uint32_t release = g_release.load(std::memory_order_acquire);
+  slot->state.store(kStopped, std::memory_order_release);
+  Futex(&slot->state, FUTEX_WAKE_PRIVATE, 1, nullptr);
+  while (g_release.load(std::memory_order_acquire) == release) {
+    Futex(&g_release, FUTEX_WAIT_PRIVATE, release, nullptr);
+  }
+  slot->state.store(kResumed, std::memory_order_release);
+  Futex(&slot->state, FUTEX_WAKE_PRIVATE, 1, nullptr);
+  errno = saved_errno;
+}
+
+struct KernelDirent {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
+// Calls f(tid) for each thread of this process. False if /proc/self/task is unreadable.
+template <typename F>
+bool ForEachTask(F&& f) {
+  int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  alignas(8) char buf[4096];
+  for (;;) {
+    long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (long off = 0; off < n;) {
+      auto* d = reinterpret_cast<KernelDirent*>(buf + off);
+      off += d->d_reclen;
+      const char* name = d->d_name;
+      if (name[0] < '0' || name[0] > '9') continue;
+      long tid = 0;
+      for (const char* c = name; *c >= '0' && *c <= '9'; ++c) tid = tid * 10 + (*c - '0');
+      f(static_cast<pid_t>(tid));
+    }
+  }
+  close(fd);
+  return true;
+}
+
+int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct sigaction g_old_action;
+
+}  // namespace
+
+int SuspendSignal() {
+  static const int sig = static_cast<int>(
+      internal::EnvInt64("HEAP_CHECK_SUSPEND_SIGNAL", SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
+  return sig;
+}
+
+const StoppedThread* ThreadStopper::thread(size_t i) const {
+  if (i >= slot_count_ || g_slots[i].state.load(std::memory_order_acquire) != kStopped)
+    return nullptr;
+  return &g_slots[i].data;
+}
+
+bool ThreadStopper::StopAll(int timeout_ms) {
+  stopped_count_ = slot_count_ = 0;
+  if (g_slots == nullptr) {
+    void* p = mmap(nullptr, kMaxThreads * sizeof(Slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    g_slots = static_cast<Slot*>(p);
+  }
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_sigaction = SuspendHandler;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&action.sa_mask);
+  const int sig = SuspendSignal();
+  if (sigaction(sig, &action, &g_old_action) != 0) return false;
+
+  const pid_t self = Gettid();
+  const pid_t pid = getpid();
+  const int64_t deadline = NowMs() + timeout_ms;
+  bool listed = true;
+  for (int round = 0; round < 1000; ++round) {
+    size_t before = slot_count_;
+    listed = ForEachTask([&](pid_t tid) {
+      if (tid == self) return;
+      for (size_t i = 0; i < slot_count_; ++i)
+        if (g_slots[i].data.tid == tid) return;
+      if (slot_count_ >= kMaxThreads) return;
+      Slot& s = g_slots[slot_count_];
+      s.data.tid = tid;
+      s.data.register_count = 0;
+      s.state.store(kSignalled, std::memory_order_relaxed);
+      ++slot_count_;
+      g_slot_count.store(slot_count_, std::memory_order_release);
+      if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
+        s.state.store(kAbandoned, std::memory_order_relaxed);  // exited meanwhile
+      }
+    });
+    if (!listed) break;
+    // Wait for every signalled thread of this round.
+    for (size_t i = before; i < slot_count_; ++i) {
+      Slot& s = g_slots[i];
+      char path[64];
+      internal::FormatTo(path, sizeof(path), "/proc/self/task/%d", s.data.tid);
+      for (int polls = 1;; ++polls) {
+        uint32_t st = s.state.load(std::memory_order_acquire);
+        if (st != kSignalled) break;
+        // A thread that exited after the listing (or is exiting with signals blocked) vanishes
+        // from /proc: stop waiting for it without a message.
+        if (polls % 8 == 0 && access(path, F_OK) != 0) {
+          uint32_t expected = kSignalled;
+          s.state.compare_exchange_strong(expected, kAbandoned);
+          break;
+        }
+        int64_t left = deadline - NowMs();
+        if (left <= 0) {
+          // Exited threads vanish from /proc; only complain about ones still there.
+          if (access(path, F_OK) == 0) {
+            internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
+                          "its stack and registers are not scanned",
+                          s.data.tid, timeout_ms, sig);
+          }
+          uint32_t expected = kSignalled;
+          s.state.compare_exchange_strong(expected, kAbandoned);
+          break;
+        }
+        timespec ts{0, 2000000};  // re-check at least every 2 ms
+        Futex(&s.state, FUTEX_WAIT_PRIVATE, kSignalled, &ts);
+      }
+    }
+    if (slot_count_ == before) break;  // no new threads appeared
+  }
+  for (size_t i = 0; i < slot_count_; ++i)
+    if (g_slots[i].state.load(std::memory_order_acquire) == kStopped) ++stopped_count_;
+  if (!listed && slot_count_ == 0) {
+    sigaction(sig, &g_old_action, nullptr);
+    return false;
+  }
+  return true;
+}
+
+void ThreadStopper::ResumeAll() {
+  g_release.fetch_add(1, std::memory_order_acq_rel);
+  Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  const int64_t deadline = NowMs() + 2000;
+  for (size_t i = 0; i < slot_count_; ++i) {
+    Slot& s = g_slots[i];
+    while (s.state.load(std::memory_order_acquire) == kStopped && NowMs() < deadline) {
+      timespec ts{0, 1000000};
+      Futex(&s.state, FUTEX_WAIT_PRIVATE, kStopped, &ts);
+    }
+  }
+  // Late handlers of abandoned slots see state != kSignalled and return at once.
+  g_slot_count.store(0, std::memory_order_release);
+  sigaction(SuspendSignal(), &g_old_action, nullptr);
+  slot_count_ = 0;
+}
+
+}  // namespace heapkit::check

@@ -1,0 +1,44 @@
+// Command-line options of pprof-tool: every option, including the renderers' (one place).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pprof-tool/graph/call_graph.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/render_request.h"
+#include "pprof-tool/report/stack_samples.h"
+
+namespace heapkit::pprof {
+
+enum class ReportKind { kText, kTop, kTraces, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender };
+
+struct CliOptions {
+  ReportKind report = ReportKind::kText;
+  int top_n = 0;               // --top=N (0: all)
+  std::string list_regex;      // --list=<regex>
+  RenderFormat render_format = RenderFormat::kDot;
+  std::string output;          // --output=<file> / --flamegraph=<file>
+  SampleType sample_type = SampleType::kInuseSpace;
+  bool show_bytes = false;
+  std::vector<std::string> base;  // --base=<file> (repeatable)
+  bool heapcheck = false;
+  Granularity granularity = Granularity::kFunctions;
+  std::string focus, ignore, hide, show;
+  int nodecount = -1;          // -1: default (80 for graphs, unlimited for text)
+  double nodefraction = 0.005;
+  double edgefraction = 0.001;
+  bool cum = false;
+  bool keep_allocator_frames = false;  // --no_drop_allocator (debugging)
+  std::string program;                 // optional <program>
+  std::vector<std::string> profiles;   // <profile>...
+};
+
+// Parses argv. Returns -1 to continue, or an exit status (0 after --help, 2 on a usage error,
+// after printing the message and usage to stderr).
+int ParseCommandLine(int argc, const char* const* argv, CliOptions* options);
+
+// Usage line printed after an option error.
+const char* UsageLine();
+
+}  // namespace heapkit::pprof

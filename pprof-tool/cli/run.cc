@@ -1,0 +1,207 @@
+#include "pprof-tool/cli/run.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/reports.h"
+
+#if defined(HEAPKIT_HAVE_RENDER) && __has_include("pprof-tool/render/render.h")
+#include "pprof-tool/render/render.h"
+#define HEAPKIT_RENDER_AVAILABLE 1
+#endif
+
+namespace heapkit::pprof {
+namespace {
+
+int Fail(const std::string& msg) {
+  fflush(stdout);
+  fprintf(stderr, "pprof-tool: %s\n", msg.c_str());
+  fflush(stderr);
+  return 2;
+}
+
+std::string Basename(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+int Emit(const std::string& text, const std::string& output) {
+  if (output.empty()) {
+    if (fwrite(text.data(), 1, text.size(), stdout) != text.size() || fflush(stdout) != 0) {
+      return Fail(std::string("cannot write to stdout: ") + strerror(errno));
+    }
+    return 0;
+  }
+  FILE* f = fopen(output.c_str(), "w");
+  if (f == nullptr) return Fail(output + ": cannot open for writing: " + strerror(errno));
+  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) return Fail(output + ": write failed");
+  return 0;
+}
+
+bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error) {
+  bool first = true;
+  for (const std::string& f : files) {
+    Profile p;
+    ParseError pe;
+    if (!ReadProfileFile(f, &p, &pe)) {
+      *error = pe.Message();
+      return false;
+    }
+    if (first) {
+      *merged = std::move(p);
+      first = false;
+    } else {
+      merged->AddProfile(p, false);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunPprofTool(const CliOptions& o) {
+  std::vector<std::string> warnings;
+  auto flush_warnings = [&]() {
+    for (const std::string& w : warnings) fprintf(stderr, "pprof-tool: warning: %s\n", w.c_str());
+    warnings.clear();
+  };
+
+  if (o.report == ReportKind::kSymbols) {
+    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    std::string out = SymbolsReport(input, o.program, &warnings);
+    flush_warnings();
+    return Emit(out, o.output);
+  }
+
+  Profile profile;
+  std::string error;
+  if (!LoadAll(o.profiles, &profile, &error)) return Fail(error);
+  if (!o.base.empty()) {
+    Profile base;
+    if (!LoadAll(o.base, &base, &error)) return Fail(error);
+    profile.AddProfile(base, /*negate=*/true);
+  }
+  if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;
+
+  std::unique_ptr<Symbolizer> symbolizer = MakeSymbolizer(profile, o.program, &warnings);
+
+  std::string program_name = !o.program.empty() ? o.program : profile.binary;
+  if (program_name.empty()) {
+    for (const Mapping& m : profile.mappings) {
+      if (!m.path.empty() && m.path[0] == '/' && m.perms.find('x') != std::string::npos) {
+        program_name = m.path;
+        break;
+      }
+    }
+  }
+
+  if (o.report == ReportKind::kRaw) {
+    std::string out = RawReport(profile, *symbolizer, program_name);
+    flush_warnings();
+    return Emit(out, o.output);
+  }
+
+  PipelineOptions po;
+  po.sample_type = o.heapcheck ? SampleType::kInuseSpace : o.sample_type;
+  if (o.heapcheck && o.sample_type == SampleType::kInuseObjects) po.sample_type = o.sample_type;
+  po.granularity = o.granularity;
+  if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
+    po.granularity = Granularity::kLines;
+  }
+  po.focus = o.focus;
+  po.ignore = o.ignore;
+  po.hide = o.hide;
+  po.show = o.show;
+  po.drop_allocator_frames = !o.keep_allocator_frames;
+  po.program = o.program;
+
+  StackSamples samples;
+  if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
+  if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
+  samples.description.push_back(std::string("Type: ") + samples.sample_type +
+                                (o.heapcheck ? " (leak check: leaked memory)" : ""));
+  flush_warnings();
+
+  ReportOptions ro;
+  ro.show_bytes = o.show_bytes;
+  ro.cum_sort = o.cum;
+  ro.top_n = o.top_n;
+  ro.graph.node_fraction = o.nodefraction;
+  ro.graph.edge_fraction = o.edgefraction;
+  ro.graph.node_count = o.nodecount;  // -1: unlimited for text
+
+  switch (o.report) {
+    case ReportKind::kText:
+    case ReportKind::kTop:
+      return Emit(TextReport(samples, ro), o.output);
+    case ReportKind::kTraces:
+      return Emit(TracesReport(samples, ro), o.output);
+    case ReportKind::kCollapsed:
+      return Emit(CollapsedReport(samples), o.output);
+    case ReportKind::kCallgrind:
+      return Emit(CallgrindReport(samples, ro), o.output);
+    case ReportKind::kList: {
+      std::string out;
+      if (!ListReport(samples, o.list_regex, ro, &out, &error)) return Fail(error);
+      return Emit(out, o.output);
+    }
+    case ReportKind::kRender: {
+      GraphOptions go;
+      go.node_count = o.nodecount < 0 ? 80 : o.nodecount;
+      go.node_fraction = o.nodefraction;
+      go.edge_fraction = o.edgefraction;
+      CallGraph graph = CallGraph::Build(samples, go);
+#ifdef HEAPKIT_RENDER_AVAILABLE
+      RenderRequest req;
+      req.format = o.render_format;
+      req.output_path = o.output;
+      req.samples = &samples;
+      req.graph = &graph;
+      req.graph_options = go;
+      req.show_bytes = o.show_bytes;
+      req.cum_sort = o.cum;
+      req.heapcheck = o.heapcheck;
+      req.diff = !o.base.empty();
+      req.title = program_name.empty() ? (o.profiles.empty() ? "" : Basename(o.profiles[0]))
+                                       : Basename(program_name);
+      req.legend = samples.description;
+      for (const std::string& l : graph.LegendLines(o.show_bytes)) req.legend.push_back(l);
+      fflush(stdout);
+      std::string render_error;
+      if (Render(req, &render_error) != 0) return Fail(render_error);
+      fflush(stdout);
+      return 0;
+#else
+      (void)graph;
+      return Fail("graph output (--dot, --svg, --png, --pdf, --ps, --web, --flamegraph, --icicle) "
+                  "is not available: pprof-tool was built without pprof-tool/render");
+#endif
+    }
+    default:
+      break;
+  }
+  return Fail("internal error: unknown report");
+}
+
+int PprofToolMain(int argc, const char* const* argv) {
+  CliOptions options;
+  int rc = ParseCommandLine(argc, argv, &options);
+  if (rc >= 0) {
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+  }
+  return RunPprofTool(options);
+}
+
+}  // namespace heapkit::pprof

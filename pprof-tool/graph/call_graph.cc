@@ -1,0 +1,155 @@
+#include "pprof-tool/graph/call_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace heapkit::pprof {
+
+CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& options) {
+  CallGraph g;
+  g.total = samples.total;
+  g.unit = samples.unit;
+  const size_t n = samples.nodes.size();
+
+  // 1. flat and cum over all nodes (each node counted once per sample).
+  std::vector<double> flat(n, 0), cum(n, 0);
+  std::vector<size_t> stamp(n, SIZE_MAX);
+  for (size_t si = 0; si < samples.samples.size(); ++si) {
+    const StackSample& s = samples.samples[si];
+    if (s.frames.empty()) continue;
+    flat[s.frames[0].node] += s.value;
+    for (const StackFrame& f : s.frames) {
+      if (stamp[f.node] != si) {
+        stamp[f.node] = si;
+        cum[f.node] += s.value;
+      }
+    }
+  }
+  std::vector<uint32_t> present;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (stamp[i] != SIZE_MAX) present.push_back(i);
+  }
+  g.total_nodes = int(present.size());
+
+  // 2. node_fraction, then node_count by |cum|.
+  const double abs_total = std::fabs(g.total);
+  g.dropped_node_cutoff = options.node_fraction > 0 ? options.node_fraction * abs_total : 0;
+  std::vector<uint32_t> candidates;
+  for (uint32_t i : present) {
+    if (g.dropped_node_cutoff > 0 && std::fabs(cum[i]) <= g.dropped_node_cutoff) {
+      ++g.dropped_nodes;
+      continue;
+    }
+    candidates.push_back(i);
+  }
+  g.nodes_over_cutoff = int(candidates.size());
+  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+    if (std::fabs(cum[a]) != std::fabs(cum[b])) return std::fabs(cum[a]) > std::fabs(cum[b]);
+    if (std::fabs(flat[a]) != std::fabs(flat[b])) return std::fabs(flat[a]) > std::fabs(flat[b]);
+    return samples.nodes[a].Label() < samples.nodes[b].Label();
+  });
+  if (options.node_count > 0 && candidates.size() > size_t(options.node_count)) {
+    candidates.resize(size_t(options.node_count));
+  }
+
+  // Final node order: |flat| desc, |cum| desc, label.
+  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+    if (std::fabs(flat[a]) != std::fabs(flat[b])) return std::fabs(flat[a]) > std::fabs(flat[b]);
+    if (std::fabs(cum[a]) != std::fabs(cum[b])) return std::fabs(cum[a]) > std::fabs(cum[b]);
+    return samples.nodes[a].Label() < samples.nodes[b].Label();
+  });
+  std::vector<int> graph_index(n, -1);
+  for (uint32_t i : candidates) {
+    graph_index[i] = int(g.nodes.size());
+    GraphNode node;
+    node.info = samples.nodes[i];
+    node.sample_node = i;
+    node.flat = flat[i];
+    node.cum = cum[i];
+    g.kept_flat += flat[i];
+    g.nodes.push_back(std::move(node));
+  }
+
+  // 3. Edges between kept nodes, rebuilt from the samples.
+  std::unordered_map<uint64_t, uint32_t> edge_index;
+  std::unordered_map<uint64_t, size_t> edge_stamp;
+  for (size_t si = 0; si < samples.samples.size(); ++si) {
+    const StackSample& s = samples.samples[si];
+    int prev = -1;         // graph index of the last kept frame (callee side)
+    size_t prev_pos = 0;
+    bool skipped = false;  // dropped frames since prev
+    for (size_t k = 0; k < s.frames.size(); ++k) {
+      int gi = graph_index[s.frames[k].node];
+      if (gi < 0) {
+        skipped = true;
+        continue;
+      }
+      if (prev >= 0) {
+        uint64_t key = (uint64_t(uint32_t(gi)) << 32) | uint32_t(prev);
+        auto [it, inserted] = edge_index.emplace(key, uint32_t(g.edges.size()));
+        if (inserted) {
+          GraphEdge e;
+          e.caller = uint32_t(gi);
+          e.callee = uint32_t(prev);
+          g.edges.push_back(e);
+        }
+        GraphEdge& e = g.edges[it->second];
+        auto [st, fresh] = edge_stamp.emplace(key, si);
+        if (fresh || st->second != si) {
+          st->second = si;
+          e.weight += s.value;
+        }
+        if (skipped) e.residual = true;
+        else if (s.frames[prev_pos].inlined) e.inlined = true;
+      }
+      prev = gi;
+      prev_pos = k;
+      skipped = false;
+    }
+  }
+
+  // 4. edge_fraction.
+  g.dropped_edge_cutoff = options.edge_fraction > 0 ? options.edge_fraction * abs_total : 0;
+  std::vector<GraphEdge> edges;
+  for (const GraphEdge& e : g.edges) {
+    if (g.dropped_edge_cutoff > 0 && std::fabs(e.weight) <= g.dropped_edge_cutoff) {
+      ++g.dropped_edges;
+      continue;
+    }
+    edges.push_back(e);
+  }
+  std::sort(edges.begin(), edges.end(), [](const GraphEdge& a, const GraphEdge& b) {
+    if (std::fabs(a.weight) != std::fabs(b.weight)) return std::fabs(a.weight) > std::fabs(b.weight);
+    if (a.caller != b.caller) return a.caller < b.caller;
+    return a.callee < b.callee;
+  });
+  g.edges = std::move(edges);
+  for (uint32_t i = 0; i < g.edges.size(); ++i) {
+    g.nodes[g.edges[i].caller].out_edges.push_back(i);
+    g.nodes[g.edges[i].callee].in_edges.push_back(i);
+  }
+  return g;
+}
+
+std::vector<std::string> CallGraph::LegendLines(bool show_bytes) const {
+  std::vector<std::string> out;
+  out.push_back("Showing nodes accounting for " + FormatValue(kept_flat, unit, show_bytes) + ", " +
+                FormatPercent(kept_flat, total) + " of " + FormatValue(total, unit, show_bytes) +
+                " total");
+  if (dropped_nodes > 0) {
+    out.push_back("Dropped " + std::to_string(dropped_nodes) + " nodes (cum <= " +
+                  FormatValue(dropped_node_cutoff, unit, show_bytes) + ")");
+  }
+  if (dropped_edges > 0) {
+    out.push_back("Dropped " + std::to_string(dropped_edges) + " edges (freq <= " +
+                  FormatValue(dropped_edge_cutoff, unit, show_bytes) + ")");
+  }
+  if (int(nodes.size()) < nodes_over_cutoff) {
+    out.push_back("Showing top " + std::to_string(nodes.size()) + " nodes out of " +
+                  std::to_string(total_nodes));
+  }
+  return out;
+}
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,87 @@
+// CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
+//
+// The raw profile model: what a legacy heap profile file says, before symbolization.
+// Parsers (pprof-tool/parse) fill it; the report pipeline (pprof-tool/report) consumes it.
+//
+// Invariants:
+//   - Sample pcs are the file's addresses as written (return addresses, leaf first); nothing
+//     has been subtracted yet. The pipeline subtracts 1 from all but pcs[0].
+//   - `raw` holds the numbers of the file; `value` holds the un-sampled estimates (for
+//     heap_v2 / heap v1 scaled per line, in-use and alloc separately; otherwise equal to raw).
+//   - Several profiles are merged by appending samples (AddProfile); --base subtracts by
+//     appending samples with negated values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace heapkit::pprof {
+
+enum class ProfileKind {
+  kHeapProfile,  // "@ heapprofile": exact counts
+  kHeapV2,       // "@ heap_v2/<rate>": Poisson-sampled, un-sampled with 1/(1-exp(-avg/rate))
+  kHeapV1,       // "@ heap/<rate>" or "@ heap": old sampling formula (see parse/unsample.h)
+  kGrowth,       // "heap profile: ... @ growth" / "growthz": allocation growth stacks
+  kHeapCheck,    // leak checker dump (*-end.heap): heapprofile/heap_v2 file of leaked objects
+};
+
+const char* ProfileKindName(ProfileKind kind);
+
+// Four values per sample, the legacy format's columns.
+struct SampleValues {
+  double inuse_objects = 0;
+  double inuse_bytes = 0;
+  double alloc_objects = 0;
+  double alloc_bytes = 0;
+
+  SampleValues& operator+=(const SampleValues& o) {
+    inuse_objects += o.inuse_objects; inuse_bytes += o.inuse_bytes;
+    alloc_objects += o.alloc_objects; alloc_bytes += o.alloc_bytes;
+    return *this;
+  }
+  SampleValues Negated() const { return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes}; }
+};
+
+struct RawSample {
+  std::vector<uint64_t> pcs;  // leaf first, as written in the file
+  SampleValues raw;           // the numbers in the file
+  SampleValues value;         // un-sampled estimate (== raw for exact formats)
+};
+
+// One parsed line of the MAPPED_LIBRARIES / "--- Memory map: ---" section.
+struct Mapping {
+  uint64_t start = 0;
+  uint64_t limit = 0;   // exclusive
+  uint64_t offset = 0;  // file offset of `start`
+  std::string perms;    // "r-xp"
+  std::string path;     // "" for anonymous mappings; "[vdso]", "/usr/lib/libc.so.6", ...
+};
+
+// A symbol recorded in a self-contained (--raw) profile: the lookup PC (already adjusted: the
+// return address minus 1 for callers) and its frame names, innermost (inlined) first.
+struct EmbeddedSymbol {
+  uint64_t pc = 0;
+  std::vector<std::string> frames;
+};
+
+struct Profile {
+  ProfileKind kind = ProfileKind::kHeapProfile;
+  std::string file;             // where it was read from (for messages)
+  uint64_t sample_period = 0;   // <rate> of heap_v2/<rate> or heap/<rate>; 0 if exact
+  bool has_alloc_columns = false;  // the "[ n: bytes]" alloc pair was present
+  SampleValues header_totals;      // the header line's numbers (raw)
+  std::vector<RawSample> samples;
+  std::string maps_text;           // the mapping section, verbatim (for libdwfl)
+  std::vector<Mapping> mappings;   // same, parsed
+  std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty
+  std::string binary;              // "binary=" line of a "--- symbol" section, else ""
+
+  // Appends other's samples (optionally negated, for --base). If other comes from another
+  // process (different maps, e.g. ASLR), its PCs are translated into this profile's address
+  // space through (file path, file offset); files only it maps are adopted when their
+  // address ranges do not collide with ours (else their PCs stay unsymbolized).
+  void AddProfile(const Profile& other, bool negate);
+};
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,30 @@
+#include "pprof-tool/report/stack_samples.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace heapkit::pprof {
+
+static std::string Base(const std::string& path) {
+  size_t s = path.rfind('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+std::string NodeInfo::Label() const {
+  std::string out;
+  if (address != 0) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%" PRIx64 " ", address);
+    out = buf;
+  }
+  out += name;
+  if (line > 0 && !file.empty() && name != file) {
+    out += ' ';
+    out += Base(file);
+    out += ':';
+    out += std::to_string(line);
+  }
+  return out;
+}
+
+}  // namespace heapkit::pprof

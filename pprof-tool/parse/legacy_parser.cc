@@ -1,0 +1,432 @@
+#include "pprof-tool/parse/legacy_parser.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace heapkit::pprof {
+namespace {
+
+// Largest count we accept: keeps sums exact in a double and far from int64 overflow.
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
+class Cursor {
+ public:
+  explicit Cursor(std::string_view s) : s_(s) {}
+  void SkipSpace() { while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_; }
+  bool AtEnd() const { return pos_ >= s_.size(); }
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < s_.size() && s_[pos_] == c) { ++pos_; return true; }
+    return false;
+  }
+  bool ConsumeWord(std::string_view w) {
+    SkipSpace();
+    if (s_.substr(pos_, w.size()) == w) { pos_ += w.size(); return true; }
+    return false;
+  }
+  // Signed decimal. Returns 0 ok, 1 not a number, 2 out of range.
+  int Int(int64_t* out) {
+    SkipSpace();
+    bool neg = false;
+    size_t p = pos_;
+    if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) { neg = s_[p] == '-'; ++p; }
+    if (p >= s_.size() || s_[p] < '0' || s_[p] > '9') return 1;
+    int64_t v = 0;
+    while (p < s_.size() && s_[p] >= '0' && s_[p] <= '9') {
+      v = v * 10 + (s_[p] - '0');
+      if (v > kMaxCount) return 2;
+      ++p;
+    }
+    pos_ = p;
+    *out = neg ? -v : v;
+    return 0;
+  }
+  // Hex address, "0x" optional. 0 ok, 1 not hex, 2 too long.
+  int Hex(uint64_t* out) {
+    SkipSpace();
+    size_t p = pos_;
+    if (p + 1 < s_.size() && s_[p] == '0' && (s_[p + 1] == 'x' || s_[p + 1] == 'X')) p += 2;
+    uint64_t v = 0;
+    int digits = 0;
+    while (p < s_.size()) {
+      char c = s_[p];
+      int d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else break;
+      if (++digits > 16) return 2;
+      v = (v << 4) | uint64_t(d);
+      ++p;
+    }
+    if (digits == 0) return 1;
+    if (p < s_.size() && s_[p] != ' ' && s_[p] != '\t') return 1;
+    pos_ = p;
+    *out = v;
+    return 0;
+  }
+  std::string_view Rest() const { return s_.substr(std::min(pos_, s_.size())); }
+  std::string_view Token() {
+    SkipSpace();
+    size_t b = pos_;
+    while (pos_ < s_.size() && s_[pos_] != ' ' && s_[pos_] != '\t') ++pos_;
+    return s_.substr(b, pos_ - b);
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+bool IsBinary(std::string_view line) {
+  for (unsigned char c : line) {
+    if (c == 0 || (c < 0x20 && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsMapsTrigger(std::string_view line) {
+  return line.find("MAPPED_LIBRARIES:") != std::string_view::npos ||
+         line.find("--- Memory map: ---") != std::string_view::npos;
+}
+
+std::string Quote(std::string_view s) {
+  std::string out = "'";
+  size_t n = std::min<size_t>(s.size(), 60);
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = s[i];
+    out += (c < 0x20 || c >= 0x7f) ? '?' : char(c);
+  }
+  if (s.size() > n) out += "...";
+  return out + "'";
+}
+
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  bool Next(std::string_view* line) {
+    if (pos_ >= text_.size()) return false;
+    size_t e = text_.find('\n', pos_);
+    if (e == std::string_view::npos) e = text_.size();
+    *line = text_.substr(pos_, e - pos_);
+    if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+    pos_ = e + 1;
+    ++number_;
+    return true;
+  }
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  int number_ = 0;
+};
+
+struct Parser {
+  const std::string& file;
+  Profile* profile;
+  ParseError* error;
+
+  bool Fail(int line, std::string what) {
+    error->file = file;
+    error->line = line;
+    error->expected = std::move(what);
+    return false;
+  }
+
+  // "<n>: <b>" pair.
+  int Pair(Cursor& c, int64_t* n, int64_t* b) {
+    int r = c.Int(n);
+    if (r) return r;
+    if (!c.Consume(':')) return 1;
+    return c.Int(b);
+  }
+
+  bool ParseHeader(std::string_view line, int number) {
+    static const char kHeaderShape[] =
+        "expected a heap profile header 'heap profile: <objects>: <bytes> [ <objects>: <bytes>] "
+        "@ heapprofile|heap_v2/<rate>|heap/<rate>|growth'";
+    if (IsBinary(line)) return Fail(number, std::string(kHeaderShape) + ", found binary data");
+    Cursor c(line);
+    if (!c.ConsumeWord("heap profile:")) {
+      if (line.find("profile") != std::string_view::npos && line.find("heap") == std::string_view::npos) {
+        return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line) +
+                                " (not a heap profile)");
+      }
+      return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
+    }
+    int64_t n = 0, b = 0, an = 0, ab = 0;
+    int r = Pair(c, &n, &b);
+    if (r == 2) return Fail(number, "expected header numbers below 2^53, found " + Quote(line));
+    if (r) return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
+    if (c.Consume('[')) {
+      r = Pair(c, &an, &ab);
+      if (r == 2) return Fail(number, "expected header numbers below 2^53, found " + Quote(line));
+      if (r || !c.Consume(']')) return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
+      profile->has_alloc_columns = true;
+    }
+    if (!c.Consume('@')) return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
+    std::string_view type = c.Token();
+    std::string_view rate_text;
+    size_t slash = type.find('/');
+    if (slash != std::string_view::npos) {
+      rate_text = type.substr(slash + 1);
+      type = type.substr(0, slash);
+    }
+    uint64_t rate = 0;
+    if (!rate_text.empty()) {
+      Cursor rc(rate_text);
+      int64_t v = 0;
+      if (rc.Int(&v) != 0 || v < 0 || !rc.Rest().empty()) {
+        return Fail(number, "expected a sampling rate after '" + std::string(type) + "/', found " +
+                                Quote(rate_text));
+      }
+      rate = uint64_t(v);
+    }
+    if (type == "heapprofile") {
+      profile->kind = ProfileKind::kHeapProfile;
+    } else if (type == "heap_v2" || type == "heapz_v2") {
+      profile->kind = ProfileKind::kHeapV2;
+      profile->sample_period = rate;
+    } else if (type == "heap" || type == "heapz") {
+      profile->kind = ProfileKind::kHeapV1;
+      profile->sample_period = rate;
+    } else if (type == "growth" || type == "growthz") {
+      profile->kind = ProfileKind::kGrowth;
+    } else {
+      return Fail(number, "expected profile type heapprofile, heap_v2/<rate>, heap/<rate> or "
+                          "growth after '@', found " + Quote(type));
+    }
+    if (!Trim(c.Rest()).empty()) {
+      return Fail(number, "expected end of header line after the profile type, found " +
+                              Quote(Trim(c.Rest())));
+    }
+    profile->header_totals = {double(n), double(b), double(an), double(ab)};
+    return true;
+  }
+
+  void Unsample(RawSample* s) {
+    s->value = s->raw;
+    double rate = double(profile->sample_period);
+    if (profile->kind == ProfileKind::kHeapV1) rate /= 2;  // pprof's reading of "heap/<rate>"
+    if (profile->kind != ProfileKind::kHeapV2 && profile->kind != ProfileKind::kHeapV1) return;
+    double si = UnsampleScale(s->raw.inuse_objects, s->raw.inuse_bytes, rate);
+    s->value.inuse_objects *= si;
+    s->value.inuse_bytes *= si;
+    double sa = UnsampleScale(s->raw.alloc_objects, s->raw.alloc_bytes, rate);
+    s->value.alloc_objects *= sa;
+    s->value.alloc_bytes *= sa;
+  }
+
+  bool ParseSample(std::string_view line, int number) {
+    static const char kShape[] =
+        "expected a sample line '<objects>: <bytes> [ <objects>: <bytes>] @ <address>...'";
+    if (IsBinary(line)) return Fail(number, std::string(kShape) + ", found binary data");
+    Cursor c(line);
+    int64_t n = 0, b = 0, an = 0, ab = 0;
+    int r = Pair(c, &n, &b);
+    if (r == 2) return Fail(number, "expected counts below 2^53, found " + Quote(line));
+    if (r) return Fail(number, std::string(kShape) + ", found " + Quote(line));
+    bool alloc = false;
+    if (c.Consume('[')) {
+      r = Pair(c, &an, &ab);
+      if (r == 2) return Fail(number, "expected counts below 2^53, found " + Quote(line));
+      if (r || !c.Consume(']')) return Fail(number, std::string(kShape) + ", found " + Quote(line));
+      alloc = true;
+    }
+    if (!c.Consume('@')) {
+      return Fail(number, std::string(kShape) + ", found " + Quote(line) + " (no '@')");
+    }
+    if ((n == 0 && b != 0) || (an == 0 && ab != 0)) {
+      return Fail(number, "expected 0 bytes where the object count is 0, found " + Quote(line));
+    }
+    RawSample s;
+    for (;;) {
+      c.SkipSpace();
+      if (c.AtEnd()) break;
+      uint64_t pc = 0;
+      r = c.Hex(&pc);
+      if (r == 2) return Fail(number, "expected addresses of at most 16 hex digits, found " + Quote(c.Rest()));
+      if (r) return Fail(number, "expected a hex address, found " + Quote(c.Rest()));
+      s.pcs.push_back(pc);
+    }
+    s.raw = {double(n), double(b), alloc ? double(an) : double(n), alloc ? double(ab) : double(b)};
+    if (alloc) profile->has_alloc_columns = true;
+    Unsample(&s);
+    profile->samples.push_back(std::move(s));
+    return true;
+  }
+
+  void ParseMaps(Lines& lines) {
+    std::string_view line;
+    while (lines.Next(&line)) {
+      Mapping m;
+      if (ParseMapsLine(line, &m)) {
+        profile->maps_text.append(line.data(), line.size());
+        profile->maps_text += '\n';
+        profile->mappings.push_back(std::move(m));
+      }
+    }
+  }
+
+  // "--- symbol" section of --raw output. Ends at a line "---".
+  bool ParseSymbols(Lines& lines) {
+    std::string_view line;
+    while (lines.Next(&line)) {
+      std::string_view t = Trim(line);
+      if (t == "---") return true;
+      if (t.empty()) continue;
+      if (t.substr(0, 7) == "binary=") { profile->binary = std::string(t.substr(7)); continue; }
+      Cursor c(t);
+      uint64_t pc = 0;
+      if (c.Hex(&pc) != 0) return Fail(lines.number(), "expected '0x<address> <name>[--<name>...]' in the symbol section, found " + Quote(t));
+      std::string_view names = Trim(c.Rest());
+      EmbeddedSymbol sym;
+      sym.pc = pc;
+      while (!names.empty()) {
+        size_t sep = names.find("--");
+        sym.frames.emplace_back(names.substr(0, sep));
+        if (sep == std::string_view::npos) break;
+        names.remove_prefix(sep + 2);
+      }
+      if (sym.frames.empty()) {
+        char buf[24];
+        snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(pc));
+        sym.frames.push_back(buf);
+      }
+      profile->symbols.push_back(std::move(sym));
+    }
+    return Fail(lines.number() + 1, "expected '---' ending the symbol section, found end of file");
+  }
+
+  bool Run(std::string_view text) {
+    Lines lines(text);
+    std::string_view line;
+    // Header: skip blank and comment lines.
+    for (;;) {
+      if (!lines.Next(&line)) {
+        return Fail(lines.number() + 1, "expected a heap profile header 'heap profile: ...', found end of file");
+      }
+      std::string_view t = Trim(line);
+      if (t.empty() || t[0] == '#') continue;
+      if (t == "--- symbol") {
+        if (!ParseSymbols(lines)) return false;
+        continue;
+      }
+      if (t.substr(0, 4) == "--- " && t != "--- Memory map: ---" && !profile->symbols.empty()) {
+        continue;  // "--- heap" marker of --raw output
+      }
+      if (!ParseHeader(t, lines.number())) return false;
+      break;
+    }
+    while (lines.Next(&line)) {
+      std::string_view t = Trim(line);
+      if (t.empty() || t[0] == '#') continue;
+      if (IsMapsTrigger(t)) {
+        ParseMaps(lines);
+        return true;
+      }
+      if (!ParseSample(t, lines.number())) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+std::string ParseError::Message() const {
+  if (line == 0) return file + ": " + expected;
+  return file + ":" + std::to_string(line) + ": " + expected;
+}
+
+double UnsampleScale(double count, double bytes, double rate) {
+  if (rate <= 1 || count == 0 || bytes == 0) return 1;
+  double avg = bytes / count;
+  double p = 1 - std::exp(-avg / rate);
+  if (!(p > 0)) return 1;
+  return 1 / p;
+}
+
+bool ParseMapsLine(std::string_view line, Mapping* m) {
+  // start-limit perms offset dev inode [path]
+  Cursor c(Trim(line));
+  uint64_t start = 0, limit = 0, offset = 0;
+  std::string_view range = c.Token();
+  size_t dash = range.find('-');
+  if (dash == std::string_view::npos) return false;
+  Cursor a(range.substr(0, dash)), b(range.substr(dash + 1));
+  if (a.Hex(&start) || b.Hex(&limit) || !a.Rest().empty() || !b.Rest().empty()) return false;
+  if (limit < start) return false;
+  std::string_view perms = c.Token();
+  if (perms.size() < 3 || perms.size() > 5) return false;
+  for (char ch : perms) {
+    if (!strchr("rwxps-", ch)) return false;
+  }
+  if (c.Hex(&offset)) return false;
+  std::string_view dev = c.Token();
+  if (dev.find(':') == std::string_view::npos) return false;
+  std::string_view inode = c.Token();
+  if (inode.empty()) return false;
+  m->start = start;
+  m->limit = limit;
+  m->offset = offset;
+  m->perms = std::string(perms);
+  m->path = std::string(Trim(c.Rest()));
+  return true;
+}
+
+bool ParseProfileText(std::string_view text, const std::string& file_name, Profile* profile,
+                      ParseError* error) {
+  *profile = Profile();
+  profile->file = file_name;
+  Parser p{file_name, profile, error};
+  return p.Run(text);
+}
+
+bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error) {
+  auto fail = [&](const std::string& what) {
+    error->file = path;
+    error->line = 0;
+    error->expected = what;
+    return false;
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail("expected a regular file");
+  }
+  std::string text;
+  text.resize(size_t(st.st_size));
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t r = read(fd, text.data() + got, text.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      close(fd);
+      return fail(std::string("cannot read: ") + strerror(e));
+    }
+    if (r == 0) break;
+    got += size_t(r);
+  }
+  close(fd);
+  text.resize(got);
+  return ParseProfileText(text, path, profile, error);
+}
+
+}  // namespace heapkit::pprof

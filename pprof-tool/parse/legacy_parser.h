@@ -1,0 +1,46 @@
+// Parser for the legacy heap profile text formats (DESIGN.md §5):
+//   heap profile:  <n>: <b> [ <n>: <b>] @ heapprofile | heap_v2/<rate> | heap/<rate> | heap |
+//                                         growth | growthz
+//   <n>: <b> [ <n>: <b>] @ <pc> <pc> ...     (pcs hex, with or without 0x, any case)
+//   MAPPED_LIBRARIES:   or   --- Memory map: ---
+//   <maps lines>
+// plus pprof-tool's own --raw output ("--- symbol" ... "---" "--- heap" <profile>).
+//
+// Tolerant where it costs nothing (comments '#', blank lines, CRLF, missing alloc columns,
+// uppercase hex, missing 0x, maps lines without offsets are skipped), strict where silence
+// would mislead (a malformed sample line, numbers out of range, binary data): then it fails
+// with the file, the 1-based line number and what was expected. Linear time, no recursion:
+// safe on any input (fuzzed by tests/pprof_tool/fuzz).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "pprof-tool/model/profile.h"
+
+namespace heapkit::pprof {
+
+struct ParseError {
+  std::string file;
+  int line = 0;          // 0: not about a line (unreadable file)
+  std::string expected;  // "expected ..." text
+
+  // "<file>:<line>: <expected>" (or "<file>: <expected>" when line == 0)
+  std::string Message() const;
+};
+
+// Parses `text` read from `file_name`. On failure returns false and fills *error.
+bool ParseProfileText(std::string_view text, const std::string& file_name, Profile* profile,
+                      ParseError* error);
+
+// Reads and parses a file. Unreadable paths and directories are errors (line 0).
+bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error);
+
+// Un-sampling of the Poisson-sampled formats: returns the factor by which a line's count and
+// bytes are multiplied: 1 / (1 - exp(-(bytes/count) / rate)); 1 when rate <= 1 or count == 0.
+double UnsampleScale(double count, double bytes, double rate);
+
+// Parses one /proc/<pid>/maps line. Returns false if it is not one.
+bool ParseMapsLine(std::string_view line, Mapping* mapping);
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,21 @@
+// Where rendered bytes go: a named file, stdout, or a fresh temporary file (--web).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace heapkit::pprof {
+
+// Writes `bytes` to `path` (created/truncated) or to stdout when `path` is "" (then flushed).
+// On failure returns false with one line naming the file and the cause in *error.
+bool WriteOutput(const std::string& path, std::string_view bytes, std::string* error);
+
+// Creates $TMPDIR (or /tmp)/pprof-tool-XXXXXX<suffix> with mode 0600 and writes `bytes` to it.
+bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string* path,
+                   std::string* error);
+
+// Starts $BROWSER (or xdg-open when a display is available) on `path` without waiting for it.
+// Returns false (and does nothing) when there is no browser to start.
+bool OpenInBrowser(const std::string& path);
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,30 @@
+// pprof-tool's picture outputs: the entry point the CLI calls (contract: report/render_request.h).
+//
+//   int heapkit::pprof::Render(const RenderRequest& request, std::string* error);
+//
+// Dispatch on request.format:
+//   kDot               DOT text of the pruned call graph (dot_writer.h)
+//   kSvg kPng kPdf kPs that DOT laid out and rendered in-process by libgvc (gvc_render.h)
+//   kWeb               the SVG written to a fresh temp file (mkstemps, /tmp or $TMPDIR); prints
+//                      "Call graph written to <path>" on stderr and, if $BROWSER is set, runs
+//                      it on the file (never blocks on it); nothing else is opened implicitly
+//   kFlameGraph        self-contained SVG flame graph of request.samples (flame_graph.h)
+//   kIcicle            the same with the root at the top
+// Output goes to request.output_path, or to stdout when it is "". Returns 0 on success;
+// otherwise non-zero with one line (no "pprof-tool: " prefix, no newline) in *error, e.g. an
+// unwritable output file or graphviz's missing plugin configuration (with the `dot -c` fix).
+//
+// Colouring: diffs (request.diff, or any negative value) are coloured growth=red /
+// shrink=green; with request.heapcheck, nodes with a non-zero flat value - the leak sites - get a
+// thick red double border. See README.md for the full picture.
+#pragma once
+
+#include <string>
+
+#include "pprof-tool/report/render_request.h"
+
+namespace heapkit::pprof {
+
+int Render(const RenderRequest& request, std::string* error);
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,95 @@
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "pprof-tool/report/reports.h"
+
+namespace heapkit::pprof {
+namespace {
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+struct LineStat {
+  double flat = 0, cum = 0;
+};
+
+}  // namespace
+
+bool ListReport(const StackSamples& samples, const std::string& regex, const ReportOptions& options,
+                std::string* out, std::string* error) {
+  std::regex re;
+  try {
+    re = std::regex(regex, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    *error = "--list=" + regex + ": invalid regular expression (" + e.what() + ")";
+    return false;
+  }
+  // Matching function names.
+  std::map<std::string, bool> match;
+  for (const NodeInfo& n : samples.nodes) {
+    if (!match.count(n.name)) match[n.name] = std::regex_search(n.name, re);
+  }
+  // function -> file -> line -> stats; function -> (flat, cum)
+  std::map<std::string, std::map<std::string, std::map<int, LineStat>>> stats;
+  std::map<std::string, LineStat> totals;
+  for (const StackSample& s : samples.samples) {
+    std::set<std::pair<std::string, std::pair<std::string, int>>> seen_line;
+    std::set<std::string> seen_fn;
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      const NodeInfo& n = samples.nodes[s.frames[i].node];
+      if (!match[n.name]) continue;
+      LineStat& ls = stats[n.name][n.file][n.line];
+      if (i == 0) {
+        ls.flat += s.value;
+        totals[n.name].flat += s.value;
+      }
+      if (seen_line.insert({n.name, {n.file, n.line}}).second) ls.cum += s.value;
+      if (seen_fn.insert(n.name).second) totals[n.name].cum += s.value;
+    }
+  }
+  if (stats.empty()) {
+    *error = "--list=" + regex + ": no function matches";
+    return false;
+  }
+  const bool sb = options.show_bytes;
+  auto fmt = [&](double v) { return v == 0 ? std::string(".") : FormatValue(v, samples.unit, sb); };
+  for (const auto& [fn, files] : stats) {
+    for (const auto& [file, lines] : files) {
+      *out += "ROUTINE ======================== " + fn + " in " + (file.empty() ? "??" : file) + "\n";
+      double f = 0, c = totals[fn].cum;
+      for (const auto& [l, st] : lines) f += st.flat;
+      *out += Pad(FormatValue(f, samples.unit, sb), 10) + " " +
+              Pad(FormatValue(c, samples.unit, sb), 10) + " (flat, cum) " +
+              FormatPercent(c, samples.total) + " of Total\n";
+      std::vector<std::string> src;
+      if (!file.empty()) {
+        std::ifstream in(file);
+        std::string line;
+        while (in && std::getline(in, line)) src.push_back(line);
+      }
+      int lo = lines.begin()->first, hi = lines.rbegin()->first;
+      if (src.empty()) {
+        *out += "         .          .           (source not available)\n";
+        for (const auto& [l, st] : lines) {
+          *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) + ":\n";
+        }
+        continue;
+      }
+      lo = std::max(1, lo - 3);
+      hi = std::min(int(src.size()), hi + 3);
+      for (int l = lo; l <= hi; ++l) {
+        auto it = lines.find(l);
+        LineStat st = it == lines.end() ? LineStat() : it->second;
+        *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) +
+                ": " + src[size_t(l - 1)] + "\n";
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace heapkit::pprof

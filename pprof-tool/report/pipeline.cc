@@ -1,0 +1,308 @@
+#include "pprof-tool/report/pipeline.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <unordered_map>
+
+#include "pprof-tool/report/allocator_frames.h"
+#include "pprof-tool/report/table_symbolizer.h"
+
+namespace heapkit::pprof {
+namespace {
+
+std::string Basename(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string MapsLine(const Mapping& m, const std::string& path) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " 00:00 0    ", m.start,
+           m.limit, m.perms.empty() ? "r-xp" : m.perms.c_str(), m.offset);
+  return buf + path + "\n";
+}
+
+// Maps text for a binary given without a memory map: its PT_LOAD segments at link addresses.
+std::string SyntheticMaps(const std::string& program, std::vector<std::string>* warnings) {
+  std::string text;
+  int fd = open(program.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (warnings) warnings->push_back(program + ": cannot open; addresses are not symbolized");
+    return text;
+  }
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  GElf_Ehdr eh;
+  if (elf && gelf_getehdr(elf, &eh)) {
+    if (eh.e_type == ET_DYN && warnings) {
+      warnings->push_back(program + ": position-independent executable and the profile has no "
+                                    "memory map; assuming it was loaded at address 0");
+    }
+    size_t n = 0;
+    if (elf_getphdrnum(elf, &n) != 0) n = 0;
+    for (size_t i = 0; i < n; ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf, int(i), &ph) || ph.p_type != PT_LOAD) continue;
+      Mapping m;
+      m.start = ph.p_vaddr & ~uint64_t(4095);
+      m.limit = ph.p_vaddr + ph.p_memsz;
+      m.offset = ph.p_offset & ~uint64_t(4095);
+      m.perms = (ph.p_flags & PF_X) ? "r-xp" : "r--p";
+      text += MapsLine(m, program);
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return text;
+}
+
+struct Matcher {
+  bool active = false;
+  std::regex re;
+  bool Compile(const std::string& pattern, const char* option, std::string* error) {
+    if (pattern.empty()) return true;
+    try {
+      re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      *error = std::string("--") + option + "=" + pattern + ": invalid regular expression (" +
+               e.what() + ")";
+      return false;
+    }
+    active = true;
+    return true;
+  }
+  bool Match(const NodeInfo& n) const {
+    return std::regex_search(n.name, re) || (!n.file.empty() && std::regex_search(n.file, re));
+  }
+};
+
+struct LocFrame {
+  uint32_t node;
+  bool inlined;
+  bool allocator;
+};
+
+struct VecHash {
+  size_t operator()(const std::vector<StackFrame>& v) const {
+    size_t h = v.size();
+    for (const StackFrame& f : v) h = h * 1000003u ^ (f.node * 2u + (f.inlined ? 1u : 0u));
+    return h;
+  }
+};
+struct VecEq {
+  bool operator()(const std::vector<StackFrame>& a, const std::vector<StackFrame>& b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].node != b[i].node || a[i].inlined != b[i].inlined) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+const char* SampleTypeName(SampleType t) {
+  switch (t) {
+    case SampleType::kInuseSpace: return "inuse_space";
+    case SampleType::kInuseObjects: return "inuse_objects";
+    case SampleType::kAllocSpace: return "alloc_space";
+    case SampleType::kAllocObjects: return "alloc_objects";
+  }
+  return "?";
+}
+
+double SampleValue(const RawSample& s, SampleType t) {
+  switch (t) {
+    case SampleType::kInuseSpace: return s.value.inuse_bytes;
+    case SampleType::kInuseObjects: return s.value.inuse_objects;
+    case SampleType::kAllocSpace: return s.value.alloc_bytes;
+    case SampleType::kAllocObjects: return s.value.alloc_objects;
+  }
+  return 0;
+}
+
+std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
+                                           std::vector<std::string>* warnings) {
+  if (!profile.symbols.empty()) return MakeTableSymbolizer(profile.symbols);
+  if (program.empty()) {
+    if (profile.mappings.empty() && warnings) {
+      warnings->push_back(profile.file + ": no memory map (MAPPED_LIBRARIES) and no program "
+                          "given; addresses are not symbolized");
+    }
+    return Symbolizer::FromMaps(profile.maps_text, warnings);
+  }
+  char resolved[PATH_MAX];
+  std::string prog = realpath(program.c_str(), resolved) ? std::string(resolved) : program;
+  if (profile.mappings.empty()) return Symbolizer::FromMaps(SyntheticMaps(prog, warnings), warnings);
+  // Substitute the given binary for the main executable's mapping lines.
+  std::string target;
+  for (const Mapping& m : profile.mappings) {
+    if (!m.path.empty() && m.path[0] == '/' && Basename(m.path) == Basename(prog)) {
+      target = m.path;
+      break;
+    }
+  }
+  if (target.empty()) {
+    for (const Mapping& m : profile.mappings) {
+      if (!m.path.empty() && m.path[0] == '/') {
+        target = m.path;
+        break;
+      }
+    }
+  }
+  std::string text;
+  for (const Mapping& m : profile.mappings) {
+    text += MapsLine(m, m.path == target ? prog : m.path);
+  }
+  return Symbolizer::FromMaps(text, warnings);
+}
+
+bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
+                       const PipelineOptions& options, StackSamples* out, std::string* error) {
+  *out = StackSamples();
+  out->sample_type = SampleTypeName(options.sample_type);
+  out->unit = (options.sample_type == SampleType::kInuseSpace ||
+               options.sample_type == SampleType::kAllocSpace)
+                  ? ValueUnit::kBytes
+                  : ValueUnit::kObjects;
+  out->granularity = options.granularity;
+
+  Matcher focus, ignore, hide, show;
+  if (!focus.Compile(options.focus, "focus", error) ||
+      !ignore.Compile(options.ignore, "ignore", error) ||
+      !hide.Compile(options.hide, "hide", error) || !show.Compile(options.show, "show", error)) {
+    return false;
+  }
+
+  std::unordered_map<std::string, uint32_t> node_ids;
+  std::unordered_map<uint64_t, std::vector<LocFrame>> locations;  // key: lookup pc
+  auto node_for = [&](const SourceFrame& f, uint64_t pc) -> uint32_t {
+    std::string key;
+    NodeInfo info;
+    info.module = f.module;
+    switch (options.granularity) {
+      case Granularity::kFunctions:
+        key = f.function;
+        info.name = f.function;
+        info.file = f.file;
+        break;
+      case Granularity::kLines:
+        key = f.function + '\x01' + f.file + ':' + std::to_string(f.line);
+        info.name = f.function;
+        info.file = f.file;
+        info.line = f.line;
+        break;
+      case Granularity::kFiles:
+        key = f.file.empty() ? f.function : f.file;
+        info.name = key;
+        info.file = f.file;
+        break;
+      case Granularity::kAddresses: {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%" PRIx64, pc);
+        key = std::string(buf) + '\x01' + f.function + '\x01' + f.file + ':' + std::to_string(f.line);
+        info.name = f.function;
+        info.file = f.file;
+        info.line = f.line;
+        info.address = pc;
+        break;
+      }
+    }
+    auto [it, inserted] = node_ids.emplace(std::move(key), uint32_t(out->nodes.size()));
+    if (inserted) out->nodes.push_back(std::move(info));
+    return it->second;
+  };
+
+  // Per-node filter results, computed once per node.
+  std::vector<int8_t> focus_hit, ignore_hit, keep_frame;
+  auto eval_node = [&](uint32_t n) {
+    while (focus_hit.size() <= n) {
+      const NodeInfo& info = out->nodes[focus_hit.size()];
+      focus_hit.push_back(focus.active ? focus.Match(info) : 1);
+      ignore_hit.push_back(ignore.active ? ignore.Match(info) : 0);
+      bool keep = true;
+      if (hide.active && hide.Match(info)) keep = false;
+      if (show.active && !show.Match(info)) keep = false;
+      keep_frame.push_back(keep);
+    }
+  };
+
+  std::unordered_map<std::vector<StackFrame>, size_t, VecHash, VecEq> merged;
+  std::vector<StackFrame> frames;
+  std::vector<LocFrame> stack;
+  double total = 0;
+  for (const RawSample& s : profile.samples) {
+    double v = SampleValue(s, options.sample_type);
+    if (v == 0) continue;
+    stack.clear();
+    for (size_t i = 0; i < s.pcs.size(); ++i) {
+      uint64_t pc = i == 0 ? s.pcs[i] : s.pcs[i] - 1;
+      auto it = locations.find(pc);
+      if (it == locations.end()) {
+        std::vector<LocFrame> loc;
+        for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
+          loc.push_back({node_for(f, pc), f.inlined, IsAllocatorFrame(f.function, f.module)});
+        }
+        it = locations.emplace(pc, std::move(loc)).first;
+      }
+      stack.insert(stack.end(), it->second.begin(), it->second.end());
+    }
+    // Drop the allocator's frames at the leaf end (keep at least one frame).
+    size_t first = 0;
+    if (options.drop_allocator_frames) {
+      while (first + 1 < stack.size() && stack[first].allocator) ++first;
+    }
+    bool focused = !focus.active;
+    bool ignored = false;
+    for (size_t i = first; i < stack.size(); ++i) {
+      eval_node(stack[i].node);
+      if (focus_hit[stack[i].node]) focused = true;
+      if (ignore_hit[stack[i].node]) ignored = true;
+    }
+    if (!focused || ignored) continue;
+    total += v;
+    frames.clear();
+    for (size_t i = first; i < stack.size(); ++i) {
+      if (!keep_frame[stack[i].node]) continue;
+      frames.push_back({stack[i].node, stack[i].inlined});
+    }
+    auto [mit, inserted] = merged.emplace(frames, out->samples.size());
+    if (inserted) {
+      out->samples.push_back({frames, v});
+    } else {
+      out->samples[mit->second].value += v;
+    }
+  }
+  // Drop merged samples that cancelled out (e.g. --base).
+  std::vector<StackSample> kept;
+  kept.reserve(out->samples.size());
+  for (StackSample& s : out->samples) {
+    if (s.value != 0) kept.push_back(std::move(s));
+  }
+  out->samples = std::move(kept);
+  out->total = total;
+  // Keep only nodes that appear in some sample (allocator frames, hidden frames... are gone).
+  std::vector<int64_t> remap(out->nodes.size(), -1);
+  std::vector<NodeInfo> used;
+  for (StackSample& s : out->samples) {
+    for (StackFrame& f : s.frames) {
+      if (remap[f.node] < 0) {
+        remap[f.node] = int64_t(used.size());
+        used.push_back(out->nodes[f.node]);
+      }
+      f.node = uint32_t(remap[f.node]);
+    }
+  }
+  out->nodes = std::move(used);
+  return true;
+}
+
+}  // namespace heapkit::pprof

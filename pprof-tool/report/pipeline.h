@@ -1,0 +1,44 @@
+// The report pipeline: Profile (summed, base subtracted) -> StackSamples.
+//   1. choose the value (--inuse_space ...) from each sample's un-sampled values;
+//   2. symbolize every distinct PC once (return addresses minus 1, the leaf as is);
+//   3. map source frames to nodes of the chosen granularity;
+//   4. drop the allocator's frames from the leaf end;
+//   5. --focus / --ignore (whole samples), then --hide / --show (frames);
+//   6. merge identical stacks, drop zero values.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pprof-tool/model/profile.h"
+#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+
+namespace heapkit::pprof {
+
+enum class SampleType { kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects };
+
+const char* SampleTypeName(SampleType t);
+
+struct PipelineOptions {
+  SampleType sample_type = SampleType::kInuseSpace;
+  Granularity granularity = Granularity::kFunctions;
+  std::string focus, ignore, hide, show;  // regexes (ECMAScript, searched); "" = off
+  bool drop_allocator_frames = true;
+  std::string program;  // binary given on the command line ("" = from the maps)
+};
+
+// Symbolizer for a profile: its embedded symbols if it has a "--- symbol" section, else
+// libdwfl over its maps (with `program` substituted for the main executable).
+std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
+                                           std::vector<std::string>* warnings);
+
+// Returns false and sets *error (one line) on a bad option (e.g. invalid regex).
+bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
+                       const PipelineOptions& options, StackSamples* out, std::string* error);
+
+// Value of one sample for the chosen type.
+double SampleValue(const RawSample& s, SampleType t);
+
+}  // namespace heapkit::pprof

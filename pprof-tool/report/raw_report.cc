@@ -1,0 +1,116 @@
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/reports.h"
+
+namespace heapkit::pprof {
+
+std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::string& binary) {
+  // Symbol section keyed by lookup PC (callers' return addresses minus 1), like gperftools'
+  // pprof --raw, so both tools read it back without the binaries.
+  // Keys: every lookup PC (leaf as is, callers minus 1) for pprof-tool, plus the callers'
+  // original return addresses (what gperftools' pprof looks up in a symbolized profile),
+  // which get the names of their call site. A leaf PC wins a collision.
+  std::map<uint64_t, uint64_t> keys;  // key -> lookup pc
+  for (const RawSample& s : p.samples) {
+    if (!s.pcs.empty()) keys[s.pcs[0]] = s.pcs[0];
+  }
+  for (const RawSample& s : p.samples) {
+    for (size_t i = 1; i < s.pcs.size(); ++i) {
+      keys.emplace(s.pcs[i] - 1, s.pcs[i] - 1);
+      keys.emplace(s.pcs[i], s.pcs[i] - 1);
+    }
+  }
+  std::string out = "--- symbol\n";
+  if (!binary.empty()) out += "binary=" + binary + "\n";
+  char buf[2048];
+  for (const auto& [key, pc] : keys) {
+    snprintf(buf, sizeof buf, "0x%016" PRIx64, key);
+    out += buf;
+    const char* sep = " ";
+    for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
+      out += sep;
+      out += f.function;
+      sep = "--";
+    }
+    out += "\n";
+  }
+  out += "---\n";  // gperftools pprof reads the heap profile header right after this
+  const char* type = "heapprofile";
+  std::string kind;
+  switch (p.kind) {
+    case ProfileKind::kHeapV2: kind = "heap_v2/" + std::to_string(p.sample_period); break;
+    case ProfileKind::kHeapV1: kind = "heap/" + std::to_string(p.sample_period); break;
+    case ProfileKind::kGrowth: kind = "growth"; break;
+    default: kind = type; break;
+  }
+  SampleValues t;
+  for (const RawSample& s : p.samples) t += s.raw;
+  snprintf(buf, sizeof buf, "heap profile: %6.0f: %8.0f [%6.0f: %8.0f] @ ", t.inuse_objects,
+           t.inuse_bytes, t.alloc_objects, t.alloc_bytes);
+  out += buf + kind + "\n";
+  for (const RawSample& s : p.samples) {
+    snprintf(buf, sizeof buf, "%6.0f: %8.0f [%6.0f: %8.0f] @", s.raw.inuse_objects, s.raw.inuse_bytes,
+             s.raw.alloc_objects, s.raw.alloc_bytes);
+    out += buf;
+    for (uint64_t pc : s.pcs) {
+      snprintf(buf, sizeof buf, " 0x%" PRIx64, pc);
+      out += buf;
+    }
+    out += "\n";
+  }
+  out += "\nMAPPED_LIBRARIES:\n" + p.maps_text;
+  return out;
+}
+
+std::string SymbolsReport(const std::string& input, const std::string& program,
+                          std::vector<std::string>* warnings) {
+  std::string maps;
+  std::vector<uint64_t> addrs;
+  std::istringstream in(input);
+  std::string line;
+  while (std::getline(in, line)) {
+    Mapping m;
+    if (ParseMapsLine(line, &m)) {
+      maps += line + "\n";
+      continue;
+    }
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      const char* s = w.c_str();
+      if (w.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+      char* end = nullptr;
+      uint64_t v = strtoull(s, &end, 16);
+      if (end != s && *end == '\0') addrs.push_back(v);
+    }
+  }
+  Profile p;
+  p.maps_text = maps;
+  std::istringstream min(maps);
+  while (std::getline(min, line)) {
+    Mapping m;
+    if (ParseMapsLine(line, &m)) p.mappings.push_back(m);
+  }
+  auto sym = MakeSymbolizer(p, program, warnings);
+  std::string out;
+  char buf[32];
+  for (uint64_t a : addrs) {
+    snprintf(buf, sizeof buf, "0x%016" PRIx64, a);
+    out += buf;
+    const char* sep = " ";
+    for (const SourceFrame& f : sym->Symbolize(a)) {
+      out += sep;
+      out += f.function;
+      sep = "--";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace heapkit::pprof

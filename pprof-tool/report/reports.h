@@ -1,0 +1,47 @@
+// Text reports over StackSamples / CallGraph. Each returns the whole report as a string.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pprof-tool/graph/call_graph.h"
+#include "pprof-tool/model/profile.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+
+namespace heapkit::pprof {
+
+struct ReportOptions {
+  bool show_bytes = false;
+  bool cum_sort = false;  // --cum: order by cum instead of flat
+  int top_n = 0;          // --top=N: at most N lines (0 = all)
+  GraphOptions graph;     // text reports use node_fraction (node_count only if given)
+};
+
+// --text / --top: header lines, then "flat flat% sum% cum cum% name" rows.
+std::string TextReport(const StackSamples& samples, const ReportOptions& options);
+
+// --traces: every stack (leaf first) with its value, largest first.
+std::string TracesReport(const StackSamples& samples, const ReportOptions& options);
+
+// --collapsed: "root;...;leaf <value>" lines (Brendan Gregg's folded stacks), sorted.
+std::string CollapsedReport(const StackSamples& samples);
+
+// --callgrind: callgrind format (kcachegrind/qcachegrind), function granularity with lines.
+std::string CallgrindReport(const StackSamples& line_samples, const ReportOptions& options);
+
+// --list=<regex>: per matching function, its source lines annotated with flat and cum.
+// `line_samples` must be built with Granularity::kLines. Sets *error if nothing matches.
+bool ListReport(const StackSamples& line_samples, const std::string& regex,
+                const ReportOptions& options, std::string* out, std::string* error);
+
+// --raw: a self-contained symbolized profile that pprof-tool (and gperftools' pprof) read back.
+std::string RawReport(const Profile& profile, Symbolizer& symbolizer, const std::string& binary);
+
+// --symbols: maps lines and hex addresses (one per line) in, "0x<addr> <name>[--<caller>...]"
+// out, one line per address (inlined frames innermost first).
+std::string SymbolsReport(const std::string& input, const std::string& program,
+                          std::vector<std::string>* warnings);
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,66 @@
+// CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
+//
+// Output of the report pipeline (report/pipeline.h): symbolized stack samples.
+// The pipeline has already applied, in this order: value type selection (--inuse_space ...),
+// un-sampling, summing of several profiles, --base subtraction, allocator-frame removal,
+// granularity (--functions/--lines/--files/--addresses), and the --focus/--ignore/--hide/--show
+// filters. Renderers (DOT/SVG/flame graph) and text reports start from here.
+//
+// Invariants:
+//   - frames[k].node indexes StackSamples::nodes; frames are LEAF FIRST (frames[0] allocated).
+//   - frames[k].inlined == true: frames[k] was inlined into frames[k+1] (the caller), so the
+//     call edge frames[k+1] -> frames[k] is an inline edge.
+//   - A sample may have zero frames only if every frame was hidden; such samples still count in
+//     `total` (pprof does the same) but appear in no node.
+//   - Values may be negative (after --base).
+//   - Samples with identical frame lists are merged (value summed); samples whose value is 0
+//     are dropped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pprof-tool/model/value_format.h"
+
+namespace heapkit::pprof {
+
+// One node of the chosen granularity. Which fields are meaningful depends on granularity:
+//   functions: name (+ file of the function's first seen line, line = 0)
+//   lines:     name + file + line
+//   files:     name == file (the source file), line = 0
+//   addresses: name + file + line + address
+struct NodeInfo {
+  std::string name;     // demangled function name ("module+0xoffset" if unknown)
+  std::string file;     // source file, "" if unknown
+  int line = 0;         // 0 unless granularity is lines/addresses
+  uint64_t address = 0; // 0 unless granularity is addresses
+  std::string module;   // mapped object path, "" if unknown
+
+  // The label pprof prints: "foo", "foo file.cc:12", "file.cc", "0x4005d0 foo file.cc:12".
+  std::string Label() const;
+};
+
+struct StackFrame {
+  uint32_t node = 0;     // index into StackSamples::nodes
+  bool inlined = false;  // this frame was inlined into the next (caller) frame
+};
+
+struct StackSample {
+  std::vector<StackFrame> frames;  // leaf first
+  double value = 0;
+};
+
+enum class Granularity { kFunctions, kLines, kFiles, kAddresses };
+
+struct StackSamples {
+  std::vector<NodeInfo> nodes;  // unique per (granularity key)
+  std::vector<StackSample> samples;
+  double total = 0;               // sum of all sample values after filters (focus/ignore)
+  ValueUnit unit = ValueUnit::kBytes;
+  std::string sample_type;        // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
+  Granularity granularity = Granularity::kFunctions;
+  std::vector<std::string> description;  // legend lines: "File: prog", "Type: inuse_space", ...
+};
+
+}  // namespace heapkit::pprof

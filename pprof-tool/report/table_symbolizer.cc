@@ -1,0 +1,43 @@
+#include "pprof-tool/report/table_symbolizer.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace heapkit::pprof {
+namespace {
+
+class TableSymbolizer final : public Symbolizer {
+ public:
+  explicit TableSymbolizer(const std::vector<EmbeddedSymbol>& symbols) {
+    for (const EmbeddedSymbol& s : symbols) {
+      std::vector<SourceFrame> frames;
+      for (size_t i = 0; i < s.frames.size(); ++i) {
+        SourceFrame f;
+        f.function = s.frames[i];
+        f.inlined = i + 1 < s.frames.size();
+        frames.push_back(std::move(f));
+      }
+      if (!frames.empty()) table_[s.pc] = std::move(frames);
+    }
+  }
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = table_.find(pc);
+    if (it != table_.end()) return it->second;
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%" PRIx64, pc);
+    SourceFrame f;
+    f.function = buf;
+    return table_.emplace(pc, std::vector<SourceFrame>{f}).first->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<SourceFrame>> table_;
+};
+
+}  // namespace
+
+std::unique_ptr<Symbolizer> MakeTableSymbolizer(const std::vector<EmbeddedSymbol>& symbols) {
+  return std::make_unique<TableSymbolizer>(symbols);
+}
+
+}  // namespace heapkit::pprof

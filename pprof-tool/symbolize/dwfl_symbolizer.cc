@@ -1,0 +1,266 @@
+// Symbolizer::FromMaps — libdwfl over a saved maps text (DESIGN.md §6).
+//
+// The profiled process is gone, so modules are reported from the maps lines ourselves: for
+// each file-backed mapping we open the ELF file, find the PT_LOAD segment holding the mapping's
+// file offset and derive the load bias (runtime address - link-time address). That works the
+// same for PIE/non-PIE executables and shared libraries. Modules are reported with
+// dwfl_report_elf; dwfl_standard_find_debuginfo then finds separate debug info via build-id
+// (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink. Lookups go through ModuleIndex
+// (sorted symbols, per-CU inline index) and a per-PC cache.
+//
+// Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files.
+// A missing file or one whose segments do not match the mapping gives one warning and
+// "module+0xoffset" names for its addresses.
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "pprof-tool/symbolize/module_index.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+
+namespace heapkit::pprof {
+namespace {
+
+struct MapLine {
+  uint64_t start = 0, limit = 0, offset = 0;
+  bool exec = false;
+  std::string path;
+};
+
+bool ParseLine(std::string_view line, MapLine* m) {
+  std::string s(line);
+  unsigned long long a = 0, b = 0, off = 0;
+  char perms[8] = {0};
+  int pos = 0;
+  if (sscanf(s.c_str(), "%llx-%llx %7s %llx %*s %*s%n", &a, &b, perms, &off, &pos) < 4 || pos == 0) {
+    return false;
+  }
+  if (b < a) return false;
+  m->start = a;
+  m->limit = b;
+  m->offset = off;
+  m->exec = strchr(perms, 'x') != nullptr;
+  std::string_view rest(s.c_str() + pos);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r' || rest.back() == '\n')) rest.remove_suffix(1);
+  m->path = std::string(rest);
+  return true;
+}
+
+bool Symbolizable(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;  // anonymous, [vdso], [heap], memfd:...
+  if (path.compare(0, 5, "/dev/") == 0) return false;
+  if (path.find(" (deleted)") != std::string::npos) return false;
+  if (path.compare(0, 6, "/memfd") == 0 || path.compare(0, 5, "/SYSV") == 0) return false;
+  return true;
+}
+
+std::string Basename(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+// Computes the load bias of `path` given its mapping lines. Returns false with *why set.
+bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lines,
+                 uint64_t* bias, std::string* why) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = std::string("cannot open (") + strerror(errno) + ")";
+    return false;
+  }
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  bool ok = false;
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
+    *why = "not an ELF file";
+  } else {
+    size_t phnum = 0;
+    if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
+    std::vector<GElf_Phdr> loads;
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD) loads.push_back(ph);
+    }
+    constexpr uint64_t kPage = 4096;
+    bool have_bias = false;
+    bool mismatch = false;
+    // Only executable mappings decide the bias: a RELRO mapping shares its file page with
+    // the preceding read-only segment, so data mappings are ambiguous. Without any executable
+    // mapping (odd maps), fall back to the first line.
+    std::vector<const MapLine*> exec_lines;
+    for (const MapLine* m : lines) {
+      if (m->exec) exec_lines.push_back(m);
+    }
+    if (exec_lines.empty() && !lines.empty()) exec_lines.push_back(lines.front());
+    for (const MapLine* m : exec_lines) {
+      const GElf_Phdr* seg = nullptr;
+      for (const GElf_Phdr& ph : loads) {
+        uint64_t lo = ph.p_offset & ~(kPage - 1);
+        if (m->exec && !(ph.p_flags & PF_X)) continue;
+        if (m->offset >= lo && m->offset < ph.p_offset + std::max<uint64_t>(ph.p_filesz, 1)) {
+          seg = &ph;
+          break;
+        }
+      }
+      if (seg == nullptr) {
+        if (m->exec) mismatch = true;
+        continue;
+      }
+      uint64_t b = m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
+      if (!have_bias) {
+        *bias = b;
+        have_bias = true;
+      } else if (b != *bias) {
+        mismatch = true;
+      }
+    }
+    if (loads.empty()) {
+      *why = "has no loadable segments";
+    } else if (!have_bias || mismatch) {
+      *why = "does not match the profile's memory map (changed since the profile was taken?)";
+    } else {
+      ok = true;
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return ok;
+}
+
+class DwflSymbolizer final : public Symbolizer {
+ public:
+  DwflSymbolizer() {
+    callbacks_.find_elf = dwfl_build_id_find_elf;
+    callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks_.section_address = dwfl_offline_section_address;
+    callbacks_.debuginfo_path = nullptr;
+    dwfl_ = dwfl_begin(&callbacks_);
+  }
+  ~DwflSymbolizer() override {
+    modules_.clear();
+    if (dwfl_) dwfl_end(dwfl_);
+  }
+
+  void Init(std::string_view maps_text, std::vector<std::string>* warnings) {
+    std::vector<MapLine> lines;
+    size_t pos = 0;
+    while (pos < maps_text.size()) {
+      size_t e = maps_text.find('\n', pos);
+      if (e == std::string_view::npos) e = maps_text.size();
+      MapLine m;
+      if (ParseLine(maps_text.substr(pos, e - pos), &m)) lines.push_back(std::move(m));
+      pos = e + 1;
+    }
+    std::map<std::string, std::vector<const MapLine*>> by_path;
+    std::vector<std::string> order;
+    for (const MapLine& m : lines) {
+      if (!Symbolizable(m.path)) continue;
+      auto& v = by_path[m.path];
+      if (v.empty()) order.push_back(m.path);
+      v.push_back(&m);
+    }
+    if (dwfl_) dwfl_report_begin(dwfl_);
+    std::unordered_map<std::string, int> module_of_path;
+    std::vector<std::pair<Dwfl_Module*, std::string>> reported;
+    for (const std::string& path : order) {
+      uint64_t bias = 0;
+      std::string why;
+      int index = -1;
+      if (ComputeBias(path, by_path[path], &bias, &why)) {
+        Dwfl_Module* mod = dwfl_ ? dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, bias, true)
+                                 : nullptr;
+        if (mod == nullptr) {
+          why = std::string("cannot be loaded (") + dwfl_errmsg(-1) + ")";
+        } else {
+          index = int(reported.size());
+          reported.emplace_back(mod, path);
+        }
+      }
+      if (index < 0 && warnings) {
+        warnings->push_back(path + ": " + why + "; its addresses are shown as " +
+                            Basename(path) + "+0x<offset>");
+      }
+      module_of_path[path] = index;
+    }
+    if (dwfl_) dwfl_report_end(dwfl_, nullptr, nullptr);
+    for (auto& [mod, path] : reported) modules_.push_back(std::make_unique<ModuleIndex>(mod, path));
+    for (const MapLine& m : lines) {
+      if (m.path.empty() || m.path[0] == '[') continue;
+      Region r{m.start, m.limit, m.offset, -1, m.path};
+      auto it = module_of_path.find(m.path);
+      if (it != module_of_path.end()) r.module = it->second;
+      regions_.push_back(std::move(r));
+    }
+    std::sort(regions_.begin(), regions_.end(),
+              [](const Region& a, const Region& b) { return a.start < b.start; });
+  }
+
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = cache_.find(pc);
+    if (it != cache_.end()) return it->second;
+    std::vector<SourceFrame> frames;
+    const Region* region = FindRegion(pc);
+    if (region != nullptr && region->module >= 0) {
+      modules_[size_t(region->module)]->Lookup(pc, &frames);
+    }
+    if (frames.empty()) {
+      SourceFrame f;
+      if (region != nullptr) {
+        f.function = Basename(region->path) + "+" + Hex(pc - region->start + region->offset);
+        f.module = region->path;
+      } else {
+        f.function = Hex(pc);
+      }
+      frames.push_back(std::move(f));
+    }
+    return cache_.emplace(pc, std::move(frames)).first->second;
+  }
+
+ private:
+  struct Region {
+    uint64_t start, limit, offset;
+    int module;
+    std::string path;
+  };
+
+  const Region* FindRegion(uint64_t pc) const {
+    auto it = std::upper_bound(regions_.begin(), regions_.end(), pc,
+                               [](uint64_t a, const Region& r) { return a < r.start; });
+    if (it == regions_.begin()) return nullptr;
+    --it;
+    return pc < it->limit ? &*it : nullptr;
+  }
+
+  Dwfl_Callbacks callbacks_{};
+  Dwfl* dwfl_ = nullptr;
+  std::vector<std::unique_ptr<ModuleIndex>> modules_;
+  std::vector<Region> regions_;
+  std::unordered_map<uint64_t, std::vector<SourceFrame>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
+                                                 std::vector<std::string>* warnings) {
+  auto s = std::make_unique<DwflSymbolizer>();
+  s->Init(maps_text, warnings);
+  return s;
+}
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,136 @@
+#include "profiler/legacy_writer.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "alloc/internal/log.h"
+
+namespace heapkit::prof {
+namespace {
+
+void AppendCounts(OutputSink* sink, const RecordCounts& c) {
+  sink->AppendDecimal(c.inuse_count, 6);
+  sink->Append(": ", 2);
+  sink->AppendDecimal(c.inuse_bytes, 8);
+  sink->Append(" [", 2);
+  sink->AppendDecimal(c.alloc_count, 6);
+  sink->Append(": ", 2);
+  sink->AppendDecimal(c.alloc_bytes, 8);
+  sink->Append("] @", 3);
+}
+
+bool IsEmpty(const RecordCounts& c) {
+  return c.inuse_count == 0 && c.inuse_bytes == 0 && c.alloc_count == 0 && c.alloc_bytes == 0;
+}
+
+struct SumContext {
+  RecordCounts totals;
+  bool skip_empty;
+};
+
+void SumVisitor(void* ctx, const RecordCounts& c, const void* const*, int) {
+  auto* s = static_cast<SumContext*>(ctx);
+  if (s->skip_empty && IsEmpty(c)) return;
+  s->totals.inuse_count += c.inuse_count;
+  s->totals.inuse_bytes += c.inuse_bytes;
+  s->totals.alloc_count += c.alloc_count;
+  s->totals.alloc_bytes += c.alloc_bytes;
+}
+
+struct LineContext {
+  OutputSink* sink;
+  bool skip_empty;
+};
+
+void LineVisitor(void* ctx, const RecordCounts& c, const void* const* pcs, int depth) {
+  auto* l = static_cast<LineContext*>(ctx);
+  if (l->skip_empty && IsEmpty(c)) return;
+  AppendCounts(l->sink, c);
+  for (int i = 0; i < depth; ++i) {
+    l->sink->AppendChar(' ');
+    l->sink->AppendHex(reinterpret_cast<uintptr_t>(pcs[i]), 16);
+  }
+  l->sink->AppendChar('\n');
+}
+
+}  // namespace
+
+bool AppendProcMaps(OutputSink* sink) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  bool ok = true;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    if (n == 0) break;
+    sink->Append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return ok;
+}
+
+bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
+  SumContext sum{{0, 0, 0, 0}, profile.skip_empty_records};
+  if (profile.source != nullptr) profile.source(profile.source_ctx, &SumVisitor, &sum);
+  sink->Append("heap profile: ");
+  AppendCounts(sink, sum.totals);
+  switch (profile.kind) {
+    case ProfileKind::kHeapExact: sink->Append(" heapprofile\n"); break;
+    case ProfileKind::kHeapSampled:
+      sink->Append(" heap_v2/");
+      sink->AppendDecimal(profile.sample_rate > 0 ? profile.sample_rate : 1);
+      sink->AppendChar('\n');
+      break;
+    case ProfileKind::kGrowth: sink->Append(" growthz\n"); break;
+  }
+  LineContext lines{sink, profile.skip_empty_records};
+  if (profile.source != nullptr) profile.source(profile.source_ctx, &LineVisitor, &lines);
+  if (profile.write_mapped_libraries) {
+    sink->Append("\nMAPPED_LIBRARIES:\n");
+    AppendProcMaps(sink);
+  }
+  return sink->Flush();
+}
+
+bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error) {
+  char tmp[4200];
+  size_t need = internal::FormatTo(tmp, sizeof(tmp), "%s.tmp.%d", path, static_cast<int>(getpid()));
+  if (need >= sizeof(tmp)) {
+    if (error != nullptr) *error = ENAMETOOLONG;
+    return false;
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (error != nullptr) *error = errno;
+    return false;
+  }
+  bool ok;
+  int err = 0;
+  {
+    FdSink sink(fd);
+    ok = WriteLegacyProfile(&sink, profile);
+    if (!ok) err = sink.error() != 0 ? sink.error() : EIO;
+  }
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(tmp);
+    if (error != nullptr) *error = err;
+  }
+  return ok;
+}
+
+}  // namespace heapkit::prof

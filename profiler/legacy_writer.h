@@ -1,0 +1,64 @@
+// Writer for the legacy gperftools heap-profile text format (DESIGN.md §5). Used by the
+// HEAPPROFILE dumps, GetHeapProfile/GetHeapSample, and by heapcheck/ for its *-end.heap file.
+//
+//   heap profile: <inuse_n>: <inuse_bytes> [<alloc_n>: <alloc_bytes>] @ heapprofile|heap_v2/<R>
+//        <n>: <bytes> [<n>: <bytes>] @ 0x<pc> 0x<pc> ...      (return addresses, leaf first)
+//   <blank line>
+//   MAPPED_LIBRARIES:
+//   <the /proc/self/maps lines, verbatim>
+//
+// Rules both pprofs rely on: the header is the first line (no comment before it), hex is
+// lowercase with 0x, maps lines carry their offsets (we copy /proc/self/maps verbatim).
+// `heap_v2/<R>` lines carry raw sampled counts (readers un-sample, see sample_weight.h);
+// `heapprofile` lines carry exact counts. Header totals are the sums of the lines written.
+//
+// Records come from a RecordSource, called twice: once to sum the header totals, once to write
+// the lines (the stream is never rewound, so any sink works). Sources must produce the same
+// records both times; a concurrently-mutating table can make the two passes differ slightly,
+// which readers tolerate (both pprofs recompute totals from the lines).
+#pragma once
+
+#include <cstdint>
+
+#include "profiler/output_sink.h"
+
+namespace heapkit::prof {
+
+struct RecordCounts {
+  int64_t inuse_count;
+  int64_t inuse_bytes;
+  int64_t alloc_count;
+  int64_t alloc_bytes;
+};
+
+enum class ProfileKind {
+  kHeapExact,    // "@ heapprofile": exact counts
+  kHeapSampled,  // "@ heap_v2/<rate>": raw sampled counts
+  kGrowth,       // "@ growthz": heap growth stacks (MallocExtension::GetHeapGrowthStacks)
+};
+
+using RecordVisitor = void (*)(void* visit_ctx, const RecordCounts& counts,
+                               const void* const* pcs, int depth);
+using RecordSource = void (*)(void* source_ctx, RecordVisitor visit, void* visit_ctx);
+
+struct LegacyProfile {
+  ProfileKind kind = ProfileKind::kHeapExact;
+  int64_t sample_rate = 0;  // for kHeapSampled
+  RecordSource source = nullptr;
+  void* source_ctx = nullptr;
+  bool write_mapped_libraries = true;
+  bool skip_empty_records = true;  // records with all four counts zero are left out
+};
+
+// Streams the whole profile to `sink` and flushes it. False if the sink failed.
+bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile);
+
+// Writes the profile to `path` atomically: a temporary file in the same directory
+// ("<path>.tmp.<pid>") is written, closed and renamed over `path`, so `path` never holds a
+// partial profile. On failure returns false with *error = errno and removes the temporary.
+bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error);
+
+// Appends /proc/self/maps verbatim. False if it could not be read.
+bool AppendProcMaps(OutputSink* sink);
+
+}  // namespace heapkit::prof

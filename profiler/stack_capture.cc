@@ -1,0 +1,72 @@
+// Stack capture with libunwind. Design notes (see README.md "Stack capture"):
+//
+// * unw_backtrace() walks the stack with libunwind's per-thread trace cache (x86-64
+//   tdep_trace): after the first walk through a given return address, each frame costs a cache
+//   probe, so no frame-pointer fast path is needed (and none would be right for -O2 code built
+//   without frame pointers, which is what Debian's libraries are).
+// * We set the caching policy to UNW_CACHE_PER_THREAD once: the global cache takes a lock
+//   with signals blocked (two sigprocmask calls per miss) and is not async-signal-safe.
+// * Recursion guard: a thread-local (initial-exec, so reading it never allocates) flag. A
+//   nested capture (a signal handler allocating while we unwind, or libunwind calling back into
+//   the allocator) returns 0 frames instead of recursing or deadlocking.
+// * Dynamic-loader locks: on a cache miss libunwind calls dl_iterate_phdr, which takes the
+//   loader's (recursive) dl_load_write_lock. A capture is never started while the caller holds
+//   a profiler lock, and the profiler never waits for a loader lock while holding its own, so
+//   no lock-order cycle with a thread that is inside dlopen (and allocates) can form. The same
+//   thread re-entering is fine because glibc's loader locks are recursive.
+// * Fork: no locks of ours are involved; libunwind's per-thread caches are copied with the
+//   calling thread and are valid in the child.
+#include "profiler/stack_capture.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <atomic>
+
+namespace heapkit::prof {
+namespace {
+
+__thread bool tls_in_capture __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<bool> policy_set{false};
+
+constexpr int kRawSlack = 8;  // frames of CaptureStack's own callees (unw_backtrace, ...)
+
+}  // namespace
+
+void InitStackCapture() {
+  if (!policy_set.exchange(true, std::memory_order_acq_rel)) {
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  }
+}
+
+__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) {
+  if (tls_in_capture || max_depth <= 0) return 0;
+  tls_in_capture = true;
+  if (skip < 0) skip = 0;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  void* raw[kMaxCaptureDepth + kRawSlack + 32];
+  int want = max_depth + skip + kRawSlack;
+  if (want > static_cast<int>(sizeof(raw) / sizeof(raw[0])))
+    want = static_cast<int>(sizeof(raw) / sizeof(raw[0]));
+  int n = unw_backtrace(raw, want);
+  // Find our own return address: it and everything before it belong to CaptureStack, its
+  // caller's frame (the entry after it is the caller's return address) and libunwind.
+  void* self_return = __builtin_return_address(0);
+  int first = -1;
+  for (int i = 0; i < n && i < kRawSlack; ++i) {
+    if (raw[i] == self_return) {
+      first = i;
+      break;
+    }
+  }
+  int stored = 0;
+  if (first >= 0) {
+    for (int i = first + 1 + skip; i < n && stored < max_depth; ++i) pcs[stored++] = raw[i];
+  }
+  tls_in_capture = false;
+  return stored;
+}
+
+bool InStackCapture() { return tls_in_capture; }
+
+}  // namespace heapkit::prof

@@ -1,0 +1,263 @@
+#include "profiler/stack_table.h"
+
+#include <sched.h>
+
+#include <cstring>
+
+#include "alloc/internal/arena.h"
+
+namespace heapkit::prof {
+namespace {
+
+inline uint64_t Mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
+constinit StackTable g_stack_table;
+
+void StackTable::Lock(std::atomic<bool>* l) {
+  for (int spins = 0;; ++spins) {
+    if (!l->exchange(true, std::memory_order_acquire)) return;
+    while (l->load(std::memory_order_relaxed)) {
+      if (spins++ < 100) {
+        __builtin_ia32_pause();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+
+uint64_t StackTable::HashStack(void* const* pcs, int depth, uint32_t size_key) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (static_cast<uint64_t>(size_key) << 32) ^
+               static_cast<uint64_t>(depth);
+  for (int i = 0; i < depth; ++i) {
+    h = (h ^ reinterpret_cast<uintptr_t>(pcs[i])) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return Mix(h);
+}
+
+bool StackTable::Init() {
+  if (bucket_heads_ != nullptr) return true;
+  size_t heads_bytes = sizeof(std::atomic<Bucket*>) << kBucketHashBits;
+  void* heads = internal::ArenaAlloc(heads_bytes, 64);
+  if (heads == nullptr) return false;
+  void* filter = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kFilterBits, 4096);
+  if (filter == nullptr) return false;
+  filter_ = static_cast<std::atomic<uint32_t>*>(filter);  // zeroed, resident only when touched
+  for (Stripe& s : stripes_) {
+    void* h = internal::ArenaAlloc(kInitialStripeHeads * sizeof(Node*), 64);
+    if (h == nullptr) return false;
+    s.mask = kInitialStripeHeads - 1;
+    s.heads.store(static_cast<Node**>(h), std::memory_order_release);
+  }
+  bucket_heads_ = static_cast<std::atomic<Bucket*>*>(heads);  // zeroed by the arena
+  return true;
+}
+
+Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
+  if (depth < 0) depth = 0;
+  uint64_t h = HashStack(pcs, depth, size_key);
+  std::atomic<Bucket*>& head = bucket_heads_[h >> (64 - kBucketHashBits)];
+  auto matches = [&](const Bucket* b) {
+    return b->hash == h && b->size_key == size_key && b->depth == depth &&
+           memcmp(b->pcs, pcs, sizeof(void*) * static_cast<size_t>(depth)) == 0;
+  };
+  for (Bucket* b = head.load(std::memory_order_acquire); b != nullptr; b = b->next_in_chain)
+    if (matches(b)) return b;
+  std::atomic<bool>* lock = &insert_locks_[h % kInsertLocks].lock;
+  Lock(lock);
+  Bucket* first = head.load(std::memory_order_acquire);
+  for (Bucket* b = first; b != nullptr; b = b->next_in_chain) {
+    if (matches(b)) {
+      Unlock(lock);
+      return b;
+    }
+  }
+  size_t bytes = sizeof(Bucket) + sizeof(void*) * static_cast<size_t>(depth > 1 ? depth - 1 : 0);
+  auto* b = static_cast<Bucket*>(internal::ArenaAlloc(bytes, 16));
+  if (b == nullptr) {
+    Unlock(lock);
+    return nullptr;
+  }
+  b->hash = h;
+  b->size_key = size_key;
+  b->depth = depth;
+  memcpy(b->pcs, pcs, sizeof(void*) * static_cast<size_t>(depth));
+  b->next_in_chain = first;
+  head.store(b, std::memory_order_release);
+  Unlock(lock);
+  // Publish on the all-buckets list (lock-free push).
+  Bucket* old = all_buckets_.load(std::memory_order_relaxed);
+  do {
+    b->next_in_list = old;
+  } while (!all_buckets_.compare_exchange_weak(old, b, std::memory_order_release,
+                                               std::memory_order_relaxed));
+  num_buckets_.fetch_add(1, std::memory_order_relaxed);
+  return b;
+}
+
+StackTable::Node* StackTable::NewNode(Stripe& s) {
+  if (s.free_nodes == nullptr) {
+    constexpr size_t kSlab = 128;
+    auto* slab = static_cast<Node*>(internal::ArenaAlloc(sizeof(Node) * kSlab, 64));
+    if (slab == nullptr) return nullptr;
+    for (size_t i = 0; i < kSlab; ++i) {
+      slab[i].next = s.free_nodes;
+      s.free_nodes = &slab[i];
+    }
+  }
+  Node* n = s.free_nodes;
+  s.free_nodes = n->next;
+  return n;
+}
+
+void StackTable::Grow(Stripe& s) {
+  size_t old_size = s.mask + 1;
+  size_t new_size = old_size * 2;
+  auto* fresh = static_cast<Node**>(internal::ArenaAlloc(new_size * sizeof(Node*), 64));
+  if (fresh == nullptr) return;  // keep the longer chains
+  Node** old = s.heads.load(std::memory_order_relaxed);
+  // Move nodes one by one; a moved node only ever points at moved nodes, so chains seen by a
+  // lock-free reader stay acyclic (see header).
+  for (size_t i = 0; i < old_size; ++i) {
+    Node* n = old[i];
+    while (n != nullptr) {
+      Node* next = n->next;
+      size_t idx = HashAddress(n->address) & (new_size - 1);
+      n->next = fresh[idx];
+      fresh[idx] = n;
+      n = next;
+    }
+  }
+  s.mask = new_size - 1;
+  s.heads.store(fresh, std::memory_order_release);
+  // The old array is retired, not returned (lock-free readers may still walk it).
+}
+
+void StackTable::AccountFree(Bucket* b, size_t size) {
+  b->free_count.fetch_add(1, std::memory_order_relaxed);
+  b->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+}
+
+void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size) {
+  bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
+  bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  uint64_t h = HashAddress(a);
+  Stripe& s = StripeFor(h);
+  Lock(&s.lock);
+  Node** heads = s.heads.load(std::memory_order_relaxed);
+  Node** slot = &heads[h & s.mask];
+  for (Node* n = *slot; n != nullptr; n = n->next) {
+    if (n->address == a) {  // stale entry: its free was never reported
+      AccountFree(n->bucket, n->size);
+      n->bucket = bucket;
+      n->size = size;
+      Unlock(&s.lock);
+      return;
+    }
+  }
+  Node* n = NewNode(s);
+  if (n == nullptr) {  // arena exhausted: count the object as freed at once
+    Unlock(&s.lock);
+    AccountFree(bucket, size);
+    return;
+  }
+  n->address = a;
+  n->bucket = bucket;
+  n->size = size;
+  n->next = *slot;
+  FilterSlot(h).fetch_add(1, std::memory_order_relaxed);
+  __atomic_store_n(slot, n, __ATOMIC_RELEASE);
+  if (++s.count > s.mask + 1) Grow(s);
+  Unlock(&s.lock);
+}
+
+bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  Stripe& s = StripeFor(h);
+  Lock(&s.lock);
+  Node** heads = s.heads.load(std::memory_order_relaxed);
+  Node** link = &heads[h & s.mask];
+  for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
+    if (n->address != a) continue;
+    __atomic_store_n(link, n->next, __ATOMIC_RELEASE);
+    Bucket* b = n->bucket;
+    size_t sz = n->size;
+    n->next = s.free_nodes;
+    s.free_nodes = n;
+    --s.count;
+    FilterSlot(h).fetch_sub(1, std::memory_order_relaxed);
+    Unlock(&s.lock);
+    AccountFree(b, sz);
+    if (size != nullptr) *size = sz;
+    return true;
+  }
+  Unlock(&s.lock);
+  return false;
+}
+
+bool StackTable::Lookup(const void* object, Bucket** bucket, size_t* size) {
+  if (bucket_heads_ == nullptr) return false;
+  uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  uint64_t h = HashAddress(a);
+  Stripe& s = StripeFor(h);
+  bool locked = TryLock(&s.lock);
+  Node** heads = s.heads.load(std::memory_order_acquire);
+  size_t mask = locked ? s.mask : __atomic_load_n(&s.mask, __ATOMIC_RELAXED);
+  bool found = false;
+  int steps = 0;
+  for (Node* n = __atomic_load_n(&heads[h & mask], __ATOMIC_ACQUIRE); n != nullptr && steps < (1 << 20);
+       n = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE), ++steps) {
+    if (n->address == a) {
+      *bucket = n->bucket;
+      *size = n->size;
+      found = true;
+      break;
+    }
+  }
+  if (locked) Unlock(&s.lock);
+  return found;
+}
+
+void StackTable::ForEachLiveObject(
+    void (*visit)(void* ctx, const void* object, const Bucket* bucket, size_t size), void* ctx) {
+  if (bucket_heads_ == nullptr) return;
+  for (Stripe& s : stripes_) {
+    Lock(&s.lock);
+    Node** heads = s.heads.load(std::memory_order_relaxed);
+    for (size_t i = 0; i <= s.mask; ++i)
+      for (Node* n = heads[i]; n != nullptr; n = n->next)
+        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size);
+    Unlock(&s.lock);
+  }
+}
+
+size_t StackTable::num_live_objects() const {
+  size_t total = 0;
+  for (const Stripe& s : stripes_) total += __atomic_load_n(&s.count, __ATOMIC_RELAXED);
+  return total;
+}
+
+void StackTable::ForkPrepare() {
+  for (PaddedLock& l : insert_locks_) Lock(&l.lock);
+  for (Stripe& s : stripes_) Lock(&s.lock);
+}
+
+void StackTable::ForkParent() {
+  for (Stripe& s : stripes_) Unlock(&s.lock);
+  for (PaddedLock& l : insert_locks_) Unlock(&l.lock);
+}
+
+void StackTable::ForkChild() { ForkParent(); }
+
+}  // namespace heapkit::prof

@@ -1,0 +1,126 @@
+#include "alloc/page_heap.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace heapkit::alloc {
+namespace {
+
+class PageHeapTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    map_ = std::make_unique<PageMap>();
+    heap_ = std::make_unique<PageHeap>();
+    heap_->Init(map_.get(), 0 /* never release incrementally */, 0);
+  }
+  void ExpectAccounted() {
+    PageHeapStats s = heap_->Stats();
+    EXPECT_EQ(s.system_bytes, s.free_bytes + s.unmapped_bytes + s.in_use_bytes);
+  }
+  std::unique_ptr<PageMap> map_;
+  std::unique_ptr<PageHeap> heap_;
+};
+
+TEST_F(PageHeapTest, NewMapsEveryPageAndDeleteCoalesces) {
+  Span* a = heap_->New(3);
+  Span* b = heap_->New(5);
+  Span* c = heap_->New(1);
+  ASSERT_TRUE(a && b && c);
+  for (Span* s : {a, b, c}) {
+    for (Length i = 0; i < s->npages_; ++i) EXPECT_EQ(map_->GetSpan(s->start_ + i), s);
+    memset(reinterpret_cast<void*>(s->StartAddress()), 0xab, s->Bytes());
+  }
+  EXPECT_EQ(heap_->Stats().in_use_spans, 3u);
+  ExpectAccounted();
+  const size_t free_spans_before = heap_->Stats().free_spans;
+  heap_->Delete(b);
+  EXPECT_EQ(heap_->Stats().free_spans, free_spans_before + 1);  // a and c are in use
+  heap_->Delete(a);
+  heap_->Delete(c);
+  // Everything came from one system allocation: all coalesced back into one span.
+  PageHeapStats s = heap_->Stats();
+  EXPECT_EQ(s.free_spans, 1u);
+  EXPECT_EQ(s.free_bytes, s.system_bytes);
+  EXPECT_EQ(s.in_use_spans, 0u);
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, BestFitForLargeRuns) {
+  // Carve free runs of 300, 150 and 200 pages separated by in-use guards.
+  Span* r300 = heap_->New(300);
+  Span* g1 = heap_->New(1);
+  Span* r150 = heap_->New(150);
+  Span* g2 = heap_->New(1);
+  Span* r200 = heap_->New(200);
+  Span* g3 = heap_->New(1);
+  ASSERT_TRUE(r300 && g1 && r150 && g2 && r200 && g3);
+  const PageId start150 = r150->start_;
+  heap_->Delete(r300);
+  heap_->Delete(r150);
+  heap_->Delete(r200);
+  Span* fit = heap_->New(140);
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->start_, start150) << "140 pages must come from the 150-page run";
+  Span* small = heap_->New(10);  // the 10-page remainder of that run is an exact-list span
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->start_, start150 + 140);
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, AlignedAllocation) {
+  Span* pad = heap_->New(3);
+  Span* s = heap_->NewAligned(5, 64);
+  ASSERT_TRUE(pad && s);
+  EXPECT_EQ(s->start_ % 64, 0u);
+  EXPECT_EQ(s->npages_, 5u);
+  heap_->Delete(s);
+  heap_->Delete(pad);
+  EXPECT_LE(heap_->Stats().free_spans, heap_->Stats().system_allocs);
+  EXPECT_EQ(heap_->Stats().in_use_spans, 0u);
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, ReleaseReturnsZeroedPagesAndCounts) {
+  Span* s = heap_->New(64);
+  ASSERT_NE(s, nullptr);
+  memset(reinterpret_cast<void*>(s->StartAddress()), 0x5a, s->Bytes());
+  const uintptr_t addr = s->StartAddress();
+  heap_->Delete(s);
+  const size_t free_before = heap_->Stats().free_bytes;
+  Length released = heap_->ReleaseAtLeastNPages(1);
+  EXPECT_GE(released, 64u);
+  PageHeapStats st = heap_->Stats();
+  EXPECT_EQ(st.unmapped_bytes, released * kPageSize);
+  EXPECT_EQ(st.free_bytes, free_before - released * kPageSize);
+  // madvise(DONTNEED) pages read back as zero.
+  EXPECT_EQ(*reinterpret_cast<volatile char*>(addr), 0);
+  Span* again = heap_->New(64);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(heap_->Stats().unmapped_bytes, st.unmapped_bytes - again->Bytes());
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, IncrementalReleaseAtRate) {
+  heap_->SetReleaseRate(1000);  // release often
+  std::vector<Span*> spans;
+  for (int i = 0; i < 200; ++i) spans.push_back(heap_->New(2048));  // 16 MiB each
+  for (Span* s : spans) ASSERT_NE(s, nullptr);
+  for (Span* s : spans) heap_->Delete(s);  // 409600 pages freed > initial delay
+  EXPECT_GT(heap_->Stats().unmapped_bytes, 0u);
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, HeapLimitFailsCleanly) {
+  heap_->SetHeapLimit(4 << 20);
+  Span* ok = heap_->New(100);  // 800 KiB
+  EXPECT_NE(ok, nullptr);
+  EXPECT_EQ(heap_->New(1024), nullptr);  // 8 MiB > limit
+  heap_->Delete(ok);
+  EXPECT_NE(heap_->New(256), nullptr);   // 2 MiB still fits
+}
+
+}  // namespace
+}  // namespace heapkit::alloc

@@ -1,0 +1,68 @@
+// alloc_bench driver: `alloc_bench <workload> [args]`; `alloc_bench --list` for usage.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bench.h"
+
+namespace heapkit::bench {
+namespace {
+struct Entry {
+  const char* name;
+  const char* usage;
+  Workload fn;
+};
+Entry g_workloads[64];
+int g_num = 0;
+}  // namespace
+
+WorkloadRegistrar::WorkloadRegistrar(const char* name, const char* usage, Workload fn) {
+  if (g_num < 64) g_workloads[g_num++] = Entry{name, usage, fn};
+}
+
+size_t RssBytes() {
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char* p = buf;
+  while (*p != ' ' && *p != '\0') ++p;
+  return strtoull(p, nullptr, 10) * size_t(sysconf(_SC_PAGESIZE));
+}
+
+double CpuSeconds() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+void Report(const char* metric, double value) {
+  printf("%s %.6g\n", metric, value);
+  fflush(stdout);
+}
+
+long ArgLong(int argc, char** argv, int i, long def) {
+  return i < argc ? strtol(argv[i], nullptr, 0) : def;
+}
+
+}  // namespace heapkit::bench
+
+int main(int argc, char** argv) {
+  using namespace heapkit::bench;
+  if (argc < 2 || strcmp(argv[1], "--list") == 0) {
+    for (int i = 0; i < g_num; ++i) printf("%-16s %s\n", g_workloads[i].name, g_workloads[i].usage);
+    return argc < 2 ? 2 : 0;
+  }
+  for (int i = 0; i < g_num; ++i) {
+    if (strcmp(argv[1], g_workloads[i].name) == 0) return g_workloads[i].fn(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "alloc_bench: unknown workload '%s' (try --list)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,199 @@
+// End-to-end leak-check scenarios: scenarios/scenarios.cc run under HEAPCHECK with
+// LD_PRELOAD=libheapkit.so (built -O0 with frame pointers and -O2 without) and linked
+// statically with libheapkit.a. Every expectation is exact: bytes, objects and exit status.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "run_process.h"
+
+namespace heapkit::test {
+namespace {
+
+enum class Flavor { kPreloadO0, kPreloadO2, kStaticO2 };
+
+struct Scenario {
+  std::string name;        // test name
+  std::string arg;         // argv[1] of the scenario program
+  std::vector<std::string> env;  // besides HEAPCHECK (default normal)
+  int exit_code;
+  long long bytes;         // -1: expect "No leaks found"
+  long long objects;
+  std::vector<std::string> stderr_has;
+  std::vector<std::string> stdout_has;
+  bool static_too = false;  // also run the -lheapkit static flavour
+};
+
+std::string SuppressionsFile() {
+  // One fixed file, rewritten atomically by every test process (same content each time).
+  static std::string path = [] {
+    std::string p = "/tmp/heapcheck_e2e_suppressions.supp";
+    std::string tmp = p + "." + std::to_string(getpid());
+    {
+      std::ofstream f(tmp);
+      f << "# leak-check suppressions for the e2e test\n\nleak:LeakToSuppress\n"
+           "leak:^NoSuchFunction$\n";
+    }
+    std::rename(tmp.c_str(), p.c_str());
+    return p;
+  }();
+  return path;
+}
+
+std::vector<Scenario> Scenarios() {
+  const std::string normal = "HEAPCHECK=normal";
+  return {
+      {"LostPointer", "lost_pointer", {normal}, 1, 33, 1,
+       {"Leak of 33 bytes in 1 objects allocated from: (direct leak)", "LostPointer"}, {}, true},
+      {"UnreachableCycle", "cycles", {normal}, 1, 144, 3, {"(direct leak)", "(indirect leak)"}, {},
+       true},
+      {"ReachableFromGlobalsAndFunctionStatics", "globals", {normal}, 0, -1, 0, {}, {}, true},
+      {"ReachableFromMainThreadTls", "tls", {normal}, 0, -1, 0, {}, {}, true},
+      {"ReachableFromLiveThreadStack", "thread_stack", {normal}, 0, -1, 0, {}, {}, true},
+      {"ReachableFromLiveThreadRegister", "thread_register", {normal}, 0, -1, 0, {}, {}},
+      {"RegisterControlLeaks", "thread_register_lost", {normal}, 1, 40, 1, {}, {}},
+      {"InteriorPointerBeyondMaxOffset", "interior", {normal}, 1, 4096, 1, {}, {}},
+      {"InteriorPointerAnyOffset", "interior", {normal, "HEAP_CHECK_MAX_POINTER_OFFSET=-1"}, 0, -1,
+       0, {}, {}},
+      {"IndirectChain", "indirect_chain", {normal}, 1, 480, 10,
+       {"Leak of 48 bytes in 1 objects allocated from: (direct leak)",
+        "Leak of 432 bytes in 9 objects allocated from: (indirect leak)"},
+       {}, true},
+      {"XorHiddenPointer", "xor_hidden", {normal}, 1, 64, 1, {}, {}},
+      {"ReallocMemalignCalloc", "realloc_memalign_calloc", {normal}, 1, 1833, 5, {}, {}, true},
+      {"HugeLeak", "huge", {normal}, 1, 67108864, 1, {}, {}},
+      {"DlopenedLibraryLeak", "dlopen", {normal}, 1, 123, 1, {"PluginLeak", "plugin.cc:"}, {}},
+      {"ExitedThreadsLeak", "exited_threads", {normal}, 1, 800, 50, {"ThreadLeaksAndExits"}, {},
+       true},
+      {"StlContainersInGlobals", "stl_globals", {normal}, 0, -1, 0, {}, {}, true},
+      {"HundredThousandSmallLeaks", "many_small", {normal}, 1, 800000, 100000,
+       {}, {}},
+      {"MillionObjectReachableGraph", "million_graph", {normal}, 0, -1, 0, {}, {}},
+      {"NamedCheckers", "named", {normal}, 1, 11, 1,
+       {"Leak check named detected leaks of 60 bytes in 3 objects",
+        "No leaks found for check \"clean\""},
+       {"named: NoLeaks=0 BytesLeaked=60 ObjectsLeaked=3 IsActive=1", "clean: NoLeaks=1"}},
+      {"LocalModeOnlyNamedChecks", "named", {"HEAPCHECK=local"}, 0, -2, 0,
+       {"Leak check named detected leaks of 60 bytes in 3 objects"}, {}},
+      {"Disabler", "disabler", {normal}, 1, 12, 1, {}, {}},
+      {"IgnoreObject", "ignore_object", {normal}, 1, 17, 1, {}, {}},
+      {"Suppressions", "suppressions", {normal, "HEAPCHECK_SUPPRESSIONS=" + SuppressionsFile()}, 1,
+       24, 1, {"RealLeak", "suppressed by"}, {}},
+      {"NormalModeBeforeDestructors", "strict", {normal}, 0, -1, 0, {}, {}},
+      {"StrictModeAfterDestructors", "strict", {"HEAPCHECK=strict"}, 1, 32, 1, {}, {}, true},
+      {"UnknownModeNoCheck", "lost_pointer", {"HEAPCHECK=bogus"}, 0, -2, 0,
+       {"heapkit: HEAPCHECK='bogus' is not a known mode"}, {}},
+      {"ErrorExitCode", "lost_pointer", {normal, "HEAP_CHECK_ERROR_EXIT_CODE=7"}, 7, 33, 1, {}, {}},
+      {"BufferedStdoutFlushed", "buffered_stdout", {normal}, 1, 9, 1, {},
+       {"buffered-stdout-survives"}},
+      {"NoLeaks", "no_leaks", {normal}, 0, -1, 0, {}, {}, true},
+      {"StaleSlotsInDeadFramesAreNotRoots", "stale_stack", {normal}, 1, 77, 1, {}, {}, true},
+      {"ThreadsBusyInAllocatorAtExit", "busy_threads", {normal}, 1, 21, 1, {}, {}, true},
+      {"DraconianReportsGlobalsToo", "draconian", {"HEAPCHECK=draconian"}, 1, 45, 1, {}, {}},
+      {"NormalKeepsGlobals", "draconian", {normal}, 0, -1, 0, {}, {}},
+      {"ConstructorLeakNormal", "lost_pointer", {normal, "HC_CTOR_LEAK=1"}, 1, 46, 2, {}, {}},
+      {"ConstructorLeakIgnoredByMinimal", "lost_pointer", {"HEAPCHECK=minimal", "HC_CTOR_LEAK=1"},
+       1, 33, 1, {}, {}},
+      {"BadEnvValueUsesDefault", "interior", {normal, "HEAP_CHECK_MAX_POINTER_OFFSET=bogus"}, 1,
+       4096, 1, {"heapkit: ignoring HEAP_CHECK_MAX_POINTER_OFFSET='bogus'"}, {}},
+      {"MissingSuppressionsFile", "lost_pointer",
+       {normal, "HEAPCHECK_SUPPRESSIONS=/nonexistent/heapcheck.supp"}, 1, 33, 1,
+       {"heapkit: cannot read HEAPCHECK_SUPPRESSIONS file '/nonexistent/heapcheck.supp'"}, {}},
+      {"IdentifyLeaks", "lost_pointer", {normal, "HEAP_CHECK_IDENTIFY_LEAKS=1"}, 1, 33, 1,
+       {"\tleaked object 0x", "(33 bytes)"}, {}},
+      {"MaxLeaksLimitsGroups", "cycles", {normal, "HEAP_CHECK_MAX_LEAKS=1"}, 1, 144, 3,
+       {"The 1 largest leaks:"}, {}},
+  };
+}
+
+struct Param {
+  Scenario scenario;
+  Flavor flavor;
+};
+
+void PrintTo(const Param& p, std::ostream* os) { *os << p.scenario.name; }
+
+class HeapcheckE2E : public ::testing::TestWithParam<Param> {};
+
+TEST_P(HeapcheckE2E, Scenario) {
+  const Scenario& s = GetParam().scenario;
+  const Flavor flavor = GetParam().flavor;
+  std::string program = flavor == Flavor::kPreloadO0   ? HC_SCENARIOS_O0
+                        : flavor == Flavor::kPreloadO2 ? HC_SCENARIOS_O2
+                                                       : HC_SCENARIOS_STATIC;
+  std::vector<std::string> env = s.env;
+  if (flavor != Flavor::kStaticO2) env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
+  env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  std::vector<std::string> argv = {program, s.arg};
+  if (s.arg == "dlopen") argv.push_back(HC_PLUGIN);
+  ProcessResult r = RunProcess(argv, env, 60);
+  SCOPED_TRACE("stderr:\n" + r.err + "\nstdout:\n" + r.out);
+  // Every .heap file this run wrote (named checks write their own) is removed at the end.
+  struct Cleanup {
+    std::vector<std::string> paths;
+    ~Cleanup() {
+      for (const auto& p : paths) std::remove(p.c_str());
+    }
+  } cleanup;
+  static const std::regex kAnyHint("pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects");
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), kAnyHint);
+       it != std::sregex_iterator(); ++it) {
+    cleanup.paths.push_back((*it)[1].str());
+  }
+  ASSERT_FALSE(r.timed_out);
+  ASSERT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, s.exit_code);
+  std::smatch m;
+  static const std::regex kLeaks("Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects");
+  if (s.bytes >= 0) {
+    ASSERT_TRUE(std::regex_search(r.err, m, kLeaks));
+    EXPECT_EQ(std::stoll(m[1]), s.bytes);
+    EXPECT_EQ(std::stoll(m[2]), s.objects);
+    EXPECT_NE(r.err.find("Exiting with error code"), std::string::npos);
+    // The hint names the .heap file, which exists and is a legacy heap profile.
+    static const std::regex kHint("pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects --lines --heapcheck");
+    ASSERT_TRUE(std::regex_search(r.err, m, kHint));
+    std::ifstream heap(m[1].str());
+    std::string first;
+    std::getline(heap, first);
+    EXPECT_EQ(first.rfind("heap profile:", 0), 0u) << m[1].str();
+    std::string all((std::istreambuf_iterator<char>(heap)), std::istreambuf_iterator<char>());
+    EXPECT_NE(all.find("MAPPED_LIBRARIES:"), std::string::npos);
+  } else if (s.bytes == -1) {
+    EXPECT_NE(r.err.find("No leaks found for check \"_main_\""), std::string::npos);
+    EXPECT_FALSE(std::regex_search(r.err, m, kLeaks));
+  } else {  // -2: no whole-program check at all
+    EXPECT_EQ(r.err.find("check \"_main_\""), std::string::npos);
+    EXPECT_FALSE(std::regex_search(r.err, m, kLeaks));
+  }
+  for (const auto& want : s.stderr_has) EXPECT_NE(r.err.find(want), std::string::npos) << want;
+  for (const auto& want : s.stdout_has) EXPECT_NE(r.out.find(want), std::string::npos) << want;
+}
+
+std::vector<Param> AllParams() {
+  std::vector<Param> out;
+  for (const auto& s : Scenarios()) {
+    out.push_back({s, Flavor::kPreloadO0});
+    out.push_back({s, Flavor::kPreloadO2});
+    if (s.static_too) out.push_back({s, Flavor::kStaticO2});
+  }
+  return out;
+}
+
+std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
+  const char* f = info.param.flavor == Flavor::kPreloadO0   ? "PreloadO0"
+                  : info.param.flavor == Flavor::kPreloadO2 ? "PreloadO2"
+                                                            : "StaticO2";
+  return info.param.scenario.name + "_" + f;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, HeapcheckE2E, ::testing::ValuesIn(AllParams()), ParamName);
+
+}  // namespace
+}  // namespace heapkit::test

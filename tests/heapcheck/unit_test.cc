@@ -1,0 +1,139 @@
+// Unit tests of the checker's building blocks, linked with the static runtime (libheapkit.a):
+// suppression patterns, /proc/self/maps parsing, MmapArray, and the signal-based thread stopper.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "heapcheck/mmap_array.h"
+#include "heapcheck/proc_maps.h"
+#include "heapcheck/report.h"
+#include "heapcheck/thread_stopper.h"
+
+namespace heapkit::check {
+namespace {
+
+bool Match(const char* pattern, const std::string& text) {
+  return SuppressionPatternMatches(pattern, std::strlen(pattern), text.data(), text.size());
+}
+
+TEST(Suppressions, SubstringGlobAndAnchors) {
+  EXPECT_TRUE(Match("Leak", "LeakToSuppress"));
+  EXPECT_TRUE(Match("ToSupp", "LeakToSuppress"));
+  EXPECT_FALSE(Match("Real", "LeakToSuppress"));
+  EXPECT_TRUE(Match("Leak*Suppress", "LeakToSuppress"));
+  EXPECT_TRUE(Match("L?ak", "LeakToSuppress"));
+  EXPECT_TRUE(Match("^Leak", "LeakToSuppress"));
+  EXPECT_FALSE(Match("^ToSuppress", "LeakToSuppress"));
+  EXPECT_TRUE(Match("Suppress$", "LeakToSuppress"));
+  EXPECT_FALSE(Match("Leak$", "LeakToSuppress"));
+  EXPECT_TRUE(Match("^LeakToSuppress$", "LeakToSuppress"));
+  EXPECT_FALSE(Match("^LeakTo$", "LeakToSuppress"));
+  EXPECT_TRUE(Match("libfoo.so", "/usr/lib/libfoo.so.1"));
+  EXPECT_TRUE(Match("std::vector<*>::push_back", "std::vector<int, std::allocator<int> >::push_back"));
+  EXPECT_FALSE(Match("x", ""));
+  EXPECT_TRUE(Match("*", ""));
+}
+
+TEST(ProcMaps, ParsesLines) {
+  MapEntry e;
+  const char* line = "7f0000000000-7f0000021000 rw-p 00000000 00:00 0                          [heap]";
+  ASSERT_TRUE(ProcMaps::ParseLine(line, std::strlen(line), &e));
+  EXPECT_EQ(e.start, 0x7f0000000000u);
+  EXPECT_EQ(e.end, 0x7f0000021000u);
+  EXPECT_TRUE(e.readable);
+  EXPECT_TRUE(e.writable);
+  EXPECT_FALSE(e.executable);
+  EXPECT_EQ(std::string(line + e.path_offset, e.path_length), "[heap]");
+  const char* anon = "1000-2000 ---p 00000000 00:00 0";
+  ASSERT_TRUE(ProcMaps::ParseLine(anon, std::strlen(anon), &e));
+  EXPECT_FALSE(e.readable);
+  EXPECT_EQ(e.path_length, 0u);
+  const char* bad = "zzzz";
+  EXPECT_FALSE(ProcMaps::ParseLine(bad, std::strlen(bad), &e));
+}
+
+TEST(ProcMaps, ReadsOwnMapsAndClampsRegions) {
+  ProcMaps maps;
+  ASSERT_TRUE(maps.Read());
+  int local = 0;
+  const MapEntry* stack = maps.Find(reinterpret_cast<uintptr_t>(&local));
+  ASSERT_NE(stack, nullptr);
+  EXPECT_TRUE(stack->readable && stack->writable);
+  EXPECT_EQ(maps.Find(0), nullptr);
+  // A region spanning unmapped space is clamped to what is readable.
+  MmapArray<Region> out;
+  ASSERT_TRUE(maps.AddReadable(stack->start - 4096, stack->end, &out));
+  uintptr_t covered = 0;
+  for (const Region& r : out) covered += r.end - r.start;
+  EXPECT_GE(covered, stack->end - stack->start);
+  EXPECT_GT(maps.text_size(), 0u);
+}
+
+TEST(MmapArray, GrowsAndKeepsContents) {
+  MmapArray<uint64_t> a;
+  for (uint64_t i = 0; i < 100000; ++i) ASSERT_TRUE(a.PushBack(i * 3));
+  ASSERT_EQ(a.size(), 100000u);
+  for (uint64_t i = 0; i < 100000; ++i) ASSERT_EQ(a[i], i * 3);
+  a.Clear();
+  EXPECT_TRUE(a.empty());
+}
+
+std::atomic<int> g_started{0};
+std::atomic<bool> g_stop{false};
+std::atomic<long> g_progress{0};
+
+void* Spinner(void*) {
+  g_started.fetch_add(1);
+  while (!g_stop.load()) g_progress.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+void* Sleeper(void*) {
+  g_started.fetch_add(1);
+  while (!g_stop.load()) usleep(1000);
+  return nullptr;
+}
+
+TEST(ThreadStopper, StopsSpinningAndSleepingThreadsAndResumesThem) {
+  g_started = 0;
+  g_stop = false;
+  std::vector<pthread_t> threads(6);
+  for (size_t i = 0; i < threads.size(); ++i)
+    pthread_create(&threads[i], nullptr, i % 2 ? Spinner : Sleeper, nullptr);
+  while (g_started.load() < 6) usleep(100);
+  ThreadStopper stopper;
+  ASSERT_TRUE(stopper.StopAll(2000));
+  EXPECT_GE(stopper.stopped_count(), 6u);
+  long before = g_progress.load();
+  usleep(20000);
+  EXPECT_EQ(g_progress.load(), before) << "a spinner kept running while stopped";
+  ProcMaps maps;
+  ASSERT_TRUE(maps.Read());
+  for (size_t i = 0; i < stopper.slot_count(); ++i) {
+    const StoppedThread* t = stopper.thread(i);
+    if (t == nullptr) continue;
+    const MapEntry* m = maps.Find(t->sp);
+    ASSERT_NE(m, nullptr) << "saved SP is not mapped";
+    EXPECT_TRUE(m->writable);
+    EXPECT_GT(t->register_count, 16);
+    EXPECT_NE(t->thread_pointer, 0u);
+  }
+  stopper.ResumeAll();
+  usleep(20000);
+  EXPECT_GT(g_progress.load(), before) << "spinners did not resume";
+  // A second stop/resume cycle reuses the slots.
+  ASSERT_TRUE(stopper.StopAll(2000));
+  EXPECT_GE(stopper.stopped_count(), 6u);
+  stopper.ResumeAll();
+  g_stop = true;
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+}
+
+}  // namespace
+}  // namespace heapkit::check

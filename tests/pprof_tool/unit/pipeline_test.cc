@@ -1,0 +1,160 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/reports.h"
+
+namespace heapkit::pprof {
+namespace {
+
+// Fake symbolizer: pc -> frames; 0x2ff is "inner" inlined into "outer".
+class FakeSymbolizer : public Symbolizer {
+ public:
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = cache_.find(pc);
+    if (it != cache_.end()) return it->second;
+    std::vector<SourceFrame> f;
+    switch (pc) {
+      case 0x100: f = {{"malloc", "", 0, false, "/lib/libc.so.6"}}; break;
+      case 0x1ff: f = {{"leaf", "a.cc", 10, false, "/bin/p"}}; break;
+      case 0x2ff: f = {{"inner", "b.h", 3, true, "/bin/p"}, {"outer", "b.cc", 20, false, "/bin/p"}}; break;
+      case 0x3ff: f = {{"main", "m.cc", 5, false, "/bin/p"}}; break;
+      case 0x4ff: f = {{"leaf", "a.cc", 11, false, "/bin/p"}}; break;
+      default: f = {{"0x?", "", 0, false, ""}}; break;
+    }
+    return cache_.emplace(pc, f).first->second;
+  }
+  std::map<uint64_t, std::vector<SourceFrame>> cache_;
+};
+
+Profile MakeProfile() {
+  Profile p;
+  ParseError e;
+  EXPECT_TRUE(ParseProfileText("heap profile: 3: 300 [ 6: 600] @ heapprofile\n"
+                               " 1: 100 [ 2: 200] @ 0x100 0x200 0x300 0x400\n"  // malloc<-leaf<-outer/inner<-main
+                               " 2: 200 [ 4: 400] @ 0x100 0x500 0x400\n"         // malloc<-leaf:11<-main
+                               " 0: 0 [ 1: 50] @ 0x300 0x400\n",
+                               "p.heap", &p, &e))
+      << e.Message();
+  return p;
+}
+
+TEST(Pipeline, DropsAllocatorFramesAndExpandsInlines) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
+  EXPECT_EQ(s.total, 300);
+  ASSERT_EQ(s.samples.size(), 2u);  // leaf:10 and leaf:11 merge at function granularity? no: different stacks
+  const StackSample& first = s.samples[0];
+  ASSERT_EQ(first.frames.size(), 4u);  // leaf, inner, outer, main (malloc dropped)
+  EXPECT_EQ(s.nodes[first.frames[0].node].name, "leaf");
+  EXPECT_EQ(s.nodes[first.frames[1].node].name, "inner");
+  EXPECT_TRUE(first.frames[1].inlined);
+  EXPECT_EQ(s.nodes[first.frames[2].node].name, "outer");
+  EXPECT_FALSE(first.frames[2].inlined);
+}
+
+TEST(Pipeline, ValueTypesAndGranularity) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  PipelineOptions o;
+  o.sample_type = SampleType::kAllocObjects;
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_EQ(s.total, 7);
+  EXPECT_EQ(s.unit, ValueUnit::kObjects);
+  o.sample_type = SampleType::kInuseSpace;
+  o.granularity = Granularity::kLines;
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  int leaf_nodes = 0;
+  for (const NodeInfo& n : s.nodes) leaf_nodes += n.name == "leaf";
+  EXPECT_EQ(leaf_nodes, 2);  // a.cc:10 and a.cc:11
+  o.granularity = Granularity::kFiles;
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  for (const NodeInfo& n : s.nodes) EXPECT_TRUE(n.name == "a.cc" || n.name == "b.h" || n.name == "b.cc" || n.name == "m.cc") << n.name;
+}
+
+TEST(Pipeline, FocusIgnoreHideShow) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  PipelineOptions o;
+  o.focus = "^outer$";
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_EQ(s.total, 100);
+  o = PipelineOptions();
+  o.ignore = "outer";
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_EQ(s.total, 200);
+  o = PipelineOptions();
+  o.hide = "^(inner|outer)$";
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_EQ(s.total, 300);
+  ASSERT_EQ(s.samples.size(), 1u);  // both stacks become leaf<-main and merge
+  EXPECT_EQ(s.samples[0].value, 300);
+  o = PipelineOptions();
+  o.show = "main";
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
+  ASSERT_EQ(s.samples.size(), 1u);
+  EXPECT_EQ(s.samples[0].frames.size(), 1u);
+  o = PipelineOptions();
+  o.focus = "([";
+  EXPECT_FALSE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_NE(err.find("--focus"), std::string::npos) << err;
+}
+
+TEST(Pipeline, BaseSubtractionCancelsAndGoesNegative) {
+  Profile p = MakeProfile();
+  Profile base = MakeProfile();
+  base.samples.pop_back();
+  base.samples[0].value.inuse_bytes = 150;  // more than the profile: negative result
+  p.AddProfile(base, true);
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err));
+  ASSERT_EQ(s.samples.size(), 1u);  // the 200-byte stack cancelled out
+  EXPECT_EQ(s.samples[0].value, -50);
+  EXPECT_EQ(s.total, -50);
+}
+
+TEST(Reports, TextCollapsedTracesList) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err));
+  ReportOptions ro;
+  std::string text = TextReport(s, ro);
+  EXPECT_NE(text.find("of 300B total"), std::string::npos) << text;
+  EXPECT_NE(text.find("300B 100.00% 100.00%       300B 100.00%  leaf"), std::string::npos) << text;
+  std::string folded = CollapsedReport(s);
+  EXPECT_NE(folded.find("main;outer;inner;leaf 100\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("main;leaf 200\n"), std::string::npos) << folded;
+  std::string traces = TracesReport(s, ro);
+  EXPECT_NE(traces.find("inner (inline)"), std::string::npos) << traces;
+  ro.top_n = 1;
+  text = TextReport(s, ro);
+  EXPECT_NE(text.find("Showing top 1 nodes out of 4"), std::string::npos) << text;
+
+  PipelineOptions lo;
+  lo.granularity = Granularity::kLines;
+  ASSERT_TRUE(BuildStackSamples(p, sym, lo, &s, &err));
+  std::string list;
+  ASSERT_TRUE(ListReport(s, "^leaf$", ro, &list, &err)) << err;
+  EXPECT_NE(list.find("ROUTINE ======================== leaf in a.cc"), std::string::npos) << list;
+  EXPECT_FALSE(ListReport(s, "nomatch", ro, &list, &err));
+  EXPECT_NE(err.find("no function matches"), std::string::npos);
+  std::string cg = CallgrindReport(s, ro);
+  EXPECT_NE(cg.find("events: inuse_space"), std::string::npos);
+  EXPECT_NE(cg.find("fn=leaf\n10 100\n11 200\n"), std::string::npos) << cg;
+}
+
+}  // namespace
+}  // namespace heapkit::pprof

@@ -1,0 +1,222 @@
+// A program with known allocation patterns, run under HEAPPROFILE by run_e2e.py.
+//
+// Allocating functions are noinline and do work after the call, so each is a real frame and
+// the leaf PC of its samples lies inside it (the driver resolves PCs with `nm`):
+//   RetainA   20000 x 1000 B  kept to the end   (20 000 000 B in use)
+//   RetainB    5000 x 8000 B  kept to the end   (40 000 000 B in use)
+//   ChurnC   200000 x  100 B  freed at once      (0 in use, 20 000 000 B allocated)
+// Modes (argv[1]): pattern | idle <sec> | signal <signo> | fork | exec | api | churn <MB> |
+//                  retain <MB> | heap_sample <file> (static build only) | slowpath
+// slowpath: kSlowThreads fresh threads (empty thread caches, so the allocator's refill/slow
+// paths run) each allocate kSlowPerSize objects of every size 8, s*5/4+8, ... <= kSlowMaxSize
+// through SlowMalloc, SlowNew, SlowCalloc and SlowAlignedNew, all kept to the end. run_e2e.py derives
+// the same numbers and checks every profile record's leaf frame.
+#include <gperftools/heap-profiler.h>
+
+#include <signal.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#ifndef HEAPKIT_WEAK_API
+#include <gperftools/malloc_extension.h>
+
+#include <string>
+#endif
+
+#ifdef HEAPKIT_WEAK_API
+#pragma weak HeapProfilerStart
+#pragma weak HeapProfilerStop
+#pragma weak HeapProfilerDump
+#pragma weak IsHeapProfilerRunning
+#pragma weak GetHeapProfile
+#endif
+
+namespace {
+
+void* volatile g_sink;
+void** g_keep_a;
+void** g_keep_b;
+
+void Touch(void* p) {
+  g_sink = p;
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void* RetainA() {
+  void* p = malloc(1000);
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void* RetainB() {
+  char* p = new char[8000];
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void ChurnC() {
+  void* p = malloc(100);
+  Touch(p);
+  free(p);
+  asm volatile("" ::: "memory");
+}
+
+void Pattern() {
+  g_keep_a = static_cast<void**>(calloc(20000, sizeof(void*)));
+  g_keep_b = static_cast<void**>(calloc(5000, sizeof(void*)));
+  for (int i = 0; i < 20000; ++i) g_keep_a[i] = RetainA();
+  for (int i = 0; i < 5000; ++i) g_keep_b[i] = RetainB();
+  for (int i = 0; i < 200000; ++i) ChurnC();
+}
+
+__attribute__((noinline)) void Churn(long mb) {
+  for (long i = 0; i < mb * 16; ++i) {  // 64 KiB per round
+    void* p = malloc(65536);
+    Touch(p);
+    free(p);
+  }
+}
+
+__attribute__((noinline)) void Retain(long mb) {
+  for (long i = 0; i < mb * 16; ++i) Touch(malloc(65536));
+}
+
+// Keep in sync with run_e2e.py (SLOW_*).
+constexpr int kSlowThreads = 2;
+constexpr int kSlowPerSize = 16;
+constexpr long kSlowMaxSize = 40000;
+constexpr int kSlowMaxObjects = 1 << 16;
+void* g_slow_keep[kSlowThreads][kSlowMaxObjects];
+
+__attribute__((noinline)) void* SlowMalloc(size_t n) {
+  void* p = malloc(n);
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void* SlowNew(size_t n) {
+  void* p = ::operator new(n);
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void* SlowCalloc(size_t n) {
+  void* p = calloc(1, n);
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void* SlowAlignedNew(size_t n) {
+  void* p = ::operator new(n, std::align_val_t{64});
+  Touch(p);
+  return p;
+}
+
+void* SlowThread(void* arg) {
+  void** keep = static_cast<void**>(arg);
+  int k = 0;
+  for (long size = 8; size <= kSlowMaxSize; size = size * 5 / 4 + 8)
+    for (int i = 0; i < kSlowPerSize && k + 4 <= kSlowMaxObjects; ++i) {
+      keep[k++] = SlowMalloc(size);
+      keep[k++] = SlowNew(size);
+      keep[k++] = SlowCalloc(size);
+      keep[k++] = SlowAlignedNew(size);
+    }
+  return nullptr;
+}
+
+void SlowPath() {
+  pthread_t threads[kSlowThreads];
+  for (int t = 0; t < kSlowThreads; ++t)
+    if (pthread_create(&threads[t], nullptr, &SlowThread, g_slow_keep[t]) != 0) exit(4);
+  for (int t = 0; t < kSlowThreads; ++t) pthread_join(threads[t], nullptr);
+}
+
+void SleepMs(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "pattern";
+  if (strcmp(mode, "pattern") == 0) {
+    Pattern();
+  } else if (strcmp(mode, "idle") == 0) {
+    SleepMs(static_cast<long>(atof(argc > 2 ? argv[2] : "1") * 1000));
+  } else if (strcmp(mode, "signal") == 0) {
+    Pattern();
+    kill(getpid(), atoi(argc > 2 ? argv[2] : "10"));
+    SleepMs(500);  // the helper thread writes the dump
+  } else if (strcmp(mode, "fork") == 0) {
+    Pattern();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      Retain(2);
+      printf("child %d\n", static_cast<int>(getpid()));
+      exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("parent %d child %d status %d\n", static_cast<int>(getpid()), static_cast<int>(child),
+           status);
+  } else if (strcmp(mode, "exec") == 0) {
+    Pattern();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      char retain[] = "retain", one[] = "1";
+      char* args[] = {argv[0], retain, one, nullptr};
+      execv("/proc/self/exe", args);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("parent %d child %d status %d\n", static_cast<int>(getpid()), static_cast<int>(child),
+           status);
+  } else if (strcmp(mode, "api") == 0) {
+    printf("running-before %d\n", IsHeapProfilerRunning());
+    HeapProfilerStart(argv[2]);
+    printf("running-after-start %d\n", IsHeapProfilerRunning());
+    Pattern();
+    HeapProfilerDump("api dump");
+    char* text = GetHeapProfile();
+    printf("profile-header %.*s\n", static_cast<int>(strcspn(text, "\n")), text);
+    printf("profile-has-maps %d\n", strstr(text, "\nMAPPED_LIBRARIES:\n") != nullptr);
+    free(text);
+    HeapProfilerStop();
+    printf("running-after-stop %d\n", IsHeapProfilerRunning());
+#ifndef HEAPKIT_WEAK_API
+  } else if (strcmp(mode, "heap_sample") == 0) {
+    // MallocExtension::GetHeapSample with TCMALLOC_SAMPLE_PARAMETER alone (no HEAPPROFILE).
+    Pattern();
+    std::string sample;
+    MallocExtension::instance()->GetHeapSample(&sample);
+    FILE* f = fopen(argv[2], "w");
+    if (f == nullptr) return 3;
+    fwrite(sample.data(), 1, sample.size(), f);
+    fclose(f);
+#endif
+  } else if (strcmp(mode, "slowpath") == 0) {
+    SlowPath();
+  } else if (strcmp(mode, "churn") == 0) {
+    Churn(atol(argc > 2 ? argv[2] : "64"));
+  } else if (strcmp(mode, "retain") == 0) {
+    Retain(atol(argc > 2 ? argv[2] : "64"));
+  } else {
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+  }
+  printf("done %s\n", mode);
+  return 0;
+}

@@ -1,0 +1,187 @@
+// The sampled-allocation table: bucket identity, alloc/free accounting, unknown frees,
+// stale entries, growth, and many threads sampling and freeing at once.
+#include "profiler/stack_table.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace heapkit::prof {
+namespace {
+
+StackTable& FreshTable() {
+  // Each test gets its own table (the type is big but constant-initialisable).
+  static StackTable tables[8];
+  static int next = 0;
+  StackTable& t = tables[next++];
+  EXPECT_TRUE(t.Init());
+  return t;
+}
+
+void* Pc(uintptr_t v) { return reinterpret_cast<void*>(v); }
+const void* Obj(uintptr_t v) { return reinterpret_cast<const void*>(v); }
+
+TEST(StackTable, BucketIdentity) {
+  StackTable& t = FreshTable();
+  void* a[] = {Pc(0x1000), Pc(0x2000), Pc(0x3000)};
+  void* b[] = {Pc(0x1000), Pc(0x2000), Pc(0x3001)};
+  Bucket* ba = t.FindOrCreateBucket(a, 3, 0);
+  ASSERT_NE(ba, nullptr);
+  EXPECT_EQ(t.FindOrCreateBucket(a, 3, 0), ba);
+  EXPECT_NE(t.FindOrCreateBucket(b, 3, 0), ba);
+  EXPECT_NE(t.FindOrCreateBucket(a, 2, 0), ba);  // prefix is a different stack
+  EXPECT_NE(t.FindOrCreateBucket(a, 3, 5), ba);  // different size key
+  EXPECT_EQ(t.num_buckets(), 4u);
+  EXPECT_EQ(ba->depth, 3);
+  EXPECT_EQ(ba->pcs[2], Pc(0x3000));
+  Bucket* empty = t.FindOrCreateBucket(nullptr, 0, 0);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(empty->depth, 0);
+  int seen = 0;
+  t.ForEachBucket([&](const Bucket&) { ++seen; });
+  EXPECT_EQ(seen, 5);
+}
+
+TEST(StackTable, FreeUpdatesBucketAndUnknownFreeIsIgnored) {
+  StackTable& t = FreshTable();
+  void* s[] = {Pc(0x42)};
+  Bucket* b = t.FindOrCreateBucket(s, 1, 0);
+  t.RecordAlloc(Obj(0x10000), b, 100);
+  t.RecordAlloc(Obj(0x20000), b, 50);
+  EXPECT_EQ(b->InUseCount(), 2);
+  EXPECT_EQ(b->InUseBytes(), 150);
+  size_t size = 0;
+  EXPECT_TRUE(t.RecordFree(Obj(0x10000), &size));
+  EXPECT_EQ(size, 100u);
+  EXPECT_EQ(b->InUseCount(), 1);
+  EXPECT_EQ(b->InUseBytes(), 50);
+  EXPECT_EQ(b->alloc_count.load(), 2);
+  EXPECT_EQ(b->alloc_bytes.load(), 150);
+  // Unknown addresses and double frees change nothing.
+  EXPECT_FALSE(t.RecordFree(Obj(0x10000), &size));
+  EXPECT_FALSE(t.RecordFree(Obj(0x30000), &size));
+  EXPECT_EQ(b->InUseCount(), 1);
+  EXPECT_EQ(b->free_count.load(), 1);
+  Bucket* found;
+  EXPECT_TRUE(t.Lookup(Obj(0x20000), &found, &size));
+  EXPECT_EQ(found, b);
+  EXPECT_EQ(size, 50u);
+  EXPECT_FALSE(t.Lookup(Obj(0x10000), &found, &size));
+}
+
+TEST(StackTable, FilterCollisionStillIgnoresUnknownFree) {
+  // An unknown address whose filter counter is non-zero (shared with a live sampled object)
+  // takes the locked path, which must also leave everything unchanged.
+  StackTable& t = FreshTable();
+  void* s[] = {Pc(0x77)};
+  Bucket* b = t.FindOrCreateBucket(s, 1, 0);
+  const uintptr_t a = 0x7f0000001000;
+  t.RecordAlloc(Obj(a), b, 64);
+  const uint64_t mask = (uint64_t{1} << StackTable::kFilterBits) - 1;
+  const uint64_t slot = StackTable::HashAddress(a) & mask;
+  uintptr_t other = 0;
+  for (uintptr_t c = a + 16; c < a + (uintptr_t{1} << 32); c += 16) {
+    if ((StackTable::HashAddress(c) & mask) == slot) {
+      other = c;
+      break;
+    }
+  }
+  ASSERT_NE(other, 0u) << "no colliding address found";
+  EXPECT_FALSE(t.RecordFree(Obj(other)));
+  EXPECT_EQ(b->InUseCount(), 1);
+  EXPECT_TRUE(t.RecordFree(Obj(a)));
+  EXPECT_FALSE(t.RecordFree(Obj(a)));  // counter back to zero: fast "no"
+  EXPECT_EQ(b->InUseCount(), 0);
+}
+
+TEST(StackTable, StaleEntryIsAccountedAsFreed) {
+  StackTable& t = FreshTable();
+  void* s1[] = {Pc(1)};
+  void* s2[] = {Pc(2)};
+  Bucket* b1 = t.FindOrCreateBucket(s1, 1, 0);
+  Bucket* b2 = t.FindOrCreateBucket(s2, 1, 0);
+  t.RecordAlloc(Obj(0x5000), b1, 10);
+  t.RecordAlloc(Obj(0x5000), b2, 20);  // the free of the first was never reported
+  EXPECT_EQ(b1->InUseCount(), 0);
+  EXPECT_EQ(b2->InUseBytes(), 20);
+  EXPECT_EQ(t.num_live_objects(), 1u);
+}
+
+TEST(StackTable, GrowsAndFindsEverything) {
+  StackTable& t = FreshTable();
+  void* s[] = {Pc(7)};
+  Bucket* b = t.FindOrCreateBucket(s, 1, 0);
+  const uintptr_t kN = 300000;  // >> 64 stripes x 1024 initial heads
+  for (uintptr_t i = 0; i < kN; ++i) t.RecordAlloc(Obj(0x100000 + i * 16), b, 16);
+  EXPECT_EQ(t.num_live_objects(), kN);
+  Bucket* found;
+  size_t size;
+  for (uintptr_t i = 0; i < kN; i += 7) ASSERT_TRUE(t.Lookup(Obj(0x100000 + i * 16), &found, &size));
+  for (uintptr_t i = 0; i < kN; i += 2) ASSERT_TRUE(t.RecordFree(Obj(0x100000 + i * 16)));
+  EXPECT_EQ(b->InUseCount(), static_cast<int64_t>(kN / 2));
+  size_t visited = 0;
+  t.ForEachLiveObject([](void* ctx, const void*, const Bucket*, size_t) { ++*static_cast<size_t*>(ctx); },
+                      &visited);
+  EXPECT_EQ(visited, kN / 2);
+}
+
+TEST(StackTable, ConcurrentSamplingAndFreeing) {
+  StackTable& t = FreshTable();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 100000;
+  constexpr int kStacks = 37;
+  std::atomic<int> go{0};
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      std::vector<uintptr_t> pending;
+      while (go.load() == 0) {
+      }
+      for (int i = 0; i < kPerThread; ++i) {
+        void* stack[] = {Pc(0x1000 + static_cast<uintptr_t>(i % kStacks)), Pc(0x99)};
+        Bucket* b = t.FindOrCreateBucket(stack, 2, 0);
+        uintptr_t addr = (static_cast<uintptr_t>(th) << 40) + static_cast<uintptr_t>(i) * 32;
+        t.RecordAlloc(Obj(addr), b, 32);
+        // Free all but every 10th: some at once, some later (out of order).
+        if (i % 10 != 0) {
+          if (i % 3 == 0) {
+            pending.push_back(addr);
+          } else {
+            ASSERT_TRUE(t.RecordFree(Obj(addr)));
+          }
+        }
+        if (pending.size() > 50) {
+          for (uintptr_t p : pending) ASSERT_TRUE(t.RecordFree(Obj(p)));
+          pending.clear();
+        }
+      }
+      for (uintptr_t p : pending) ASSERT_TRUE(t.RecordFree(Obj(p)));
+    });
+  }
+  go.store(1);
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(t.num_buckets(), static_cast<size_t>(kStacks));
+  int64_t allocs = 0, inuse = 0, inuse_bytes = 0;
+  t.ForEachBucket([&](const Bucket& b) {
+    allocs += b.alloc_count.load();
+    inuse += b.InUseCount();
+    inuse_bytes += b.InUseBytes();
+  });
+  EXPECT_EQ(allocs, int64_t{kThreads} * kPerThread);
+  EXPECT_EQ(static_cast<size_t>(inuse), t.num_live_objects());
+  EXPECT_EQ(inuse_bytes, inuse * 32);
+  // Exactly the i % 10 == 0 objects survive.
+  EXPECT_EQ(inuse, int64_t{kThreads} * (kPerThread / 10));
+  Bucket* found;
+  size_t size;
+  for (int th = 0; th < kThreads; ++th)
+    for (int i = 0; i < kPerThread; i += 10)
+      ASSERT_TRUE(t.Lookup(Obj((static_cast<uintptr_t>(th) << 40) + static_cast<uintptr_t>(i) * 32),
+                           &found, &size));
+}
+
+}  // namespace
+}  // namespace heapkit::prof
