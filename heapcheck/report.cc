@@ -226,9 +226,9 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
   }
   std::unique_ptr<pprof::Symbolizer> symbolizer = pprof::Symbolizer::FromMaps(
       std::string_view(wanted.data(), wanted.size()), &warnings);
-  auto frames_of = [&](uintptr_t pc, bool leaf) -> const std::vector<pprof::SourceFrame>* {
+  auto frames_of = [&](uintptr_t pc) -> const std::vector<pprof::SourceFrame>* {
     if (!symbolizer) return nullptr;
-    return &symbolizer->Symbolize(leaf ? pc : pc - 1);
+    return &symbolizer->Symbolize(pc - 1);  // all are return addresses, the leaf too
   };
 
   // Suppressions and the minimal-mode filter.
@@ -242,7 +242,7 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
     const LeakRecord& r = result.leaks[order[g.first]];
     bool matched = false, under_main = false;
     for (int d = 0; filter && d < r.depth && !(matched && under_main); ++d) {
-      const auto* frames = frames_of(pcs[r.pc_offset + d], d == 0);
+      const auto* frames = frames_of(pcs[r.pc_offset + d]);
       if (frames == nullptr) break;
       for (const pprof::SourceFrame& f : *frames) {
         if (f.function == "main") under_main = true;
@@ -321,7 +321,7 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
     if (r.depth == 0) internal::LogRaw("\t@ (no stack recorded)");
     for (int d = 0; d < r.depth; ++d) {
       uintptr_t pc = pcs[r.pc_offset + d];
-      const auto* frames = frames_of(pc, d == 0);
+      const auto* frames = frames_of(pc);
       if (frames == nullptr || frames->empty()) {
         internal::LogRaw("\t@ %lx", static_cast<unsigned long>(pc));
         continue;

@@ -16,7 +16,7 @@ const char* const kLongNames[] = {
     "svg", "png", "pdf", "ps", "web", "flamegraph", "icicle", "output", "inuse_space",
     "inuse_objects", "alloc_space", "alloc_objects", "show_bytes", "base", "heapcheck",
     "functions", "lines", "files", "addresses", "focus", "ignore", "hide", "show", "nodecount",
-    "nodefraction", "edgefraction", "cum", "no_drop_allocator", "o"};
+    "nodefraction", "edgefraction", "cum", "no_drop_allocator", "noinlines", "o"};
 
 bool IsElf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -137,6 +137,8 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
   app.add_option("--hide", o->hide, "Remove frames matching the regex from stacks. E.g. --hide=^std::")->group("Filters");
   app.add_option("--show", o->show, "Keep only frames matching the regex. E.g. --show=^myapp::")->group("Filters");
   app.add_flag("--cum", o->cum, "Sort by cumulative value instead of flat. E.g. --top=10 --cum")->group("Filters");
+  app.add_flag("--noinlines", o->noinlines,
+               "Attribute inlined code to the function it was inlined into. E.g. --noinlines --top=10")->group("Filters");
   app.add_flag("--no_drop_allocator", o->keep_allocator_frames,
                "Keep malloc/operator new/allocator frames at the leaf. E.g. --no_drop_allocator")->group("Filters");
 

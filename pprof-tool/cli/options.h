@@ -30,6 +30,7 @@ struct CliOptions {
   double edgefraction = 0.001;
   bool cum = false;
   bool keep_allocator_frames = false;  // --no_drop_allocator (debugging)
+  bool noinlines = false;              // --noinlines (Go pprof's name)
   std::string program;                 // optional <program>
   std::vector<std::string> profiles;   // <profile>...
 };

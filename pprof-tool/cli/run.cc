@@ -123,6 +123,7 @@ int RunPprofTool(const CliOptions& o) {
   po.hide = o.hide;
   po.show = o.show;
   po.drop_allocator_frames = !o.keep_allocator_frames;
+  po.inlines = !o.noinlines;
   po.program = o.program;
 
   StackSamples samples;

@@ -244,11 +244,14 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     if (v == 0) continue;
     stack.clear();
     for (size_t i = 0; i < s.pcs.size(); ++i) {
-      uint64_t pc = i == 0 ? s.pcs[i] : s.pcs[i] - 1;
+      // Every PC in a heap profile is a return address, the leaf included (the leaf is the
+      // return address of the call into the allocator), so all land inside their call with -1.
+      uint64_t pc = s.pcs[i] - 1;
       auto it = locations.find(pc);
       if (it == locations.end()) {
         std::vector<LocFrame> loc;
         for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
+          if (f.inlined && !options.inlines) continue;
           loc.push_back({node_for(f, pc), f.inlined, IsAllocatorFrame(f.function, f.module)});
         }
         it = locations.emplace(pc, std::move(loc)).first;

@@ -26,6 +26,7 @@ struct PipelineOptions {
   Granularity granularity = Granularity::kFunctions;
   std::string focus, ignore, hide, show;  // regexes (ECMAScript, searched); "" = off
   bool drop_allocator_frames = true;
+  bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
   std::string program;  // binary given on the command line ("" = from the maps)
 };
 

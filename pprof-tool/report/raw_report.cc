@@ -12,17 +12,14 @@ namespace heapkit::pprof {
 std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::string& binary) {
   // Symbol section keyed by lookup PC (callers' return addresses minus 1), like gperftools'
   // pprof --raw, so both tools read it back without the binaries.
-  // Keys: every lookup PC (leaf as is, callers minus 1) for pprof-tool, plus the callers'
-  // original return addresses (what gperftools' pprof looks up in a symbolized profile),
-  // which get the names of their call site. A leaf PC wins a collision.
+  // Every PC of a heap profile is a return address (the leaf too), symbolized at pc - 1.
+  // Keys: that lookup PC (what pprof-tool asks for) and the original return address (what
+  // gperftools' pprof looks up in a symbolized profile), both with the call site's names.
   std::map<uint64_t, uint64_t> keys;  // key -> lookup pc
   for (const RawSample& s : p.samples) {
-    if (!s.pcs.empty()) keys[s.pcs[0]] = s.pcs[0];
-  }
-  for (const RawSample& s : p.samples) {
-    for (size_t i = 1; i < s.pcs.size(); ++i) {
-      keys.emplace(s.pcs[i] - 1, s.pcs[i] - 1);
-      keys.emplace(s.pcs[i], s.pcs[i] - 1);
+    for (uint64_t pc : s.pcs) {
+      keys.emplace(pc - 1, pc - 1);
+      keys.emplace(pc, pc - 1);
     }
   }
   std::string out = "--- symbol\n";

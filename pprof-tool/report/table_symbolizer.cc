@@ -21,17 +21,24 @@ class TableSymbolizer final : public Symbolizer {
     }
   }
   const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    // The pipeline asks for return address - 1. Tables written by pprof-tool --raw hold that
+    // key; older ones (and other writers) may hold only the return address itself.
     auto it = table_.find(pc);
     if (it != table_.end()) return it->second;
+    it = table_.find(pc + 1);
+    if (it != table_.end()) return it->second;
+    it = unknown_.find(pc);
+    if (it != unknown_.end()) return it->second;
     char buf[32];
     snprintf(buf, sizeof buf, "0x%" PRIx64, pc);
     SourceFrame f;
     f.function = buf;
-    return table_.emplace(pc, std::vector<SourceFrame>{f}).first->second;
+    return unknown_.emplace(pc, std::vector<SourceFrame>{f}).first->second;
   }
 
  private:
   std::unordered_map<uint64_t, std::vector<SourceFrame>> table_;
+  std::unordered_map<uint64_t, std::vector<SourceFrame>> unknown_;  // kept apart from table_
 };
 
 }  // namespace

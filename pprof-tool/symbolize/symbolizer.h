@@ -33,8 +33,8 @@ class Symbolizer {
   static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
                                               std::vector<std::string>* warnings);
 
-  // `pc` is looked up as given: callers subtract 1 from return addresses (all but the leaf)
-  // to land inside the call instruction. Results are cached per PC. Never empty: an unknown
+  // `pc` is looked up as given: callers subtract 1 from return addresses to land inside the
+  // call instruction (in heap profiles every PC is one, the leaf included). Results are cached per PC. Never empty: an unknown
   // address yields one frame named "0x<pc>" or "module+0xoffset".
   virtual const std::vector<SourceFrame>& Symbolize(uint64_t pc) = 0;
 };

@@ -11,6 +11,7 @@ out=${HEAPKIT_DEMO_DIR:-/tmp/heapkit-demo}
 "$root/tests/scripts/build.sh"
 rm -rf "$out" && mkdir -p "$out"
 demo="$out/demo"
+pprof="$build/pprof-tool/pprof-tool"
 g++ -std=c++20 -O2 -g -fno-omit-frame-pointer -o "$demo" "$root/tests/demo/demo.cc"
 
 step() { printf '\n\033[1m==> %s\033[0m\n$ %s\n' "$1" "$2"; }
@@ -35,18 +36,18 @@ HEAPPROFILE="$out/prof" TCMALLOC_SAMPLE_PARAMETER=1 LD_PRELOAD="$build/libheapki
 last=$(ls "$out"/prof.*.heap | sort | tail -n 1)
 
 step "4. pprof-tool: top holders of in-use memory" "pprof-tool --text $demo $last"
-"$build/pprof-tool" --text "$demo" "$last"
+"$pprof" --text "$demo" "$last"
 
 step "5. pprof-tool: who allocated the most over the run" \
      "pprof-tool --top=5 --alloc_space $demo $last"
-"$build/pprof-tool" --top=5 --alloc_space "$demo" "$last"
+"$pprof" --top=5 --alloc_space "$demo" "$last"
 
 step "6. Pictures" "pprof-tool --svg / --flamegraph"
-"$build/pprof-tool" --svg --output="$out/inuse.svg" "$demo" "$last"
-"$build/pprof-tool" --flamegraph="$out/flame.svg" "$demo" "$last"
+"$pprof" --svg --output="$out/inuse.svg" "$demo" "$last"
+"$pprof" --flamegraph="$out/flame.svg" "$demo" "$last"
 leakfile=$(ls "$out"/demo.*._main_-end.heap 2>/dev/null | head -n 1 || true)
 if [[ -n "$leakfile" ]]; then
-  "$build/pprof-tool" --svg --heapcheck --inuse_objects --output="$out/leaks.svg" "$demo" "$leakfile"
+  "$pprof" --svg --heapcheck --inuse_objects --output="$out/leaks.svg" "$demo" "$leakfile"
 fi
 echo "call graph:  $out/inuse.svg"
 echo "flame graph: $out/flame.svg"

@@ -237,7 +237,8 @@ def crosscheck():
             fail("google-pprof failed on %s: %s" % (prof, g.stderr.decode(errors="replace")))
             continue
         gtotal = float(m.group(1))
-        o = pprof(["--text", "--show_bytes", "--nodefraction=0"] + opts + [prog, prof])
+        # google-pprof knows no inlined frames: compare physical functions.
+        o = pprof(["--text", "--show_bytes", "--nodefraction=0", "--noinlines"] + opts + [prog, prof])
         otext = o.stdout.decode()
         m2 = re.search(r"of (\S+) total", otext)
         if o.returncode != 0 or not m2:
@@ -252,8 +253,13 @@ def crosscheck():
         gtop = sorted(gflat, key=lambda x: (-x[1], x[0]))[:10]
         otop = sorted(oflat, key=lambda x: (-x[1], x[0]))[:10]
 
+        # Names are compared for entries holding >= 1% of the total. Below that google-pprof can
+        # name the wrong function: it looks the leaf up at the raw return address (no -1), which
+        # after a call at the very end of a function lands in the next symbol. Values are
+        # compared for every entry.
         def close(a, b):
-            return a[0] == b[0] and abs(a[1] - b[1]) <= max(1, 1e-6 * abs(a[1]))
+            same_name = a[0] == b[0] or abs(a[1]) < 0.01 * abs(gtotal)
+            return same_name and abs(a[1] - b[1]) <= max(1, 1e-6 * abs(a[1]))
         if len(gtop) != len(otop) or not all(close(a, b) for a, b in zip(gtop, otop)):
             fail("%s %s: top functions differ\n google-pprof: %s\n pprof-tool:   %s" %
                  (prof, opts, gtop, otop))

@@ -17,7 +17,7 @@ class FakeSymbolizer : public Symbolizer {
     if (it != cache_.end()) return it->second;
     std::vector<SourceFrame> f;
     switch (pc) {
-      case 0x100: f = {{"malloc", "", 0, false, "/lib/libc.so.6"}}; break;
+      case 0xff: f = {{"malloc", "", 0, false, "/lib/libc.so.6"}}; break;
       case 0x1ff: f = {{"leaf", "a.cc", 10, false, "/bin/p"}}; break;
       case 0x2ff: f = {{"inner", "b.h", 3, true, "/bin/p"}, {"outer", "b.cc", 20, false, "/bin/p"}}; break;
       case 0x3ff: f = {{"main", "m.cc", 5, false, "/bin/p"}}; break;
