@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
 
@@ -34,18 +35,8 @@ std::string Basename(const std::string& p) {
 }
 
 int Emit(const std::string& text, const std::string& output) {
-  if (output.empty()) {
-    if (fwrite(text.data(), 1, text.size(), stdout) != text.size() || fflush(stdout) != 0) {
-      return Fail(std::string("cannot write to stdout: ") + strerror(errno));
-    }
-    return 0;
-  }
-  FILE* f = fopen(output.c_str(), "w");
-  if (f == nullptr) return Fail(output + ": cannot open for writing: " + strerror(errno));
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) return Fail(output + ": write failed");
-  return 0;
+  std::string error;
+  return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
 bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error) {

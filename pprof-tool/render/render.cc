@@ -5,7 +5,7 @@
 #include "pprof-tool/render/dot_writer.h"
 #include "pprof-tool/render/flame_graph.h"
 #include "pprof-tool/render/gvc_render.h"
-#include "pprof-tool/render/output.h"
+#include "pprof-tool/report/output.h"
 
 namespace heapkit::pprof {
 

@@ -1,4 +1,4 @@
-#include "output.h"
+#include "pprof-tool/report/output.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -25,6 +25,17 @@ bool WriteAll(int fd, std::string_view bytes) {
       return false;
     }
     bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Writes all of `bytes` to fd and closes it; a failure of either names `path` and the cause.
+bool WriteAndClose(int fd, std::string_view bytes, const std::string& path, std::string* error) {
+  const bool ok = WriteAll(fd, bytes);
+  const int saved = errno;
+  if (::close(fd) != 0 || !ok) {
+    *error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+    return false;
   }
   return true;
 }
@@ -56,16 +67,10 @@ bool WriteOutput(const std::string& path, std::string_view bytes, std::string* e
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
+    *error = path + ": cannot open for writing: " + std::strerror(errno);
     return false;
   }
-  const bool ok = WriteAll(fd, bytes);
-  const int saved = errno;
-  if (::close(fd) != 0 || !ok) {
-    *error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
-    return false;
-  }
-  return true;
+  return WriteAndClose(fd, bytes, path, error);
 }
 
 bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string* path,
@@ -81,13 +86,7 @@ bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string*
     return false;
   }
   *path = buf.data();
-  const bool ok = WriteAll(fd, bytes);
-  const int saved = errno;
-  if (::close(fd) != 0 || !ok) {
-    *error = "cannot write " + *path + ": " + std::strerror(ok ? errno : saved);
-    return false;
-  }
-  return true;
+  return WriteAndClose(fd, bytes, *path, error);
 }
 
 bool OpenInBrowser(const std::string& path) {

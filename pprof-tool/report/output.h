@@ -1,4 +1,5 @@
-// Where rendered bytes go: a named file, stdout, or a fresh temporary file (--web).
+// Where a report's bytes go — text reports and rendered pictures alike: a named file
+// (--output), stdout, or a fresh temporary file (--web).
 #pragma once
 
 #include <string>
