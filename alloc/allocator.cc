@@ -9,11 +9,13 @@
 
 #include <cstring>
 
+#include "alloc/heap_growth.h"
 #include "alloc/hooks.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
+#include "alloc/sampled_spans.h"
 #include "alloc/sampling_hook.h"
 #include "alloc/stats.h"
 
@@ -70,10 +72,12 @@ void PreFork() {
   g_state.pageheap.lock_.Lock();
   g_state.registry.lock_.Lock();
   internal::ArenaLockAll();
+  sampled_spans::LockAll();
 }
 
 void PostFork() {
   if (!g_initialized.load(std::memory_order_acquire)) return;
+  sampled_spans::UnlockAll();
   internal::ArenaUnlockAll();
   g_state.registry.lock_.Unlock();
   g_state.pageheap.lock_.Unlock();
@@ -170,16 +174,35 @@ uint32_t AlignedClass(size_t size, size_t align) {
   return 0;
 }
 
-void NotifySampledAlloc(ThreadCache* tc, void* p, size_t requested, size_t allocated) {
+// Exact mode: every allocation is recorded, so spans stay routed to the slow path.
+bool ExactSampling() { return sample_parameter.load(std::memory_order_relaxed) == 1; }
+
+// Calls the observer for the sampled object p of span; marks the span when it recorded p.
+void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
+                        size_t allocated) {
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
   if (obs == nullptr || obs->on_sampled_alloc == nullptr || tc->in_callback_) return;
   tc->in_callback_ = true;
-  obs->on_sampled_alloc(p, requested, allocated);
+  const bool recorded = obs->on_sampled_alloc(p, requested, allocated);
   tc->in_callback_ = false;
+  // Marking after the callback is safe: nobody else can free p before we return it.
+  if (recorded) sampled_spans::Add(&g_state.pagemap, span, ExactSampling());
+}
+
+// A free reached the slow path in a span whose page-map sampled bit is set.
+void NotifyMaybeSampledFree(Span* span, void* ptr) {
+  const SampleObserver* obs = observer.load(std::memory_order_acquire);
+  const bool was_sampled =
+      obs != nullptr && obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
+  if (was_sampled) {
+    sampled_spans::Remove(&g_state.pagemap, span);
+  } else {
+    sampled_spans::ReleaseIfUnused(&g_state.pagemap, span);
+  }
 }
 
 // Called when the counter fired: decides whether this allocation is sampled, re-arms the
-// counter, marks the object's span and calls the observer.
+// counter and tells the observer.
 void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
   const bool stale = tc->sample_epoch_ != sample_epoch.load(std::memory_order_acquire);
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
@@ -192,10 +215,9 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
   }
   if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
-  g_state.pageheap.MarkSampled(span);
   size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
                                            : span->Bytes();
-  NotifySampledAlloc(tc, p, requested, allocated);
+  NotifySampledAlloc(tc, span, p, requested, allocated);
   return p;
 }
 
@@ -264,6 +286,7 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   }
   if (p == nullptr) return OutOfMemory();
   (void)allocated;
+  ReportPendingGrowth();
   if (tc != nullptr) {
     tc->sample_left_ -= static_cast<int64_t>(size);
     if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
@@ -273,7 +296,8 @@ void* MallocSlow(size_t size, size_t align) noexcept {
 
 void* MallocMedium(size_t size) noexcept {
   if (HEAPKIT_LIKELY(size <= kMaxSize)) {
-    return MallocWithOffset(size, g_state.sizemap.SizeClass(size) * SizeMap::kListStride);
+    ThreadCache* tc = tls_cache;
+    return MallocFromList(tc, tc->mutable_list(g_state.sizemap.SizeClass(size)), size);
   }
   return MallocSlow(size, 0);
 }
@@ -284,21 +308,28 @@ void* MallocRefill(size_t size) noexcept {
   const uint32_t cls = g_state.sizemap.SizeClass(size);  // initialised: tc is a real cache
   void* p = tc->Allocate(cls);  // the list is empty: fetches from the central tier
   if (p == nullptr) return OutOfMemory();
+  ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);
   if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
   return p;
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
+  // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
+  // that never leaves its thread cache still drives the time-driven release.
+  g_state.pageheap.ReleaseTick();
   return FinishSample(tc, p, size);
 }
 
 void FreeOverflow(void* ptr) noexcept {
   ThreadCache* tc = tls_cache;
-  if (tc == &g_empty_cache) return FreeSlow(ptr);  // validates again and may create the cache
   // The fast path validated ptr: its page holds small objects of this class.
-  const uint32_t cls = g_state.pagemap.Info(reinterpret_cast<uintptr_t>(ptr)) & PageMap::kClassMask;
-  tc->Deallocate(ptr, cls);  // pushes, then releases a batch to the central tier
+  const uint32_t cls = PageMap::ClassOf(g_state.pagemap.Info(reinterpret_cast<uintptr_t>(ptr)));
+  if (tc == &g_empty_cache) {
+    g_empty_cache.RepairEmpty(cls);
+    return FreeSlow(ptr);  // validates again and may create the cache
+  }
+  tc->PushOverflow(ptr, cls);  // pushes, then releases a batch to the central tier
 }
 
 void InvalidFree(const void* ptr) {
@@ -315,20 +346,14 @@ void FreeSlow(void* ptr) noexcept {
   if (span == nullptr || span->location_ != Span::kInUse) InvalidFree(ptr);
   if (span->sizeclass_ == 0) {
     if (a != span->StartAddress()) InvalidFree(ptr);
-    if (span->sampled_) {
-      const SampleObserver* obs = observer.load(std::memory_order_acquire);
-      if (obs != nullptr && obs->on_maybe_sampled_free != nullptr) obs->on_maybe_sampled_free(ptr);
-    }
+    if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr);
     g_state.pageheap.Delete(span);
     return;
   }
   const uint32_t cls = span->sizeclass_;
   const size_t size = g_state.sizemap.ClassSize(cls);
   if ((a - span->StartAddress()) % size != 0) InvalidFree(ptr);
-  if (span->sampled_) {
-    const SampleObserver* obs = observer.load(std::memory_order_acquire);
-    if (obs != nullptr && obs->on_maybe_sampled_free != nullptr) obs->on_maybe_sampled_free(ptr);
-  }
+  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr);
   ThreadCache* tc = GetCache();
   if (tc != nullptr) {
     if (tc->head(cls) == ptr) InvalidFree(ptr);
@@ -352,7 +377,7 @@ void* Calloc(size_t bytes) {
 size_t UsableSize(const void* ptr) {
   if (ptr == nullptr || !g_initialized.load(std::memory_order_acquire)) return 0;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  const uint32_t cls = g_state.pagemap.Info(a) & PageMap::kClassMask;
+  const uint32_t cls = PageMap::ClassOf(g_state.pagemap.Info(a));
   if (cls != 0) return g_state.sizemap.ClassSize(cls);
   Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
   if (span == nullptr || span->location_ != Span::kInUse) return 0;

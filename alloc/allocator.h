@@ -2,8 +2,9 @@
 //
 // Synchronisation rules (the whole allocator in a dozen lines):
 //  1. Thread caches are touched only by their owner thread, without locks. Other threads read
-//     ThreadCache::size() and store sample_left_ with relaxed atomics; max_size_ moves between
-//     caches only under the registry lock.
+//     the lists' counters (ThreadCache::size()) and store sample_left_ with relaxed atomics;
+//     max_size_ moves between caches only under the registry lock. The one shared write is the
+//     free fast path's room decrement on g_empty_cache (see thread_cache.h).
 //  2. CentralFreeList::lock_ (one per class) guards its spans, their object free lists and its
 //     transfer cache.
 //  3. PageHeap::lock_ guards free spans, page-heap statistics and page-map writes of free spans.
@@ -71,23 +72,30 @@ size_t EstimatedSize(size_t size, size_t align);
 
 // ---- fast paths -----------------------------------------------------------------------------
 // Design (see README "Fast path"): one TLS load (tls_cache is never null: threads without a
-// cache point at g_empty_cache, whose empty lists send both paths to their slow paths), a
-// direct class table, pop/push, one subtract-and-branch for sampling. Slow paths are reached
-// by tail jumps.
+// cache point at g_empty_cache, whose empty lists send both paths to their slow paths), the
+// list from a per-cache direct table (malloc) or from the page-map info word used as a byte
+// offset (free), pop/push with a signed room counter, one subtract-and-branch for sampling.
+// Slow paths are reached by tail jumps.
 // Sizes above kMaxSmallLookup (coarse class index).
 void* MallocMedium(size_t size) noexcept;
 // The list of size's class was empty, or no cache yet (size ≤ kMaxSize).
 void* MallocRefill(size_t size) noexcept;
 // The sampling counter of tc crossed zero while allocating p (`size` bytes requested).
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
-// The list of class cls is at max_length (or the thread has no cache).
+// A free decremented a list's room below zero (list full, or the thread has no cache).
 void FreeOverflow(void* ptr) noexcept;
 
-// offset: class * SizeMap::kListStride.
-HEAPKIT_ALWAYS_INLINE void* MallocWithOffset(size_t size, uint32_t offset) {
-  ThreadCache* tc = tls_cache;
-  void* p = tc->PopAt(offset);
+HEAPKIT_ALWAYS_INLINE void* MallocFromList(ThreadCache* tc, ThreadCache::FreeList& list,
+                                           size_t size) {
+  void* p = list.head;
+#if defined(__x86_64__)
+  // Load the head straight into the return register (GCC otherwise puts the list there and
+  // needs one more move before `ret`).
+  asm("" : "+a"(p));
+#endif
   if (HEAPKIT_UNLIKELY(p == nullptr)) return MallocRefill(size);
+  list.head = *static_cast<void**>(p);
+  ++list.length.room;
   const int64_t left = tc->sample_left_ - static_cast<int64_t>(size);
   tc->sample_left_ = left;
   if (HEAPKIT_UNLIKELY(left < 0)) return MallocSampled(tc, p, size);
@@ -96,34 +104,38 @@ HEAPKIT_ALWAYS_INLINE void* MallocWithOffset(size_t size, uint32_t offset) {
 
 HEAPKIT_ALWAYS_INLINE void* Malloc(size_t size) {
   if (HEAPKIT_LIKELY(size <= kMaxSmallLookup)) {
-    return MallocWithOffset(size, g_state.sizemap.SmallListOffset(size));
+    ThreadCache* tc = tls_cache;
+    return MallocFromList(tc, tc->SmallList(size), size);
   }
   return MallocMedium(size);
 }
 
 HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  const uint32_t* leaf = g_state.pagemap.InfoLeaf(a);
-  if (HEAPKIT_UNLIKELY(leaf == nullptr)) return FreeSlow(ptr);
-  const uint32_t info = leaf[PageMap::LeafIndex(a)];
+  const uintptr_t page = a >> kPageShift;
+  const uintptr_t root = g_state.pagemap.RootOf(page);
+  if (HEAPKIT_UNLIKELY(root == 0)) return FreeSlow(ptr);
+  // info = entry >> 52; the low 52 bits of x = a + entry are (a & kPageMask) + phase, the
+  // offset in the span's object grid (see page_map.h).
+  const uint64_t entry = PageMap::EntryAt(root, page);
+  const uint32_t info = static_cast<uint32_t>(entry >> PageMap::kInfoShift);
+  const uint64_t x = a + entry;
   // 0 unless the page holds small objects of a class and no sampled object: then the test
   // below fails and FreeSlow validates (nullptr, large, sampled, foreign pointers).
-  const uint64_t magic = g_state.sizemap.FreeMagic(info & 0xff);
-  const uint64_t off = (a & kPageMask) + (info >> 8);
-  // off is an object start iff off * magic < magic (mod 2^64).
-  if (HEAPKIT_UNLIKELY(off * magic >= magic)) return FreeSlow(ptr);
-  const uint32_t cls = info & 0xff;
+  const uint64_t magic = g_state.sizemap.FreeMagic(info);
+  // a is an object start iff x * magic < magic (mod 2^64; the info bits drop out).
+  if (HEAPKIT_UNLIKELY(x * magic >= magic)) return FreeSlow(ptr);
   ThreadCache* tc = tls_cache;
-  ThreadCache::FreeList& list = tc->mutable_list(cls);
+  ThreadCache::FreeList& list = tc->ListAt(info);
   void* head = list.head;
   // The most common double free: the object is already at the head of this thread's list.
   if (HEAPKIT_UNLIKELY(head == ptr)) return ReportInvalidFree(ptr);
-  const uint32_t len = list.length;
-  if (HEAPKIT_UNLIKELY(len >= list.max_length)) return FreeOverflow(ptr);
+  if (HEAPKIT_UNLIKELY(--list.length.room < 0)) return FreeOverflow(ptr);
   *static_cast<void**>(ptr) = head;
   list.head = ptr;
-  list.length = len + 1;
-  if (HEAPKIT_UNLIKELY(tc->AddSize(list.object_size))) return tc->Overflow();
+  const int64_t budget = tc->budget_ - list.object_size;
+  tc->budget_ = budget;
+  if (HEAPKIT_UNLIKELY(budget < 0)) return tc->Overflow();
 }
 
 }  // namespace heapkit::alloc

@@ -100,6 +100,7 @@ void CentralFreeList::ReleaseToSpans(void* object) {
 }
 
 int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
+  heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
   SpinLockHolder h(&lock_);
   if (n == num_to_move_ && used_slots_ > 0) {
     Batch& b = slots_[--used_slots_];
@@ -111,7 +112,17 @@ int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
   return FetchFromSpans(head, tail, n);
 }
 
+namespace {
+[[noreturn]] __attribute__((noinline, cold)) void DuplicateInBatch(void* head, int released) {
+  // The released objects' links were rewritten by their spans, so the duplicate itself can no
+  // longer be identified: name the batch head.
+  internal::Fatal("attempt to free invalid pointer %p (double free: a batch of %d freed objects "
+                  "holds one object twice)", head, released);
+}
+}  // namespace
+
 void CentralFreeList::InsertRange(void* head, void* tail, int n) {
+  heap_->ReleaseTick();
   SpinLockHolder h(&lock_);
   if (n == num_to_move_ && used_slots_ < max_slots_) {
     slots_[used_slots_++] = Batch{head, tail, n};
@@ -119,6 +130,9 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   }
   void* p = head;
   for (int i = 0; i < n; ++i) {
+    // A batch that ends early holds some object twice (a double free made the thread-cache
+    // list a cycle; releasing the duplicate rewrote its link): name the duplicate and stop.
+    if (HEAPKIT_UNLIKELY(p == nullptr)) DuplicateInBatch(head, i);
     void* next = *static_cast<void**>(p);
     ReleaseToSpans(p);
     p = next;

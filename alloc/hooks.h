@@ -2,6 +2,7 @@
 //
 //   SetStackCaptureHook      used for TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD reports; without a
 //                            hook (minimal library) the report has no stack.
+//   SetHeapGrowthHook        told of every page-heap growth, on the growing thread (heap_growth.h)
 //   SetHeapSampleProvider    fills MallocExtension::GetHeapSample / GetHeapGrowthStacks; without
 //                            a provider they produce an empty string.
 // Setters are thread-safe; the pointed-to objects must stay valid while registered.
@@ -16,6 +17,11 @@ namespace heapkit::alloc {
 using StackCaptureHook = int (*)(void** pcs, int max_depth, int skip);
 void SetStackCaptureHook(StackCaptureHook hook);
 StackCaptureHook GetStackCaptureHook();
+
+// Called after the calling thread's allocation made the page heap grow by `bytes` (from the OS),
+// with no allocator lock held; it may capture the stack. Must be malloc-free.
+using HeapGrowthHook = void (*)(size_t bytes);
+void SetHeapGrowthHook(HeapGrowthHook hook);
 
 // Appends text to an opaque sink (a std::string inside MallocExtension).
 using TextSink = void (*)(void* sink_context, const char* data, size_t length);

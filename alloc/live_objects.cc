@@ -1,12 +1,17 @@
 // Live-object enumeration (live_objects.h). Runs with the world stopped and takes no locks.
 //
+// Object slot arrays: see live_objects.h.
+//
 // Method: one pass over the page map collects the in-use spans; each small span gets a range of
 // bits in a scratch bitmap (mmapped, unmapped afterwards), one bit per object. Objects in span
 // free lists, transfer caches and thread caches, and never-carved objects, are marked free;
 // every carved object left unmarked is live. Large spans are one live object each.
 #include "alloc/live_objects.h"
 
+#include <cstddef>
+
 #include "alloc/allocator.h"
+#include "alloc/internal/arena.h"
 #include "alloc/internal/system_memory.h"
 
 namespace heapkit::alloc {
@@ -19,9 +24,10 @@ struct Bitmap {
   bool Get(uint64_t bit) const { return (words[bit >> 6] >> (bit & 63)) & 1; }
 };
 
-}  // namespace
-
-void ForEachLiveObject(LiveObjectVisitor visitor, void* context) {
+// Calls visit(object, size, span, index) for each live object (index: the object's index in a
+// small span; 0 for a large span).
+template <class Visit>
+void ForEachLive(Visit&& visit) {
   if (!g_initialized.load(std::memory_order_acquire)) return;
   PageMap& map = g_state.pagemap;
   const SizeMap& sizes = g_state.sizemap;
@@ -68,17 +74,258 @@ void ForEachLiveObject(LiveObjectVisitor visitor, void* context) {
   map.ForEachEntry([&](PageId page, Span* span) {
     if (span->start_ != page || span->location_ != Span::kInUse) return;
     if (span->sizeclass_ == 0) {
-      visitor(context, reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+      visit(reinterpret_cast<void*>(span->StartAddress()), span->Bytes(), span, 0u);
       return;
     }
     const size_t size = sizes.ClassSize(span->sizeclass_);
     for (uint32_t i = 0; i < span->carved_; ++i) {
       if (!free_bits.Get(span->scratch_ + i)) {
-        visitor(context, reinterpret_cast<void*>(span->StartAddress() + i * size), size);
+        visit(reinterpret_cast<void*>(span->StartAddress() + i * size), size, span, i);
       }
     }
   });
   if (free_bits.words != nullptr) internal::SystemFree(free_bits.words, free_bits.bytes);
+}
+
+// ---- object slot arrays ----
+
+// Header of one span's slot array; the slots follow it.
+struct SlotArray {
+  std::atomic<uint64_t> key;  // (start page << 8) | size class
+  SlotArray* next_free;       // on a free list
+  std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
+};
+constexpr size_t kSlotLeafLength = PageMap::kLeafLength;  // entries per leaf, by start page
+using SlotLeaf = std::atomic<SlotArray*>;                  // [kSlotLeafLength]
+
+constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [PageMap::kRootLength]
+// Free arrays per size class: a Treiber stack whose head carries a 16-bit ABA tag in the top bits
+// (arena addresses are below 2^47).
+constinit std::atomic<uint64_t> g_free_arrays[kNumClassesMax] = {};
+// floor(2^40 / class size) + 1: index = (offset * recip) >> 40, exact for object starts.
+constinit std::atomic<uint64_t> g_recip[kNumClassesMax] = {};
+
+constexpr uint64_t kPtrMask = (uint64_t{1} << 48) - 1;
+
+size_t SlotArrayBytes(uint32_t cls) {
+  return offsetof(SlotArray, slots) + sizeof(uint64_t) * g_state.sizemap.ObjectsPerSpan(cls);
+}
+
+uint64_t SlotKey(PageId start, uint32_t cls) { return (static_cast<uint64_t>(start) << 8) | cls; }
+
+void PushFreeArray(uint32_t cls, SlotArray* a) {
+  std::atomic<uint64_t>& head = g_free_arrays[cls];
+  uint64_t h = head.load(std::memory_order_relaxed);
+  do {
+    a->next_free = reinterpret_cast<SlotArray*>(h & kPtrMask);
+  } while (!head.compare_exchange_weak(h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) |
+                                              reinterpret_cast<uintptr_t>(a),
+                                       std::memory_order_release, std::memory_order_relaxed));
+}
+
+SlotArray* PopFreeArray(uint32_t cls) {
+  std::atomic<uint64_t>& head = g_free_arrays[cls];
+  uint64_t h = head.load(std::memory_order_acquire);
+  for (;;) {
+    auto* a = reinterpret_cast<SlotArray*>(h & kPtrMask);
+    if (a == nullptr) return nullptr;
+    // a stays mapped even if another thread pops it first (arena memory is never unmapped);
+    // the tag makes the CAS fail then.
+    SlotArray* next = a->next_free;
+    if (head.compare_exchange_weak(h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) |
+                                          reinterpret_cast<uintptr_t>(next),
+                                   std::memory_order_acquire, std::memory_order_acquire))
+      return a;
+  }
+}
+
+// The radix entry for a span start page (creating the root/leaf when `create`).
+SlotLeaf* SlotEntry(PageId start, bool create) {
+  std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
+  if (root == nullptr) {
+    if (!create) return nullptr;
+    auto* fresh = static_cast<std::atomic<SlotLeaf*>*>(
+        internal::SystemAlloc(sizeof(std::atomic<SlotLeaf*>) * PageMap::kRootLength, 4096));
+    if (fresh == nullptr) return nullptr;
+    if (g_slot_root.compare_exchange_strong(root, fresh, std::memory_order_acq_rel)) {
+      root = fresh;
+    } else {
+      internal::SystemFree(fresh, sizeof(std::atomic<SlotLeaf*>) * PageMap::kRootLength);
+    }
+  }
+  const size_t r = start >> PageMap::kLeafBits;
+  if (r >= PageMap::kRootLength) return nullptr;
+  SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
+  if (leaf == nullptr) {
+    if (!create) return nullptr;
+    auto* fresh = static_cast<SlotLeaf*>(
+        internal::SystemAlloc(sizeof(SlotLeaf) * kSlotLeafLength, 4096));
+    if (fresh == nullptr) return nullptr;
+    if (root[r].compare_exchange_strong(leaf, fresh, std::memory_order_acq_rel)) {
+      leaf = fresh;
+    } else {
+      internal::SystemFree(fresh, sizeof(SlotLeaf) * kSlotLeafLength);
+    }
+  }
+  return &leaf[start & (kSlotLeafLength - 1)];
+}
+
+inline uint64_t Reciprocal(uint32_t cls) {
+  uint64_t r = g_recip[cls].load(std::memory_order_relaxed);
+  if (HEAPKIT_UNLIKELY(r == 0)) {
+    r = (uint64_t{1} << 40) / g_state.sizemap.ClassSize(cls) + 1;
+    g_recip[cls].store(r, std::memory_order_relaxed);
+  }
+  return r;
+}
+
+// The slot of object a in `array` (whose key matched span's start and class).
+inline std::atomic<uint64_t>* SlotIn(SlotArray* array, const Span* span, uintptr_t a) {
+  const uint32_t cls = span->sizeclass_;
+  const uint64_t index = ((a - span->StartAddress()) * Reciprocal(cls)) >> 40;
+  if (index >= g_state.sizemap.ObjectsPerSpan(cls)) return nullptr;
+  return &array->slots[index];
+}
+
+// Span of a small object start, or nullptr.
+inline const Span* SmallSpan(uintptr_t a) {
+  if (!g_initialized.load(std::memory_order_relaxed)) return nullptr;
+  const Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
+  if (span == nullptr || span->sizeclass_ == 0 || span->location_ != Span::kInUse) return nullptr;
+  return span;
+}
+
+}  // namespace
+
+void ForEachLiveObject(LiveObjectVisitor visitor, void* context) {
+  ForEachLive([&](void* object, size_t size, const Span*, uint32_t) {
+    visitor(context, object, size);
+  });
+}
+
+void ForEachLiveObjectWithSlot(LiveObjectSlotVisitor visitor, void* context) {
+  const Span* last_span = nullptr;
+  SlotArray* array = nullptr;
+  ForEachLive([&](void* object, size_t size, const Span* span, uint32_t index) {
+    if (span != last_span) {  // objects of a span come together
+      last_span = span;
+      array = nullptr;
+      if (span->sizeclass_ != 0) {
+        SlotLeaf* e = SlotEntry(span->start_, false);
+        SlotArray* a = e != nullptr ? e->load(std::memory_order_acquire) : nullptr;
+        if (a != nullptr &&
+            a->key.load(std::memory_order_relaxed) == SlotKey(span->start_, span->sizeclass_))
+          array = a;
+      }
+    }
+    const uint64_t slot =
+        array != nullptr ? array->slots[index].load(std::memory_order_relaxed) : 0;
+    visitor(context, object, size, slot);
+  });
+}
+
+namespace {
+
+// The slot array installed for span's start page if it belongs to span (start and class).
+inline SlotArray* ArrayOf(const Span* span) {
+  std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
+  if (HEAPKIT_UNLIKELY(root == nullptr)) return nullptr;
+  const PageId start = span->start_;
+  SlotLeaf* leaf = root[(start >> PageMap::kLeafBits) & (PageMap::kRootLength - 1)].load(
+      std::memory_order_acquire);
+  if (HEAPKIT_UNLIKELY(leaf == nullptr)) return nullptr;
+  SlotArray* a = leaf[start & (kSlotLeafLength - 1)].load(std::memory_order_acquire);
+  if (a == nullptr || a->key.load(std::memory_order_relaxed) != SlotKey(start, span->sizeclass_))
+    return nullptr;
+  return a;
+}
+
+// First recorded object of this span (or a span of another class now starts at its page):
+// installs a fresh array, retiring the previous one.
+__attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* span, uintptr_t a,
+                                                                   StaleSlotVisitor stale,
+                                                                   void* context) {
+  const uint32_t cls = span->sizeclass_;
+  if (g_state.sizemap.ObjectsPerSpan(cls) > kMaxSlotsPerSpan) return nullptr;
+  SlotLeaf* e = SlotEntry(span->start_, true);
+  if (e == nullptr) return nullptr;
+  const uint64_t key = SlotKey(span->start_, cls);
+  SlotArray* cur = e->load(std::memory_order_acquire);
+  if (cur != nullptr && cur->key.load(std::memory_order_relaxed) == key)
+    return SlotIn(cur, span, a);
+  SlotArray* fresh = PopFreeArray(cls);
+  if (fresh == nullptr) {
+    fresh = static_cast<SlotArray*>(internal::ArenaAlloc(SlotArrayBytes(cls), 64));
+    if (fresh == nullptr) return nullptr;
+  }
+  fresh->key.store(key, std::memory_order_relaxed);
+  for (;;) {
+    if (e->compare_exchange_strong(cur, fresh, std::memory_order_acq_rel,
+                                   std::memory_order_acquire)) {
+      if (cur != nullptr) {  // retire the previous span's array
+        const uint32_t old_cls = static_cast<uint32_t>(cur->key.load() & 0xff);
+        const uint32_t n = g_state.sizemap.ObjectsPerSpan(old_cls);
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint64_t v = cur->slots[i].load(std::memory_order_relaxed);
+          if (v != 0) {
+            if (stale != nullptr) stale(context, v);
+            cur->slots[i].store(0, std::memory_order_relaxed);
+          }
+        }
+        PushFreeArray(old_cls, cur);
+      }
+      return SlotIn(fresh, span, a);
+    }
+    // Another thread installed an array meanwhile: use it if it is for this span.
+    if (cur != nullptr && cur->key.load(std::memory_order_relaxed) == key) {
+      fresh->key.store(0, std::memory_order_relaxed);
+      PushFreeArray(cls, fresh);
+      return SlotIn(cur, span, a);
+    }
+  }
+}
+
+}  // namespace
+
+std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
+                                          void* context) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  const Span* span = SmallSpan(a);
+  if (span == nullptr) return nullptr;
+  SlotArray* array = ArrayOf(span);
+  if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
+  return InstallSlotArray(span, a, stale, context);
+}
+
+std::atomic<uint64_t>* FindObjectSlot(const void* object) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  const Span* span = SmallSpan(a);
+  if (span == nullptr) return nullptr;
+  SlotArray* array = ArrayOf(span);
+  return array != nullptr ? SlotIn(array, span, a) : nullptr;
+}
+
+void ForEachObjectSlot(SlotVisitor visitor, void* context) {
+  std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
+  if (root == nullptr) return;
+  for (size_t r = 0; r < PageMap::kRootLength; ++r) {
+    SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
+    if (leaf == nullptr) continue;
+    for (size_t i = 0; i < kSlotLeafLength; ++i) {
+      SlotArray* array = leaf[i].load(std::memory_order_acquire);
+      if (array == nullptr) continue;
+      const uint64_t key = array->key.load(std::memory_order_relaxed);
+      const uint32_t cls = static_cast<uint32_t>(key & 0xff);
+      if (cls == 0) continue;
+      const uintptr_t start = static_cast<uintptr_t>(key >> 8) << kPageShift;
+      const size_t size = g_state.sizemap.ClassSize(cls);
+      const uint32_t n = g_state.sizemap.ObjectsPerSpan(cls);
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint64_t v = array->slots[k].load(std::memory_order_relaxed);
+        if (v != 0) visitor(context, reinterpret_cast<const void*>(start + k * size), v);
+      }
+    }
+  }
 }
 
 bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_size) {

@@ -9,6 +9,7 @@
 // allocate from the public heap.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,5 +24,39 @@ void ForEachLiveObject(LiveObjectVisitor visitor, void* context);
 // If `address` lies inside a live-or-free heap object, returns its start and usable size.
 // Cheap (one page-map lookup); does not say whether the object is live.
 bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_size);
+
+// ---- Per-object side slots (for the profiler's exact mode) ----------------------------------
+//
+// One 64-bit word per small object, in an array per span (an "object slot array"), found from
+// the object's address through the page map (span start page + size class) and a radix map
+// keyed by the span's start page. 0 means "empty"; the owner (profiler/stack_table) defines
+// the other values. This replaces a locked hash insert/erase per allocation and free with two
+// radix lookups and a plain store, costs 8 bytes per object of a span that holds a recorded
+// object, and lets the stopped-world enumeration hand out each object's word in bulk.
+//
+// Concurrency: a slot is written only by the thread that owns its object (the allocating thread
+// when it records it, the freeing thread when it clears it); the program's own synchronisation
+// orders the two. Arrays are created lock-free (CAS into the radix leaf) and are never unmapped
+// (freed arrays go to the metadata arena's free lists), so a racing reader never faults. An
+// array belongs to (start page, size class): when a span with another class starts at the same
+// page, a new array replaces it; words still set in the old array (objects whose free was
+// never reported) are handed to `stale` first.
+// Large objects (size class 0) and classes with more than kMaxSlotsPerSpan objects have no
+// slots (nullptr): callers keep those elsewhere.
+inline constexpr uint32_t kMaxSlotsPerSpan = 8192;
+using StaleSlotVisitor = void (*)(void* context, uint64_t value);
+std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
+                                          void* context);
+// The slot of a small object if its span has a slot array, else nullptr. Lock-free.
+std::atomic<uint64_t>* FindObjectSlot(const void* object);
+// Visits every non-zero slot as (object start, value). Racy but safe while the world runs
+// (values read with relaxed loads); exact while it is stopped.
+using SlotVisitor = void (*)(void* context, const void* object, uint64_t value);
+void ForEachObjectSlot(SlotVisitor visitor, void* context);
+
+// Like ForEachLiveObject, also giving each object's slot value (0: no slot or empty slot).
+// Same precondition (world stopped).
+using LiveObjectSlotVisitor = void (*)(void* context, void* object, size_t size, uint64_t slot);
+void ForEachLiveObjectWithSlot(LiveObjectSlotVisitor visitor, void* context);
 
 }  // namespace heapkit::alloc

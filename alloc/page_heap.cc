@@ -1,5 +1,8 @@
 #include "alloc/page_heap.h"
 
+#include <time.h>
+
+#include "alloc/heap_growth.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
 
@@ -7,6 +10,20 @@ namespace heapkit::alloc {
 namespace {
 constexpr int64_t kDefaultReleaseDelay = int64_t{1} << 18;  // pages
 constexpr int64_t kMaxReleaseDelay = int64_t{1} << 20;      // pages
+
+int64_t CoarseNowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Page-weighted average of two free times (no overflow for any span length).
+int64_t MergedFreeTime(const Span* a, const Span* b) {
+  const double wa = static_cast<double>(a->npages_), wb = static_cast<double>(b->npages_);
+  return a->free_since_ns_ +
+         static_cast<int64_t>(static_cast<double>(b->free_since_ns_ - a->free_since_ns_) * wb /
+                              (wa + wb));
+}
 }  // namespace
 
 using internal::SpinLockHolder;
@@ -61,6 +78,7 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
     RemoveFree(prev);
     if (prev->npages_ > 1) ClearPage(prev->start_ + prev->npages_ - 1);
     ClearPage(span->start_);
+    span->free_since_ns_ = MergedFreeTime(span, prev);
     span->start_ = prev->start_;
     span->npages_ += prev->npages_;
     span->zero_ = span->zero_ && prev->zero_;
@@ -71,6 +89,7 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
     RemoveFree(next);
     ClearPage(span->start_ + span->npages_ - 1);
     if (next->npages_ > 1) ClearPage(next->start_);
+    span->free_since_ns_ = MergedFreeTime(span, next);
     span->npages_ += next->npages_;
     span->zero_ = span->zero_ && next->zero_;
     span_alloc_.Delete(next);
@@ -96,6 +115,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
     rest->npages_ = span->npages_ - n;
     rest->location_ = loc;
     rest->zero_ = span->zero_;
+    rest->free_since_ns_ = span->free_since_ns_;
     span->npages_ = n;
     SetBoundary(rest);
     SpanListPush(ListFor(rest->npages_, loc), rest);
@@ -109,6 +129,8 @@ Span* PageHeap::Carve(Span* span, Length n) {
   span->location_ = Span::kInUse;
   span->sizeclass_ = 0;
   span->sampled_ = false;
+  span->live_sampled_ = 0;
+  span->exact_marked_ = false;
   span->freelist_ = nullptr;
   span->allocated_ = 0;
   span->carved_ = 0;
@@ -122,7 +144,8 @@ Span* PageHeap::AllocLocked(Length n) {
       if (!SpanListEmpty(&normal_[len])) return Carve(normal_[len].next_, n);
       if (!SpanListEmpty(&returned_[len])) return Carve(returned_[len].next_, n);
     }
-    // Best fit among the large spans: the shortest, then the lowest address.
+    // Best fit among the large spans: the shortest, then the lowest address; backed spans
+    // first (reusing them costs no page faults, and leaves released tails released).
     Span* best = nullptr;
     for (Span* list : {&large_normal_, &large_returned_}) {
       for (Span* s = list->next_; s != list; s = s->next_) {
@@ -132,6 +155,7 @@ Span* PageHeap::AllocLocked(Length n) {
           best = s;
         }
       }
+      if (best != nullptr) break;
     }
     if (best != nullptr) return Carve(best, n);
     if (attempt == 0 && !GrowHeap(n)) return nullptr;
@@ -174,9 +198,11 @@ bool PageHeap::GrowHeap(Length n) {
   span->npages_ = ask;
   span->location_ = Span::kOnNormalFreelist;
   span->zero_ = true;
+  span->free_since_ns_ = CoarseNowNs();
   stats_.system_bytes += ask << kPageShift;
   ++stats_.system_allocs;
   InsertFree(span, false);
+  NoteHeapGrowth(ask << kPageShift);
   return true;
 }
 
@@ -188,6 +214,7 @@ Span* PageHeap::New(Length n) {
     stats_.in_use_bytes += span->Bytes();
     ++stats_.in_use_spans;
   }
+  ReleaseTickLocked();
   return span;
 }
 
@@ -207,6 +234,7 @@ Span* PageHeap::NewAligned(Length n, Length align_pages) {
     s->npages_ = len;
     s->location_ = Span::kOnNormalFreelist;
     s->zero_ = span->zero_;
+    s->free_since_ns_ = span->free_since_ns_;
     for (Length i = 1; i + 1 < len; ++i) ClearPage(start + i);
     InsertFree(s, false);
   };
@@ -228,30 +256,24 @@ void PageHeap::Delete(Span* span) {
   span->location_ = Span::kOnNormalFreelist;
   span->sizeclass_ = 0;
   span->sampled_ = false;
+  span->live_sampled_ = 0;
+  span->exact_marked_ = false;
   span->freelist_ = nullptr;
   span->zero_ = false;
+  span->free_since_ns_ = CoarseNowNs();
   if (aggressive_decommit_) {
     span->location_ = Span::kOnReturnedFreelist;
     span->zero_ =
         internal::SystemRelease(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
   }
   InsertFree(span, true);
+  ReleaseTickLocked();
 }
 
 void PageHeap::RegisterSizeClass(Span* span, uint32_t cls, size_t object_size) {
   span->sizeclass_ = static_cast<uint8_t>(cls);
   for (Length i = 0; i < span->npages_; ++i) {
-    uint32_t phase = static_cast<uint32_t>((i << kPageShift) % object_size);
-    map_->SetInfo(span->start_ + i, cls | (phase << 8));
-  }
-}
-
-void PageHeap::MarkSampled(Span* span) {
-  if (span->sampled_) return;
-  span->sampled_ = true;
-  for (Length i = 0; i < span->npages_; ++i) {
-    uint32_t info = map_->GetInfo(span->start_ + i);
-    map_->SetInfo(span->start_ + i, info | PageMap::kSampledBit);
+    map_->SetSmall(span->start_ + i, cls, object_size, i);
   }
 }
 
@@ -266,18 +288,19 @@ Length PageHeap::ReleaseSpan(Span* span) {
   return n;
 }
 
+Span* PageHeap::ReleaseVictim() {
+  // Lists are LIFO: the tail (prev_) is the span freed longest ago, the coldest to release.
+  if (!SpanListEmpty(&large_normal_)) return large_normal_.prev_;
+  for (Length len = kMaxPages - 1; len > 0; --len) {
+    if (!SpanListEmpty(&normal_[len])) return normal_[len].prev_;
+  }
+  return nullptr;
+}
+
 Length PageHeap::ReleaseLocked(Length n) {
   Length released = 0;
   while (released < n) {
-    // Lists are LIFO: the tail (prev_) is the span freed longest ago, the coldest to release.
-    Span* victim = nullptr;
-    if (!SpanListEmpty(&large_normal_)) {
-      victim = large_normal_.prev_;
-    } else {
-      for (Length len = kMaxPages - 1; len > 0 && victim == nullptr; --len) {
-        if (!SpanListEmpty(&normal_[len])) victim = normal_[len].prev_;
-      }
-    }
+    Span* victim = ReleaseVictim();
     if (victim == nullptr) break;
     released += ReleaseSpan(victim);
   }
@@ -306,9 +329,45 @@ void PageHeap::IncrementalScavenge(Length n) {
   scavenge_counter_ = static_cast<int64_t>(wait);
 }
 
+bool PageHeap::ClaimTick(int64_t* now) {
+  double rate;
+  __atomic_load(&release_rate_, &rate, __ATOMIC_RELAXED);
+  if (rate <= 0) return false;
+  *now = CoarseNowNs();
+  int64_t last = last_tick_ns_.load(std::memory_order_relaxed);
+  if (*now - last < kReleaseTickNs) return false;
+  return last_tick_ns_.compare_exchange_strong(last, *now, std::memory_order_relaxed);
+}
+
+void PageHeap::ReleaseTick() {
+  int64_t now;
+  if (!ClaimTick(&now)) return;
+  SpinLockHolder h(&lock_);
+  if (release_rate_ > 0) ReleaseIdleLocked(now);
+}
+
+void PageHeap::ReleaseTickLocked() {
+  int64_t now;
+  if (ClaimTick(&now)) ReleaseIdleLocked(now);
+}
+
+void PageHeap::ReleaseIdleLocked(int64_t now) {
+  const int64_t cutoff = now - static_cast<int64_t>(kReleaseAgeNs / release_rate_);
+  auto release_old = [&](Span* list) {
+    for (Span* s = list->next_; s != list;) {
+      Span* next = s->next_;  // ReleaseSpan moves s to a returned list (and coalesces there)
+      if (s->free_since_ns_ <= cutoff) ReleaseSpan(s);
+      s = next;
+    }
+  };
+  release_old(&large_normal_);
+  for (Length len = 1; len < kMaxPages; ++len) release_old(&normal_[len]);
+}
+
 void PageHeap::SetReleaseRate(double rate) {
   SpinLockHolder h(&lock_);
-  release_rate_ = rate < 0 ? 0 : rate;
+  const double r = rate < 0 ? 0 : rate;
+  __atomic_store(&release_rate_, &r, __ATOMIC_RELAXED);  // ReleaseTick reads it unlocked
   if (scavenge_counter_ > kDefaultReleaseDelay) scavenge_counter_ = kDefaultReleaseDelay;
 }
 

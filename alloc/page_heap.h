@@ -10,11 +10,21 @@
 // (TCMALLOC_RELEASE_RATE, default 1; 0 = never release incrementally). ReleaseAtLeastNPages
 // releases on demand (MallocExtension::ReleaseFreeMemory / ReleaseToSystem).
 //
+// Release by time (so that memory freed before a phase of light activity, which frees few
+// pages, still goes back): allocator slow paths (page-heap New/Delete, central batch moves,
+// the sampling counter's periodic recheck every 16 MiB) call ReleaseTick, which at most every
+// kReleaseTickNs returns every free backed span that has stayed free for kReleaseAgeNs / rate
+// (0.5 s at the default rate 1, 50 ms at 10; rate 0 = never). A span's age is the page-weighted
+// average over coalesced parts, so a small block freed next to a long-idle run barely makes it
+// younger, while memory reused within the delay is never released (no re-faulting). No
+// background thread: a process that makes no allocator calls at all releases nothing.
+//
 // Locking: all public methods take lock_ themselves (callers may hold a central list lock: the
 // order is central -> page heap). The page map is written only under lock_, except the
 // size-class/sampled info of in-use spans, which their owner writes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -54,11 +64,13 @@ class PageHeap {
 
   // Writes the size-class info of every page of the (in-use, owned) span.
   void RegisterSizeClass(Span* span, uint32_t cls, size_t object_size);
-  // Sets the sampled bit on every page of the (in-use, owned) span.
-  void MarkSampled(Span* span);
 
   // Releases free backed spans until at least n pages were released (or none is left).
   Length ReleaseAtLeastNPages(Length n);
+  // Time-driven release (see above). Any thread, no allocator lock held (or a central lock).
+  void ReleaseTick();
+  static constexpr int64_t kReleaseTickNs = 10 * 1000 * 1000;
+  static constexpr double kReleaseAgeNs = 0.5e9;  // divided by the release rate
 
   void SetReleaseRate(double rate);
   double release_rate() const { return release_rate_; }
@@ -87,6 +99,14 @@ class PageHeap {
   Length ReleaseSpan(Span* span);
   void IncrementalScavenge(Length n);
   Length ReleaseLocked(Length n);
+  // The free backed span to release next (nullptr if none).
+  Span* ReleaseVictim();
+  // Called with lock_ held: the time-driven release if a tick is due.
+  void ReleaseTickLocked();
+  // True (and *now set) if this caller won the tick that is due.
+  bool ClaimTick(int64_t* now);
+  // Releases the free backed spans free since `cutoff` or longer.
+  void ReleaseIdleLocked(int64_t now);
 
   PageMap* map_ = nullptr;
   internal::ArenaFreeList<Span> span_alloc_;
@@ -97,6 +117,7 @@ class PageHeap {
   PageHeapStats stats_;
   double release_rate_ = 0;  // set by Init (zero-initialised globals live in .bss)
   int64_t scavenge_counter_ = 0;
+  std::atomic<int64_t> last_tick_ns_{0};  // time of the last release tick
   size_t heap_limit_ = 0;
   bool aggressive_decommit_ = false;
 };

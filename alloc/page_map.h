@@ -2,13 +2,20 @@
 //
 // Two levels: a root of 2^17 leaf pointers (1 MiB of zero-initialised .bss, touched only where
 // used) and leaves of 2^18 pages (= 2 GiB of address space each), mmapped on demand and never
-// freed. Each leaf holds the Span* of every page and a 32-bit `info` word used by the free fast
-// path so that it need not touch the span:
-//   bits 0..6  size class (0: not a small object / not in use)
-//   bit  7     the span holds (or held) a sampled object -> frees take the slow path
-//   bits 8..31 phase: (page index within span * kPageSize) mod object size, so that an address
-//              a is an object start iff ((a & kPageMask) + phase) % size == 0.
-// Writers hold the page heap lock (or the central lock for the sampled bit); readers are
+// freed. Each leaf holds, per page, the Span* and one 64-bit `entry` that lets the free fast
+// path validate and classify a pointer without touching the span:
+//   info   12 bits: bit 4 kSampledBit (the span holds a live sampled object -> frees take the
+//          slow path), bits 5..11 the size class (0: not a small object / not in use). info is
+//          the byte offset of the class's entry in SizeMap's free-magic table and of its list
+//          in a thread cache (class * 32), so the fast path uses it unscaled;
+//   entry  = info << 52 | ((phase - page address) mod 2^52), where phase = (page index within
+//          span * kPageSize) mod object size. info = entry >> 52, and for an address a in the
+//          page x = a + entry has (a & kPageMask) + phase, the offset in the span's object grid,
+//          in its low 52 bits (a carry may reach bit 52); the free-magic value has its low 12
+//          bits clear, so x * magic drops bits 52..63 and tests divisibility (size_classes.h).
+// Root entries are stored biased (leaf address - first page of the leaf * 8), so that the entry
+// of page p is at root + p * 8 without masking p (0 = no leaf).
+// Writers hold the page heap lock (or a sampled_spans stripe lock for kSampledBit); readers are
 // lock-free (plain aligned loads; stale values only happen for pages that the reader does not
 // own, i.e. for invalid frees).
 #pragma once
@@ -30,38 +37,42 @@ class PageMap {
   static constexpr int kRootBits = kAddressBits - static_cast<int>(kPageShift) - kLeafBits;
   static constexpr size_t kLeafLength = size_t{1} << kLeafBits;
   static constexpr size_t kRootLength = size_t{1} << kRootBits;
-  static constexpr uint32_t kSampledBit = 0x80;
-  static constexpr uint32_t kClassMask = 0x7f;
+  static constexpr uint32_t kSampledBit = 0x10;
+  static constexpr int kClassShift = 5;  // info = class << kClassShift | sampled bit
+
+  static constexpr int kInfoShift = 52;
 
   struct Leaf {
-    uint32_t info[kLeafLength];
+    uint64_t entry[kLeafLength];
     Span* span[kLeafLength];
   };
 
+  static constexpr uint32_t InfoForClass(uint32_t cls) { return cls << kClassShift; }
+  static constexpr uint32_t ClassOf(uint32_t info) { return (info >> kClassShift) & 0x7f; }
+
   constexpr PageMap() = default;
 
-  // Addresses at or above 2^48 alias into the table (one AND instead of a compare and branch);
-  // such pointers are never heap pointers on x86-64/aarch64 user space, and a caller freeing
-  // one faults on the first write instead of corrupting anything.
+  // Fast-path lookup: the biased root entry of page (0 if no leaf). Addresses at or above
+  // 2^48 alias into the table (one AND instead of a compare and branch); such pointers are
+  // never heap pointers on x86-64/aarch64 user space, and a caller freeing one faults on the
+  // first write to it.
+  HEAPKIT_ALWAYS_INLINE uintptr_t RootOf(uintptr_t page) const {
+    return root_[(page >> kLeafBits) & (kRootLength - 1)];
+  }
+  static HEAPKIT_ALWAYS_INLINE uint64_t EntryAt(uintptr_t root, uintptr_t page) {
+    return *reinterpret_cast<const uint64_t*>(root + page * sizeof(uint64_t));
+  }
+
   HEAPKIT_ALWAYS_INLINE uint32_t Info(uintptr_t address) const {
-    uintptr_t root = (address >> (kPageShift + kLeafBits)) & (kRootLength - 1);
-    const Leaf* leaf = root_[root];
+    const Leaf* leaf = LeafOf(address >> kPageShift);
     if (HEAPKIT_UNLIKELY(leaf == nullptr)) return 0;
-    return leaf->info[(address >> kPageShift) & (kLeafLength - 1)];
-  }
-  // The info array of the leaf covering address (nullptr if none) and the index in it: lets
-  // the free fast path branch to its slow path directly on a missing leaf.
-  HEAPKIT_ALWAYS_INLINE const uint32_t* InfoLeaf(uintptr_t address) const {
-    const Leaf* leaf = root_[(address >> (kPageShift + kLeafBits)) & (kRootLength - 1)];
-    return leaf == nullptr ? nullptr : leaf->info;
-  }
-  static HEAPKIT_ALWAYS_INLINE size_t LeafIndex(uintptr_t address) {
-    return (address >> kPageShift) & (kLeafLength - 1);
+    return static_cast<uint32_t>(
+        __atomic_load_n(&leaf->entry[(address >> kPageShift) & (kLeafLength - 1)],
+                        __ATOMIC_RELAXED) >> kInfoShift);
   }
   Span* GetSpan(PageId page) const {
-    uintptr_t root = page >> kLeafBits;
-    if (root >= kRootLength) return nullptr;
-    const Leaf* leaf = root_[root];
+    if ((page >> kLeafBits) >= kRootLength) return nullptr;
+    const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return nullptr;
     return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
   }
@@ -71,31 +82,48 @@ class PageMap {
   bool Ensure(PageId page, Length n) {
     for (PageId p = page >> kLeafBits; p <= (page + n - 1) >> kLeafBits; ++p) {
       if (p >= kRootLength) return false;
-      if (root_[p] == nullptr) {
-        void* leaf = internal::SystemAlloc(sizeof(Leaf), 4096);
-        if (leaf == nullptr) return false;
-        bytes_ += sizeof(Leaf);
-        __atomic_store_n(&root_[p], static_cast<Leaf*>(leaf), __ATOMIC_RELEASE);
+      if (root_[p] == 0) {
+        uintptr_t biased = 0;
+        while (biased == 0) {  // a leaf whose biased address is 0 would read as missing
+          void* leaf = internal::SystemAlloc(sizeof(Leaf), 4096);
+          if (leaf == nullptr) return false;
+          bytes_ += sizeof(Leaf);
+          biased = reinterpret_cast<uintptr_t>(leaf) - (p << kLeafBits) * sizeof(uint64_t);
+        }
+        __atomic_store_n(&root_[p], biased, __ATOMIC_RELEASE);
       }
     }
     return true;
   }
-  // Precondition: Ensure() covered the page.
+  // Sets the span and the info word of a page (phase 0). Precondition: Ensure() covered it.
   void Set(PageId page, Span* span, uint32_t info) {
-    Leaf* leaf = root_[page >> kLeafBits];
-    __atomic_store_n(&leaf->span[page & (kLeafLength - 1)], span, __ATOMIC_RELAXED);
-    __atomic_store_n(&leaf->info[page & (kLeafLength - 1)], info, __ATOMIC_RELAXED);
+    Leaf* leaf = LeafOf(page);
+    const size_t i = page & (kLeafLength - 1);
+    __atomic_store_n(&leaf->span[i], span, __ATOMIC_RELAXED);
+    __atomic_store_n(&leaf->entry[i], MakeEntry(page, info, 0), __ATOMIC_RELAXED);
   }
+  // Changes the info word only (the phase stays).
   void SetInfo(PageId page, uint32_t info) {
-    Leaf* leaf = root_[page >> kLeafBits];
-    __atomic_store_n(&leaf->info[page & (kLeafLength - 1)], info, __ATOMIC_RELAXED);
+    uint64_t* e = &LeafOf(page)->entry[page & (kLeafLength - 1)];
+    const uint64_t low = __atomic_load_n(e, __ATOMIC_RELAXED) & kLowMask;
+    __atomic_store_n(e, (uint64_t{info} << kInfoShift) | low, __ATOMIC_RELAXED);
+  }
+  // Page `index` of an in-use span now holds objects of class cls (size object_size).
+  void SetSmall(PageId page, uint32_t cls, size_t object_size, Length index) {
+    const uint64_t phase = (index << kPageShift) % object_size;
+    __atomic_store_n(&LeafOf(page)->entry[page & (kLeafLength - 1)],
+                     MakeEntry(page, InfoForClass(cls), phase), __ATOMIC_RELAXED);
+  }
+  static constexpr uint64_t kLowMask = (uint64_t{1} << kInfoShift) - 1;
+  static constexpr uint64_t MakeEntry(PageId page, uint32_t info, uint64_t phase) {
+    return (uint64_t{info} << kInfoShift) | ((phase - (page << kPageShift)) & kLowMask);
   }
 
   // Calls fn(page, span) for every page whose entry has a span, in address order.
   template <class Fn>
   void ForEachEntry(Fn&& fn) const {
     for (size_t r = 0; r < kRootLength; ++r) {
-      const Leaf* leaf = root_[r];
+      const Leaf* leaf = LeafOf(PageId{r} << kLeafBits);
       if (leaf == nullptr) continue;
       for (size_t i = 0; i < kLeafLength; ++i) {
         if (leaf->span[i] != nullptr) fn((PageId{r} << kLeafBits) | i, leaf->span[i]);
@@ -106,7 +134,15 @@ class PageMap {
   size_t metadata_bytes() const { return bytes_; }
 
  private:
-  Leaf* root_[kRootLength] = {};
+  // The leaf covering page (nullptr if none). Precondition: page >> kLeafBits < kRootLength.
+  Leaf* LeafOf(PageId page) const {
+    const uintptr_t r = (page >> kLeafBits) & (kRootLength - 1);
+    const uintptr_t biased = __atomic_load_n(&root_[r], __ATOMIC_ACQUIRE);
+    if (biased == 0) return nullptr;
+    return reinterpret_cast<Leaf*>(biased + (r << kLeafBits) * sizeof(uint64_t));
+  }
+
+  uintptr_t root_[kRootLength] = {};
   size_t bytes_ = 0;
 };
 

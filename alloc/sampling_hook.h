@@ -5,10 +5,12 @@
 // next exponentially distributed gap (mean = sample parameter) and, if an observer is
 // registered, calls observer->on_sampled_alloc on the allocating thread.
 //
-// Frees: the allocator remembers, per span, that the span holds (or held) a sampled object.
-// A free of any object in such a span calls observer->on_maybe_sampled_free with the object's
-// start address; the observer must ignore addresses it did not record. Frees in other spans
-// never call out (so the free fast path pays nothing when sampling is off).
+// Frees: the allocator counts, per span, the live objects the observer recorded (its
+// on_sampled_alloc returned true); while a span has any, every free in it calls
+// observer->on_maybe_sampled_free with the object's start address, which returns true iff that
+// object was a recorded sample. Frees in other spans never call out, so the free fast path
+// pays nothing when sampling is off, and at a sparse rate only spans that hold a live sampled
+// object pay. (Exact mode keeps spans routed while they live; see alloc/sampled_spans.h.)
 //
 // Callbacks run outside all allocator locks, may allocate internally only from the metadata
 // arena, must never call the public malloc, and must tolerate re-entry being refused: while a
@@ -22,10 +24,12 @@ namespace heapkit::alloc {
 
 struct SampleObserver {
   // ptr: the object returned to the user; requested: the size the user asked for;
-  // allocated: the usable size (size class or page-rounded size).
-  void (*on_sampled_alloc)(void* ptr, size_t requested, size_t allocated);
-  // Called before the object's memory is reused; ptr is an object start.
-  void (*on_maybe_sampled_free)(void* ptr);
+  // allocated: the usable size (size class or page-rounded size). Returns true if the object
+  // was recorded (its free must then be reported).
+  bool (*on_sampled_alloc)(void* ptr, size_t requested, size_t allocated);
+  // Called before the object's memory is reused; ptr is an object start. Returns true iff ptr
+  // was recorded by on_sampled_alloc and not reported freed since.
+  bool (*on_maybe_sampled_free)(void* ptr);
 };
 
 // Registers (or, with nullptr, removes) the single observer. Thread-safe; the observer object

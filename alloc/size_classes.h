@@ -36,24 +36,27 @@ class SizeMap {
   HEAPKIT_ALWAYS_INLINE uint32_t SmallSizeClass(size_t size) const {
     return class_array_[(size + 7) >> 3];
   }
-  // Byte offset of the thread-cache list of SmallSizeClass(size) (class * kListStride): the
-  // malloc fast path indexes the list with it directly, without scaling the class.
-  static constexpr uint32_t kListStride = 32;  // sizeof(ThreadCache::FreeList), asserted there
-  HEAPKIT_ALWAYS_INLINE uint32_t SmallListOffset(size_t size) const {
-    return small_offset_[(size + 7) >> 3];
-  }
+  // Byte stride of thread-cache lists (sizeof(ThreadCache::FreeList), asserted there) and of
+  // the free-magic table: a page-map info word (class << 5 | sampled bit) is a byte offset
+  // into both (PageMap::kClassShift).
+  static constexpr uint32_t kListStride = 32;
   HEAPKIT_ALWAYS_INLINE size_t ClassSize(uint32_t cls) const { return class_size_[cls]; }
   Length ClassPages(uint32_t cls) const { return class_pages_[cls]; }
   int NumToMove(uint32_t cls) const { return num_to_move_[cls]; }
   uint32_t ObjectsPerSpan(uint32_t cls) const { return objects_per_span_[cls]; }
-  // Lemire's divisibility magic: off is a multiple of ClassSize(cls) iff
-  // uint64(off * DivMagic(cls)) <= DivMagic(cls) - 1 (for off < 2^32).
-  HEAPKIT_ALWAYS_INLINE uint64_t DivMagic(uint32_t cls) const { return div_magic_[cls]; }
-  // DivMagic indexed by the low byte of a page-map info word (class | sampled bit): 0 for class
-  // 0 (not a small object) and for every value with the sampled bit, so that the free fast path
-  // needs no separate range check: off * 0 >= 0 always sends those frees to the slow path.
-  HEAPKIT_ALWAYS_INLINE uint64_t FreeMagic(uint32_t info_byte) const {
-    return div_magic_[info_byte];
+  // Lemire's divisibility magic, c = ceil(2^52 / size) shifted left by 12 (so that it
+  // annihilates bits 52..63 of its operand, which carry the page-map info): off is a multiple of
+  // ClassSize(cls) iff uint64(off * DivMagic(cls)) <= DivMagic(cls) - 1, for off < 2^32
+  // (exact for off < 2^(52 - log2(size)); sizes are ≤ 2^18).
+  HEAPKIT_ALWAYS_INLINE uint64_t DivMagic(uint32_t cls) const {
+    return free_magic_[cls * (kListStride / 8)];
+  }
+  // DivMagic looked up by a page-map info word used as a byte offset: 0 for class 0 (not a
+  // small object) and for every word with the sampled bit (offset 16 inside a 32-byte entry),
+  // so that the free fast path needs no separate range check: off * 0 >= 0 always sends those
+  // frees to the slow path.
+  HEAPKIT_ALWAYS_INLINE uint64_t FreeMagic(uint32_t info) const {
+    return *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(free_magic_) + info);
   }
   // Index of the object containing byte `offset` of its span.
   uint32_t ObjectIndex(uint32_t cls, size_t offset) const {
@@ -64,12 +67,12 @@ class SizeMap {
  private:
   int num_classes_ = 0;
   uint8_t class_array_[kClassArraySize] = {};
-  uint32_t small_offset_[(kMaxSmallLookup >> 3) + 1] = {};  // 32-bit: loads zero-extend
   uint32_t class_size_[kNumClassesMax] = {};
   uint32_t class_pages_[kNumClassesMax] = {};
   int32_t num_to_move_[kNumClassesMax] = {};
   uint32_t objects_per_span_[kNumClassesMax] = {};
-  uint64_t div_magic_[256] = {};  // [kNumClassesMax, 256) stay 0 (FreeMagic)
+  // free_magic_[cls * 4] = DivMagic(cls); every other slot stays 0 (FreeMagic).
+  uint64_t free_magic_[kNumClassesMax * kListStride / 8] = {};
 };
 
 }  // namespace heapkit::alloc

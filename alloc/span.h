@@ -30,11 +30,16 @@ struct Span {
   void* freelist_ = nullptr;
   uint32_t allocated_ = 0;
   uint32_t carved_ = 0;
+  uint32_t live_sampled_ = 0;  // recorded sampled objects not yet freed (sampled_spans.h)
   uint8_t sizeclass_ = 0;
   Location location_ = kInUse;
-  bool sampled_ = false;
+  bool sampled_ = false;  // the page map's kSampledBit is set on its pages (sampled_spans.h)
+  bool exact_marked_ = false;  // marked in exact mode: routed until freed whole (sampled_spans.h)
   bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
   uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
+  // Free backed spans: when they became free (coarse monotonic ns; page-weighted average over
+  // coalesced parts), for the page heap's time-driven release.
+  int64_t free_since_ns_ = 0;
 
   uintptr_t StartAddress() const { return start_ << kPageShift; }
   size_t Bytes() const { return npages_ << kPageShift; }

@@ -16,19 +16,36 @@ void ThreadCache::Init(CentralFreeList* central, const SizeMap* sizemap,
   sizemap_ = sizemap;
   registry_ = registry;
   max_size_ = max_size;
-  size_ = 0;
+  budget_ = static_cast<int64_t>(max_size);
   for (int c = 0; c < kNumClassesMax; ++c) {
     lists_[c] = FreeList{};
-    lists_[c].max_length = 1;
+    SetMaxLength(lists_[c], 1);
     lists_[c].object_size = c < sizemap->num_classes() ? static_cast<uint32_t>(sizemap->ClassSize(c)) : 0;
   }
+  for (size_t i = 0; i < kDirLength; ++i) dir_[i] = &lists_[sizemap->SmallSizeClass(i << 3)];
   sampler_.Seed(seed);
+}
+
+size_t ThreadCache::size() const {
+  if (sizemap_ == nullptr) return 0;  // the empty cache
+  size_t total = 0;
+  for (int c = 1; c < sizemap_->num_classes(); ++c) {
+    total += size_t{static_cast<uint32_t>(lists_[c].length)} * lists_[c].object_size;
+  }
+  return total;
+}
+
+bool ThreadCache::SyncBudget() {
+  budget_ = static_cast<int64_t>(__atomic_load_n(&max_size_, __ATOMIC_RELAXED)) -
+            static_cast<int64_t>(size());
+  return budget_ < 0;
 }
 
 void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
   FreeList& list = lists_[cls];
   const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
-  const uint32_t want = list.max_length < batch ? list.max_length : batch;
+  const uint32_t max = list.length.max;
+  const uint32_t want = max < batch ? max : batch;
   void* head;
   void* tail;
   int got = central_[cls].RemoveRange(&head, &tail, static_cast<int>(want));
@@ -36,87 +53,116 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  if (list.max_length < batch) {
-    ++list.max_length;
+  if (max < batch) {
+    SetMaxLength(list, max + 1);
   } else {
-    uint32_t grown = list.max_length + batch;
+    uint32_t grown = max + batch;
     if (grown > kMaxDynamicLength) grown = kMaxDynamicLength;
     grown -= grown % batch;
-    list.max_length = grown;
+    SetMaxLength(list, grown);
   }
   void* result = head;
   if (got > 1) {
-    // The list is empty here: the fetched objects after the first become the list.
+    // The list is empty here: the fetched objects after the first become the list (the
+    // central tier's chains end with nullptr).
     list.head = *static_cast<void**>(head);
-    list.length = static_cast<uint32_t>(got - 1);
-    size_ += sizemap_->ClassSize(cls) * static_cast<size_t>(got - 1);
+    list.length.room -= got - 1;
+    budget_ -= static_cast<int64_t>(sizemap_->ClassSize(cls) * static_cast<size_t>(got - 1));
   }
-  list.lowater = 0;
+  list.lowater = 0;  // the list ran empty since the last GC
   return result;
 }
 
+namespace {
+[[noreturn]] __attribute__((noinline, cold)) void ListCorrupt(const void* newest) {
+  internal::Fatal("attempt to free invalid pointer %p (double free: a thread-cache list is "
+                  "shorter than its count)", newest);
+}
+}  // namespace
+
 void ThreadCache::ReleaseToCentral(uint32_t cls, uint32_t n) {
   FreeList& list = lists_[cls];
-  if (n > list.length) n = list.length;
+  uint32_t length = list.length;
+  if (n > length) n = length;
   const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
+  void* const newest = list.head;  // the last object freed to this list
   while (n > 0) {
     uint32_t k = n < batch ? n : batch;
     void* head = list.head;
     void* tail = head;
-    for (uint32_t i = 1; i < k; ++i) tail = *static_cast<void**>(tail);
+    // A list shorter than its count means an object was pushed twice (a double free that was
+    // not at the head, which made the list a cycle): stop before following the null link.
+    if (HEAPKIT_UNLIKELY(head == nullptr)) ListCorrupt(newest);
+    for (uint32_t i = 1; i < k; ++i) {
+      tail = *static_cast<void**>(tail);
+      if (HEAPKIT_UNLIKELY(tail == nullptr)) ListCorrupt(newest);
+    }
     list.head = *static_cast<void**>(tail);
-    list.length -= k;
-    size_ -= sizemap_->ClassSize(cls) * k;
+    list.length.room += static_cast<int32_t>(k);
+    length -= k;
+    budget_ += static_cast<int64_t>(sizemap_->ClassSize(cls) * k);
     central_[cls].InsertRange(head, tail, static_cast<int>(k));
     n -= k;
   }
-  if (list.lowater > list.length) list.lowater = list.length;
+  if (list.lowater > length) list.lowater = length;
 }
 
 void ThreadCache::DeallocateSlow(uint32_t cls) noexcept {
   FreeList& list = lists_[cls];
-  if (list.length > list.max_length) {
+  if (list.length.room < 0) {
     const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
     ReleaseToCentral(cls, batch);
-    if (list.max_length < batch) {
-      ++list.max_length;
-    } else if (list.max_length > batch) {
+    const uint32_t max = list.length.max;
+    if (max < batch) {
+      SetMaxLength(list, max + 1);
+    } else if (max > batch) {
       if (++list.overages > kMaxOverages) {
-        list.max_length -= batch;
+        SetMaxLength(list, max - batch);
         list.overages = 0;
       }
     }
   }
-  if (size_ > max_size_) Scavenge();
+  if (budget_ < 0 && SyncBudget()) Scavenge();
+}
+
+void ThreadCache::PushOverflow(void* p, uint32_t cls) noexcept {
+  FreeList& list = lists_[cls];
+  *static_cast<void**>(p) = list.head;
+  list.head = p;
+  budget_ -= list.object_size;
+  DeallocateSlow(cls);
 }
 
 void ThreadCache::Overflow() noexcept {
-  if (size_ > max_size_) Scavenge();
+  if (SyncBudget()) Scavenge();
 }
 
 void ThreadCache::Scavenge() {
   for (int cls = 1; cls < sizemap_->num_classes(); ++cls) {
     FreeList& list = lists_[cls];
-    if (list.lowater > 0) {
-      uint32_t drop = list.lowater > 1 ? list.lowater / 2 : 1;
+    const uint32_t length = list.length;
+    const uint32_t lowater = list.lowater < length ? list.lowater : length;
+    if (lowater > 0) {
+      uint32_t drop = lowater > 1 ? lowater / 2 : 1;
       ReleaseToCentral(static_cast<uint32_t>(cls), drop);
       const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
-      if (list.max_length > batch) {
-        list.max_length = list.max_length - batch > batch ? list.max_length - batch : batch;
-      }
+      const uint32_t max = list.length.max;
+      if (max > batch) SetMaxLength(list, max - batch > batch ? max - batch : batch);
     }
     list.lowater = list.length;
   }
   if (registry_ != nullptr) registry_->IncreaseCacheLimit(this);
+  SyncBudget();
 }
 
 void ThreadCache::ReleaseAll() {
   for (int cls = 1; cls < sizemap_->num_classes(); ++cls) {
     ReleaseToCentral(static_cast<uint32_t>(cls), lists_[cls].length);
-    lists_[cls].max_length = 1;
+    SetMaxLength(lists_[cls], 1);
     lists_[cls].lowater = 0;
     lists_[cls].overages = 0;
   }
+  SyncBudget();
 }
 
 void ThreadCacheRegistry::Init(CentralFreeList* central, const SizeMap* sizemap,

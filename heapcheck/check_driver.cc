@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -20,6 +21,23 @@ Settings g_settings;
 bool g_initialized = false;
 
 bool Equals(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+
+// Paths taken from the environment are copied at start-up: programs that set their process
+// title (perl's `$0 = ...`, setproctitle) overwrite the original environment strings in place,
+// so a pointer into them reads garbage by the time the check runs at exit.
+char g_suppressions_path[PATH_MAX];
+char g_dump_directory[PATH_MAX];
+
+// A copy of value in buf, or nullptr (with one line) if it does not fit.
+const char* KeepCopy(const char* name, const char* value, char* buf, size_t size) {
+  if (value == nullptr) return nullptr;
+  if (std::strlen(value) >= size) {
+    internal::Log("ignoring %s: longer than %zu bytes", name, size - 1);
+    return nullptr;
+  }
+  std::strcpy(buf, value);
+  return buf;
+}
 
 }  // namespace
 
@@ -53,9 +71,10 @@ void InitCheckerFromEnvironment() {
   } else if (Equals(mode, "local")) {
     s.mode = Mode::kLocal;
   } else {
+    char shown[internal::kPrintableValueSize];
     internal::Log("HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
                   "as-is, local); leak checking is off",
-                  mode);
+                  internal::PrintableValue(mode, shown, sizeof(shown)));
     return;
   }
   if (getuid() != geteuid()) {
@@ -84,7 +103,8 @@ void InitCheckerFromEnvironment() {
   s.report.test_pointer_alignment = s.config.test_pointer_alignment;
   s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
   s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
-  s.report.suppressions = internal::EnvRaw("HEAPCHECK_SUPPRESSIONS");
+  s.report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
+                                   g_suppressions_path, sizeof(g_suppressions_path));
   s.exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
   const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
   s.report.dump_directory = "/tmp";
@@ -94,8 +114,9 @@ void InitCheckerFromEnvironment() {
       internal::Log("ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
                     "using default /tmp",
                     dir);
-    } else {
-      s.report.dump_directory = dir;
+    } else if (const char* kept = KeepCopy("HEAP_CHECK_DUMP_DIRECTORY", dir, g_dump_directory,
+                                           sizeof(g_dump_directory))) {
+      s.report.dump_directory = kept;
     }
   }
   InitThreadLayout();

@@ -5,17 +5,36 @@
 namespace heapkit::check {
 namespace {
 
+constexpr int kIndexPageShift = 12;
+
+inline size_t PageSlot(uintptr_t page, size_t mask) {
+  return static_cast<size_t>((page * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
 struct Finder {
   const HeapObject* objects;
   size_t count;
   uintptr_t lowest;
   uintptr_t highest;  // exclusive end of the last object
   uint64_t max_offset;  // UINT64_MAX = any
+  const PageIndex* index;
 
   int64_t Find(uintptr_t w) const {
     if (w < lowest || w >= highest) return -1;
-    // Last object with start <= w.
+    // Last object with start <= w: among the objects of w's page if the index knows it.
     size_t lo = 0, n = count;
+    if (index != nullptr) {
+      const uintptr_t page = w >> kIndexPageShift;
+      for (size_t i = PageSlot(page, index->mask);; i = (i + 1) & index->mask) {
+        const PageIndexEntry& e = index->entries[i];
+        if (e.page == page) {
+          lo = e.lo;
+          n = e.hi - e.lo;
+          break;
+        }
+        if (e.page == 0) break;
+      }
+    }
     while (n > 1) {
       size_t half = n / 2;
       if (objects[lo + half].start <= w) lo += half;
@@ -29,9 +48,11 @@ struct Finder {
   }
 };
 
-Finder MakeFinder(const HeapObject* objects, size_t count, int64_t max_pointer_offset) {
-  Finder f{objects, count, 1, 0, max_pointer_offset < 0 ? UINT64_MAX
-                                                       : static_cast<uint64_t>(max_pointer_offset)};
+Finder MakeFinder(const HeapObject* objects, size_t count, int64_t max_pointer_offset,
+                  const PageIndex* index = nullptr) {
+  Finder f{objects, count, 1, 0,
+           max_pointer_offset < 0 ? UINT64_MAX : static_cast<uint64_t>(max_pointer_offset),
+           index != nullptr && index->entries != nullptr ? index : nullptr};
   if (count > 0) {
     f.lowest = objects[0].start;
     const HeapObject& last = objects[count - 1];
@@ -62,6 +83,46 @@ inline size_t ScanRange(const Finder& finder, uintptr_t start, uintptr_t end, si
 
 }  // namespace
 
+size_t PageIndexCapacity(const HeapObject* objects, size_t n) {
+  size_t pages = 0;
+  uintptr_t last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uintptr_t p = objects[i].start >> kIndexPageShift;
+    if (p != last) ++pages;
+    last = p;
+  }
+  size_t cap = 16;
+  while (cap < 2 * pages) cap *= 2;
+  return cap;
+}
+
+PageIndex BuildPageIndex(const HeapObject* objects, size_t n, PageIndexEntry* memory,
+                         size_t capacity) {
+  PageIndex index;
+  if (memory == nullptr || capacity == 0 || (capacity & (capacity - 1)) != 0 ||
+      n >= UINT32_MAX)
+    return index;
+  const size_t mask = capacity - 1;
+  PageIndexEntry* open = nullptr;  // entry of the page being filled
+  uintptr_t last = 0;
+  size_t used = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uintptr_t p = objects[i].start >> kIndexPageShift;
+    if (p == last || p == 0) continue;
+    if (++used > capacity / 2) return PageIndex{};  // not built by PageIndexCapacity
+    if (open != nullptr) open->hi = static_cast<uint32_t>(i);
+    size_t k = PageSlot(p, mask);
+    while (memory[k].page != 0) k = (k + 1) & mask;
+    memory[k] = {p, static_cast<uint32_t>(i > 0 ? i - 1 : 0), 0};
+    open = &memory[k];
+    last = p;
+  }
+  if (open != nullptr) open->hi = static_cast<uint32_t>(n);
+  index.entries = memory;
+  index.mask = mask;
+  return index;
+}
+
 int64_t FindObject(const HeapObject* objects, size_t object_count, uintptr_t address,
                    int64_t max_pointer_offset) {
   if (object_count == 0) return -1;
@@ -69,7 +130,8 @@ int64_t FindObject(const HeapObject* objects, size_t object_count, uintptr_t add
 }
 
 bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root_count,
-           const FloodOptions& options, uint8_t* states, uint32_t* work, FloodStats* stats) {
+           const FloodOptions& options, uint8_t* states, uint32_t* work, FloodStats* stats,
+           const PageIndex* index) {
   for (size_t i = 1; i < n; ++i) {
     const HeapObject& prev = objects[i - 1];
     if (objects[i].start < prev.start + (prev.size == 0 ? 1 : prev.size)) return false;
@@ -83,7 +145,7 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
     if (stats) *stats = local;
     return true;
   }
-  const Finder finder = MakeFinder(objects, n, options.max_pointer_offset);
+  const Finder finder = MakeFinder(objects, n, options.max_pointer_offset, index);
 
   // Phase 1: everything reachable from roots and root objects.
   size_t top = 0;

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "alloc/internal/log.h"
 #include "alloc/live_objects.h"
@@ -15,25 +16,47 @@
 namespace heapkit::check {
 namespace {
 
-struct ObjectInfo {
-  const void* const* pcs;
-  int depth;
-};
+bool InRegions(const MmapArray<Region>& regions, uintptr_t pc) {
+  for (const Region& r : regions)
+    if (pc >= r.start && pc < r.end) return true;
+  return false;
+}
 
 struct SnapshotState {
   MmapArray<HeapObject>* objects;
+  const MmapArray<Region>* loader_text;  // for root objects allocated by the dynamic loader
   bool ok;
 };
+
+// HeapObject::aux values while the snapshot is built.
+constexpr uint32_t kNeedsLookup = 1;  // no side slot: ask the profiler's table (step 2)
 
 void CollectObject(void* ctx, void* object, size_t size) {
   auto* s = static_cast<SnapshotState*>(ctx);
   if (!s->objects->PushBack({reinterpret_cast<uintptr_t>(object), size, 0, 0})) s->ok = false;
 }
 
-bool InRegions(const MmapArray<Region>& regions, uintptr_t pc) {
-  for (const Region& r : regions)
-    if (pc >= r.start && pc < r.end) return true;
-  return false;
+// Applies an object's record (requested size, loader-allocated -> root); false if none.
+bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t requested,
+                 const MmapArray<Region>& loader_text) {
+  if (requested < o->size) o->size = requested;
+  if (stack.depth > 0 && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.pcs[0])))
+    o->flags |= kRootObject;
+  return true;
+}
+
+// Exact mode gives most objects' records with the walk (side slots): decoded here, in one pass
+// over memory the walk just touched, instead of a table lookup per object later.
+void CollectObjectWithSlot(void* ctx, void* object, size_t size, uint64_t slot) {
+  auto* s = static_cast<SnapshotState*>(ctx);
+  HeapObject o{reinterpret_cast<uintptr_t>(object), size, 0, kNeedsLookup};
+  prof::AllocationStack stack{nullptr, 0};
+  size_t requested = 0;
+  if (slot != 0 && prof::DecodeAllocationSlot(slot, &stack, &requested)) {
+    ApplyRecord(&o, stack, requested, *s->loader_text);
+    o.aux = 0;
+  }
+  if (!s->objects->PushBack(o)) s->ok = false;
 }
 
 double Now() {
@@ -48,12 +71,12 @@ struct Scratch {
   LoadedModules modules;
   MmapArray<uintptr_t> ignored;
   MmapArray<HeapObject> objects;
-  MmapArray<ObjectInfo> info;
   MmapArray<Region> roots;
   MmapArray<uintptr_t> registers;
   MmapArray<uint8_t> states;
   MmapArray<uint8_t> states_unaligned;
   MmapArray<uint32_t> work;
+  MmapArray<PageIndexEntry> page_index;
 };
 
 alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
@@ -72,7 +95,7 @@ bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
   out->Clear();
   ThreadStopper stopper;
   if (!stopper.StopAll(2000)) return false;
-  SnapshotState st{&s.objects, true};
+  SnapshotState st{&s.objects, nullptr, true};
   alloc::ForEachLiveObject(CollectObject, &st);
   stopper.ResumeAll();
   for (const HeapObject& o : s.objects)
@@ -99,11 +122,17 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     return false;
   }
   s.objects.Clear();
-  s.info.Clear();
   s.roots.Clear();
   s.registers.Clear();
-  // Pre-size the snapshot so the stopped phase rarely needs mremap.
-  s.objects.Reserve(1 << 16);
+  // Pre-size the snapshot from the profiler's count of recorded live objects (plus slack for
+  // unrecorded ones) and fault its pages in with one call each, so the stopped phase neither
+  // mremaps nor takes a page fault per 4 KiB.
+  {
+    const size_t expect = prof::RecordedLiveObjects() * 9 / 8 + (1 << 12);
+    s.objects.ReservePopulated(expect);
+    s.states.ReservePopulated(expect);
+    s.work.ReservePopulated(expect);
+  }
 
   ThreadStopper stopper;
   if (!stopper.StopAll(config.stop_timeout_ms)) {
@@ -113,33 +142,34 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   const double t0 = Now();
   bool ok = true;
 
-  // 1. Snapshot of the live heap, sorted by address.
-  SnapshotState st{&s.objects, true};
-  alloc::ForEachLiveObject(CollectObject, &st);
+  // 1. Snapshot of the live heap, with the records of objects that have side slots, sorted by
+  // address (the allocator walks its page map in address order: sorting is only a fallback).
+  SnapshotState st{&s.objects, &s.modules.loader_text, true};
+  alloc::ForEachLiveObjectWithSlot(CollectObjectWithSlot, &st);
   ok = st.ok;
   const size_t n = s.objects.size();
-  std::sort(s.objects.begin(), s.objects.end(),
-            [](const HeapObject& a, const HeapObject& b) { return a.start < b.start; });
-  ok = ok && s.info.Resize(n) && s.states.Resize(n) && s.work.Resize(n);
+  const auto by_start = [](const HeapObject& a, const HeapObject& b) { return a.start < b.start; };
+  if (!std::is_sorted(s.objects.begin(), s.objects.end(), by_start))
+    std::sort(s.objects.begin(), s.objects.end(), by_start);
+  ok = ok && s.states.Resize(n) && s.work.Resize(n);
   if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
 
-  // 2. Sizes and stacks from the profiler's table; root objects.
+  // 2. Sizes (and the first frame) of the other objects from the profiler's table; root
+  // objects.
   size_t ignored_index = 0;
   for (size_t i = 0; ok && i < n; ++i) {
     HeapObject& o = s.objects[i];
-    prof::AllocationStack stack{nullptr, 0};
-    size_t requested = 0;
-    const void* obj = reinterpret_cast<const void*>(o.start);
-    if (prof::LookupAllocationStack(obj, &stack, &requested)) {
-      if (requested < o.size) o.size = requested;
-      s.info[i] = {stack.pcs, stack.depth};
-      if (stack.depth > 0 && InRegions(s.modules.loader_text,
-                                       reinterpret_cast<uintptr_t>(stack.pcs[0])))
+    if (o.aux == kNeedsLookup) {
+      o.aux = 0;
+      prof::AllocationStack stack{nullptr, 0};
+      size_t requested = 0;
+      if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack,
+                                      &requested)) {
+        ApplyRecord(&o, stack, requested, s.modules.loader_text);
+      } else {
         o.flags |= kRootObject;
-    } else {
-      s.info[i] = {nullptr, 0};
-      o.flags |= kRootObject;
-      ++out->unrecorded_objects;
+        ++out->unrecorded_objects;
+      }
     }
     while (ignored_index < s.ignored.size() && s.ignored[ignored_index] < o.start) ++ignored_index;
     if (ignored_index < s.ignored.size() && s.ignored[ignored_index] == o.start)
@@ -165,17 +195,26 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     }
   }
 
-  // 4. Flood.
+  // 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
+  // the same without).
+  PageIndex index;
+  if (ok) {
+    const size_t cap = PageIndexCapacity(s.objects.data(), n);
+    if (s.page_index.Resize(cap)) {
+      memset(s.page_index.data(), 0, cap * sizeof(PageIndexEntry));
+      index = BuildPageIndex(s.objects.data(), n, s.page_index.data(), cap);
+    }
+  }
   FloodStats stats;
   if (ok) {
     ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), config.flood,
-               s.states.data(), s.work.data(), &stats);
+               s.states.data(), s.work.data(), &stats, &index);
   }
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
     FloodOptions any = config.flood;
     any.source_alignment = 1;
     ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any,
-               s.states_unaligned.data(), s.work.data(), nullptr);
+               s.states_unaligned.data(), s.work.data(), nullptr, &index);
   }
 
   // 5. Leak records (stacks copied: the table may change once the world runs again).
@@ -189,16 +228,20 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     }
     if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
       continue;
+    prof::AllocationStack stack{nullptr, 0};
+    size_t requested = 0;
+    if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
+      stack = {nullptr, 0};
     LeakRecord rec{};
     rec.address = o.start;
     rec.bytes = o.size;
     rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
-    rec.depth = static_cast<uint16_t>(s.info[i].depth);
+    rec.depth = static_cast<uint16_t>(stack.depth);
     rec.state = state;
     rec.unaligned_reachable =
         config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
-    for (int d = 0; d < s.info[i].depth; ++d)
-      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(s.info[i].pcs[d]));
+    for (int d = 0; d < stack.depth; ++d)
+      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(stack.pcs[d]));
     ok = ok && out->leaks.PushBack(rec);
     out->leaked_bytes += o.size;
   }

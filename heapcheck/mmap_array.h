@@ -41,6 +41,15 @@ class MmapArray {
     capacity_ = bytes / sizeof(T);
     return true;
   }
+  // Reserve(n), then asks the kernel to fault the pages in with one call (cheaper than a trap
+  // per page on first touch). Best effort: false only if Reserve failed.
+  bool ReservePopulated(size_t n) {
+    if (!Reserve(n)) return false;
+#ifdef MADV_POPULATE_WRITE
+    madvise(data_, RoundToPage(capacity_ * sizeof(T)), MADV_POPULATE_WRITE);
+#endif
+    return true;
+  }
   // Sets the size to n; new elements are zero (fresh pages) or keep old contents.
   bool Resize(size_t n) {
     if (!Reserve(n)) return false;

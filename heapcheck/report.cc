@@ -1,6 +1,7 @@
 #include "heapcheck/report.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,25 +59,56 @@ const char* ProgramPath(char* buf, size_t size) {
   return buf;
 }
 
-// Loads `leak:<pattern>` lines. One line for an unreadable file or a malformed line.
+// A suppressions file is a short text file; anything bigger is a mistake (e.g. /dev/zero).
+constexpr size_t kMaxSuppressionsBytes = size_t{1} << 20;
+
+// Loads `leak:<pattern>` lines. At most one line for a bad file: unreadable, not a regular
+// file, too big, binary, or malformed lines (the first is named, the others counted).
 bool LoadSuppressions(const char* path, MmapArray<char>* text, MmapArray<Pattern>* patterns) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     internal::Log("cannot read HEAPCHECK_SUPPRESSIONS file '%s': %s; no suppressions", path,
                   strerror(errno));
     return false;
   }
+  struct stat st = {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) > kMaxSuppressionsBytes) {
+    const bool regular = S_ISREG(st.st_mode);
+    close(fd);
+    internal::Log("cannot read HEAPCHECK_SUPPRESSIONS file '%s': %s; no suppressions", path,
+                  regular ? "larger than 1 MiB" : "not a regular file");
+    return false;
+  }
   size_t size = 0;
-  for (;;) {
+  bool read_error = false;
+  while (size < kMaxSuppressionsBytes) {
     if (!text->Resize(size + 4096)) break;
     ssize_t n = read(fd, text->data() + size, 4096);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) read_error = true;
     if (n <= 0) break;
     size += static_cast<size_t>(n);
   }
+  const int read_errno = errno;
   close(fd);
   text->Resize(size);
-  size_t line_no = 0;
+  if (read_error) {
+    internal::Log("cannot read HEAPCHECK_SUPPRESSIONS file '%s': %s; no suppressions", path,
+                  strerror(read_errno));
+    return false;
+  }
+  for (size_t i = 0; i < size; ++i) {
+    const unsigned char c = static_cast<unsigned char>((*text)[i]);
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) {
+      internal::Log("cannot read HEAPCHECK_SUPPRESSIONS file '%s': binary data, expected "
+                    "'leak:<pattern>' lines; no suppressions",
+                    path);
+      text->Resize(0);
+      return false;
+    }
+  }
+  size_t line_no = 0, bad_lines = 0, first_bad = 0;
   for (size_t start = 0; start < size;) {
     size_t end = start;
     while (end < size && (*text)[end] != '\n') ++end;
@@ -87,12 +119,19 @@ bool LoadSuppressions(const char* path, MmapArray<char>* text, MmapArray<Pattern
     if (s < e && (*text)[s] != '#') {
       if (e - s > 5 && std::memcmp(text->data() + s, "leak:", 5) == 0) {
         patterns->PushBack({static_cast<uint32_t>(s + 5), static_cast<uint32_t>(e - s - 5)});
-      } else {
-        internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; line ignored",
-                      path, line_no);
+      } else if (bad_lines++ == 0) {
+        first_bad = line_no;
       }
     }
     start = end + 1;
+  }
+  if (bad_lines == 1) {
+    internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; line ignored",
+                  path, first_bad);
+  } else if (bad_lines > 1) {
+    internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; %zu such lines "
+                  "ignored",
+                  path, first_bad, bad_lines);
   }
   return true;
 }

@@ -13,12 +13,14 @@
 #include <climits>
 
 #include "alloc/hooks.h"
+#include "alloc/live_objects.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/sampling_hook.h"
 #include "profiler/allocator_frames.h"
 #include "profiler/calibration.h"
+#include "profiler/growth_stacks.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/runtime_symbols.h"
 #include "profiler/sample_weight.h"
@@ -49,7 +51,10 @@ constinit Config g_config;
 // ---- recording ----
 std::atomic<bool> g_recording{false};
 SpinLock g_enable_lock;
-// Estimated (un-sampled) byte totals since the process started recording.
+// Estimated (un-sampled) byte totals for the HEAPPROFILE triggers. Kept only while profiling
+// (so the hot path of exact mode without HEAPPROFILE — the leak checker — skips two shared
+// atomic adds per allocation and free); each profiling start re-bases them on the table's
+// estimate of what is in use (ResetEstimatesFromTable).
 std::atomic<int64_t> g_est_alloc{0};
 std::atomic<int64_t> g_est_free{0};
 
@@ -78,10 +83,7 @@ std::atomic<bool> g_helper_running{false};
 std::atomic<bool> g_helper_restart{false};
 bool g_atfork_registered = false;
 
-bool Quiet() {
-  static const int64_t verbose = internal::EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
-  return verbose < 0;
-}
+bool Quiet() { return internal::VerboseLevel() < 0; }
 
 int64_t NowNs() {
   timespec ts;
@@ -103,9 +105,8 @@ int64_t EstimateBytes(size_t size, int64_t rate) {
 // ---- dumping ----
 
 void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
-  GlobalStackTable().ForEachBucket([&](const Bucket& b) {
-    RecordCounts c{b.InUseCount(), b.InUseBytes(), b.alloc_count.load(std::memory_order_relaxed),
-                   b.alloc_bytes.load(std::memory_order_relaxed)};
+  GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
+    RecordCounts c{b.InUseCount(), b.InUseBytes(), b.AllocCount(), b.AllocBytes()};
     visit(visit_ctx, c, b.pcs, b.depth);
   });
 }
@@ -183,41 +184,95 @@ void MaybeDump() {
 
 void StartHelperThread();
 
-void OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
-  if (ptr == nullptr) return;
+// Profiling (re)starts: the estimated totals restart from what the table holds now (objects
+// recorded before the start may be freed during it), counted as allocated, none freed.
+void ResetEstimatesFromTable() {
+  const int64_t rate = alloc::GetSampleParameter();
+  int64_t inuse = 0;
+  GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
+    const int64_t n = b.InUseCount();
+    if (n > 0) inuse += n * EstimateBytes(static_cast<size_t>(b.InUseBytes() / n), rate);
+  });
+  g_est_alloc.store(inuse, std::memory_order_relaxed);
+  g_est_free.store(0, std::memory_order_relaxed);
+}
+
+// This thread's last recorded raw stack (allocator frames included) and its bucket: the same
+// call site again — the common case — skips the allocator-frame scan, the stack hash and the
+// shared table. Buckets are never freed, so the pointer stays valid.
+struct LastStack {
+  static constexpr int kDepth = 24;  // deeper stacks are not cached
+  int depth = -1;
+  uint32_t size_key = 0;
+  int depth_limit = 0;
+  Bucket* bucket = nullptr;
+  void* pcs[kDepth] = {};
+
+  Bucket* Find(void* const* p, int n, uint32_t key, int limit) const {
+    if (n != depth || key != size_key || limit != depth_limit) return nullptr;
+    for (int i = 0; i < n; ++i)
+      if (p[i] != pcs[i]) return nullptr;
+    return bucket;
+  }
+  void Remember(void* const* p, int n, uint32_t key, int limit, Bucket* b) {
+    if (n > kDepth) return;
+    for (int i = 0; i < n; ++i) pcs[i] = p[i];
+    depth = n;
+    size_key = key;
+    depth_limit = limit;
+    bucket = b;
+  }
+};
+__thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
+
+bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
+  if (ptr == nullptr) return false;
   if (__builtin_expect(tls_calibrating, false)) {
     CalibrationSample();
-    return;
+    return false;
   }
-  if (tls_recording_disabled) return;
+  if (tls_recording_disabled) return false;
   void* pcs[kMaxCaptureDepth];
   int depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
-  int skip = CountAllocatorFrames(pcs, depth);
-  int keep = depth - skip;
-  if (keep > g_config.stack_depth) keep = g_config.stack_depth;
   int64_t rate = alloc::GetSampleParameter();
   StackTable& table = GlobalStackTable();
-  Bucket* b = table.FindOrCreateBucket(pcs + skip, keep, SizeKey(requested, rate));
-  if (b == nullptr) return;
-  table.RecordAlloc(ptr, b, requested);
-  g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
+  const uint32_t size_key = SizeKey(requested, rate);
+  Bucket* b = tls_last_stack.Find(pcs, depth, size_key, g_config.stack_depth);
+  if (b == nullptr) {
+    int skip = CountAllocatorFrames(pcs, depth);
+    int keep = depth - skip;
+    if (keep > g_config.stack_depth) keep = g_config.stack_depth;
+    b = table.FindOrCreateBucket(pcs + skip, keep, size_key);
+    if (b == nullptr) return false;
+    tls_last_stack.Remember(pcs, depth, size_key, g_config.stack_depth, b);
+  }
+  table.RecordAlloc(ptr, b, requested, /*use_slot=*/rate == 1);
   if (g_profiling.load(std::memory_order_relaxed)) {
+    g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
     if (__builtin_expect(g_helper_restart.load(std::memory_order_relaxed), false) &&
         g_helper_restart.exchange(false))
       StartHelperThread();
     MaybeDump();
   }
+  return true;
 }
 
-void OnMaybeSampledFree(void* ptr) {
+bool OnMaybeSampledFree(void* ptr) {
   size_t size;
-  if (!GlobalStackTable().RecordFree(ptr, &size)) return;
-  g_est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
-                       std::memory_order_relaxed);
-  if (g_profiling.load(std::memory_order_relaxed)) MaybeDump();
+  if (!GlobalStackTable().RecordFree(ptr, &size)) return false;
+  if (g_profiling.load(std::memory_order_relaxed)) {  // totals: see ResetEstimatesFromTable
+    g_est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
+                         std::memory_order_relaxed);
+    MaybeDump();
+  }
+  return true;
 }
 
 constexpr alloc::SampleObserver kObserver = {&OnSampledAlloc, &OnMaybeSampledFree};
+
+// Exact mode keeps small objects' records in the allocator's per-object side slots.
+constexpr SlotProvider kSlotProvider = {&alloc::ObjectSlotForAlloc, &alloc::FindObjectSlot,
+                                        &alloc::ForEachObjectSlot};
 
 // ---- helper thread: time interval and signal ----
 
@@ -388,7 +443,12 @@ void HeapSample(alloc::TextSink sink, void* ctx) {
   WriteTableProfile(&out);
 }
 
-constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, nullptr};
+void HeapGrowthStacks(alloc::TextSink sink, void* ctx) {
+  CallbackSink out(sink, ctx);
+  WriteGrowthStacks(&out);
+}
+
+constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks};
 
 }  // namespace
 
@@ -402,6 +462,7 @@ void EnableSampleRecording() {
     internal::Log("cannot allocate the heap-profile table; heap sampling is off");
     return;
   }
+  GlobalStackTable().SetSlotProvider(&kSlotProvider);
   if (!g_atfork_registered) {
     g_atfork_registered = true;
     pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
@@ -440,6 +501,15 @@ bool StartHeapProfiling(const char* prefix) {
   // The directory must exist and be writable, or every dump would fail.
   char dir[PATH_MAX];
   const char* slash = strrchr(prefix, '/');
+  // So must the longest file name a dump uses: <base>_<pid>.NNNN.heap.tmp.<pid>.
+  const size_t base_len = strlen(slash == nullptr ? prefix : slash + 1);
+  constexpr size_t kLongestSuffix = sizeof("_4294967295.0001.heap.tmp.4294967295") - 1;
+  if (base_len + kLongestSuffix > NAME_MAX) {
+    internal::Log("HEAPPROFILE=%s: file name too long (dump file names would exceed %d bytes); "
+                  "heap profiling is off",
+                  prefix, NAME_MAX);
+    return false;
+  }
   if (slash == nullptr) {
     dir[0] = '.';
     dir[1] = '\0';
@@ -465,6 +535,7 @@ bool StartHeapProfiling(const char* prefix) {
     memcpy(g_base_prefix, prefix, strlen(prefix) + 1);
     memcpy(g_prefix, prefix, strlen(prefix) + 1);
     // Dump numbering continues across Stop/Start, like gperftools.
+    ResetEstimatesFromTable();
     g_last_dump_alloc = g_est_alloc.load();
     g_last_dump_free = g_est_free.load();
     g_high_water = g_last_dump_alloc - g_last_dump_free;
@@ -506,11 +577,15 @@ void ProfilerStartup() {
   done = true;
   alloc::SetStackCaptureHook(&CaptureStack);
   alloc::SetHeapSampleProvider(&kProvider);
+  alloc::SetHeapGrowthHook(&OnHeapGrowth);
   // Like gperftools, we mark the variable in place (high bit of its first byte) so that
   // programs exec'd from this one see it and write <prefix>_<pid>.NNNN.heap instead of
   // overwriting our files; forked children get the same naming from ForkChild().
   char* raw = const_cast<char*>(internal::EnvRaw("HEAPPROFILE"));
-  if (raw != nullptr && raw[0] != '\0') {
+  if (raw != nullptr && raw[0] != '\0' && strlen(raw) + 16 >= PATH_MAX) {
+    // Checked before the copy below, which would otherwise shorten it silently.
+    internal::Log("HEAPPROFILE prefix is too long (%zu bytes); heap profiling is off", strlen(raw));
+  } else if (raw != nullptr && raw[0] != '\0') {
     char prefix[PATH_MAX];
     if (static_cast<unsigned char>(raw[0]) & 0x80) {
       internal::FormatTo(prefix, sizeof(prefix), "%c%s_%d", static_cast<char>(raw[0] & 0x7f),
@@ -531,6 +606,25 @@ void ProfilerStartup() {
 // ---- sampled_objects.h ----
 
 void SetThreadRecordingDisabled(bool disabled) { tls_recording_disabled = disabled; }
+
+bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size) {
+  Bucket* b;
+  size_t size;
+  if (!GlobalStackTable().DecodeSlot(slot, &b, &size)) return false;
+  if (stack != nullptr) {
+    stack->pcs = b->pcs;
+    stack->depth = b->depth;
+  }
+  if (requested_size != nullptr) *requested_size = size;
+  return true;
+}
+
+size_t RecordedLiveObjects() {
+  size_t n = 0;
+  GlobalStackTable().ForEachBucketWithCounts(
+      [&](const Bucket& b) { n += static_cast<size_t>(b.InUseCount()); });
+  return n;
+}
 
 bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* requested_size) {
   Bucket* b;

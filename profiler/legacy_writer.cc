@@ -115,6 +115,7 @@ bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int*
   int err = 0;
   {
     FdSink sink(fd);
+    sink.LimitToFileSizeRlimit();
     ok = WriteLegacyProfile(&sink, profile);
     if (!ok) err = sink.error() != 0 ? sink.error() : EIO;
   }

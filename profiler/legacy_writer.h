@@ -56,6 +56,8 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile);
 // Writes the profile to `path` atomically: a temporary file in the same directory
 // ("<path>.tmp.<pid>") is written, closed and renamed over `path`, so `path` never holds a
 // partial profile. On failure returns false with *error = errno and removes the temporary.
+// Never writes past the soft RLIMIT_FSIZE (`ulimit -f`): fails with EFBIG instead of letting
+// the kernel kill the program with SIGXFSZ.
 bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error);
 
 // Appends /proc/self/maps verbatim. False if it could not be read.

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "alloc/internal/system_memory.h"
@@ -65,7 +66,19 @@ bool OutputSink::Flush() {
   return ok_;
 }
 
+void FdSink::LimitToFileSizeRlimit(uint64_t offset) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  room_ = rl.rlim_cur > offset ? rl.rlim_cur - offset : 0;
+}
+
 bool FdSink::Drain(const char* data, size_t n) {
+  bool too_big = false;
+  if (n > room_) {
+    n = static_cast<size_t>(room_);
+    too_big = true;
+  }
+  room_ -= n;
   while (n > 0) {
     ssize_t w = write(fd_, data, n);
     if (w < 0) {
@@ -75,6 +88,10 @@ bool FdSink::Drain(const char* data, size_t n) {
     }
     data += w;
     n -= static_cast<size_t>(w);
+  }
+  if (too_big) {
+    error_ = EFBIG;
+    return false;
   }
   return true;
 }

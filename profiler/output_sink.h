@@ -51,12 +51,17 @@ class OutputSink {
   bool ok_;
 };
 
-// Writes to a file descriptor (write(2), retrying short writes and EINTR).
+// Writes to a file descriptor (write(2), retrying short writes and EINTR). With a byte limit
+// (the process's RLIMIT_FSIZE, see LimitToFileSizeRlimit) it fails with EFBIG instead of
+// writing past it: the kernel would send SIGXFSZ, which kills the program by default.
 class FdSink final : public OutputSink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
   ~FdSink() override { Flush(); }
   int error() const { return error_; }
+  // Caps the file at the soft RLIMIT_FSIZE (nothing to do when unlimited). `offset` is the
+  // descriptor's current file offset.
+  void LimitToFileSizeRlimit(uint64_t offset = 0);
 
  protected:
   bool Drain(const char* data, size_t n) override;
@@ -64,6 +69,7 @@ class FdSink final : public OutputSink {
  private:
   int fd_;
   int error_ = 0;
+  uint64_t room_ = UINT64_MAX;  // bytes that may still be written
 };
 
 // Collects everything in a growable mmap'ed region (for GetHeapProfile / GetHeapSample).

@@ -19,6 +19,14 @@ struct AllocationStack {
 // The pcs pointer stays valid for the life of the process (stacks are never freed).
 bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* requested_size);
 
+// Same for an object's side-slot value (alloc::ForEachLiveObjectWithSlot, exact mode): no table
+// lookup. False for 0 or a value that names no bucket.
+bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size);
+
+// Number of recorded live objects (sum over the table's buckets; cheap, racy while the world
+// runs). For sizing snapshots.
+size_t RecordedLiveObjects();
+
 // Makes sure sampled allocations are recorded in the table: registers the profiler's sampling
 // observer if HEAPPROFILE / TCMALLOC_SAMPLE_PARAMETER did not already. Idempotent and
 // thread-safe; does not change the sample parameter (heapcheck sets it to 1 itself).

@@ -1,6 +1,7 @@
-// Stack capture with libunwind. Design notes (see README.md "Stack capture"):
+// Stack capture: the cached CFI unwinder (cfi_unwinder.h), with libunwind as the fallback.
+// Design notes (see README.md "Stack capture"; the CFI unwinder's own in cfi_unwinder.cc):
 //
-// * unw_backtrace() walks the stack with libunwind's per-thread trace cache (x86-64
+// * unw_backtrace() (fallback) walks the stack with libunwind's per-thread trace cache (x86-64
 //   tdep_trace): after the first walk through a given return address, each frame costs a cache
 //   probe, so no frame-pointer fast path is needed (and none would be right for -O2 code built
 //   without frame pointers, which is what Debian's libraries are).
@@ -18,10 +19,14 @@
 //   calling thread and are valid in the child.
 #include "profiler/stack_capture.h"
 
+#include "profiler/cfi_unwinder.h"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 
 namespace heapkit::prof {
 namespace {
@@ -30,6 +35,30 @@ __thread bool tls_in_capture __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<bool> policy_set{false};
 
 constexpr int kRawSlack = 8;  // frames of CaptureStack's own callees (unw_backtrace, ...)
+
+// The libunwind path: raw return addresses from unw_backtrace, then drop the frames up to and
+// including CaptureStack's own return address (self_return).
+int LibunwindCapture(void** pcs, int max_depth, int skip, void* self_return) {
+  void* raw[kMaxCaptureDepth + kRawSlack + 32];
+  int want = max_depth + skip + kRawSlack;
+  if (want > static_cast<int>(sizeof(raw) / sizeof(raw[0])))
+    want = static_cast<int>(sizeof(raw) / sizeof(raw[0]));
+  int n = unw_backtrace(raw, want);
+  // Find our own return address: it and everything before it belong to CaptureStack, its
+  // caller's frame (the entry after it is the caller's return address) and libunwind.
+  int first = -1;
+  for (int i = 0; i < n && i < kRawSlack; ++i) {
+    if (raw[i] == self_return) {
+      first = i;
+      break;
+    }
+  }
+  int stored = 0;
+  if (first >= 0) {
+    for (int i = first + 1 + skip; i < n && stored < max_depth; ++i) pcs[stored++] = raw[i];
+  }
+  return stored;
+}
 
 }  // namespace
 
@@ -44,25 +73,46 @@ __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) 
   tls_in_capture = true;
   if (skip < 0) skip = 0;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
-  void* raw[kMaxCaptureDepth + kRawSlack + 32];
-  int want = max_depth + skip + kRawSlack;
-  if (want > static_cast<int>(sizeof(raw) / sizeof(raw[0])))
-    want = static_cast<int>(sizeof(raw) / sizeof(raw[0]));
-  int n = unw_backtrace(raw, want);
-  // Find our own return address: it and everything before it belong to CaptureStack, its
-  // caller's frame (the entry after it is the caller's return address) and libunwind.
-  void* self_return = __builtin_return_address(0);
-  int first = -1;
-  for (int i = 0; i < n && i < kRawSlack; ++i) {
-    if (raw[i] == self_return) {
-      first = i;
-      break;
-    }
+  int stored = -1;
+#ifdef HEAPKIT_CFI_UNWINDER
+  {
+    CallerRegs regs;
+    heapkit_caller_regs(&regs);
+    // Return address 0 is inside this function, 1 our return address (in the caller), 2 the
+    // caller's return address = pcs[0] for skip 0.
+    stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth);
   }
-  int stored = 0;
-  if (first >= 0) {
-    for (int i = first + 1 + skip; i < n && stored < max_depth; ++i) pcs[stored++] = raw[i];
-  }
+#endif
+  if (stored < 0) stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
+  tls_in_capture = false;
+  return stored;
+}
+
+__attribute__((noinline)) int CaptureStackWithCfi(void** pcs, int max_depth, int skip) {
+#ifdef HEAPKIT_CFI_UNWINDER
+  if (tls_in_capture || max_depth <= 0) return 0;
+  tls_in_capture = true;
+  if (skip < 0) skip = 0;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  CallerRegs regs;
+  heapkit_caller_regs(&regs);
+  int stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth);
+  tls_in_capture = false;
+  return stored;
+#else
+  (void)pcs;
+  (void)max_depth;
+  (void)skip;
+  return -1;
+#endif
+}
+
+__attribute__((noinline)) int CaptureStackWithLibunwind(void** pcs, int max_depth, int skip) {
+  if (tls_in_capture || max_depth <= 0) return 0;
+  tls_in_capture = true;
+  if (skip < 0) skip = 0;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  int stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
   tls_in_capture = false;
   return stored;
 }

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <new>
 
 #include "alloc/internal/arena.h"
 
@@ -89,6 +90,10 @@ Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t siz
     return nullptr;
   }
   b->hash = h;
+  if (!AssignId(b)) {
+    Unlock(lock);
+    return nullptr;
+  }
   b->size_key = size_key;
   b->depth = depth;
   memcpy(b->pcs, pcs, sizeof(void*) * static_cast<size_t>(depth));
@@ -103,6 +108,23 @@ Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t siz
                                                std::memory_order_relaxed));
   num_buckets_.fetch_add(1, std::memory_order_relaxed);
   return b;
+}
+
+bool StackTable::AssignId(Bucket* b) {
+  const uint32_t id = next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (id >= kIdChunks * kIdChunkSize) return false;
+  std::atomic<std::atomic<Bucket*>*>& slot = id_chunks_[id >> kIdChunkBits];
+  std::atomic<Bucket*>* chunk = slot.load(std::memory_order_acquire);
+  if (chunk == nullptr) {
+    auto* fresh = static_cast<std::atomic<Bucket*>*>(
+        internal::ArenaAlloc(sizeof(std::atomic<Bucket*>) * kIdChunkSize, 64));
+    if (fresh == nullptr) return false;
+    // A loser's chunk stays in the arena unused (at most once per chunk and racing thread).
+    if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
+  }
+  b->id = id;
+  chunk[id & (kIdChunkSize - 1)].store(b, std::memory_order_release);
+  return true;
 }
 
 StackTable::Node* StackTable::NewNode(Stripe& s) {
@@ -148,9 +170,120 @@ void StackTable::AccountFree(Bucket* b, size_t size) {
   b->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
-void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size) {
+void StackTable::RefreshSlotCounts() {
+  if (!slots_used_.load(std::memory_order_acquire)) return;
+  ForEachBucket([](Bucket& b) {
+    b.slot_live_count.store(0, std::memory_order_relaxed);
+    b.slot_live_bytes.store(0, std::memory_order_relaxed);
+    b.pending_alloc_count.store(0, std::memory_order_relaxed);
+    b.pending_alloc_bytes.store(0, std::memory_order_relaxed);
+  });
+  // Threads' batches (sequence-counter reads; a batch whose owner stopped mid-write — a
+  // thread that did not survive fork — is read as it is after a bounded number of retries).
+  for (PendingAllocs* p = pending_.load(std::memory_order_acquire); p != nullptr; p = p->next) {
+    Bucket* b = nullptr;
+    int64_t count = 0, bytes = 0;
+    for (int tries = 0; tries < 1000; ++tries) {
+      const uint32_t s1 = p->seq.load(std::memory_order_acquire);
+      b = p->bucket.load(std::memory_order_relaxed);
+      count = p->count.load(std::memory_order_relaxed);
+      bytes = p->bytes.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((s1 & 1) == 0 && p->seq.load(std::memory_order_relaxed) == s1) break;
+      sched_yield();
+    }
+    if (b == nullptr) continue;
+    b->pending_alloc_count.store(b->pending_alloc_count.load(std::memory_order_relaxed) + count,
+                                 std::memory_order_relaxed);
+    b->pending_alloc_bytes.store(b->pending_alloc_bytes.load(std::memory_order_relaxed) + bytes,
+                                 std::memory_order_relaxed);
+  }
+  slots_->for_each_slot(
+      [](void* table, const void*, uint64_t value) {
+        Bucket* b;
+        size_t size;
+        if (!static_cast<StackTable*>(table)->DecodeSlot(value, &b, &size)) return;
+        // Only this pass (under count_lock_) writes these: no locked add needed.
+        b->slot_live_count.store(b->slot_live_count.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+        b->slot_live_bytes.store(
+            b->slot_live_bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
+            std::memory_order_relaxed);
+      },
+      this);
+}
+
+namespace {
+__thread PendingAllocs* tls_pending __attribute__((tls_model("initial-exec"))) = nullptr;
+}  // namespace
+
+PendingAllocs* StackTable::NewPending() {
+  void* mem = internal::ArenaAlloc(sizeof(PendingAllocs), alignof(PendingAllocs));
+  if (mem == nullptr) return nullptr;
+  auto* p = new (mem) PendingAllocs();
+  p->table = this;
+  PendingAllocs* head = pending_.load(std::memory_order_relaxed);
+  do {
+    p->next = head;
+  } while (!pending_.compare_exchange_weak(head, p, std::memory_order_release,
+                                           std::memory_order_relaxed));
+  return p;
+}
+
+void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
+  PendingAllocs* p = tls_pending;
+  if (__builtin_expect(p == nullptr || p->table != this, 0)) {
+    // First slot-mode allocation of this thread (or it switched tables, which only tests do:
+    // the old batch stays on its table's list, still counted there).
+    p = NewPending();
+    if (p == nullptr) {
+      b->alloc_count.fetch_add(1, std::memory_order_relaxed);
+      b->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+      return;
+    }
+    tls_pending = p;
+  }
+  const uint32_t seq = p->seq.load(std::memory_order_relaxed);
+  p->seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  Bucket* cur = p->bucket.load(std::memory_order_relaxed);
+  if (cur == b) {
+    p->count.store(p->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    p->bytes.store(p->bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
+                   std::memory_order_relaxed);
+  } else {  // another call site: flush the batch into its bucket and start one for b
+    if (cur != nullptr) {
+      cur->alloc_count.fetch_add(p->count.load(std::memory_order_relaxed),
+                                 std::memory_order_relaxed);
+      cur->alloc_bytes.fetch_add(p->bytes.load(std::memory_order_relaxed),
+                                 std::memory_order_relaxed);
+    }
+    p->bucket.store(b, std::memory_order_relaxed);
+    p->count.store(1, std::memory_order_relaxed);
+    p->bytes.store(static_cast<int64_t>(size), std::memory_order_relaxed);
+  }
+  p->seq.store(seq + 2, std::memory_order_release);
+}
+
+void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot) {
+  if (use_slot && slots_ != nullptr && size <= UINT32_MAX) {
+    // A recycled slot array's leftover values (objects whose free was never reported) need no
+    // accounting: slot records are counted live from the slots themselves.
+    std::atomic<uint64_t>* slot = slots_->slot_for_alloc(object, nullptr, nullptr);
+    if (slot != nullptr) {
+      CountSlotAlloc(bucket, size);
+      if (!slots_used_.load(std::memory_order_relaxed))
+        slots_used_.store(true, std::memory_order_release);
+      // The owner of the object is the only writer: a plain store suffices. A value still
+      // there belonged to an object whose free was never reported; overwriting drops it.
+      slot->store((static_cast<uint64_t>(bucket->id) << 32) | size, std::memory_order_release);
+      return;
+    }
+  }
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  bucket->map_alloc_count.fetch_add(1, std::memory_order_relaxed);
+  bucket->map_alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);
@@ -182,6 +315,16 @@ void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size) {
   Unlock(&s.lock);
 }
 
+bool StackTable::RecordFreeFromSlot(const void* object, size_t* size) {
+  std::atomic<uint64_t>* slot = slots_->find_slot(object);
+  if (slot == nullptr) return false;
+  const uint64_t v = slot->load(std::memory_order_acquire);
+  if (v == 0) return false;
+  if (size != nullptr) *size = static_cast<uint32_t>(v);
+  slot->store(0, std::memory_order_relaxed);  // the free's only accounting (see header)
+  return true;
+}
+
 bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   Stripe& s = StripeFor(h);
@@ -208,6 +351,11 @@ bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
 
 bool StackTable::Lookup(const void* object, Bucket** bucket, size_t* size) {
   if (bucket_heads_ == nullptr) return false;
+  if (slots_used_.load(std::memory_order_relaxed)) {
+    std::atomic<uint64_t>* slot = slots_->find_slot(object);
+    if (slot != nullptr && DecodeSlot(slot->load(std::memory_order_acquire), bucket, size))
+      return true;
+  }
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);
@@ -240,15 +388,35 @@ void StackTable::ForEachLiveObject(
         visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size);
     Unlock(&s.lock);
   }
+  if (slots_used_.load(std::memory_order_relaxed)) {
+    struct Ctx {
+      StackTable* table;
+      void (*visit)(void*, const void*, const Bucket*, size_t);
+      void* ctx;
+    } c{this, visit, ctx};
+    slots_->for_each_slot(
+        [](void* p, const void* object, uint64_t value) {
+          auto* c = static_cast<Ctx*>(p);
+          Bucket* b;
+          size_t size;
+          if (c->table->DecodeSlot(value, &b, &size)) c->visit(c->ctx, object, b, size);
+        },
+        &c);
+  }
 }
 
 size_t StackTable::num_live_objects() const {
   size_t total = 0;
   for (const Stripe& s : stripes_) total += __atomic_load_n(&s.count, __ATOMIC_RELAXED);
+  if (slots_used_.load(std::memory_order_relaxed)) {
+    slots_->for_each_slot([](void* p, const void*, uint64_t) { ++*static_cast<size_t*>(p); },
+                          &total);
+  }
   return total;
 }
 
 void StackTable::ForkPrepare() {
+  Lock(&count_lock_.lock);
   for (PaddedLock& l : insert_locks_) Lock(&l.lock);
   for (Stripe& s : stripes_) Lock(&s.lock);
 }
@@ -256,6 +424,7 @@ void StackTable::ForkPrepare() {
 void StackTable::ForkParent() {
   for (Stripe& s : stripes_) Unlock(&s.lock);
   for (PaddedLock& l : insert_locks_) Unlock(&l.lock);
+  Unlock(&count_lock_.lock);
 }
 
 void StackTable::ForkChild() { ForkParent(); }

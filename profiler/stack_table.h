@@ -4,15 +4,29 @@
 // consistent and lock-free readers never see freed memory). Lookup is lock-free: 64 Ki hash
 // chains whose links are written once, before the bucket is published with a release store;
 // insertion takes one of 64 striped spin locks (by hash) and re-checks the chain. Counters are
-// relaxed atomics: alloc count/bytes and free count/bytes; in-use = alloc - free.
+// relaxed atomics (see Bucket and "Object slots" for what each counts).
 //
-// Live objects. address -> (bucket, requested size), split into 64 stripes by a hash of the
+// Live objects (hash map: sampled mode, large objects, tests). address -> (bucket, requested
+// size), split into 64 stripes by a hash of the
 // address; each stripe has its own spin lock, chained hash table (grown by doubling at load
 // factor 1; old head arrays are retired, never unmapped) and node free list. So many threads
 // sampling at TCMALLOC_SAMPLE_PARAMETER=1 contend only when they hit the same stripe.
 //
-// Negative filter. With sampling on, the allocator calls RecordFree for *every* free in a
-// span that has ever held a sampled object — for hot spans, nearly every free. A counting
+// Object slots (exact mode). With every allocation recorded, a locked hash insert and erase
+// per malloc/free dominated (and 1M hash nodes cost 40 bytes each). When RecordAlloc is asked
+// to (use_slot) and a SlotProvider is set, a small object's (bucket id, requested size) goes
+// into the allocator's per-object side slot instead (alloc/live_objects.h: one 64-bit word per
+// object, found through the page map, written only by the object's owner, no lock). Frees and
+// lookups try the slot first (only once any slot was used), then the hash map. Slot value:
+// bucket id << 32 | requested size (bucket ids start at 1, so a used slot is never 0).
+// A slot record's free only clears its slot: no bucket counter is touched (locked adds were
+// half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
+// (map_alloc - free) plus its live slot records, counted by one pass over the slots when a
+// reader asks (ForEachBucketWithCounts: dumps, GetHeapSample). AllocCount()/AllocBytes() count
+// all allocations: slot-mode ones are batched per thread (PendingAllocs) and added by readers.
+//
+// Negative filter (hash map). The allocator calls RecordFree for every free in a span that
+// holds a live recorded object — in exact mode, nearly every free. A counting
 // filter (1 Mi 32-bit counters indexed by the address hash; incremented when an object is
 // recorded, decremented when removed) answers "certainly not sampled" with one load and no
 // lock. The increment is made before the sampled allocation returns, so a free of that object
@@ -23,7 +37,8 @@
 //
 // Locking rules: no lock of this file is held while calling anything that can allocate,
 // unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
-// bucket-insert lock are never held together. Fork: ForkPrepare() takes every lock (called
+// bucket-insert lock are never held together; the readers' count lock (ForEachBucketWithCounts)
+// is taken by readers only, never on the allocation or free path. Fork: ForkPrepare() takes every lock (called
 // from a pthread_atfork prepare handler), ForkParent()/ForkChild() release them.
 //
 // Stopped-world reads (the leak checker): Lookup() try-locks the stripe; if a stopped thread
@@ -44,22 +59,76 @@ struct Bucket {
   uint64_t hash;
   uint32_t size_key;
   int32_t depth;
+  uint32_t id;             // 1, 2, ...: index in the table's id map (slot values)
+  // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
   std::atomic<int64_t> alloc_bytes;
+  // The part of them recorded in the hash map, and the frees of those.
+  std::atomic<int64_t> map_alloc_count;
+  std::atomic<int64_t> map_alloc_bytes;
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
+  // Objects recorded in side slots that are live, as counted by the last
+  // StackTable::ForEachBucketWithCounts (slot frees update no counter: see "Object slots").
+  std::atomic<int64_t> slot_live_count;
+  std::atomic<int64_t> slot_live_bytes;
+  // Slot-mode allocations still pending in threads' batches (PendingAllocs), as counted by the
+  // last ForEachBucketWithCounts.
+  std::atomic<int64_t> pending_alloc_count;
+  std::atomic<int64_t> pending_alloc_bytes;
   void* pcs[1];  // really [depth] (at least 1 slot allocated)
 
+  // All recorded allocations; exact inside ForEachBucketWithCounts.
+  int64_t AllocCount() const {
+    return alloc_count.load(std::memory_order_relaxed) +
+           pending_alloc_count.load(std::memory_order_relaxed);
+  }
+  int64_t AllocBytes() const {
+    return alloc_bytes.load(std::memory_order_relaxed) +
+           pending_alloc_bytes.load(std::memory_order_relaxed);
+  }
+
+  // In use = live hash-map records + live slot records. Exact for slot records only inside
+  // ForEachBucketWithCounts.
   int64_t InUseCount() const {
-    int64_t v = alloc_count.load(std::memory_order_relaxed) -
+    int64_t v = map_alloc_count.load(std::memory_order_relaxed) -
                 free_count.load(std::memory_order_relaxed);
-    return v > 0 ? v : 0;
+    return (v > 0 ? v : 0) + slot_live_count.load(std::memory_order_relaxed);
   }
   int64_t InUseBytes() const {
-    int64_t v = alloc_bytes.load(std::memory_order_relaxed) -
+    int64_t v = map_alloc_bytes.load(std::memory_order_relaxed) -
                 free_bytes.load(std::memory_order_relaxed);
-    return v > 0 ? v : 0;
+    return (v > 0 ? v : 0) + slot_live_bytes.load(std::memory_order_relaxed);
   }
+};
+
+// Per-object side slots (alloc/live_objects.h), injected so that this file stays free of
+// allocator dependencies (unit tests use fakes). See "Object slots" above.
+struct SlotProvider {
+  // Slot for a newly allocated object (nullptr: keep it in the hash map). `stale` (may be
+  // nullptr) gets values of objects whose free was never reported when a slot array is
+  // recycled.
+  std::atomic<uint64_t>* (*slot_for_alloc)(const void* object,
+                                           void (*stale)(void* ctx, uint64_t value), void* ctx);
+  // Existing slot of an object, or nullptr.
+  std::atomic<uint64_t>* (*find_slot)(const void* object);
+  // Visits every non-zero slot.
+  void (*for_each_slot)(void (*visit)(void* ctx, const void* object, uint64_t value), void* ctx);
+};
+
+// A thread's batch of slot-mode allocation counts for one bucket (its current call site), so
+// that the common "same call site again" allocation updates two thread-owned words instead of
+// two shared atomics (locked adds were a large part of exact mode). Written only by its thread
+// under a sequence counter; readers (ForEachBucketWithCounts) add every batch to its bucket.
+// One per thread and table, from the arena, never freed (a thread's batch stays readable after
+// it exits), on a lock-free list.
+struct alignas(64) PendingAllocs {
+  std::atomic<uint32_t> seq{0};  // odd while the owner writes
+  std::atomic<Bucket*> bucket{nullptr};
+  std::atomic<int64_t> count{0};
+  std::atomic<int64_t> bytes{0};
+  const void* table = nullptr;
+  PendingAllocs* next = nullptr;  // immutable once published
 };
 
 class StackTable {
@@ -72,13 +141,35 @@ class StackTable {
   Bucket* FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key);
 
   // Records a live sampled object. If `object` was already recorded (a free we never saw),
-  // the old entry is first accounted as freed.
-  void RecordAlloc(const void* object, Bucket* bucket, size_t size);
+  // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
+  // provider has one (exact mode: see "Object slots").
+  void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false);
+
+  // Sets the side-slot provider (once, before recording; nullptr: hash map only).
+  void SetSlotProvider(const SlotProvider* provider) { slots_ = provider; }
+
+  // Bucket with the given id (slot values), nullptr if none.
+  Bucket* BucketById(uint32_t id) const {
+    std::atomic<Bucket*>* chunk =
+        id_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
+    return chunk == nullptr ? nullptr
+                            : chunk[id & (kIdChunkSize - 1)].load(std::memory_order_acquire);
+  }
+  // Decodes a non-zero slot value.
+  bool DecodeSlot(uint64_t value, Bucket** bucket, size_t* size) const {
+    Bucket* b = value != 0 ? BucketById(static_cast<uint32_t>(value >> 32)) : nullptr;
+    if (b == nullptr) return false;
+    *bucket = b;
+    *size = static_cast<uint32_t>(value);
+    return true;
+  }
 
   // If `object` is a recorded live object: removes it, accounts the free in its bucket, stores
   // its size and returns true. Unknown addresses: false, nothing changes. The common "not
   // sampled" answer is inline: one multiply-hash and one load, no lock, no call.
   bool RecordFree(const void* object, size_t* size = nullptr) {
+    if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size))
+      return true;
     uint64_t h = HashAddress(reinterpret_cast<uintptr_t>(object));
     if (filter_ == nullptr || FilterSlot(h).load(std::memory_order_relaxed) == 0) return false;
     return RecordFreeSlow(object, h, size);
@@ -87,12 +178,23 @@ class StackTable {
   // Stopped-world-safe lookup (see header comment).
   bool Lookup(const void* object, Bucket** bucket, size_t* size);
 
-  // Visits every bucket (newest first). Safe concurrently with inserts.
+  // Visits every bucket (newest first). Safe concurrently with inserts. In-use counts of
+  // side-slot records are those of the last ForEachBucketWithCounts.
   template <class F>
   void ForEachBucket(F&& f) const {
     for (Bucket* b = all_buckets_.load(std::memory_order_acquire); b != nullptr;
          b = b->next_in_list)
       f(*b);
+  }
+  // Same, with every bucket's in-use counts brought up to date first (one pass over the side
+  // slots when any are used). Readers are serialised by a leaf lock held across the visit
+  // (the visitor may write files; it must not call back into this function).
+  template <class F>
+  void ForEachBucketWithCounts(F&& f) {
+    Lock(&count_lock_.lock);
+    RefreshSlotCounts();
+    ForEachBucket(f);
+    Unlock(&count_lock_.lock);
   }
 
   // Visits live objects stripe by stripe under each stripe's lock. The visitor must not
@@ -140,6 +242,11 @@ class StackTable {
     return !l->exchange(true, std::memory_order_acquire);
   }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
+  bool RecordFreeFromSlot(const void* object, size_t* size);
+  bool AssignId(Bucket* b);
+  void RefreshSlotCounts();
+  void CountSlotAlloc(Bucket* b, size_t size);
+  PendingAllocs* NewPending();
   Stripe& StripeFor(uint64_t h) { return stripes_[h >> 58]; }
   Node* NewNode(Stripe& s);
   void Grow(Stripe& s);
@@ -149,14 +256,24 @@ class StackTable {
     return filter_[h & ((size_t{1} << kFilterBits) - 1)];
   }
 
+  static constexpr int kIdChunkBits = 14;
+  static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
+  static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
+
   std::atomic<Bucket*>* bucket_heads_ = nullptr;
+  const SlotProvider* slots_ = nullptr;
+  std::atomic<bool> slots_used_{false};
+  std::atomic<uint32_t> next_id_{0};
+  std::atomic<std::atomic<Bucket*>*> id_chunks_[kIdChunks] = {};
   std::atomic<uint32_t>* filter_ = nullptr;
   std::atomic<Bucket*> all_buckets_{nullptr};
+  std::atomic<PendingAllocs*> pending_{nullptr};
   std::atomic<size_t> num_buckets_{0};
   struct alignas(64) PaddedLock {
     std::atomic<bool> lock{false};
   };
   PaddedLock insert_locks_[kInsertLocks];
+  PaddedLock count_lock_;
   Stripe stripes_[kStripes];
 };
 

@@ -21,6 +21,24 @@ bool EqualsIgnoreCase(const char* a, const char* b) {
 
 }  // namespace
 
+const char* PrintableValue(const char* text, char* buf, size_t size) {
+  // Control characters would split the one-line warning (or forge a line of their own), and a
+  // huge value would bury it: replace them with '?' and cut the value, saying so.
+  size_t n = 0;
+  const size_t keep = size > 4 ? size - 4 : 0;
+  for (; text[0] != '\0' && n < keep; ++text) {
+    const unsigned char c = static_cast<unsigned char>(*text);
+    buf[n++] = c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+  }
+  if (*text != '\0' && size >= 4) {
+    buf[n++] = '.';
+    buf[n++] = '.';
+    buf[n++] = '.';
+  }
+  if (size > 0) buf[n < size ? n : size - 1] = '\0';
+  return buf;
+}
+
 const char* EnvRaw(const char* name) {
   if (environ == nullptr) return nullptr;
   size_t n = strlen(name);
@@ -110,14 +128,17 @@ int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int
   const char* text = EnvRaw(name);
   if (text == nullptr || *text == '\0') return default_value;
   int64_t value;
+  char shown[kPrintableValueSize];
   if (!ParseInt64(text, allow_suffix, &value)) {
-    Log("ignoring %s='%s': not an integer%s; using default %lld", name, text,
+    Log("ignoring %s='%s': not an integer%s; using default %lld", name,
+        PrintableValue(text, shown, sizeof(shown)),
         allow_suffix ? " (optionally with k/m/g suffix)" : "",
         static_cast<long long>(default_value));
     return default_value;
   }
   if (value < min_value || value > max_value) {
-    Log("ignoring %s='%s': must be between %lld and %lld; using default %lld", name, text,
+    Log("ignoring %s='%s': must be between %lld and %lld; using default %lld", name,
+        PrintableValue(text, shown, sizeof(shown)),
         static_cast<long long>(min_value), static_cast<long long>(max_value),
         static_cast<long long>(default_value));
     return default_value;
@@ -130,9 +151,11 @@ double EnvDouble(const char* name, double default_value, double min_value, doubl
   if (text == nullptr || *text == '\0') return default_value;
   double value;
   if (!ParseDouble(text, &value) || value < min_value || value > max_value) {
-    // %f is not supported by the malloc-free formatter: print bounds as integers (x1000).
+    // %f is not supported by the malloc-free formatter: print bounds as integers.
+    char shown[kPrintableValueSize];
     Log("ignoring %s='%s': must be a number between %lld and %lld; using the default", name,
-        text, static_cast<long long>(min_value), static_cast<long long>(max_value));
+        PrintableValue(text, shown, sizeof(shown)), static_cast<long long>(min_value),
+        static_cast<long long>(max_value));
     return default_value;
   }
   return value;
@@ -143,8 +166,9 @@ bool EnvBool(const char* name, bool default_value) {
   if (text == nullptr || *text == '\0') return default_value;
   bool value;
   if (!ParseBool(text, &value)) {
+    char shown[kPrintableValueSize];
     Log("ignoring %s='%s': expected true/false, 1/0, yes/no or on/off; using default %s", name,
-        text, default_value ? "true" : "false");
+        PrintableValue(text, shown, sizeof(shown)), default_value ? "true" : "false");
     return default_value;
   }
   return value;

@@ -14,9 +14,14 @@
 
 namespace heapkit::internal {
 
-// Returns the raw value of NAME or nullptr. The pointer stays valid for the process lifetime
-// (it points into the environment block) unless the program calls setenv/putenv on NAME.
+// Returns the raw value of NAME or nullptr. The pointer points into the environment block:
+// copy what must outlive start-up (programs that set their process title overwrite it).
 const char* EnvRaw(const char* name);
+
+// A copy of text fit for a one-line message: control characters become '?', and a value
+// longer than the buffer is cut with "...". Returns buf.
+inline constexpr size_t kPrintableValueSize = 200;
+const char* PrintableValue(const char* text, char* buf, size_t size);
 
 // Integer with optional size suffix k/K, m/M, g/G (powers of 1024) when allow_suffix is true.
 int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,

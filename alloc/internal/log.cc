@@ -192,9 +192,12 @@ void Fatal(const char* fmt, ...) {
   abort();
 }
 
-bool Verbose() {
+int64_t VerboseLevel() {
+  // Parsed once (a malformed value is reported once) for every user of the level.
   static const int64_t verbose = EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
-  return verbose > 0;
+  return verbose;
 }
+
+bool Verbose() { return VerboseLevel() > 0; }
 
 }  // namespace heapkit::internal

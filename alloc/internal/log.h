@@ -27,7 +27,9 @@ size_t FormatTo(char* buf, size_t size, const char* fmt, ...)
 // Writes all of [data, data+len) to fd, retrying on EINTR and short writes. False on error.
 bool WriteAll(int fd, const void* data, size_t len);
 
-// True when PERFTOOLS_VERBOSE (gperftools' name) is set to a value > 0.
+// PERFTOOLS_VERBOSE (gperftools' name), default 0; parsed on first use.
+int64_t VerboseLevel();
+// True when PERFTOOLS_VERBOSE is set to a value > 0.
 bool Verbose();
 
 }  // namespace heapkit::internal

@@ -1,10 +1,23 @@
 // pprof-tool: see pprof-tool/README.md.
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "pprof-tool/cli/run.h"
 
 int main(int argc, char** argv) {
   // Never reach out to debuginfod servers: symbolization is local and offline.
   unsetenv("DEBUGINFOD_URLS");
-  return heapkit::pprof::PprofToolMain(argc, argv);
+  // A file size limit (ulimit -f) must give "cannot write ...: File too large", not a kill.
+  signal(SIGXFSZ, SIG_IGN);
+  try {
+    return heapkit::pprof::PprofToolMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // A profile too big for the memory (or `ulimit -v`): one line, not std::terminate.
+    fflush(stdout);
+    fprintf(stderr, "pprof-tool: out of memory (the profile is too large for the available "
+                    "memory)\n");
+    return 2;
+  }
 }

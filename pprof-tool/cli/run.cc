@@ -39,7 +39,8 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
-bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error) {
+bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
+             std::vector<std::string>* warnings) {
   bool first = true;
   for (const std::string& f : files) {
     Profile p;
@@ -48,6 +49,8 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
       *error = pe.Message();
       return false;
     }
+    for (std::string& w : p.warnings) warnings->push_back(std::move(w));
+    p.warnings.clear();
     if (first) {
       *merged = std::move(p);
       first = false;
@@ -76,10 +79,10 @@ int RunPprofTool(const CliOptions& o) {
 
   Profile profile;
   std::string error;
-  if (!LoadAll(o.profiles, &profile, &error)) return Fail(error);
+  if (!LoadAll(o.profiles, &profile, &error, &warnings)) return Fail(error);
   if (!o.base.empty()) {
     Profile base;
-    if (!LoadAll(o.base, &base, &error)) return Fail(error);
+    if (!LoadAll(o.base, &base, &error, &warnings)) return Fail(error);
     profile.AddProfile(base, /*negate=*/true);
   }
   if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;

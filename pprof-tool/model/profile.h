@@ -76,6 +76,9 @@ struct Profile {
   std::vector<Mapping> mappings;   // same, parsed
   std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty
   std::string binary;              // "binary=" line of a "--- symbol" section, else ""
+  // Problems the parser tolerated (e.g. "<file>:<line>: the file ends in the middle of this
+  // line (truncated?); line ignored"): one line each, printed as warnings by the CLI.
+  std::vector<std::string> warnings;
 
   // Appends other's samples (optionally negated, for --base). If other comes from another
   // process (different maps, e.g. ASLR), its PCs are translated into this profile's address

@@ -114,13 +114,37 @@ std::string Quote(std::string_view s) {
   return out + "'";
 }
 
+// Line reader over text in memory or a file descriptor read in chunks (memory stays bounded
+// by the longest line, whatever the file size: a 1 GB sparse file is rejected after 1 MiB).
+// A line returned by Next() stays valid until the next call. Next() returns false at the end
+// of the input and on failure (error() is then non-empty: unreadable, or a line > kMaxLine).
 class Lines {
  public:
-  explicit Lines(std::string_view text) : text_(text) {}
+  static constexpr size_t kMaxLine = size_t{1} << 20;
+
+  explicit Lines(std::string_view text) : text_(text), eof_(true) {}
+  explicit Lines(int fd) : fd_(fd) {}
+
   bool Next(std::string_view* line) {
+    if (!error_.empty()) return false;
+    if (pos_ > text_.size()) pos_ = text_.size();  // after an unterminated last line
+    size_t e;
+    for (;;) {
+      e = text_.find('\n', pos_);
+      if (e != std::string_view::npos && e - pos_ <= kMaxLine) break;
+      if (text_.size() - pos_ > kMaxLine) {
+        std::string_view head = text_.substr(pos_, kMaxLine);
+        ++number_;
+        error_ = IsBinary(head) ? "expected text, found binary data"
+                                : "expected lines shorter than 1 MiB, found a longer line";
+        return false;
+      }
+      if (eof_) break;
+      if (!Fill()) return false;
+    }
     if (pos_ >= text_.size()) return false;
-    size_t e = text_.find('\n', pos_);
-    if (e == std::string_view::npos) e = text_.size();
+    incomplete_ = e == std::string_view::npos;
+    if (incomplete_) e = text_.size();
     *line = text_.substr(pos_, e - pos_);
     if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
     pos_ = e + 1;
@@ -128,23 +152,70 @@ class Lines {
     return true;
   }
   int number() const { return number_; }
+  // The line last returned ended at the end of the input without a '\n' (truncated file?).
+  bool incomplete() const { return incomplete_; }
+  const std::string& error() const { return error_; }
 
  private:
+  // Appends the next chunk of the file to buffer_ (dropping consumed lines). False on error.
+  bool Fill() {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    const size_t old = buffer_.size();
+    buffer_.resize(old + kChunk);
+    ssize_t r;
+    do {
+      r = read(fd_, buffer_.data() + old, kChunk);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+      error_ = std::string("cannot read: ") + strerror(errno);
+      buffer_.resize(old);
+      return false;
+    }
+    buffer_.resize(old + size_t(r));
+    eof_ = r == 0;
+    text_ = buffer_;
+    return true;
+  }
+
+  static constexpr size_t kChunk = size_t{1} << 18;
   std::string_view text_;
+  std::string buffer_;
+  int fd_ = -1;
+  bool eof_ = false;
   size_t pos_ = 0;
   int number_ = 0;
+  bool incomplete_ = false;
+  std::string error_;
 };
 
 struct Parser {
   const std::string& file;
   Profile* profile;
   ParseError* error;
+  Lines* lines = nullptr;
 
   bool Fail(int line, std::string what) {
     error->file = file;
     error->line = line;
     error->expected = std::move(what);
+    if (lines != nullptr && line == lines->number() && lines->incomplete()) {
+      error->expected += " (the file ends in the middle of this line: truncated?)";
+    }
     return false;
+  }
+
+  // After Next() returned false: false (with the reader's error) if reading failed.
+  bool ReaderOk() {
+    if (lines->error().empty()) return true;
+    return Fail(lines->number(), lines->error());
+  }
+
+  // The last line of a file that does not end in '\n' may be cut short: it is not trusted.
+  void WarnIncomplete(const char* what) {
+    profile->warnings.push_back(file + ":" + std::to_string(lines->number()) +
+                                ": the file ends in the middle of this " + what +
+                                " (truncated?); line ignored");
   }
 
   // "<n>: <b>" pair.
@@ -253,6 +324,14 @@ struct Parser {
     if ((n == 0 && b != 0) || (an == 0 && ab != 0)) {
       return Fail(number, "expected 0 bytes where the object count is 0, found " + Quote(line));
     }
+    // Negative pairs are a --base difference written by --raw; a mixed sign is nonsense.
+    auto mixed = [](int64_t count, int64_t bytes) {
+      return (count < 0 && bytes > 0) || (count > 0 && bytes < 0);
+    };
+    if (mixed(n, b) || mixed(an, ab)) {
+      return Fail(number, "expected an object count and bytes of the same sign, found " +
+                              Quote(line));
+    }
     RawSample s;
     for (;;) {
       c.SkipSpace();
@@ -270,16 +349,21 @@ struct Parser {
     return true;
   }
 
-  void ParseMaps(Lines& lines) {
+  bool ParseMaps(Lines& lines) {
     std::string_view line;
     while (lines.Next(&line)) {
       Mapping m;
+      if (lines.incomplete()) {
+        WarnIncomplete("memory map line");
+        break;
+      }
       if (ParseMapsLine(line, &m)) {
         profile->maps_text.append(line.data(), line.size());
         profile->maps_text += '\n';
         profile->mappings.push_back(std::move(m));
       }
     }
+    return ReaderOk();
   }
 
   // "--- symbol" section of --raw output. Ends at a line "---".
@@ -309,15 +393,17 @@ struct Parser {
       }
       profile->symbols.push_back(std::move(sym));
     }
+    if (!ReaderOk()) return false;
     return Fail(lines.number() + 1, "expected '---' ending the symbol section, found end of file");
   }
 
-  bool Run(std::string_view text) {
-    Lines lines(text);
+  bool Run(Lines& lines) {
+    this->lines = &lines;
     std::string_view line;
     // Header: skip blank and comment lines.
     for (;;) {
       if (!lines.Next(&line)) {
+        if (!ReaderOk()) return false;
         return Fail(lines.number() + 1, "expected a heap profile header 'heap profile: ...', found end of file");
       }
       std::string_view t = Trim(line);
@@ -330,18 +416,26 @@ struct Parser {
         continue;  // "--- heap" marker of --raw output
       }
       if (!ParseHeader(t, lines.number())) return false;
+      if (lines.incomplete()) {
+        return Fail(lines.number(), "expected a complete header line, found end of file");
+      }
       break;
     }
     while (lines.Next(&line)) {
       std::string_view t = Trim(line);
-      if (t.empty() || t[0] == '#') continue;
-      if (IsMapsTrigger(t)) {
-        ParseMaps(lines);
-        return true;
+      if (lines.incomplete() && (t.empty() || t[0] == '#' || IsMapsTrigger(t))) {
+        WarnIncomplete("line");
+        break;
       }
+      if (t.empty() || t[0] == '#') continue;
+      if (IsMapsTrigger(t)) return ParseMaps(lines);
       if (!ParseSample(t, lines.number())) return false;
+      if (lines.incomplete()) {
+        profile->samples.pop_back();
+        WarnIncomplete("sample line");
+      }
     }
-    return true;
+    return ReaderOk();
   }
 };
 
@@ -393,7 +487,8 @@ bool ParseProfileText(std::string_view text, const std::string& file_name, Profi
   *profile = Profile();
   profile->file = file_name;
   Parser p{file_name, profile, error};
-  return p.Run(text);
+  Lines lines(text);
+  return p.Run(lines);
 }
 
 bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error) {
@@ -403,30 +498,22 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
     error->expected = what;
     return false;
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then rejected below).
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return fail("expected a regular file");
   }
-  std::string text;
-  text.resize(size_t(st.st_size));
-  size_t got = 0;
-  while (got < text.size()) {
-    ssize_t r = read(fd, text.data() + got, text.size() - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
-      close(fd);
-      return fail(std::string("cannot read: ") + strerror(e));
-    }
-    if (r == 0) break;
-    got += size_t(r);
-  }
+  // Streamed: memory holds the parsed profile and one chunk, never the whole file.
+  *profile = Profile();
+  profile->file = path;
+  Parser p{path, profile, error};
+  Lines lines(fd);
+  bool ok = p.Run(lines);
   close(fd);
-  text.resize(got);
-  return ParseProfileText(text, path, profile, error);
+  return ok;
 }
 
 }  // namespace heapkit::pprof

@@ -10,7 +10,11 @@
 // uppercase hex, missing 0x, maps lines without offsets are skipped), strict where silence
 // would mislead (a malformed sample line, numbers out of range, binary data): then it fails
 // with the file, the 1-based line number and what was expected. Linear time, no recursion:
-// safe on any input (fuzzed by tests/pprof_tool/fuzz).
+// safe on any input (fuzzed by tests/pprof_tool/fuzz). A last line without its '\n' (a
+// truncated file) is never trusted: a sample or maps line is dropped with a warning in
+// Profile::warnings, anything else fails "... (the file ends in the middle of this line:
+// truncated?)". Lines longer than 1 MiB are rejected; files are read in chunks, so memory
+// holds the parsed profile, never the whole file.
 #pragma once
 
 #include <string>
@@ -33,7 +37,8 @@ struct ParseError {
 bool ParseProfileText(std::string_view text, const std::string& file_name, Profile* profile,
                       ParseError* error);
 
-// Reads and parses a file. Unreadable paths and directories are errors (line 0).
+// Reads and parses a file. Unreadable paths, directories, FIFOs and devices are errors
+// (line 0); opening never blocks.
 bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error);
 
 // Un-sampling of the Poisson-sampled formats: returns the factor by which a line's count and

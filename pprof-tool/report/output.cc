@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 extern char** environ;
@@ -65,12 +66,35 @@ bool WriteOutput(const std::string& path, std::string_view bytes, std::string* e
     }
     return true;
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A regular file (or a new one) is written next to its final name and renamed over it, so a
+  // failed write (full disk, file size limit) never leaves a half-written file in place of a
+  // complete one. Devices, FIFOs and sockets (/dev/stdout, a pipe) are written directly.
+  struct stat st;
+  const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (special) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *error = path + ": cannot open for writing: " + std::strerror(errno);
+      return false;
+    }
+    return WriteAndClose(fd, bytes, path, error);
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = path + ": cannot open for writing: " + std::strerror(errno);
     return false;
   }
-  return WriteAndClose(fd, bytes, path, error);
+  if (!WriteAndClose(fd, bytes, path, error)) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
 }
 
 bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string* path,

@@ -7,7 +7,9 @@
 
 namespace heapkit::pprof {
 
-// Writes `bytes` to `path` (created/truncated) or to stdout when `path` is "" (then flushed).
+// Writes `bytes` to `path` or to stdout when `path` is "" (then flushed). A regular file is
+// replaced atomically (written to `<path>.tmp.<pid>`, then renamed): on failure the previous
+// file is untouched. Devices and FIFOs (/dev/stdout, pipes) are written in place.
 // On failure returns false with one line naming the file and the cause in *error.
 bool WriteOutput(const std::string& path, std::string_view bytes, std::string* error);
 

@@ -55,6 +55,10 @@ std::string SyntheticMaps(const std::string& program, std::vector<std::string>* 
       m.start = ph.p_vaddr & ~uint64_t(4095);
       m.limit = ph.p_vaddr + ph.p_memsz;
       m.offset = ph.p_offset & ~uint64_t(4095);
+      // Code is mapped like the kernel does it (whole pages of the file): the symbolizer
+      // checks executable mappings against their segments to detect changed binaries.
+      if (ph.p_flags & PF_X)
+        m.limit = m.start + (((ph.p_offset + ph.p_filesz + 4095) & ~uint64_t(4095)) - m.offset);
       m.perms = (ph.p_flags & PF_X) ? "r-xp" : "r--p";
       text += MapsLine(m, program);
     }

@@ -108,6 +108,11 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
       if (m->exec) exec_lines.push_back(m);
     }
     if (exec_lines.empty() && !lines.empty()) exec_lines.push_back(lines.front());
+    // A different binary at the same path can match a mapping's offset by chance (most ELF
+    // files start their code at 0x1000 or 0x2000): the executable mappings must also cover
+    // their segments exactly (the kernel maps a PT_LOAD's whole page range), else the file
+    // changed and its symbols would give wrong names.
+    std::map<const GElf_Phdr*, uint64_t> exec_bytes;
     for (const MapLine* m : exec_lines) {
       const GElf_Phdr* seg = nullptr;
       for (const GElf_Phdr& ph : loads) {
@@ -122,6 +127,11 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
         if (m->exec) mismatch = true;
         continue;
       }
+      if (m->exec) {
+        const uint64_t seg_end = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
+        if (m->offset + (m->limit - m->start) > seg_end) mismatch = true;
+        exec_bytes[seg] += m->limit - m->start;
+      }
       uint64_t b = m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
       if (!have_bias) {
         *bias = b;
@@ -129,6 +139,11 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
       } else if (b != *bias) {
         mismatch = true;
       }
+    }
+    for (const auto& [seg, bytes] : exec_bytes) {
+      const uint64_t lo = seg->p_offset & ~(kPage - 1);
+      const uint64_t hi = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
+      if (bytes != hi - lo) mismatch = true;
     }
     if (loads.empty()) {
       *why = "has no loadable segments";

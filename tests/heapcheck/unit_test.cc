@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc/live_objects.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
@@ -98,6 +99,62 @@ void* Sleeper(void*) {
   g_started.fetch_add(1);
   while (!g_stop.load()) usleep(1000);
   return nullptr;
+}
+
+// The allocator's per-object side slots (alloc/live_objects.h), which hold the profiler's
+// exact-mode records: one distinct slot per small object, found again by address, enumerated,
+// and handed out with the live-object walk; large objects have none.
+TEST(ObjectSlots, OneSlotPerSmallObjectFoundAndEnumerated) {
+  constexpr int kN = 3000;  // several spans
+  std::vector<void*> objects;
+  for (int i = 0; i < kN; ++i) objects.push_back(malloc(48 + (i % 3) * 100));
+  std::vector<std::atomic<uint64_t>*> slots;
+  for (int i = 0; i < kN; ++i) {
+    std::atomic<uint64_t>* slot = alloc::ObjectSlotForAlloc(objects[i], nullptr, nullptr);
+    ASSERT_NE(slot, nullptr) << i;
+    EXPECT_EQ(slot->load(), 0u);
+    slot->store(0xabc00000000ull + static_cast<uint64_t>(i));
+    slots.push_back(slot);
+  }
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(alloc::FindObjectSlot(objects[i]), slots[i]) << i;
+    ASSERT_EQ(alloc::ObjectSlotForAlloc(objects[i], nullptr, nullptr), slots[i]) << i;
+  }
+  struct Seen {
+    std::vector<void*>* objects;
+    int found = 0;
+    int wrong = 0;
+    void Count(const void* object, uint64_t value) {
+      if ((value >> 32) != 0xabc) return;  // not one of ours
+      const uint64_t i = value & 0xffffffffu;
+      if (i < objects->size() && (*objects)[i] == object) ++found; else ++wrong;
+    }
+  } seen{&objects};
+  alloc::ForEachObjectSlot(
+      [](void* ctx, const void* object, uint64_t value) {
+        static_cast<Seen*>(ctx)->Count(object, value);
+      },
+      &seen);
+  EXPECT_EQ(seen.found, kN);
+  EXPECT_EQ(seen.wrong, 0);
+  Seen live{&objects};
+  alloc::ForEachLiveObjectWithSlot(
+      [](void* ctx, void* object, size_t, uint64_t value) {
+        static_cast<Seen*>(ctx)->Count(object, value);
+      },
+      &live);
+  EXPECT_EQ(live.found, kN);
+  EXPECT_EQ(live.wrong, 0);
+  void* big = malloc(1 << 20);
+  EXPECT_EQ(alloc::ObjectSlotForAlloc(big, nullptr, nullptr), nullptr);
+  EXPECT_EQ(alloc::FindObjectSlot(big), nullptr);
+  free(big);
+  int local = 0;
+  EXPECT_EQ(alloc::FindObjectSlot(&local), nullptr);
+  for (int i = 0; i < kN; ++i) {
+    slots[i]->store(0);
+    free(objects[i]);
+  }
 }
 
 TEST(ThreadStopper, StopsSpinningAndSleepingThreadsAndResumesThem) {

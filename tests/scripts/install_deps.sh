@@ -7,7 +7,7 @@ build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev
             libgraphviz-dev graphviz libcli11-dev libgtest-dev libbenchmark-dev)
 # Oracles used by the test suite (google-pprof, go tool pprof) and real programs it runs.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
-           clang chromium)
+           clang chromium libpython3.11-testsuite)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 want=("${build_pkgs[@]}" "${test_pkgs[@]}")
 if [[ "${1:-}" == "--peers" ]]; then want+=("${peer_pkgs[@]}"); fi

@@ -122,16 +122,20 @@ std::atomic<void*> last_sampled{nullptr};
 std::atomic<size_t> last_requested{0};
 std::atomic<size_t> last_allocated{0};
 
-void OnAlloc(void* p, size_t requested, size_t allocated) {
+bool OnAlloc(void* p, size_t requested, size_t allocated) {
   ++sampled_allocs;
   last_sampled = p;
   last_requested = requested;
   last_allocated = allocated;
   // Nested allocations inside the callback are not sampled (and must not recurse).
   Free(Malloc(32));
+  return true;
 }
-void OnFree(void* p) {
-  if (p == last_sampled.load()) ++sampled_frees;
+bool OnFree(void* p) {
+  if (p != last_sampled.load()) return false;
+  ++sampled_frees;
+  last_sampled = nullptr;
+  return true;
 }
 const SampleObserver kObserver{OnAlloc, OnFree};
 
@@ -162,6 +166,73 @@ TEST(AllocatorTest, SamplingHookEveryAllocationAndFrees) {
   int before = sampled_allocs.load();
   for (int i = 0; i < 1000; ++i) Free(Malloc(100));
   EXPECT_EQ(sampled_allocs.load(), before);
+  SetSampleObserver(nullptr);
+}
+
+bool SampledBit(const void* p) {
+  return (g_state.pagemap.Info(reinterpret_cast<uintptr_t>(p)) & PageMap::kSampledBit) != 0;
+}
+
+// An observer that remembers up to kSlots recorded objects, as the profiler does.
+constexpr int kSlots = 64;
+std::atomic<void*> recorded[kSlots];
+std::atomic<int> recorded_frees{0};
+bool RecordAlloc(void* p, size_t, size_t) {
+  for (auto& slot : recorded) {
+    void* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, p)) return true;
+  }
+  return false;  // full: not recorded, so its free is not reported
+}
+bool RecordFree(void* p) {
+  for (auto& slot : recorded) {
+    void* expected = p;
+    if (slot.compare_exchange_strong(expected, nullptr)) {
+      ++recorded_frees;
+      return true;
+    }
+  }
+  return false;
+}
+const SampleObserver kRecordingObserver{RecordAlloc, RecordFree};
+
+// At a sparse rate a span routes frees to the slow path only while it holds a live recorded
+// object; in exact mode it stays routed (every object in it is recorded anyway).
+TEST(AllocatorTest, SampledBitFollowsLiveSampledObjects) {
+  SetSampleObserver(&kRecordingObserver);
+  // A class no other test samples in exact mode (that would leave its span routed for good).
+  constexpr size_t kSize = 2900;
+  SetSampleParameter(2);  // sparse mode, but every kSize object is sampled (p = 1 - e^-1450)
+  void* first = Malloc(kSize);
+  void* second = Malloc(kSize);
+  ASSERT_EQ(UsableSize(first), UsableSize(second));
+  ASSERT_TRUE(SampledBit(first));
+  ASSERT_TRUE(SampledBit(second));
+  SetSampleParameter(int64_t{1} << 40);  // nothing else gets sampled until exact mode below
+  recorded_frees = 0;
+  Free(first);
+  EXPECT_EQ(recorded_frees.load(), 1);
+  EXPECT_TRUE(SampledBit(second));  // second is still a live recorded object
+  Free(second);
+  EXPECT_EQ(recorded_frees.load(), 2);
+  void* again = Malloc(kSize);  // from the same span (this thread's list head), no longer routed
+  EXPECT_EQ(again, second);
+  EXPECT_FALSE(SampledBit(again));
+  Free(again);
+  EXPECT_EQ(recorded_frees.load(), 2);
+  // Exact mode: the span stays routed after its last recorded object is freed — and after the
+  // rate changes — until the span itself goes back to the page heap.
+  SetSampleParameter(1);
+  void* exact = Malloc(kSize);
+  ASSERT_TRUE(SampledBit(exact));
+  Free(exact);
+  EXPECT_EQ(recorded_frees.load(), 3);
+  EXPECT_TRUE(SampledBit(exact));
+  SetSampleParameter(0);
+  void* later = Malloc(kSize);
+  Free(later);
+  EXPECT_TRUE(SampledBit(later));
+  EXPECT_EQ(recorded_frees.load(), 3);
   SetSampleObserver(nullptr);
 }
 

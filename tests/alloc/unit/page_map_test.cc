@@ -16,16 +16,19 @@ TEST(PageMapTest, SetGetAcrossLeavesAndRange) {
   const PageId high = (PageId{1} << 34) + 7;  // far leaf, still below 2^48 bytes
   ASSERT_TRUE(map->Ensure(low, 3));
   ASSERT_TRUE(map->Ensure(high, 1));
-  map->Set(low, &a, 5 | (64u << 8));
-  map->Set(low + 2, &a, 5);
-  map->Set(high, &b, 7 | PageMap::kSampledBit);
+  map->Set(low, &a, PageMap::InfoForClass(5));
+  map->Set(low + 2, &a, PageMap::InfoForClass(5));
+  map->Set(high, &b, PageMap::InfoForClass(7) | PageMap::kSampledBit);
   EXPECT_EQ(map->GetSpan(low), &a);
   EXPECT_EQ(map->GetSpan(low + 1), nullptr);
   EXPECT_EQ(map->GetSpan(low + 2), &a);
   EXPECT_EQ(map->GetSpan(high), &b);
-  EXPECT_EQ(map->Info((low << kPageShift) + 100), 5u | (64u << 8));
-  EXPECT_EQ(map->Info(high << kPageShift) & PageMap::kClassMask, 7u);
+  EXPECT_EQ(map->Info((low << kPageShift) + 100), PageMap::InfoForClass(5));
+  EXPECT_EQ(PageMap::ClassOf(map->Info(high << kPageShift)), 7u);
   EXPECT_NE(map->Info(high << kPageShift) & PageMap::kSampledBit, 0u);
+  // SetInfo changes the info word only; the class survives setting and clearing the bit.
+  map->SetInfo(high, map->GetInfo(high) & ~PageMap::kSampledBit);
+  EXPECT_EQ(map->GetInfo(high), PageMap::InfoForClass(7));
   // Unmapped leaves and addresses beyond 48 bits read as "nothing".
   EXPECT_EQ(map->Info(uintptr_t{1} << 40), 0u);
   EXPECT_EQ(map->Info(uintptr_t{1} << 50), 0u);
@@ -34,6 +37,34 @@ TEST(PageMapTest, SetGetAcrossLeavesAndRange) {
   int entries = 0;
   map->ForEachEntry([&](PageId, Span*) { ++entries; });
   EXPECT_EQ(entries, 3);
+}
+
+// The free fast path's lookup: biased root; entry >> 52 is the info and x = a + entry has the
+// offset in the span's object grid in its low 52 bits; sampled-bit updates keep the grid.
+TEST(PageMapTest, FastPathEntryGivesInfoAndGridOffset) {
+  auto map = std::make_unique<PageMap>();
+  const PageId start = (PageId{3} << PageMap::kLeafBits) - 2;  // a span across two leaves
+  const size_t size = 48;
+  ASSERT_TRUE(map->Ensure(start, 4));
+  for (Length i = 0; i < 4; ++i) map->SetSmall(start + i, 9, size, i);
+  map->SetInfo(start + 1, map->GetInfo(start + 1) | PageMap::kSampledBit);
+  for (Length i = 0; i < 4; ++i) {
+    const PageId page = start + i;
+    const uintptr_t root = map->RootOf(page);
+    ASSERT_NE(root, 0u);
+    const uint32_t want = PageMap::InfoForClass(9) | (i == 1 ? PageMap::kSampledBit : 0);
+    EXPECT_EQ(map->GetInfo(page), want);
+    for (uintptr_t in_page : {uintptr_t{0}, uintptr_t{17}, kPageSize - 1}) {
+      const uintptr_t a = (page << kPageShift) + in_page;
+      const uint64_t entry = PageMap::EntryAt(root, page);
+      EXPECT_EQ(entry >> PageMap::kInfoShift, want);
+      const uint64_t x = a + entry;
+      const uint64_t off = x & ((uint64_t{1} << PageMap::kInfoShift) - 1);
+      EXPECT_EQ(off % size, (a - (start << kPageShift)) % size) << i << " " << in_page;
+      EXPECT_LT(off, kPageSize + size);
+    }
+  }
+  EXPECT_EQ(map->RootOf(PageId{1} << 30), 0u);
 }
 
 }  // namespace

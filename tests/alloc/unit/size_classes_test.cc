@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "alloc/page_map.h"
+
 namespace heapkit::alloc {
 namespace {
 
@@ -63,6 +65,26 @@ TEST_F(SizeClassesTest, DivMagicDetectsObjectStarts) {
                          uint64_t{kPageSize} + kMaxSize - 1}) {
       bool divisible = off * magic <= magic - 1;
       ASSERT_EQ(divisible, off % size == 0) << "size " << size << " off " << off;
+    }
+  }
+}
+
+// The free fast path multiplies x = (info (+1) << 52) + offset by FreeMagic(info): those bits
+// must drop out, every offset a free can see (< page + object size) must classify exactly, and
+// class 0 or a sampled info must read magic 0 (always the slow path).
+TEST_F(SizeClassesTest, FreeMagicByInfoWordIgnoresInfoBits) {
+  EXPECT_EQ(map_.FreeMagic(0), 0u);
+  for (int c = 1; c < map_.num_classes(); ++c) {
+    const uint32_t info = PageMap::InfoForClass(c);
+    EXPECT_EQ(map_.FreeMagic(info | PageMap::kSampledBit), 0u) << c;
+    const uint64_t magic = map_.FreeMagic(info);
+    ASSERT_EQ(magic, map_.DivMagic(c));
+    const uint64_t size = map_.ClassSize(c);
+    for (uint64_t off = 0; off < kPageSize + size; off += 8) {
+      for (uint64_t high : {uint64_t{info}, uint64_t{info} + 1}) {  // + a carry from the add
+        const uint64_t x = (high << PageMap::kInfoShift) + off;
+        ASSERT_EQ(x * magic < magic, off % size == 0) << "size " << size << " off " << off;
+      }
     }
   }
 }

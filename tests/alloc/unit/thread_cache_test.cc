@@ -26,7 +26,7 @@ TEST_F(ThreadCacheTest, SlowStartGrowsMaxLength) {
   ThreadCache* tc = registry_->Create(1);
   const uint32_t cls = tiers_->sizemap.SizeClass(32);
   const uint32_t batch = static_cast<uint32_t>(tiers_->sizemap.NumToMove(cls));
-  EXPECT_EQ(tc->list(cls).max_length, 1u);
+  EXPECT_EQ(tc->list(cls).max_length(), 1u);
   std::vector<void*> held;
   // Each empty-list fetch grows max_length by one until the batch size.
   for (uint32_t i = 0; i < 5; ++i) {
@@ -34,12 +34,12 @@ TEST_F(ThreadCacheTest, SlowStartGrowsMaxLength) {
     ASSERT_NE(p, nullptr);
     held.push_back(p);
     while (tc->list(cls).length > 0) held.push_back(tc->Allocate(cls));
-    EXPECT_EQ(tc->list(cls).max_length, std::min(batch, i + 2));
+    EXPECT_EQ(tc->list(cls).max_length(), std::min(batch, i + 2));
   }
   std::set<void*> unique(held.begin(), held.end());
   EXPECT_EQ(unique.size(), held.size());
   for (void* p : held) tc->Deallocate(p, cls);
-  EXPECT_LE(tc->list(cls).length, tc->list(cls).max_length);
+  EXPECT_LE(tc->list(cls).length, tc->list(cls).max_length());
   EXPECT_EQ(tc->size(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
   registry_->Destroy(tc);
   EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u) << "everything returned at thread exit";
@@ -56,10 +56,10 @@ TEST_F(ThreadCacheTest, ScavengeMovesHalfTheLowWaterMark) {
   for (void* p : held) tc->Deallocate(p, cls);
   ASSERT_GE(tc->list(cls).length, 2u);
   tc->Scavenge();  // lowater := length
-  EXPECT_EQ(tc->list(cls).lowater, tc->list(cls).length);
+  EXPECT_EQ(tc->list(cls).lowater, uint32_t{tc->list(cls).length});
   const uint32_t before = tc->list(cls).length;
   tc->Scavenge();  // nothing was used since: release lowater/2
-  EXPECT_EQ(tc->list(cls).length, before - before / 2);
+  EXPECT_EQ(uint32_t{tc->list(cls).length}, before - before / 2);
   EXPECT_EQ(tc->size(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
   registry_->Destroy(tc);
   EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u);
@@ -72,6 +72,52 @@ TEST_F(ThreadCacheTest, CacheSizeStaysNearMaxSize) {
   for (int i = 0; i < 400; ++i) held.push_back(tc->Allocate(cls));  // 3.2 MiB
   for (void* p : held) tc->Deallocate(p, cls);
   EXPECT_LE(tc->size(), tc->max_size() + tiers_->sizemap.ClassSize(cls));
+  registry_->Destroy(tc);
+}
+
+// Pops do not credit budget_ (a lower bound of max_size - size), so it runs out after
+// max_size bytes of frees; the slow path must then re-sync it from the real size and not GC a
+// cache that is under its limit (GC would halve the hot list).
+TEST_F(ThreadCacheTest, BudgetResyncsWithoutSpuriousGc) {
+  ThreadCache* tc = registry_->Create(1);
+  const uint32_t cls = tiers_->sizemap.SizeClass(4096);
+  std::vector<void*> v;
+  for (int round = 0; round < 2000; ++round) {  // 2000 * 16 * 4 KiB freed >> max_size
+    for (int i = 0; i < 16; ++i) v.push_back(tc->Allocate(cls));
+    for (void* p : v) tc->Deallocate(p, cls);
+    v.clear();
+  }
+  EXPECT_EQ(tc->size(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
+  EXPECT_GE(uint32_t{tc->list(cls).length}, 16u) << "no GC: the cache never exceeded max_size";
+  EXPECT_LE(tc->size(), tc->max_size());
+  registry_->Destroy(tc);
+}
+
+// GC uses a low-water estimate kept off the fast path: a list that ran empty since the last GC
+// (refilled from the central tier) keeps everything; an untouched one gives back half.
+TEST_F(ThreadCacheTest, ScavengeKeepsListsThatRanEmpty) {
+  ThreadCache* tc = registry_->Create(1);
+  const uint32_t hot = tiers_->sizemap.SizeClass(1024);
+  const uint32_t cold = tiers_->sizemap.SizeClass(2048);
+  std::vector<void*> v;
+  for (uint32_t cls : {hot, cold}) {
+    for (int i = 0; i < 40; ++i) v.push_back(tc->Allocate(cls));
+    for (void* p : v) tc->Deallocate(p, cls);
+    v.clear();
+  }
+  tc->Scavenge();  // lowater := length for both
+  const uint32_t cold_len = tc->list(cold).length;
+  ASSERT_GE(cold_len, 2u);
+  // Drain the hot list to empty (one refill), then give everything back.
+  while (tc->list(hot).length > 0) v.push_back(tc->Allocate(hot));
+  v.push_back(tc->Allocate(hot));
+  for (void* p : v) tc->Deallocate(p, hot);
+  v.clear();
+  const uint32_t hot_len = tc->list(hot).length;
+  ASSERT_GE(hot_len, 1u);
+  tc->Scavenge();
+  EXPECT_EQ(uint32_t{tc->list(hot).length}, hot_len) << "ran empty: lowater 0, nothing moved";
+  EXPECT_EQ(uint32_t{tc->list(cold).length}, cold_len - cold_len / 2);
   registry_->Destroy(tc);
 }
 

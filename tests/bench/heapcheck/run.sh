@@ -9,7 +9,8 @@
 # minutes each. Programs are compiled here with g++ -O2 -g into a temporary directory.
 # A second table runs the leak-check scenarios of tests/heapcheck (built -O2 against
 # gperftools' own <gperftools/heap-checker.h> and -ltcmalloc) under gperftools and compares
-# with the exact expected results that heapkit's e2e test asserts.
+# with the exact expected results that heapkit's e2e test asserts. On a loaded machine, ab.sh
+# (same directory) compares heapkit, LSan and glibc on one program with the variants interleaved.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../../build}" && pwd)

@@ -16,7 +16,7 @@ import sys
 import time
 
 HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
-                       r'(heapprofile|heap_v2/(\d+))$')
+                       r'(heapprofile|heap_v2/(\d+)|growthz)$')
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
 DUMP_RE = re.compile(r'^Dumping heap profile to (\S+) \((.*)\)$', re.M)
 
@@ -62,7 +62,7 @@ def parse_profile(path):
         return None
     prof = {
         'header': tuple(int(m.group(i)) for i in range(1, 5)),
-        'kind': 'exact' if m.group(5) == 'heapprofile' else 'sampled',
+        'kind': {'heapprofile': 'exact', 'growthz': 'growth'}.get(m.group(5), 'sampled'),
         'rate': int(m.group(6)) if m.group(6) else 1,
         'records': [],
         'maps': [],
@@ -410,6 +410,28 @@ def case_heap_sample(ctx):
         rel_sd = math.sqrt((1 - prob) / (n * prob))
         check(abs(f[name][1] / (n * size) - 1) <= 5 * rel_sd,
               '%s in-use estimate %.0f vs %d' % (name, f[name][1], n * size))
+
+
+def case_growth(ctx):
+    # MallocExtension::GetHeapGrowthStacks: the stack of every page-heap growth, no sampling.
+    out = os.path.join(ctx.workdir, 'growth.heap')
+    p = run(ctx, ['growth', out], {})
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    prof = parse_profile(out)
+    if not prof:
+        return
+    check(prof['kind'] == 'growth', 'header kind %s, want growthz' % prof['kind'])
+    grow = [r for r in prof['records']
+            if r[1] and re.search(r'\bGrowTheHeap\(', function_of(ctx.syms, r[1][0]) or '')]
+    check(len(grow) == 1, 'want one growth record from GrowTheHeap, got %d' % len(grow))
+    if grow:
+        (n, b, an, ab), pcs = grow[0]
+        check(n == 1 and b >= 48 << 20 and (an, ab) == (n, b),
+              'GrowTheHeap growth record %s' % ((n, b, an, ab),))
+        check(any(re.search(r'\bmain\b', function_of(ctx.syms, pc) or '') for pc in pcs),
+              'GrowTheHeap growth stack does not reach main')
+    check(all(r[0][0] >= 1 and r[0][1] >= 2 << 20 for r in prof['records']),
+          'every growth record is at least one 2 MiB growth: %s' % [r[0] for r in prof['records']])
 
 
 def case_api(ctx):

@@ -61,6 +61,22 @@ __attribute__((noinline)) void* RetainB() {
   return p;
 }
 
+#ifndef HEAPKIT_WEAK_API
+bool WriteText(const char* path, const std::string& text) {
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) return false;
+  fwrite(text.data(), 1, text.size(), f);
+  return fclose(f) == 0;
+}
+#endif
+
+// 48 MiB in one block: more than the page heap holds, so it grows from the OS here.
+[[maybe_unused]] __attribute__((noinline)) void* GrowTheHeap() {
+  void* p = malloc(size_t{48} << 20);
+  Touch(p);
+  return p;
+}
+
 __attribute__((noinline)) void ChurnC() {
   void* p = malloc(100);
   Touch(p);
@@ -202,10 +218,14 @@ int main(int argc, char** argv) {
     Pattern();
     std::string sample;
     MallocExtension::instance()->GetHeapSample(&sample);
-    FILE* f = fopen(argv[2], "w");
-    if (f == nullptr) return 3;
-    fwrite(sample.data(), 1, sample.size(), f);
-    fclose(f);
+    if (!WriteText(argv[2], sample)) return 3;
+  } else if (strcmp(mode, "growth") == 0) {
+    // MallocExtension::GetHeapGrowthStacks: every page-heap growth, with no sampling at all.
+    void* big = GrowTheHeap();
+    std::string stacks;
+    MallocExtension::instance()->GetHeapGrowthStacks(&stacks);
+    if (!WriteText(argv[2], stacks)) return 3;
+    free(big);
 #endif
   } else if (strcmp(mode, "slowpath") == 0) {
     SlowPath();

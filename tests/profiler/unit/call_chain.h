@@ -16,3 +16,13 @@ struct CodeRange {
 // Captures into pcs (skip 0) from three levels down; returns the depth.
 int ChainLevel0(void** pcs, int max_depth);
 CodeRange ChainRange(int level);
+
+// Recursion `depth` frames deep through functions of different frame shapes (a variable-length
+// array, which makes the CFA rbp-based even without frame pointers; a 64 KiB frame; a plain
+// frame), then captures at the bottom twice from the same frame: with CaptureStackWithCfi into
+// a (-1: it needed libunwind) and with CaptureStackWithLibunwind into b. Returns *na + *nb.
+int VariedChainBoth(void** a, int* na, void** b, int* nb, int max_depth, int depth);
+
+// VariedChainBoth(depth 3) called through one of two call sites (site 0 or 1) whose frames
+// have the same size, so both captures start at the same stack pointer.
+int VariedChainFromSite(int site, void** a, int* na, void** b, int* nb, int max_depth);

@@ -74,6 +74,118 @@ TEST(StackCapture, ManyThreads) {
   EXPECT_EQ(good.load(), 8000);
 }
 
+// The cached CFI unwinder must give exactly what libunwind gives, frame for frame, for frames
+// of every shape (-O2 without frame pointers; rbp-based CFAs from variable-length arrays; big
+// frames), warm and cold.
+TEST(StackCapture, CfiUnwinderMatchesLibunwind) {
+  InitStackCapture();
+  for (int round = 0; round < 2; ++round) {  // round 1 runs on the warm rule cache
+    for (int depth = 0; depth <= 12; ++depth) {
+      void* a[kMaxStackDepth];
+      void* b[kMaxStackDepth];
+      int na = -1, nb = -2;
+      VariedChainBoth(a, &na, b, &nb, kMaxStackDepth, depth);
+      ASSERT_GE(na, depth + 3) << "depth " << depth;
+      ASSERT_EQ(na, nb) << "depth " << depth;
+      for (int i = 0; i < na; ++i) ASSERT_EQ(a[i], b[i]) << "depth " << depth << " frame " << i;
+    }
+  }
+  // Depth limit and skip agree too.
+  void* a[4];
+  void* b[4];
+  int na = -1, nb = -2;
+  VariedChainBoth(a, &na, b, &nb, 4, 9);
+  EXPECT_EQ(na, 4);
+  EXPECT_EQ(nb, 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(a[i], b[i]);
+}
+
+// The CFI walker reuses its last walk when it starts from the same registers and the stack
+// words it read are unchanged: a capture at the same depth from another call site (same stack
+// pointer, different return address in one frame) must still come out right.
+TEST(StackCapture, CfiWalkMemoNoticesChangedCallers) {
+  void* first[2][kMaxStackDepth];
+  int nfirst[2] = {0, 0};
+  for (int round = 0; round < 3; ++round) {
+    for (int site = 0; site < 2; ++site) {
+      void* a[kMaxStackDepth];
+      void* b[kMaxStackDepth];
+      int na = -1, nb = -2;
+      VariedChainFromSite(site, a, &na, b, &nb, kMaxStackDepth);
+      ASSERT_GE(na, 6);
+      ASSERT_EQ(na, nb) << "site " << site << " round " << round;
+      for (int i = 0; i < na; ++i) ASSERT_EQ(a[i], b[i]) << "site " << site << " frame " << i;
+      if (round == 0) {
+        nfirst[site] = na;
+        for (int i = 0; i < na; ++i) first[site][i] = a[i];
+      } else {  // and the same as the first time from this site
+        ASSERT_EQ(na, nfirst[site]);
+        for (int i = 0; i < na; ++i) ASSERT_EQ(a[i], first[site][i]);
+      }
+    }
+  }
+  ASSERT_EQ(nfirst[0], nfirst[1]);
+  int differ = 0;
+  for (int i = 0; i < nfirst[0]; ++i) differ += first[0][i] != first[1][i];
+  EXPECT_GE(differ, 1);  // the site frame's return address
+}
+
+void* g_handler_a[kMaxStackDepth];
+void* g_handler_b[kMaxStackDepth];
+volatile int g_handler_na = -1, g_handler_nb = -2;
+
+void CompareHandler(int) {
+  int na = -1, nb = -2;
+  VariedChainBoth(g_handler_a, &na, g_handler_b, &nb, kMaxStackDepth, 4);
+  g_handler_na = na;
+  g_handler_nb = nb;
+}
+
+void* g_handler_c[kMaxStackDepth];
+volatile int g_handler_nc = -1;
+
+void CaptureStackHandler(int) { g_handler_nc = CaptureStack(g_handler_c, kMaxStackDepth, 0); }
+
+// A signal frame is not for the CFI walker (its FDE is a signal frame with a CFA expression):
+// it says so, and CaptureStack hands over to libunwind, which unwinds into the interrupted code.
+TEST(StackCapture, CfiUnwinderDefersSignalFramesToLibunwind) {
+  struct sigaction sa = {}, old = {};
+  sa.sa_handler = &CompareHandler;
+  sigaction(SIGUSR2, &sa, &old);
+  raise(SIGUSR2);
+  EXPECT_EQ(g_handler_na, -1);
+  EXPECT_GE(g_handler_nb, 8);
+  sa.sa_handler = &CaptureStackHandler;
+  sigaction(SIGUSR2, &sa, nullptr);
+  raise(SIGUSR2);
+  sigaction(SIGUSR2, &old, nullptr);
+  void* here[kMaxStackDepth];
+  int nh = CaptureStackWithLibunwind(here, kMaxStackDepth, 0);
+  // The handler's stack ends with this test's callers: the same outer frames as here.
+  ASSERT_GE(g_handler_nc, nh);
+  for (int i = 1; i <= nh - 1; ++i)
+    EXPECT_EQ(g_handler_c[g_handler_nc - i], here[nh - i]) << i;
+}
+
+TEST(StackCapture, CfiUnwinderMatchesLibunwindOnOtherThreads) {
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        void* a[kMaxStackDepth];
+        void* b[kMaxStackDepth];
+        int na = -1, nb = -2;
+        VariedChainBoth(a, &na, b, &nb, kMaxStackDepth, (i + t) % 7);
+        bool same = na == nb && na > 3;
+        for (int k = 0; same && k < na; ++k) same = a[k] == b[k];
+        if (same) ++good;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(good.load(), 600);
+}
+
 TEST(AllocatorFrames, ReturnAddressesAreSkipped) {
   InitAllocatorFrames();
   EXPECT_FALSE(RuntimeIsSharedObject());  // the unit test links the code statically

@@ -14,7 +14,7 @@ namespace {
 
 StackTable& FreshTable() {
   // Each test gets its own table (the type is big but constant-initialisable).
-  static StackTable tables[8];
+  static StackTable tables[12];
   static int next = 0;
   StackTable& t = tables[next++];
   EXPECT_TRUE(t.Init());
@@ -108,6 +108,146 @@ TEST(StackTable, StaleEntryIsAccountedAsFreed) {
   EXPECT_EQ(b1->InUseCount(), 0);
   EXPECT_EQ(b2->InUseBytes(), 20);
   EXPECT_EQ(t.num_live_objects(), 1u);
+}
+
+// A fake per-object slot provider: slots for the 16-byte "objects" of [kSlotBase, +64 KiB).
+constexpr uintptr_t kSlotBase = 0x7000000;
+constexpr size_t kFakeSlots = 4096;
+std::atomic<uint64_t> g_fake_slots[kFakeSlots];
+int g_fake_stale_calls = 0;
+
+std::atomic<uint64_t>* FakeFind(const void* object) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  if (a < kSlotBase || a >= kSlotBase + kFakeSlots * 16) return nullptr;
+  return &g_fake_slots[(a - kSlotBase) / 16];
+}
+std::atomic<uint64_t>* FakeForAlloc(const void* object, void (*stale)(void*, uint64_t),
+                                    void* ctx) {
+  // Simulates a recycled slot array: object kSlotBase + 16 * 4095 "recycles" slot 4094.
+  if (reinterpret_cast<uintptr_t>(object) == kSlotBase + 16 * 4095) {
+    uint64_t v = g_fake_slots[4094].exchange(0);
+    if (v != 0) {
+      ++g_fake_stale_calls;
+      if (stale != nullptr) stale(ctx, v);
+    }
+  }
+  return FakeFind(object);
+}
+void FakeForEach(void (*visit)(void*, const void*, uint64_t), void* ctx) {
+  for (size_t i = 0; i < kFakeSlots; ++i) {
+    uint64_t v = g_fake_slots[i].load();
+    if (v != 0) visit(ctx, reinterpret_cast<const void*>(kSlotBase + i * 16), v);
+  }
+}
+constexpr SlotProvider kFakeProvider = {&FakeForAlloc, &FakeFind, &FakeForEach};
+
+TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
+  StackTable& t = FreshTable();
+  t.SetSlotProvider(&kFakeProvider);
+  void* s1[] = {Pc(0x11)};
+  void* s2[] = {Pc(0x22)};
+  Bucket* b1 = t.FindOrCreateBucket(s1, 1, 0);
+  Bucket* b2 = t.FindOrCreateBucket(s2, 1, 0);
+  EXPECT_NE(b1->id, b2->id);
+  EXPECT_EQ(t.BucketById(b1->id), b1);
+  EXPECT_EQ(t.BucketById(b2->id), b2);
+  // use_slot: goes to the slot, not the hash map.
+  t.RecordAlloc(Obj(kSlotBase), b1, 0);  // a zero-size object still has a non-zero slot
+  t.RecordAlloc(Obj(kSlotBase + 16), b1, 12, true);
+  t.RecordAlloc(Obj(kSlotBase + 32), b2, 7, true);
+  EXPECT_NE(g_fake_slots[1].load(), 0u);
+  EXPECT_NE(g_fake_slots[2].load(), 0u);
+  EXPECT_EQ(g_fake_slots[0].load(), 0u);  // use_slot false: hash map
+  // Outside the provider's range: falls back to the hash map.
+  t.RecordAlloc(Obj(0x9990000), b2, 5, true);
+  EXPECT_EQ(t.num_live_objects(), 4u);
+  Bucket* found = nullptr;
+  size_t size = 0;
+  ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16), &found, &size));
+  EXPECT_EQ(found, b1);
+  EXPECT_EQ(size, 12u);
+  ASSERT_TRUE(t.DecodeSlot(g_fake_slots[2].load(), &found, &size));
+  EXPECT_EQ(found, b2);
+  EXPECT_EQ(size, 7u);
+  EXPECT_FALSE(t.DecodeSlot(0, &found, &size));
+  ASSERT_TRUE(t.Lookup(Obj(0x9990000), &found, &size));
+  EXPECT_EQ(size, 5u);
+  size_t visited = 0;
+  t.ForEachLiveObject([](void* ctx, const void*, const Bucket*, size_t) { ++*static_cast<size_t*>(ctx); },
+                      &visited);
+  EXPECT_EQ(visited, 4u);
+  // Frees: slot, then hash map; unknown objects in the slot range are not found.
+  size = 0;
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16), &size));
+  EXPECT_EQ(size, 12u);
+  EXPECT_EQ(g_fake_slots[1].load(), 0u);
+  EXPECT_FALSE(t.RecordFree(Obj(kSlotBase + 16)));
+  EXPECT_FALSE(t.RecordFree(Obj(kSlotBase + 48)));
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase)));
+  EXPECT_TRUE(t.RecordFree(Obj(0x9990000)));
+  // A slot still set when its object is recorded again (its free was never reported), and a
+  // recycled slot array: both accounted as freed.
+  // Slot records are counted live from the slots when a reader asks for counts.
+  auto refresh = [&t] { t.ForEachBucketWithCounts([](const Bucket&) {}); };
+  refresh();
+  EXPECT_EQ(b2->InUseCount(), 1);  // kSlotBase + 32
+  EXPECT_EQ(b2->InUseBytes(), 7);
+  t.RecordAlloc(Obj(kSlotBase + 32), b1, 3, true);
+  refresh();
+  EXPECT_EQ(b2->InUseCount(), 0);
+  EXPECT_EQ(b1->InUseBytes(), 3);
+  t.RecordAlloc(Obj(kSlotBase + 16 * 4094), b2, 9, true);
+  t.RecordAlloc(Obj(kSlotBase + 16 * 4095), b1, 1, true);
+  EXPECT_EQ(g_fake_stale_calls, 1);
+  refresh();
+  EXPECT_EQ(b2->InUseCount(), 0);
+  EXPECT_EQ(b1->InUseBytes(), 4);
+  EXPECT_EQ(b1->AllocCount(), 4);  // every allocation is counted
+  EXPECT_EQ(b2->AllocCount(), 3);
+  EXPECT_EQ(b1->AllocBytes(), 0 + 12 + 3 + 1);
+  EXPECT_EQ(t.num_live_objects(), 2u);
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 32)));
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16 * 4095)));
+  EXPECT_EQ(t.num_live_objects(), 0u);
+  refresh();
+  EXPECT_EQ(b1->InUseCount(), 0);
+  EXPECT_EQ(b2->InUseCount(), 0);
+}
+
+// Slot-mode allocation counts are batched per thread; readers see them all, exactly.
+TEST(StackTable, BatchedSlotAllocCountsAreExactForReaders) {
+  StackTable& t = FreshTable();
+  t.SetSlotProvider(&kFakeProvider);
+  void* s1[] = {Pc(0x31)};
+  void* s2[] = {Pc(0x32)};
+  Bucket* b1 = t.FindOrCreateBucket(s1, 1, 0);
+  Bucket* b2 = t.FindOrCreateBucket(s2, 1, 0);
+  constexpr int kThreads = 4, kPer = 900;
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th)
+    threads.emplace_back([&, th] {
+      for (int i = 0; i < kPer; ++i) {
+        uintptr_t a = kSlotBase + 16 * static_cast<uintptr_t>(th * 1000 + i);
+        t.RecordAlloc(Obj(a), (i / 10) % 2 ? b2 : b1, 5, true);  // switch call site every 10
+        if (i % 3 == 0) {
+          ASSERT_TRUE(t.RecordFree(Obj(a)));
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  int64_t allocs = 0, bytes = 0, inuse = 0;
+  t.ForEachBucketWithCounts([&](const Bucket& b) {
+    allocs += b.AllocCount();
+    bytes += b.AllocBytes();
+    inuse += b.InUseCount();
+  });
+  EXPECT_EQ(allocs, kThreads * kPer);
+  EXPECT_EQ(bytes, 5 * kThreads * kPer);
+  EXPECT_EQ(inuse, kThreads * (kPer - kPer / 3));
+  EXPECT_EQ(b1->AllocCount(), kThreads * kPer / 2);
+  for (int th = 0; th < kThreads; ++th)
+    for (int i = 0; i < kPer; ++i)
+      if (i % 3 != 0) t.RecordFree(Obj(kSlotBase + 16 * static_cast<uintptr_t>(th * 1000 + i)));
 }
 
 TEST(StackTable, GrowsAndFindsEverything) {
