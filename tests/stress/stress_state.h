@@ -13,6 +13,8 @@
 #include <deque>
 #include <mutex>
 
+#include "../common/xorshift_rng.h"
+
 namespace heapkit::stress {
 
 struct Options {
@@ -80,21 +82,11 @@ extern std::atomic<bool> g_stop;
 extern Slot g_canaries[kCanaries];
 
 // Per-thread xorshift generator.
-class Rng {
+class Rng : public testing::XorshiftRng {
  public:
-  explicit Rng(uint64_t seed) : x_(seed * 0x9e3779b97f4a7c15ULL + 1) {}
-  uint64_t Next() {
-    x_ ^= x_ << 13;
-    x_ ^= x_ >> 7;
-    x_ ^= x_ << 17;
-    return x_;
-  }
-  uint64_t Below(uint64_t n) { return Next() % n; }
+  using XorshiftRng::XorshiftRng;
   // Mostly small, some medium, rarely large (the allocator's three tiers).
   size_t Size();
-
- private:
-  uint64_t x_;
 };
 
 // Allocates size bytes the given way (alignment for the aligned kinds), fills the pattern and

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../../common/xorshift_rng.h"
+
 namespace heapkit::bench {
 
 // Keeps the compiler from eliding or merging allocations.
@@ -22,17 +24,7 @@ inline double NowSeconds() {
 }
 
 // Cheap deterministic per-thread random numbers (no allocation).
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed * 0x9e3779b97f4a7c15ull + 1) {}
-  uint64_t Next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  }
-  size_t Below(size_t n) { return size_t(Next() % n); }
-};
+using Rng = heapkit::testing::XorshiftRng;
 
 size_t RssBytes();             // current resident set (statm)
 double CpuSeconds();           // user + system time of the process so far
