@@ -316,8 +316,12 @@ void* MallocRefill(size_t size) noexcept {
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
   // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
-  // that never leaves its thread cache still drives the time-driven release.
-  g_state.pageheap.ReleaseTick();
+  // that never leaves its thread cache still drives the time-driven release. With dense
+  // sampling (exact mode: every allocation) this would read the clock on every malloc; the
+  // page heap's and central lists' slow paths tick often enough then.
+  constexpr int64_t kDenseSampling = 64 * 1024;
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
   return FinishSample(tc, p, size);
 }
 
