@@ -19,19 +19,16 @@
 
 #include "stress_state.h"
 #include "workloads.h"
+#include "../common/resident_bytes.h"
 
 namespace hs = heapkit::stress;
 
 namespace {
 
 size_t ResidentBytes() {
-  FILE* f = fopen("/proc/self/statm", "r");
-  if (f == nullptr) hs::Fail("cannot open /proc/self/statm");
-  unsigned long size = 0, resident = 0;
-  int n = fscanf(f, "%lu %lu", &size, &resident);
-  fclose(f);
-  if (n != 2) hs::Fail("cannot parse /proc/self/statm");
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = heapkit::testing::ResidentBytes();
+  if (bytes == 0) hs::Fail("cannot read /proc/self/statm");
+  return bytes;
 }
 
 [[noreturn]] void Usage(const char* why) {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "probe.h"
+#include "../../common/resident_bytes.h"
 
 #ifdef HEAPKIT_PROBE_STATIC
 // Direct references: linking these pulls heapkit's objects out of libheapkit_minimal.a, and the
@@ -162,18 +163,7 @@ size_t Property(const char* name) {
   return v;
 }
 
-size_t RssBytes() {
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[128];
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char* p = buf;
-  while (*p != ' ' && *p != '\0') ++p;  // skip "size"
-  return strtoull(p, nullptr, 10) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
+size_t RssBytes() { return heapkit::testing::ResidentBytes(); }
 
 void FillPattern(void* p, size_t n, uintptr_t seed) {
   auto* b = static_cast<unsigned char*>(p);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "bench.h"
+#include "../../common/resident_bytes.h"
 
 namespace heapkit::bench {
 namespace {
@@ -23,18 +24,7 @@ WorkloadRegistrar::WorkloadRegistrar(const char* name, const char* usage, Worklo
   if (g_num < 64) g_workloads[g_num++] = Entry{name, usage, fn};
 }
 
-size_t RssBytes() {
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[128];
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char* p = buf;
-  while (*p != ' ' && *p != '\0') ++p;
-  return strtoull(p, nullptr, 10) * size_t(sysconf(_SC_PAGESIZE));
-}
+size_t RssBytes() { return heapkit::testing::ResidentBytes(); }
 
 double CpuSeconds() {
   rusage ru;
