@@ -295,9 +295,9 @@ void* MallocSlow(size_t size, size_t align) noexcept {
 }
 
 void* MallocMedium(size_t size) noexcept {
-  if (HEAPKIT_LIKELY(size <= kMaxSize)) {
+  if (HEAPKIT_LIKELY(size <= kMaxSize)) {  // and > kMaxSmallLookup (only Malloc calls this)
     ThreadCache* tc = tls_cache;
-    return MallocFromList(tc, tc->mutable_list(g_state.sizemap.SizeClass(size)), size);
+    return MallocFromList(tc, tc->mutable_list(g_state.sizemap.MediumSizeClass(size)), size);
   }
   return MallocSlow(size, 0);
 }

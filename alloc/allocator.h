@@ -81,7 +81,8 @@ void* MallocMedium(size_t size) noexcept;
 // The list of size's class was empty, or no cache yet (size ≤ kMaxSize).
 void* MallocRefill(size_t size) noexcept;
 // The sampling counter of tc crossed zero while allocating p (`size` bytes requested).
-void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
+// Never inlined: MallocMedium reaches it by a tail jump and needs no stack frame itself.
+__attribute__((noinline)) void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
 // A free decremented a list's room below zero (list full, or the thread has no cache).
 void FreeOverflow(void* ptr) noexcept;
 
@@ -105,7 +106,25 @@ HEAPKIT_ALWAYS_INLINE void* MallocFromList(ThreadCache* tc, ThreadCache::FreeLis
 HEAPKIT_ALWAYS_INLINE void* Malloc(size_t size) {
   if (HEAPKIT_LIKELY(size <= kMaxSmallLookup)) {
     ThreadCache* tc = tls_cache;
-    return MallocFromList(tc, tc->SmallList(size), size);
+    // MallocFromList(tc, tc->SmallList(size), size), written so that every access to the list
+    // uses the scaled-index address tc + off * 8 directly: the empty asm statements give each
+    // use its own copy of off, so GCC does not spend an instruction materialising the list
+    // pointer (a lea) to share it.
+    size_t off = tc->SmallListOffset(size);
+    void* p = tc->ListAtOffset(off).head;
+#if defined(__x86_64__)
+    asm("" : "+a"(p));  // the head straight into the return register
+#endif
+    if (HEAPKIT_UNLIKELY(p == nullptr)) return MallocRefill(size);
+    void* next = *static_cast<void**>(p);
+    asm("" : "+r"(off));
+    ++tc->ListAtOffset(off).length.room;
+    asm("" : "+r"(off));
+    tc->ListAtOffset(off).head = next;
+    const int64_t left = tc->sample_left_ - static_cast<int64_t>(size);
+    tc->sample_left_ = left;
+    if (HEAPKIT_UNLIKELY(left < 0)) return MallocSampled(tc, p, size);
+    return p;
   }
   return MallocMedium(size);
 }
@@ -133,9 +152,6 @@ HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
   if (HEAPKIT_UNLIKELY(--list.length.room < 0)) return FreeOverflow(ptr);
   *static_cast<void**>(ptr) = head;
   list.head = ptr;
-  const int64_t budget = tc->budget_ - list.object_size;
-  tc->budget_ = budget;
-  if (HEAPKIT_UNLIKELY(budget < 0)) return tc->Overflow();
 }
 
 }  // namespace heapkit::alloc

@@ -41,6 +41,11 @@ void SizeMap::Init(int transfer_num_obj) {
     while (cls < c - 1 && class_size_[cls] < max_size_for_idx) ++cls;
     class_array_[idx] = static_cast<uint8_t>(cls);
   }
+  for (size_t size = 0; size <= kMaxSmallLookup; ++size) {
+    const size_t off = SmallSizeClass(size) * size_t{kListStride} / 8;
+    if (off > UINT8_MAX) internal::Fatal("size class of %zu bytes beyond the list table", size);
+    list_offsets_[size] = static_cast<uint8_t>(off);
+  }
 }
 
 }  // namespace heapkit::alloc

@@ -32,6 +32,13 @@ class SizeMap {
   HEAPKIT_ALWAYS_INLINE uint32_t SizeClass(size_t size) const {
     return class_array_[ClassIndex(size)];
   }
+  // list_offsets()[size] = SizeClass(size) * kListStride / 8 for size <= kMaxSmallLookup: the
+  // thread cache's malloc table (ThreadCache::list_off_, copied from here at cache creation).
+  const uint8_t* list_offsets() const { return list_offsets_; }
+  // Precondition: kMaxSmallLookup < size <= kMaxSize (the coarse half of ClassIndex).
+  HEAPKIT_ALWAYS_INLINE uint32_t MediumSizeClass(size_t size) const {
+    return class_array_[(size + 127 + (120 << 7)) >> 7];
+  }
   // Precondition: size <= kMaxSmallLookup.
   HEAPKIT_ALWAYS_INLINE uint32_t SmallSizeClass(size_t size) const {
     return class_array_[(size + 7) >> 3];
@@ -67,6 +74,7 @@ class SizeMap {
  private:
   int num_classes_ = 0;
   uint8_t class_array_[kClassArraySize] = {};
+  uint8_t list_offsets_[kMaxSmallLookup + 1] = {};
   uint32_t class_size_[kNumClassesMax] = {};
   uint32_t class_pages_[kNumClassesMax] = {};
   int32_t num_to_move_[kNumClassesMax] = {};

@@ -1,6 +1,7 @@
 #include "alloc/thread_cache.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include "alloc/internal/log.h"
 
@@ -16,13 +17,14 @@ void ThreadCache::Init(CentralFreeList* central, const SizeMap* sizemap,
   sizemap_ = sizemap;
   registry_ = registry;
   max_size_ = max_size;
-  budget_ = static_cast<int64_t>(max_size);
+  capacity_ = 0;
   for (int c = 0; c < kNumClassesMax; ++c) {
-    lists_[c] = FreeList{};
-    SetMaxLength(lists_[c], 1);
+    lists_[c] = FreeList{};  // max_length 0, room 0: the first free of a class overflows
     lists_[c].object_size = c < sizemap->num_classes() ? static_cast<uint32_t>(sizemap->ClassSize(c)) : 0;
   }
-  for (size_t i = 0; i < kDirLength; ++i) dir_[i] = &lists_[sizemap->SmallSizeClass(i << 3)];
+  if (static_cast<void*>(lists_) != static_cast<void*>(this)) internal::Fatal("lists_ not first");
+  static_assert(kListOffScale == 8 && kListOffLength == kMaxSmallLookup + 1);
+  memcpy(list_off_, sizemap->list_offsets(), kListOffLength);
   sampler_.Seed(seed);
 }
 
@@ -35,17 +37,25 @@ size_t ThreadCache::size() const {
   return total;
 }
 
-bool ThreadCache::SyncBudget() {
-  budget_ = static_cast<int64_t>(__atomic_load_n(&max_size_, __ATOMIC_RELAXED)) -
-            static_cast<int64_t>(size());
-  return budget_ < 0;
+bool ThreadCache::GrowSlow(FreeList& list, uint32_t max, size_t need) {
+  // First from the unclaimed total budget (no GC while the registry has budget to give, like a
+  // byte-budgeted cache that is still under its limit), then by GC: it frees unused capacity and
+  // asks the registry for more max_size_ (stealing from another cache if need be).
+  while (capacity_ + need > __atomic_load_n(&max_size_, __ATOMIC_RELAXED)) {
+    if (registry_ != nullptr && registry_->ClaimUnclaimed(this)) continue;
+    Scavenge();
+    if (capacity_ + need > __atomic_load_n(&max_size_, __ATOMIC_RELAXED)) return false;
+    break;
+  }
+  SetMaxLength(list, max);
+  return true;
 }
 
 void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
   FreeList& list = lists_[cls];
   const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
   const uint32_t max = list.length.max;
-  const uint32_t want = max < batch ? max : batch;
+  const uint32_t want = max == 0 ? 1 : (max < batch ? max : batch);
   void* head;
   void* tail;
   int got = central_[cls].RemoveRange(&head, &tail, static_cast<int>(want));
@@ -53,23 +63,24 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
+  list.lowater = 0;  // the list ran empty since the last GC
+  list.active = 1;
+  void* result = head;
+  if (got > 1) {
+    // The list is empty here: the fetched objects after the first become the list (the
+    // central tier's chains end with nullptr; got - 1 < want <= max_length).
+    list.head = *static_cast<void**>(head);
+    list.length.room -= got - 1;
+  }
+  // Slow start. After the objects are in the list: a GC in Grow may release some of them.
   if (max < batch) {
-    SetMaxLength(list, max + 1);
+    Grow(list, max + 1);
   } else {
     uint32_t grown = max + batch;
     if (grown > kMaxDynamicLength) grown = kMaxDynamicLength;
     grown -= grown % batch;
-    SetMaxLength(list, grown);
+    if (grown > max) Grow(list, grown);
   }
-  void* result = head;
-  if (got > 1) {
-    // The list is empty here: the fetched objects after the first become the list (the
-    // central tier's chains end with nullptr).
-    list.head = *static_cast<void**>(head);
-    list.length.room -= got - 1;
-    budget_ -= static_cast<int64_t>(sizemap_->ClassSize(cls) * static_cast<size_t>(got - 1));
-  }
-  list.lowater = 0;  // the list ran empty since the last GC
   return result;
 }
 
@@ -100,7 +111,6 @@ void ThreadCache::ReleaseToCentral(uint32_t cls, uint32_t n) {
     list.head = *static_cast<void**>(tail);
     list.length.room += static_cast<int32_t>(k);
     length -= k;
-    budget_ += static_cast<int64_t>(sizemap_->ClassSize(cls) * k);
     central_[cls].InsertRange(head, tail, static_cast<int>(k));
     n -= k;
   }
@@ -108,33 +118,30 @@ void ThreadCache::ReleaseToCentral(uint32_t cls, uint32_t n) {
 }
 
 void ThreadCache::DeallocateSlow(uint32_t cls) noexcept {
+  // The list holds max_length + 1 objects.
   FreeList& list = lists_[cls];
-  if (list.length.room < 0) {
-    const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
-    ReleaseToCentral(cls, batch);
-    const uint32_t max = list.length.max;
-    if (max < batch) {
-      SetMaxLength(list, max + 1);
-    } else if (max > batch) {
-      if (++list.overages > kMaxOverages) {
-        SetMaxLength(list, max - batch);
-        list.overages = 0;
-      }
+  list.active = 1;
+  const uint32_t max = list.length.max;
+  // The first free into an empty-capacity list keeps the object if it may.
+  if (max == 0 && Grow(list, 1)) return;
+  const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
+  ReleaseToCentral(cls, batch);
+  if (max == 0) return;  // no capacity for this class now
+  if (max < batch) {
+    Grow(list, max + 1);
+  } else if (max > batch) {
+    if (++list.overages > kMaxOverages) {
+      SetMaxLength(list, max - batch);
+      list.overages = 0;
     }
   }
-  if (budget_ < 0 && SyncBudget()) Scavenge();
 }
 
 void ThreadCache::PushOverflow(void* p, uint32_t cls) noexcept {
   FreeList& list = lists_[cls];
   *static_cast<void**>(p) = list.head;
   list.head = p;
-  budget_ -= list.object_size;
   DeallocateSlow(cls);
-}
-
-void ThreadCache::Overflow() noexcept {
-  if (SyncBudget()) Scavenge();
 }
 
 void ThreadCache::Scavenge() {
@@ -149,20 +156,24 @@ void ThreadCache::Scavenge() {
       const uint32_t max = list.length.max;
       if (max > batch) SetMaxLength(list, max - batch > batch ? max - batch : batch);
     }
-    list.lowater = list.length;
+    // No refill or overflow since the last GC: give back the unused capacity (the list grows
+    // again through slow start if it is used).
+    const uint32_t now = list.length;
+    if (!list.active && now < list.length.max) SetMaxLength(list, now);
+    list.active = 0;
+    list.lowater = now;
   }
   if (registry_ != nullptr) registry_->IncreaseCacheLimit(this);
-  SyncBudget();
 }
 
 void ThreadCache::ReleaseAll() {
   for (int cls = 1; cls < sizemap_->num_classes(); ++cls) {
     ReleaseToCentral(static_cast<uint32_t>(cls), lists_[cls].length);
-    SetMaxLength(lists_[cls], 1);
+    SetMaxLength(lists_[cls], 0);
     lists_[cls].lowater = 0;
     lists_[cls].overages = 0;
+    lists_[cls].active = 0;
   }
-  SyncBudget();
 }
 
 void ThreadCacheRegistry::Init(CentralFreeList* central, const SizeMap* sizemap,
@@ -199,6 +210,15 @@ void ThreadCacheRegistry::Destroy(ThreadCache* cache) {
   if (cache->next_ != nullptr) cache->next_->prev_ = cache->prev_;
   unclaimed_ += static_cast<int64_t>(cache->max_size_);
   alloc_.Delete(cache);
+}
+
+bool ThreadCacheRegistry::ClaimUnclaimed(ThreadCache* cache) {
+  SpinLockHolder h(&lock_);
+  const int64_t amount = static_cast<int64_t>(ThreadCache::kStealAmount);
+  if (unclaimed_ < amount) return false;
+  unclaimed_ -= amount;
+  cache->max_size_ += ThreadCache::kStealAmount;
+  return true;
 }
 
 void ThreadCacheRegistry::IncreaseCacheLimit(ThreadCache* cache) {

@@ -4,27 +4,35 @@
 //   length      stored as `room` = max_length - length (signed), so that the free fast path
 //               does one decrement and a sign branch (room < 0 -> overflow slow path) and the
 //               malloc fast path one increment; `list.length` still reads as the length;
-//   max_length  slow start: grows by one per fetch until the batch size, then by batches
-//               (up to kMaxDynamicLength); shrinks by a batch after kMaxOverages overflows;
+//   max_length  0 after Init (the first free of a class takes the slow path); slow start: grows
+//               by one per fetch until the batch size, then by batches (up to
+//               kMaxDynamicLength); shrinks by a batch after kMaxOverages overflows; every growth
+//               is subject to the capacity bound below;
 //   lowater     low-water estimate for GC, maintained off the fast path: the length at the last
 //               GC, lowered by every slow-path event that saw the list shorter, 0 after a
 //               refill from the central tier (the list ran empty). It is an upper bound of the
 //               true minimum length since the last GC (malloc's pop does not track it).
-// GC (Scavenge, run when the cache exceeds max_size_) returns lowater/2 objects of each list to
-// the central tier.
+//   active      a slow-path event (refill or overflow) hit the list since the last GC.
 //
-// Budget: budget_ is a lower bound of max_size_ - size (bytes cached). Frees subtract the object
-// size; pops do not add it back (one instruction less on malloc), refills subtract what they
-// bring, releases add what they return. When it goes negative the slow path recomputes the exact
-// size from the lists (SyncBudget) and runs GC only if the cache really is over max_size_.
-// max_size_ starts at kMinSize; after a GC the cache asks the registry for kStealAmount more,
-// taken from the unclaimed budget (TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES minus all caches'
-// max_size_) or stolen from another cache (round robin) above kMinSize.
+// Capacity model: capacity_ = sum over lists of max_length * object size, and a list's
+// max_length only grows (Grow, slow paths) while capacity_ stays <= max_size_. A list never
+// holds more than max_length objects (the free fast path's room check; an overflow releases a
+// batch at once), so the bytes cached are <= capacity_ <= max_size_ without any byte accounting
+// on the fast paths. When a growth does not fit, GC (Scavenge) runs: it returns lowater/2
+// objects of each list to the central tier, gives back the slack of lists with no slow-path
+// event since the last GC (max_length := length) and shrinks long lists by a batch; then the
+// cache asks the registry for kStealAmount more max_size_, taken from the unclaimed budget
+// (TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES minus all caches' max_size_) or stolen from another
+// cache (round robin) above kMinSize. While the registry has unclaimed budget, a growth takes
+// kStealAmount steps from it without GC (capacity runs ahead of the bytes really cached, so
+// GC-first would trim hot lists far more often than the byte budget did). A growth that still
+// does not fit is not made (the list keeps moving batches to and from the central tier).
+// max_size_ starts at kMinSize.
 //
 // Only the owning thread touches the lists. Other threads may read the lists' counters (size(),
 // statistics) and write sample_left_ (SetSampleParameter) with relaxed atomics, and the registry
 // adjusts max_size_ of victims under its lock (a racy but harmless budget transfer: the victim
-// sees it at its next budget sync).
+// sees it at its next growth, whose GC then shrinks it toward the new limit).
 #pragma once
 
 #include <cstddef>
@@ -61,11 +69,11 @@ class ThreadCache {
   };
   struct FreeList {
     void* head = nullptr;
-    Fill length;               // length; length.max is max_length (1 after Init, 0 when empty)
+    Fill length;               // length; length.max is max_length (0 after Init)
     uint32_t lowater = 0;      // GC estimate, see above
     uint32_t object_size = 0;  // copy of the class size, to keep the fast path in one line
     uint32_t overages = 0;
-    uint32_t unused_ = 0;
+    uint32_t active = 0;       // refill or overflow since the last GC
     uint32_t max_length() const { return length.max; }
   };
 
@@ -81,12 +89,15 @@ class ThreadCache {
   // room of every list of the empty cache: frees decrement it (racily, by at most one per
   // thread before the slow path stores it again), it never gets near 0.
   static constexpr int32_t kEmptyRoom = -(int32_t{1} << 30);
-  static constexpr size_t kDirLength = (kMaxSmallLookup >> 3) + 1;
+  // list_off_[size] = SizeClass(size) * kListStride / 8 for every size ≤ kMaxSmallLookup: the
+  // malloc fast path loads this byte with the size as index and addresses the list as
+  // this + byte * 8 (an x86 scaled index), so it needs no (size + 7) >> 3 arithmetic.
+  static constexpr size_t kListOffScale = 8;
+  static constexpr size_t kListOffLength = kMaxSmallLookup + 1;
 
-  // The empty cache: every list empty, room kEmptyRoom, every direct entry on list 0.
+  // The empty cache: every list empty, room kEmptyRoom, every size on list 0.
   constexpr ThreadCache() {
     for (FreeList& l : lists_) l.length.room = kEmptyRoom;
-    for (FreeList*& d : dir_) d = &lists_[0];
   }
 
   void Init(CentralFreeList* central, const SizeMap* sizemap, ThreadCacheRegistry* registry,
@@ -108,8 +119,13 @@ class ThreadCache {
     ++list.length.room;
     return head;
   }
-  // The list of SizeClass(size) for size ≤ kMaxSmallLookup: one load from a per-cache table.
-  HEAPKIT_ALWAYS_INLINE FreeList& SmallList(size_t size) { return *dir_[(size + 7) >> 3]; }
+  // The list of SizeClass(size) for size ≤ kMaxSmallLookup: one byte load from a per-cache
+  // table indexed by the size itself (lists_ is the first member, at offset 0).
+  HEAPKIT_ALWAYS_INLINE size_t SmallListOffset(size_t size) const { return list_off_[size]; }
+  HEAPKIT_ALWAYS_INLINE FreeList& ListAtOffset(size_t off) {
+    return *reinterpret_cast<FreeList*>(reinterpret_cast<char*>(this) + off * kListOffScale);
+  }
+  HEAPKIT_ALWAYS_INLINE FreeList& SmallList(size_t size) { return ListAtOffset(SmallListOffset(size)); }
   // The list of the class whose page-map info word is `info` (class << 5, sampled bit clear).
   HEAPKIT_ALWAYS_INLINE FreeList& ListAt(uint32_t info) {
     return *reinterpret_cast<FreeList*>(reinterpret_cast<char*>(lists_) + info);
@@ -118,8 +134,6 @@ class ThreadCache {
   // The free fast path (allocator.h) pushes through these: it checks head (double free) and
   // decrements room (negative in the empty cache) before writing anything else.
   FreeList& mutable_list(uint32_t cls) { return lists_[cls]; }
-  // After a push that left budget_ negative: sync the budget, GC if really over max_size_.
-  void Overflow() noexcept;
   // A free found room < 0 in the empty cache: store kEmptyRoom again.
   void RepairEmpty(uint32_t cls) { lists_[cls].length.room = kEmptyRoom; }
 
@@ -127,27 +141,26 @@ class ThreadCache {
     FreeList& list = lists_[cls];
     *static_cast<void**>(p) = list.head;
     list.head = p;
-    budget_ -= list.object_size;
-    if (HEAPKIT_UNLIKELY(--list.length.room < 0 || budget_ < 0)) return DeallocateSlow(cls);
+    if (HEAPKIT_UNLIKELY(--list.length.room < 0)) return DeallocateSlow(cls);
   }
   // The free fast path decremented room below 0: push p, then release a batch.
   void PushOverflow(void* p, uint32_t cls) noexcept;
 
   // Returns every cached object to the central tier.
   void ReleaseAll();
-  // GC: return lowater/2 of each list; then try to grow max_size_.
+  // GC: return lowater/2 of each list, give back unused capacity; then try to grow max_size_.
   void Scavenge();
 
   // Bytes cached (sum over lists of length * size); callable from other threads.
   size_t size() const;
   size_t max_size() const { return max_size_; }
+  // Sum of max_length * object size over the lists (bounds size(); <= max_size() after growth).
+  size_t capacity() const { return capacity_; }
   const FreeList& list(uint32_t cls) const { return lists_[cls]; }
   void* head(uint32_t cls) const { return lists_[cls].head; }
 
   // Sampling state (owned by allocator.cc).
   int64_t sample_left_ = 0;
-  // Lower bound of max_size_ - size() (see above); written by the owner only.
-  int64_t budget_ = 0;
   uint64_t sample_epoch_ = 0;
   Sampler sampler_;
   bool in_callback_ = false;
@@ -157,20 +170,31 @@ class ThreadCache {
   void* FetchFromCentral(uint32_t cls) noexcept;
   void DeallocateSlow(uint32_t cls) noexcept;
   void ReleaseToCentral(uint32_t cls, uint32_t n);
-  static void SetMaxLength(FreeList& list, uint32_t max) {
+  // Sets max_length and keeps capacity_ in step (shrinking is always allowed).
+  void SetMaxLength(FreeList& list, uint32_t max) {
+    capacity_ += (size_t{max} - list.length.max) * list.object_size;  // wraps when shrinking
     list.length.room += static_cast<int32_t>(max) - static_cast<int32_t>(list.length.max);
     list.length.max = max;
   }
-  // budget_ = max_size_ - size(); true if the cache is over max_size_.
-  bool SyncBudget();
+  // Raises max_length to max if the capacity allows it, after a GC if needed; false if not.
+  bool Grow(FreeList& list, uint32_t max) {
+    const size_t need = (size_t{max} - list.length.max) * list.object_size;
+    if (HEAPKIT_UNLIKELY(capacity_ + need > __atomic_load_n(&max_size_, __ATOMIC_RELAXED))) {
+      return GrowSlow(list, max, need);
+    }
+    SetMaxLength(list, max);
+    return true;
+  }
+  bool GrowSlow(FreeList& list, uint32_t max, size_t need);
 
   size_t max_size_ = kMinSize;
+  size_t capacity_ = 0;  // sum of max_length * object_size (see the capacity model above)
   CentralFreeList* central_ = nullptr;
   const SizeMap* sizemap_ = nullptr;
   ThreadCacheRegistry* registry_ = nullptr;
   ThreadCache* next_ = nullptr;
   ThreadCache* prev_ = nullptr;
-  FreeList* dir_[kDirLength] = {};  // dir_[(size + 7) >> 3] = &lists_[SizeClass(size)]
+  uint8_t list_off_[kListOffLength] = {};  // see kListOffScale; all 0 (list 0) when empty
 };
 
 static_assert(sizeof(ThreadCache::FreeList) == SizeMap::kListStride);
@@ -190,6 +214,8 @@ class ThreadCacheRegistry {
 
   // Grows cache->max_size_ by kStealAmount from the unclaimed budget or another cache.
   void IncreaseCacheLimit(ThreadCache* cache);
+  // Grows cache->max_size_ by kStealAmount from the unclaimed budget only; false if too little.
+  bool ClaimUnclaimed(ThreadCache* cache);
 
   void SetMaxTotal(size_t bytes);
   size_t max_total() const { return max_total_; }

@@ -26,7 +26,9 @@ TEST_F(ThreadCacheTest, SlowStartGrowsMaxLength) {
   ThreadCache* tc = registry_->Create(1);
   const uint32_t cls = tiers_->sizemap.SizeClass(32);
   const uint32_t batch = static_cast<uint32_t>(tiers_->sizemap.NumToMove(cls));
-  EXPECT_EQ(tc->list(cls).max_length(), 1u);
+  // max_length starts at 0 (no capacity reserved until the class is used).
+  EXPECT_EQ(tc->list(cls).max_length(), 0u);
+  EXPECT_EQ(tc->capacity(), 0u);
   std::vector<void*> held;
   // Each empty-list fetch grows max_length by one until the batch size.
   for (uint32_t i = 0; i < 5; ++i) {
@@ -34,7 +36,8 @@ TEST_F(ThreadCacheTest, SlowStartGrowsMaxLength) {
     ASSERT_NE(p, nullptr);
     held.push_back(p);
     while (tc->list(cls).length > 0) held.push_back(tc->Allocate(cls));
-    EXPECT_EQ(tc->list(cls).max_length(), std::min(batch, i + 2));
+    EXPECT_EQ(tc->list(cls).max_length(), std::min(batch, i + 1));
+    EXPECT_EQ(tc->capacity(), tc->list(cls).max_length() * tiers_->sizemap.ClassSize(cls));
   }
   std::set<void*> unique(held.begin(), held.end());
   EXPECT_EQ(unique.size(), held.size());
@@ -75,10 +78,9 @@ TEST_F(ThreadCacheTest, CacheSizeStaysNearMaxSize) {
   registry_->Destroy(tc);
 }
 
-// Pops do not credit budget_ (a lower bound of max_size - size), so it runs out after
-// max_size bytes of frees; the slow path must then re-sync it from the real size and not GC a
-// cache that is under its limit (GC would halve the hot list).
-TEST_F(ThreadCacheTest, BudgetResyncsWithoutSpuriousGc) {
+// A hot list far under max_size is never trimmed, however many bytes go through it (no byte
+// accounting on the fast paths; GC only runs when a growth finds no capacity).
+TEST_F(ThreadCacheTest, HotListUnderMaxSizeIsNeverGced) {
   ThreadCache* tc = registry_->Create(1);
   const uint32_t cls = tiers_->sizemap.SizeClass(4096);
   std::vector<void*> v;
@@ -119,6 +121,58 @@ TEST_F(ThreadCacheTest, ScavengeKeepsListsThatRanEmpty) {
   EXPECT_EQ(uint32_t{tc->list(hot).length}, hot_len) << "ran empty: lowater 0, nothing moved";
   EXPECT_EQ(uint32_t{tc->list(cold).length}, cold_len - cold_len / 2);
   registry_->Destroy(tc);
+}
+
+// Capacity model: sum of max_length * size never exceeds max_size, so neither do the bytes
+// cached, whatever mix of classes is freed; capacity() is exactly that sum.
+TEST_F(ThreadCacheTest, CapacityBoundsTheCache) {
+  registry_->SetMaxTotal(ThreadCache::kMinSize + 2 * ThreadCache::kStealAmount);
+  ThreadCache* tc = registry_->Create(1);
+  std::vector<std::pair<void*, uint32_t>> held;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t size = 16; size <= 64 * 1024; size += size / 4) {
+      const uint32_t cls = tiers_->sizemap.SizeClass(size);
+      for (int i = 0; i < 24; ++i) held.emplace_back(tc->Allocate(cls), cls);
+    }
+    for (auto [p, cls] : held) {
+      ASSERT_NE(p, nullptr);
+      tc->Deallocate(p, cls);
+      ASSERT_LE(tc->size(), tc->capacity());
+      ASSERT_LE(tc->capacity(), tc->max_size());
+    }
+    held.clear();
+  }
+  size_t sum = 0;
+  for (int c = 1; c < tiers_->sizemap.num_classes(); ++c) {
+    sum += size_t{tc->list(c).max_length()} * tiers_->sizemap.ClassSize(c);
+  }
+  EXPECT_EQ(tc->capacity(), sum);
+  EXPECT_EQ(tc->max_size(), ThreadCache::kMinSize + 2 * ThreadCache::kStealAmount)
+      << "took the unclaimed budget before trimming itself";
+  registry_->Destroy(tc);
+}
+
+// GC gives back the capacity of lists that saw no refill or overflow since the previous GC
+// (max_length := length); a list that is used keeps its max_length.
+TEST_F(ThreadCacheTest, ScavengeReturnsUnusedCapacity) {
+  ThreadCache* tc = registry_->Create(1);
+  const uint32_t cls = tiers_->sizemap.SizeClass(512);
+  std::vector<void*> v;
+  for (int i = 0; i < 100; ++i) v.push_back(tc->Allocate(cls));
+  for (void* p : v) tc->Deallocate(p, cls);
+  v.clear();
+  for (int i = 0; i < 30; ++i) v.push_back(tc->Allocate(cls));  // leaves the list shorter
+  const uint32_t max = tc->list(cls).max_length();
+  ASSERT_GT(max, uint32_t{tc->list(cls).length});
+  tc->Scavenge();  // the list was active: max_length kept
+  EXPECT_EQ(tc->list(cls).max_length(), max);
+  tc->Scavenge();  // idle since: half the low-water mark released, slack given back
+  EXPECT_EQ(tc->list(cls).max_length(), uint32_t{tc->list(cls).length});
+  EXPECT_EQ(tc->capacity(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
+  for (void* p : v) tc->Deallocate(p, cls);  // frees still work: overflow, then slow start
+  EXPECT_LE(tc->size(), tc->capacity());
+  registry_->Destroy(tc);
+  EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u);
 }
 
 TEST_F(ThreadCacheTest, MaxSizeGrowsFromBudgetThenBySteal) {
