@@ -99,19 +99,6 @@ void CentralFreeList::ReleaseToSpans(void* object) {
   }
 }
 
-int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
-  heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
-  SpinLockHolder h(&lock_);
-  if (n == num_to_move_ && used_slots_ > 0) {
-    Batch& b = slots_[--used_slots_];
-    *head = b.head;
-    *tail = b.tail;
-    *static_cast<void**>(b.tail) = nullptr;
-    return b.count;
-  }
-  return FetchFromSpans(head, tail, n);
-}
-
 namespace {
 [[noreturn]] __attribute__((noinline, cold)) void DuplicateInBatch(void* head, int released) {
   // The released objects' links were rewritten by their spans, so the duplicate itself can no
@@ -121,8 +108,40 @@ namespace {
 }
 }  // namespace
 
+int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
+  heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
+  SpinLockHolder h(&lock_);
+  if (used_slots_ > 0) {
+    Batch& b = slots_[used_slots_ - 1];
+    if (n >= b.count) {  // the whole parked chain (a full batch, or what a split left)
+      --used_slots_;
+      *head = b.head;
+      *tail = b.tail;
+      return b.count;
+    }
+    // A smaller request (a thread cache in slow start) takes the front of the newest parked
+    // chain, so that parked memory is reused rather than left behind while spans are carved.
+    void* last = b.head;
+    for (int i = 1; i < n; ++i) {
+      last = *static_cast<void**>(last);
+      if (HEAPKIT_UNLIKELY(last == nullptr)) DuplicateInBatch(b.head, i);
+    }
+    *head = b.head;
+    *tail = last;
+    b.head = *static_cast<void**>(last);
+    if (HEAPKIT_UNLIKELY(b.head == nullptr)) DuplicateInBatch(*head, n);
+    *static_cast<void**>(last) = nullptr;
+    b.count -= n;
+    return n;
+  }
+  return FetchFromSpans(head, tail, n);
+}
+
 void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   heap_->ReleaseTick();
+  // A parked chain must end with a null link; write it before taking the lock (the object may
+  // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
+  if (n == num_to_move_ && tail != nullptr) *static_cast<void**>(tail) = nullptr;
   SpinLockHolder h(&lock_);
   if (n == num_to_move_ && used_slots_ < max_slots_) {
     slots_[used_slots_++] = Batch{head, tail, n};

@@ -1,12 +1,18 @@
 // Central free list of one size class: spans with free objects plus a transfer cache of full
 // batches (num_to_move objects linked through their first word).
 //
-// Transfer cache: up to max_slots_ batches; a thread cache that returns exactly one batch
-// parks it here and another thread takes it back in O(1). Everything else goes to/from the
-// spans: objects are carved lazily (objects [carved_, objects_per_span) are free and untouched),
-// a span whose objects all came back returns to the page heap.
+// Transfer cache: up to max_slots_ parked chains; a thread cache that returns exactly one
+// batch parks it here and another thread takes it back in O(1). Parked chains end with a null
+// link (written by InsertRange before it takes the lock), so RemoveRange hands a whole chain out
+// without touching any object under the lock. A smaller request (slow start) takes the front of
+// the newest chain (walking only what it takes), so parked memory is reused before spans are
+// carved; a chain split that way stays parked with fewer objects. Other returns go to the
+// spans: objects are carved lazily (objects [carved_, objects_per_span) are free and
+// untouched), a span whose objects all came back returns to the page heap.
 //
 // Locking: lock_ guards everything here; it is taken before the page heap lock, never after.
+// Each list starts on its own cache line (alignas), so threads working on neighbouring classes
+// do not bounce one line between one class's lock and the previous class's counters.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +26,7 @@
 
 namespace heapkit::alloc {
 
-class CentralFreeList {
+class alignas(64) CentralFreeList {
  public:
   static constexpr int kMaxSlots = 64;
   static constexpr size_t kTransferBytesPerClass = 512 * 1024;
@@ -28,9 +34,13 @@ class CentralFreeList {
   constexpr CentralFreeList() = default;
   void Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap);
 
-  // Takes up to n objects (n ≤ NumToMove); returns how many (0: out of memory).
+  // Takes up to n objects (n ≤ NumToMove); returns how many (0: out of memory; fewer than n
+  // when a parked chain holds fewer). The chain ends with a null link; *tail is its last
+  // object, or nullptr for a parked batch that was inserted without its tail.
   int RemoveRange(void** head, void** tail, int n);
-  // Returns n objects linked head..tail (tail's link is ignored).
+  // Returns n objects linked from head. tail is the n-th object (its link is ignored), or
+  // nullptr when the chain already ends with a null link after n objects (a thread cache giving
+  // back the far end of its list does not walk it to find the tail).
   void InsertRange(void* head, void* tail, int n);
 
   // Statistics (take the lock).
@@ -58,9 +68,9 @@ class CentralFreeList {
 
  private:
   struct Batch {
-    void* head;
-    void* tail;
-    int count;
+    void* head;  // null-terminated chain of count objects
+    void* tail;  // its last object, nullptr if not known
+    int count;   // num_to_move_ when parked; less after a smaller request took its front
   };
   int FetchFromSpans(void** head, void** tail, int n);
   void ReleaseToSpans(void* object);

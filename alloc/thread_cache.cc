@@ -37,6 +37,20 @@ size_t ThreadCache::size() const {
   return total;
 }
 
+namespace {
+// Slow start of max_length below the batch size (on every refill and every overflow): one more
+// while the list is short (a thread that touches a class a few times caches a few objects), then
+// doubling, so that a new thread's busy lists reach whole batches -- which the central tier moves
+// in O(1) through its transfer cache -- after ~log2(batch) central round trips instead of
+// ~batch (a larson thread used to spend its whole life in slow start: partial batches, every
+// object through the central spans under a contended lock).
+constexpr uint32_t kSlowStartLinear = 8;
+uint32_t SlowStartNext(uint32_t max, uint32_t batch) {
+  const uint32_t next = max < kSlowStartLinear ? max + 1 : max * 2;
+  return next < batch ? next : batch;
+}
+}  // namespace
+
 bool ThreadCache::GrowSlow(FreeList& list, uint32_t max, size_t need) {
   // First from the unclaimed total budget (no GC while the registry has budget to give, like a
   // byte-budgeted cache that is still under its limit), then by GC: it frees unused capacity and
@@ -74,7 +88,7 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
   }
   // Slow start. After the objects are in the list: a GC in Grow may release some of them.
   if (max < batch) {
-    Grow(list, max + 1);
+    Grow(list, SlowStartNext(max, batch));
   } else {
     uint32_t grown = max + batch;
     if (grown > kMaxDynamicLength) grown = kMaxDynamicLength;
@@ -91,28 +105,50 @@ namespace {
 }
 }  // namespace
 
+// Gives back the n oldest objects of the list -- its far end, the coldest in this CPU's cache --
+// and keeps the newest. Only the kept prefix and the cut points between batches are walked:
+// the common overflow (length = batch + 1, release one batch) walks nothing, and the released
+// part already ends with the list's null link, which is what the central tier needs (tail
+// nullptr). The walked part is checked for a list shorter than its count (a double free).
 void ThreadCache::ReleaseToCentral(uint32_t cls, uint32_t n) {
   FreeList& list = lists_[cls];
   uint32_t length = list.length;
   if (n > length) n = length;
-  const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
-  void* const newest = list.head;  // the last object freed to this list
-  while (n > 0) {
-    uint32_t k = n < batch ? n : batch;
-    void* head = list.head;
-    void* tail = head;
-    // A list shorter than its count means an object was pushed twice (a double free that was
-    // not at the head, which made the list a cycle): stop before following the null link.
-    if (HEAPKIT_UNLIKELY(head == nullptr)) ListCorrupt(newest);
-    for (uint32_t i = 1; i < k; ++i) {
-      tail = *static_cast<void**>(tail);
-      if (HEAPKIT_UNLIKELY(tail == nullptr)) ListCorrupt(newest);
+  if (n > 0) {
+    const uint32_t batch = static_cast<uint32_t>(sizemap_->NumToMove(cls));
+    void* const newest = list.head;  // the last object freed to this list
+    auto next = [newest](void* p) {
+      // A list shorter than its count means an object was pushed twice (a double free that was
+      // not at the head, which made the list a cycle): stop before following the null link.
+      if (HEAPKIT_UNLIKELY(p == nullptr)) ListCorrupt(newest);
+      return *static_cast<void**>(p);
+    };
+    const uint32_t keep = length - n;
+    void* chain = list.head;
+    if (keep > 0) {
+      void* last = list.head;
+      for (uint32_t i = 1; i < keep; ++i) last = next(last);
+      chain = next(last);
+      if (HEAPKIT_UNLIKELY(chain == nullptr)) ListCorrupt(newest);
+      *static_cast<void**>(last) = nullptr;
+    } else {
+      list.head = nullptr;
     }
-    list.head = *static_cast<void**>(tail);
-    list.length.room += static_cast<int32_t>(k);
-    length -= k;
-    central_[cls].InsertRange(head, tail, static_cast<int>(k));
-    n -= k;
+    list.length.room += static_cast<int32_t>(n);
+    length = keep;
+    while (n > 0) {
+      const uint32_t k = n < batch ? n : batch;
+      void* head = chain;
+      void* tail = nullptr;  // the last piece ends with the list's null link
+      if (k < n) {
+        tail = head;
+        for (uint32_t i = 1; i < k; ++i) tail = next(tail);
+        chain = next(tail);
+        if (HEAPKIT_UNLIKELY(chain == nullptr)) ListCorrupt(newest);
+      }
+      central_[cls].InsertRange(head, tail, static_cast<int>(k));
+      n -= k;
+    }
   }
   if (list.lowater > length) list.lowater = length;
 }
@@ -128,7 +164,7 @@ void ThreadCache::DeallocateSlow(uint32_t cls) noexcept {
   ReleaseToCentral(cls, batch);
   if (max == 0) return;  // no capacity for this class now
   if (max < batch) {
-    Grow(list, max + 1);
+    Grow(list, SlowStartNext(max, batch));
   } else if (max > batch) {
     if (++list.overages > kMaxOverages) {
       SetMaxLength(list, max - batch);

@@ -5,9 +5,9 @@
 //               does one decrement and a sign branch (room < 0 -> overflow slow path) and the
 //               malloc fast path one increment; `list.length` still reads as the length;
 //   max_length  0 after Init (the first free of a class takes the slow path); slow start: grows
-//               by one per fetch until the batch size, then by batches (up to
-//               kMaxDynamicLength); shrinks by a batch after kMaxOverages overflows; every growth
-//               is subject to the capacity bound below;
+//               per fetch and per overflow by one up to 8, then doubles up to the batch size;
+//               then by a batch per fetch (up to kMaxDynamicLength); shrinks by a batch after
+//               kMaxOverages overflows; every growth is subject to the capacity bound below;
 //   lowater     low-water estimate for GC, maintained off the fast path: the length at the last
 //               GC, lowered by every slow-path event that saw the list shorter, 0 after a
 //               refill from the central tier (the list ran empty). It is an upper bound of the
@@ -244,7 +244,9 @@ class ThreadCacheRegistry {
   ThreadCache* steal_cursor_ = nullptr;
   size_t max_total_ = 0;  // set by Init
   int64_t unclaimed_ = 0;
-  internal::ArenaFreeList<ThreadCache> alloc_;
+  // Caches start on a cache line: each 32-byte list then sits in one line (at 16-byte
+  // alignment a cache could start mid-line, and every other list straddled two lines).
+  internal::ArenaFreeList<ThreadCache, 64> alloc_;
 };
 
 }  // namespace heapkit::alloc

@@ -8,7 +8,8 @@
 //   ArenaAlloc(size, align)   permanent allocation (never freed), zeroed.
 //   MetaAlloc / MetaFree      reusable variable-size blocks (power-of-two buckets 16 B .. 64 KiB;
 //                             larger blocks are mmapped and unmapped directly).
-//   ArenaFreeList<T>          a typed free list of fixed-size objects (caller provides locking).
+//   ArenaFreeList<T, Align>   a typed free list of fixed-size objects (caller provides locking),
+//                             aligned to max(alignof(T), Align, 16).
 #pragma once
 
 #include <cstddef>
@@ -33,9 +34,12 @@ void ArenaUnlockAll();
 size_t ArenaSystemBytes();
 
 // Typed free list over the arena. Not thread-safe: the owner guards it with its own lock.
-// New() returns a value-initialised T (placement new) or nullptr on OOM.
-template <class T>
+// New() returns a value-initialised T (placement new) or nullptr on OOM. Align > alignof(T)
+// lets an owner put objects on cache-line boundaries without changing T's own alignment.
+template <class T, size_t Align = 16>
 class ArenaFreeList {
+  static constexpr size_t kAlign = alignof(T) > Align ? alignof(T) : (Align < 16 ? 16 : Align);
+
  public:
   constexpr ArenaFreeList() = default;
 
@@ -44,7 +48,7 @@ class ArenaFreeList {
     if (block != nullptr) {
       free_ = *static_cast<void**>(block);
     } else {
-      block = ArenaAlloc(sizeof(T) < sizeof(void*) ? sizeof(void*) : sizeof(T), alignof(T) < 16 ? 16 : alignof(T));
+      block = ArenaAlloc(sizeof(T) < sizeof(void*) ? sizeof(void*) : sizeof(T), kAlign);
       if (block == nullptr) return nullptr;
     }
     ++in_use_;

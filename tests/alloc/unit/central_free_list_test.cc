@@ -85,6 +85,70 @@ TEST(CentralFreeListTest, TransferCacheParksFullBatches) {
   EXPECT_EQ(cl.TransferObjects(), 0u);
 }
 
+// A thread cache giving back the far end of its list passes no tail: the chain already ends
+// with a null link. It is parked as is and handed out null-terminated.
+TEST(CentralFreeListTest, ParksNullTerminatedBatchWithoutTail) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(2048);
+  CentralFreeList& cl = t->central[cls];
+  const int batch = t->sizemap.NumToMove(cls);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch), batch);
+  EXPECT_EQ(*static_cast<void**>(tail), nullptr);
+  std::vector<void*> v = Collect(head, batch);
+  cl.InsertRange(head, nullptr, batch);
+  EXPECT_EQ(cl.TransferObjects(), static_cast<size_t>(batch));
+  void* head2;
+  void* tail2;
+  ASSERT_EQ(cl.RemoveRange(&head2, &tail2, batch), batch);
+  EXPECT_EQ(tail2, nullptr) << "not known";
+  std::vector<void*> got;
+  for (void* p = head2; p != nullptr; p = *static_cast<void**>(p)) got.push_back(p);
+  EXPECT_EQ(got, v);
+  // A batch with a tail gets its null link when parked (garbage link before).
+  *static_cast<void**>(v.back()) = &got;
+  cl.InsertRange(v.front(), v.back(), batch);
+  ASSERT_EQ(cl.RemoveRange(&head2, &tail2, batch), batch);
+  EXPECT_EQ(tail2, v.back());
+  EXPECT_EQ(*static_cast<void**>(tail2), nullptr);
+  cl.InsertRange(head2, tail2, batch);
+}
+
+// A request smaller than a batch (a thread cache in slow start) takes the front of the newest
+// parked chain rather than carving spans; the rest stays parked and a later full request gets
+// what is left.
+TEST(CentralFreeListTest, SmallRequestTakesFrontOfParkedChain) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(512);
+  CentralFreeList& cl = t->central[cls];
+  const int batch = t->sizemap.NumToMove(cls);
+  ASSERT_GT(batch, 8);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch), batch);
+  std::vector<void*> v = Collect(head, batch);
+  cl.InsertRange(head, tail, batch);
+  const size_t in_spans = cl.FreeObjectsInSpans();
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, 5), 5);
+  std::vector<void*> front;
+  for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) front.push_back(p);
+  EXPECT_EQ(front, std::vector<void*>(v.begin(), v.begin() + 5));
+  EXPECT_EQ(tail, v[4]);
+  EXPECT_EQ(cl.TransferObjects(), static_cast<size_t>(batch - 5));
+  EXPECT_EQ(cl.FreeObjectsInSpans(), in_spans) << "nothing carved";
+  void* head2;
+  void* tail2;
+  ASSERT_EQ(cl.RemoveRange(&head2, &tail2, batch), batch - 5) << "what the split left";
+  std::vector<void*> rest;
+  for (void* p = head2; p != nullptr; p = *static_cast<void**>(p)) rest.push_back(p);
+  EXPECT_EQ(rest, std::vector<void*>(v.begin() + 5, v.end()));
+  EXPECT_EQ(cl.TransferObjects(), 0u);
+  cl.InsertRange(head, tail, 5);
+  cl.InsertRange(head2, tail2, batch - 5);
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
 TEST(CentralFreeListTest, StatsCountUncarvedObjectsAsFree) {
   auto t = std::make_unique<testing::Tiers>();
   const uint32_t cls = t->sizemap.SizeClass(4096);

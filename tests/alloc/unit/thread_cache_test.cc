@@ -18,6 +18,16 @@ class ThreadCacheTest : public ::testing::Test {
     registry_ = std::make_unique<ThreadCacheRegistry>();
     registry_->Init(tiers_->central, &tiers_->sizemap, 4 << 20);
   }
+  // Every object of class cls is back in the central tier: free in its spans or parked in the
+  // transfer cache (full batches returned at thread exit stay there).
+  void ExpectAllInCentral(uint32_t cls) {
+    CentralFreeList& cl = tiers_->central[cls];
+    EXPECT_EQ(cl.FreeObjectsInSpans() + cl.TransferObjects(),
+              cl.NumSpans() * tiers_->sizemap.ObjectsPerSpan(cls));
+    if (cl.TransferObjects() == 0) {
+      EXPECT_EQ(cl.NumSpans(), 0u) << "spans back to the page heap";
+    }
+  }
   std::unique_ptr<testing::Tiers> tiers_;
   std::unique_ptr<ThreadCacheRegistry> registry_;
 };
@@ -45,7 +55,67 @@ TEST_F(ThreadCacheTest, SlowStartGrowsMaxLength) {
   EXPECT_LE(tc->list(cls).length, tc->list(cls).max_length());
   EXPECT_EQ(tc->size(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
   registry_->Destroy(tc);
-  EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u) << "everything returned at thread exit";
+  ExpectAllInCentral(cls);  // everything returned at thread exit
+}
+
+// Past kSlowStartLinear (8) max_length doubles per refill, so a busy list reaches whole batches
+// (moved in O(1) through the transfer cache) after ~log2(batch) central round trips.
+TEST_F(ThreadCacheTest, SlowStartDoublesPastEight) {
+  ThreadCache* tc = registry_->Create(1);
+  const uint32_t cls = tiers_->sizemap.SizeClass(64);
+  const uint32_t batch = static_cast<uint32_t>(tiers_->sizemap.NumToMove(cls));
+  ASSERT_GE(batch, 64u);
+  std::vector<void*> held;
+  std::vector<uint32_t> maxes;
+  while (tc->list(cls).max_length() < batch) {
+    held.push_back(tc->Allocate(cls));  // empty list: one refill
+    while (tc->list(cls).length > 0) held.push_back(tc->Allocate(cls));
+    maxes.push_back(tc->list(cls).max_length());
+  }
+  std::vector<uint32_t> want;
+  for (uint32_t m = 1; m <= 8; ++m) want.push_back(m);  // from 0 after Init
+  for (uint32_t m = 16; m < batch; m *= 2) want.push_back(m);
+  want.push_back(batch);
+  EXPECT_EQ(maxes, want);
+  for (void* p : held) tc->Deallocate(p, cls);
+  registry_->Destroy(tc);
+  ExpectAllInCentral(cls);
+}
+
+// An overflow at batch + 1 objects gives back the batch freed first (the list's far end, which
+// needs no walk: it already ends with the null link) and keeps the newest object; the batch is
+// parked whole in the transfer cache and comes back as a null-terminated chain.
+TEST_F(ThreadCacheTest, OverflowParksTheOldestBatch) {
+  ThreadCache* tc = registry_->Create(1);
+  const uint32_t cls = tiers_->sizemap.SizeClass(1024);
+  const uint32_t batch = static_cast<uint32_t>(tiers_->sizemap.NumToMove(cls));
+  std::vector<void*> held;
+  while (tc->list(cls).max_length() < batch) {  // slow start up to the batch size
+    held.push_back(tc->Allocate(cls));
+    while (tc->list(cls).length > 0) held.push_back(tc->Allocate(cls));
+  }
+  ASSERT_EQ(tc->list(cls).max_length(), batch);
+  ASSERT_EQ(uint32_t{tc->list(cls).length}, 0u);
+  ASSERT_GE(held.size(), batch + 1);
+  const size_t parked_before = tiers_->central[cls].TransferObjects();
+  std::vector<void*> freed(held.end() - (batch + 1), held.end());
+  held.resize(held.size() - (batch + 1));
+  for (void* p : freed) tc->Deallocate(p, cls);  // the last one overflows
+  EXPECT_EQ(uint32_t{tc->list(cls).length}, 1u);
+  EXPECT_EQ(tc->head(cls), freed.back()) << "the newest object stays";
+  EXPECT_EQ(tiers_->central[cls].TransferObjects(), parked_before + batch);
+  void* head;
+  void* tail;
+  ASSERT_EQ(tiers_->central[cls].RemoveRange(&head, &tail, static_cast<int>(batch)),
+            static_cast<int>(batch));
+  std::vector<void*> got;
+  for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) got.push_back(p);
+  std::vector<void*> want(freed.rbegin() + 1, freed.rend());  // LIFO order, minus the newest
+  EXPECT_EQ(got, want);
+  for (void* p : got) tc->Deallocate(p, cls);
+  for (void* p : held) tc->Deallocate(p, cls);
+  registry_->Destroy(tc);
+  ExpectAllInCentral(cls);
 }
 
 TEST_F(ThreadCacheTest, ScavengeMovesHalfTheLowWaterMark) {
@@ -65,7 +135,7 @@ TEST_F(ThreadCacheTest, ScavengeMovesHalfTheLowWaterMark) {
   EXPECT_EQ(uint32_t{tc->list(cls).length}, before - before / 2);
   EXPECT_EQ(tc->size(), tc->list(cls).length * tiers_->sizemap.ClassSize(cls));
   registry_->Destroy(tc);
-  EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u);
+  ExpectAllInCentral(cls);
 }
 
 TEST_F(ThreadCacheTest, CacheSizeStaysNearMaxSize) {
