@@ -15,6 +15,8 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
+#include "alloc/live_objects.h"
+#include "alloc/sample_origin.h"
 #include "alloc/sampled_spans.h"
 #include "alloc/sampling_hook.h"
 #include "alloc/stats.h"
@@ -174,6 +176,12 @@ uint32_t AlignedClass(size_t size, size_t align) {
   return 0;
 }
 
+}  // namespace
+
+__thread SampleOrigin tls_sample_origin __attribute__((tls_model("initial-exec"))) = {};
+
+namespace {
+
 // Exact mode: every allocation is recorded, so spans stay routed to the slow path.
 bool ExactSampling() { return sample_parameter.load(std::memory_order_relaxed) == 1; }
 
@@ -189,11 +197,21 @@ void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
   if (recorded) sampled_spans::Add(&g_state.pagemap, span, ExactSampling());
 }
 
-// A free reached the slow path in a span whose page-map sampled bit is set.
-void NotifyMaybeSampledFree(Span* span, void* ptr) {
+// A free reached the slow path in a span whose page-map sampled bit is set. A record in the
+// object's side slot (exact mode) is taken here, with the span in hand; the observer hears
+// only of other frees (live_objects.h, TakeObjectSlot).
+inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, void* ptr) {
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
+  if (obs == nullptr) {
+    sampled_spans::ReleaseIfUnused(&g_state.pagemap, span);
+    return;
+  }
+  if (TakeObjectSlot(span, ptr) != 0) {  // (it also calls the slot-free hook)
+    sampled_spans::Remove(&g_state.pagemap, span);
+    return;
+  }
   const bool was_sampled =
-      obs != nullptr && obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
+      obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
   if (was_sampled) {
     sampled_spans::Remove(&g_state.pagemap, span);
   } else {
@@ -204,20 +222,43 @@ void NotifyMaybeSampledFree(Span* span, void* ptr) {
 // Called when the counter fired: decides whether this allocation is sampled, re-arms the
 // counter and tells the observer.
 void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
-  const bool stale = tc->sample_epoch_ != sample_epoch.load(std::memory_order_acquire);
+  const uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  ResetSampleCounter(tc);
-  if (stale) {
-    // The parameter changed: this allocation counts against a gap drawn with the new mean.
-    tc->sample_left_ -= static_cast<int64_t>(requested);
-    if (tc->sample_left_ >= 0) return p;
+  if (HEAPKIT_LIKELY(mean == 1 && tc->sample_epoch_ == epoch)) {
+    tc->sample_left_ = Sampler::kExactGap;  // exact mode: no draw (sampler.h)
+  } else {
+    const bool stale = tc->sample_epoch_ != epoch;
     ResetSampleCounter(tc);
+    if (stale) {
+      // The parameter changed: this allocation counts against a gap drawn with the new mean.
+      tc->sample_left_ -= static_cast<int64_t>(requested);
+      if (tc->sample_left_ >= 0) return p;
+      ResetSampleCounter(tc);
+    }
   }
   if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
   size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
                                            : span->Bytes();
+#if defined(__x86_64__)
+  // Where the stack above us starts (sample_origin.h).
+  SampleOrigin& origin = tls_sample_origin;
+  const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  origin.rbp = fp[0];
+  origin.sp = reinterpret_cast<uintptr_t>(fp + 2);
+  origin.pc = fp[1];
+  origin.object = p;
+  origin.span = span;
   NotifySampledAlloc(tc, span, p, requested, allocated);
+  // Cleared, not just invalidated: the leak checker scans every thread's TLS, and the object,
+  // or a heap pointer that rbp held in code without frame pointers, left here would keep
+  // whatever it points to reachable.
+  origin.pc = 0;
+  origin.rbp = 0;
+  origin.object = nullptr;
+#else
+  NotifySampledAlloc(tc, span, p, requested, allocated);
+#endif
   return p;
 }
 
@@ -355,8 +396,10 @@ void FreeSlow(void* ptr) noexcept {
     return;
   }
   const uint32_t cls = span->sizeclass_;
-  const size_t size = g_state.sizemap.ClassSize(cls);
-  if ((a - span->StartAddress()) % size != 0) InvalidFree(ptr);
+  // Not an object start: (a - start) is not a multiple of the class size (DivMagic: no
+  // division).
+  const uint64_t magic = g_state.sizemap.DivMagic(cls);
+  if ((a - span->StartAddress()) * magic > magic - 1) InvalidFree(ptr);
   if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr);
   ThreadCache* tc = GetCache();
   if (tc != nullptr) {

@@ -13,6 +13,7 @@
 #include "alloc/allocator.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/system_memory.h"
+#include "alloc/sample_origin.h"
 
 namespace heapkit::alloc {
 namespace {
@@ -92,6 +93,10 @@ void ForEachLive(Visit&& visit) {
 // Header of one span's slot array; the slots follow it.
 struct SlotArray {
   std::atomic<uint64_t> key;  // (start page << 8) | size class
+  // Non-zero, unique to this install, while the array is installed in the radix map (set
+  // before it is published, zeroed once it is retired or lost its install race, before it goes
+  // to a free list): validates the Span's cached pointer (see "Span cache" below).
+  std::atomic<uint64_t> stamp;
   SlotArray* next_free;       // on a free list
   std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
 };
@@ -104,6 +109,8 @@ constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [PageMa
 constinit std::atomic<uint64_t> g_free_arrays[kNumClassesMax] = {};
 // floor(2^40 / class size) + 1: index = (offset * recip) >> 40, exact for object starts.
 constinit std::atomic<uint64_t> g_recip[kNumClassesMax] = {};
+// Install stamps (SlotArray::stamp): 1, 2, ...
+constinit std::atomic<uint64_t> g_next_stamp{0};
 
 constexpr uint64_t kPtrMask = (uint64_t{1} << 48) - 1;
 
@@ -226,6 +233,37 @@ void ForEachLiveObjectWithSlot(LiveObjectSlotVisitor visitor, void* context) {
 
 namespace {
 
+// ---- Span cache ----
+// The radix lookup (root, leaf, entry, key check) is skipped when the span's cached pointer
+// (Span::slot_array_, Span::slot_stamp_; written here only) still holds: the array's stamp equals
+// the cached one and its key is the span's (start, class). Why that is enough:
+//  - A cache is written only with an array just found installed for the span, and its stamp
+//    of that install. An array's stamp changes (to 0, then to a fresh value at its next
+//    install) whenever it leaves the radix map, and stamps are never reused. So an array whose
+//    stamp still equals a cached stamp has stayed installed since: a torn read of the two cache
+//    words, or a cache left in a Span struct from an earlier span (the page heap does not reset
+//    these fields), can only fail the check, never pass it wrongly.
+//  - An installed array is retired only when a span of another class starts at its page, which
+//    cannot happen while the caller's span is in use (it owns one of its objects); and
+//    InstallSlotArray finishes the retirement (stamp zeroed) before the allocation that caused
+//    it returns, so before the page can pass to a later span.
+// Racy readers (lookups of objects the caller does not own) may see a stale array, as with the
+// radix map: arrays are never unmapped, so they never fault.
+inline SlotArray* CachedArray(const Span* span) {
+  auto* a = static_cast<SlotArray*>(__atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED));
+  const uint64_t stamp = __atomic_load_n(&span->slot_stamp_, __ATOMIC_RELAXED);
+  if (a == nullptr || stamp == 0 || a->stamp.load(std::memory_order_acquire) != stamp ||
+      a->key.load(std::memory_order_relaxed) != SlotKey(span->start_, span->sizeclass_))
+    return nullptr;
+  return a;
+}
+
+inline void CacheArray(const Span* span, SlotArray* a) {
+  Span* s = const_cast<Span*>(span);
+  __atomic_store_n(&s->slot_stamp_, a->stamp.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
+  __atomic_store_n(&s->slot_array_, static_cast<void*>(a), __ATOMIC_RELAXED);
+}
+
 // The slot array installed for span's start page if it belongs to span (start and class).
 inline SlotArray* ArrayOf(const Span* span) {
   std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
@@ -251,18 +289,23 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
   if (e == nullptr) return nullptr;
   const uint64_t key = SlotKey(span->start_, cls);
   SlotArray* cur = e->load(std::memory_order_acquire);
-  if (cur != nullptr && cur->key.load(std::memory_order_relaxed) == key)
+  if (cur != nullptr && cur->key.load(std::memory_order_relaxed) == key) {
+    CacheArray(span, cur);
     return SlotIn(cur, span, a);
+  }
   SlotArray* fresh = PopFreeArray(cls);
   if (fresh == nullptr) {
     fresh = static_cast<SlotArray*>(internal::ArenaAlloc(SlotArrayBytes(cls), 64));
     if (fresh == nullptr) return nullptr;
   }
   fresh->key.store(key, std::memory_order_relaxed);
+  fresh->stamp.store(g_next_stamp.fetch_add(1, std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
   for (;;) {
     if (e->compare_exchange_strong(cur, fresh, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
       if (cur != nullptr) {  // retire the previous span's array
+        cur->stamp.store(0, std::memory_order_release);  // invalidates cached pointers to it
         const uint32_t old_cls = static_cast<uint32_t>(cur->key.load() & 0xff);
         const uint32_t n = g_state.sizemap.ObjectsPerSpan(old_cls);
         for (uint32_t i = 0; i < n; ++i) {
@@ -274,12 +317,15 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
         }
         PushFreeArray(old_cls, cur);
       }
+      CacheArray(span, fresh);
       return SlotIn(fresh, span, a);
     }
     // Another thread installed an array meanwhile: use it if it is for this span.
     if (cur != nullptr && cur->key.load(std::memory_order_relaxed) == key) {
+      fresh->stamp.store(0, std::memory_order_relaxed);
       fresh->key.store(0, std::memory_order_relaxed);
       PushFreeArray(cls, fresh);
+      CacheArray(span, cur);
       return SlotIn(cur, span, a);
     }
   }
@@ -290,10 +336,23 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
 std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
                                           void* context) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  const Span* span = SmallSpan(a);
-  if (span == nullptr) return nullptr;
-  SlotArray* array = ArrayOf(span);
+  // Called for the allocation FinishSample is reporting (the common case): it has the span.
+  const SampleOrigin& origin = tls_sample_origin;
+  const Span* span;
+  if (HEAPKIT_LIKELY(origin.pc != 0 && origin.object == object)) {
+    span = origin.span;
+    if (span->sizeclass_ == 0) return nullptr;
+  } else {
+    span = SmallSpan(a);
+    if (span == nullptr) return nullptr;
+  }
+  SlotArray* array = CachedArray(span);
   if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
+  array = ArrayOf(span);
+  if (array != nullptr) {
+    CacheArray(span, array);
+    return SlotIn(array, span, a);
+  }
   return InstallSlotArray(span, a, stale, context);
 }
 
@@ -301,9 +360,34 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
   const Span* span = SmallSpan(a);
   if (span == nullptr) return nullptr;
-  SlotArray* array = ArrayOf(span);
+  SlotArray* array = CachedArray(span);
+  if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
+  array = ArrayOf(span);
   return array != nullptr ? SlotIn(array, span, a) : nullptr;
 }
+
+namespace {
+constinit std::atomic<SlotFreeHook> g_slot_free_hook{nullptr};
+}  // namespace
+
+uint64_t TakeObjectSlot(const Span* span, const void* object) {
+  if (span->sizeclass_ == 0) return 0;
+  SlotArray* array = CachedArray(span);
+  if (HEAPKIT_UNLIKELY(array == nullptr)) {
+    array = ArrayOf(span);
+    if (array == nullptr) return 0;
+  }
+  std::atomic<uint64_t>* slot = SlotIn(array, span, reinterpret_cast<uintptr_t>(object));
+  if (slot == nullptr) return 0;
+  const uint64_t v = slot->load(std::memory_order_acquire);
+  if (v == 0) return 0;
+  slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
+  if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
+    hook(object, v);
+  return v;
+}
+
+void SetSlotFreeHook(SlotFreeHook hook) { g_slot_free_hook.store(hook, std::memory_order_release); }
 
 void ForEachObjectSlot(SlotVisitor visitor, void* context) {
   std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);

@@ -15,6 +15,8 @@
 
 namespace heapkit::alloc {
 
+struct Span;
+
 using LiveObjectVisitor = void (*)(void* context, void* object, size_t size);
 
 // Visits each live object once, in no particular order. `size` is the usable size (size-class
@@ -28,8 +30,9 @@ bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_s
 // ---- Per-object side slots (for the profiler's exact mode) ----------------------------------
 //
 // One 64-bit word per small object, in an array per span (an "object slot array"), found from
-// the object's address through the page map (span start page + size class) and a radix map
-// keyed by the span's start page. 0 means "empty"; the owner (profiler/stack_table) defines
+// the object's address through the page map (span start page + size class) and the span's
+// cached array pointer (validated by the array's install stamp; live_objects.cc "Span cache"),
+// else a radix map keyed by the span's start page. 0 means "empty"; the owner (profiler/stack_table) defines
 // the other values. This replaces a locked hash insert/erase per allocation and free with two
 // radix lookups and a plain store, costs 8 bytes per object of a span that holds a recorded
 // object, and lets the stopped-world enumeration hand out each object's word in bulk.
@@ -49,6 +52,19 @@ std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor s
                                           void* context);
 // The slot of a small object if its span has a slot array, else nullptr. Lock-free.
 std::atomic<uint64_t>* FindObjectSlot(const void* object);
+// The allocator's free path for a span routed to FreeSlow (allocator.cc, NotifyMaybeSampledFree):
+// empties the slot of `object` (an object start of the in-use span `span`, owned by the
+// caller) and returns its value; 0 if it has no slot or the slot was empty. A non-zero value
+// means the observer recorded the object in its slot: the free is then complete without
+// calling the observer's on_maybe_sampled_free (for slot records the owner counts live objects
+// from the slots themselves, see profiler/stack_table.h "Object slots"), except for the
+// optional hook below, which TakeObjectSlot calls. This skips four call levels and a second
+// page-map lookup per free.
+uint64_t TakeObjectSlot(const Span* span, const void* object);
+// Called (if set) by TakeObjectSlot with each value it took, on the freeing thread, outside all
+// allocator locks; for owners that keep running totals (the heap profiler while it profiles).
+using SlotFreeHook = void (*)(const void* object, uint64_t value);
+void SetSlotFreeHook(SlotFreeHook hook);
 // Visits every non-zero slot as (object start, value). Racy but safe while the world runs
 // (values read with relaxed loads); exact while it is stopped.
 using SlotVisitor = void (*)(void* context, const void* object, uint64_t value);

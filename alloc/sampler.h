@@ -5,7 +5,9 @@
 // Exp(1/mean): gap = -ln(U) * mean, U uniform in (0, 1]. An allocation of n bytes is sampled
 // when the per-thread counter (bytes left until the next sampled byte) goes below zero while
 // subtracting n, so the probability of sampling an n-byte object is 1 - exp(-n/mean): exactly
-// what pprof's un-sampling formula (DESIGN.md §5) assumes. mean == 1 samples everything.
+// what pprof's un-sampling formula (DESIGN.md §5) assumes. mean == 1 samples everything:
+// the gap is then kExactGap (-1, no draw), so that even malloc(0), which subtracts nothing,
+// fires.
 //
 // RNG: xoshiro256**-like quality is not needed; splitmix64 is fast, passes BigCrush and needs
 // 8 bytes of state.
@@ -20,6 +22,8 @@ class Sampler {
  public:
   // Gap used while sampling is off: the slow path re-checks the parameter this often.
   static constexpr int64_t kOffRecheckBytes = int64_t{1} << 24;
+  // Gap for mean 1 (exact mode): below zero whatever the size, 0 included.
+  static constexpr int64_t kExactGap = -1;
 
   void Seed(uint64_t seed) { state_ = seed; }
   uint64_t NextRandom() {
@@ -34,7 +38,7 @@ class Sampler {
   // Next gap in bytes for the given mean (≤ 0: sampling off -> kOffRecheckBytes).
   int64_t NextGap(int64_t mean) {
     if (mean <= 0) return kOffRecheckBytes;
-    if (mean == 1) return 0;
+    if (mean == 1) return kExactGap;
     double gap = -std::log(NextUniform()) * static_cast<double>(mean);
     if (gap > 9.0e18) return INT64_MAX / 2;
     return static_cast<int64_t>(gap);

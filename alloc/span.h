@@ -37,6 +37,11 @@ struct Span {
   bool exact_marked_ = false;  // marked in exact mode: routed until freed whole (sampled_spans.h)
   bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
   uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
+  // The span's object slot array and its install stamp, cached by alloc/live_objects.cc
+  // (exact mode). Not reset when the span is freed or reused: validated on every use (see
+  // "Span cache" there). Accessed with relaxed atomics.
+  void* slot_array_ = nullptr;
+  uint64_t slot_stamp_ = 0;
   // Free backed spans: when they became free (coarse monotonic ns; page-weighted average over
   // coalesced parts), for the page heap's time-driven release.
   int64_t free_since_ns_ = 0;

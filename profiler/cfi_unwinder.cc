@@ -428,95 +428,74 @@ inline bool Step(uintptr_t& pc, uintptr_t& sp, uintptr_t& rbp, bool* unsupported
   return pc != 0;
 }
 
-// The frames of the thread's last complete walk and every stack word it read. Unwinding is a
-// function of the start registers and of the words it reads (rules are per return address),
-// so a walk that starts from the same (pc, sp, rbp) while each of those words still holds the
-// value read then gives the same frames: checking that costs a load and a compare per frame
-// instead of a rule lookup and the CFA arithmetic. This is the common case of an allocation
-// from the same call site and stack depth as the previous one.
-constexpr int kMemoFrames = 64;
-struct WalkMemo {
-  uintptr_t pc0 = 0, sp0 = 0, rbp0 = 0;
-  int frames = 0;         // return addresses in pcs; 0 = no memo
-  int steps = 0;          // steps taken (frames - 1, or frames when the walk read a 0 pc)
-  uintptr_t pcs[kMemoFrames] = {};
-  uintptr_t ra_at[kMemoFrames] = {};   // step i read pcs[i + 1] (or the final 0) from here
-  uintptr_t rbp_at[kMemoFrames] = {};  // and rbp from here (0: rbp unchanged in step i)
-  uintptr_t rbp_val[kMemoFrames] = {};
-};
-__thread WalkMemo tls_memo __attribute__((tls_model("initial-exec")));
-
-int CopyFrames(const WalkMemo& m, int drop, void** out, int max) {
-  int n = 0;
-  for (int i = drop; i < m.frames && n < max; ++i) out[n++] = reinterpret_cast<void*>(m.pcs[i]);
-  return n;
-}
-
-bool MemoStillValid(const WalkMemo& m, const CallerRegs& regs) {
-  if (m.frames == 0 || regs.pc != m.pc0 || regs.sp != m.sp0 || regs.rbp != m.rbp0) return false;
-  for (int i = 0; i < m.steps; ++i) {
-    const uintptr_t expect = i + 1 < m.frames ? m.pcs[i + 1] : 0;
-    if (*reinterpret_cast<const uintptr_t*>(m.ra_at[i]) != expect) return false;
-    if (m.rbp_at[i] != 0 && *reinterpret_cast<const uintptr_t*>(m.rbp_at[i]) != m.rbp_val[i])
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
-// Walks the frames above `regs`: return address i (i = 0 is regs.pc) goes to out[i - drop]
-// for drop <= i < drop + max. Returns the number stored, or -1 if some frame needs libunwind.
-int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max) {
-  WalkMemo& m = tls_memo;
-  if (MemoStillValid(m, regs)) return CopyFrames(m, drop, out, max);
-  // A full walk, recorded for next time when the stack ends within kMemoFrames frames.
+// The walk memo (WalkMemo, MemoStillValid, ...) is in cfi_unwinder.h, where CfiBacktrace's memo
+// hit is inline.
+
+// A full walk, recorded in the memo for next time when the stack ends within kMemoFrames
+// frames. Out of line, so that the memo hit needs no register saves.
+__attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop, void** out, int max,
+                                          uint64_t* walk_id) {
+  WalkMemo& m = tls_cfi_memo;
+  if (walk_id != nullptr) *walk_id = 0;
+  m.pc0 = 0;
   m.frames = 0;
-  m.steps = -1;
+  m.checks = 0;
+  m.check_rbp0 = false;
+  m.id = ++m.next_id;
+  bool complete = false;  // the walk reached the outermost frame
   {
     uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
     int frames = 0;
-    // The step whose rbp read gives the current rbp (-1: regs.rbp). A saved rbp matters only if
-    // a later frame's CFA is rbp-based; in code without frame pointers rbp is an ordinary
-    // register whose saved copies change all the time, so unused ones are not checked.
-    int rbp_from = -1;
-    uintptr_t rbp_from_at = 0;
+    // Where the current rbp came from: nullptr = regs.rbp, else the stack word it was restored
+    // from; rbp_checked: that dependency is already recorded.
+    const uintptr_t* rbp_from = nullptr;
+    bool rbp_checked = false;
     while (frames < kMemoFrames) {
       m.pcs[frames] = pc;
       const uint32_t rule = RuleFor(pc);
       if ((rule & 3) != kStep) {
         if ((rule & 3) != kOutermost) return -1;
-        m.steps = frames++;
+        ++frames;
+        complete = true;
         break;
       }
-      if ((rule & 4) && rbp_from >= 0) {  // this CFA uses the rbp read in step rbp_from
-        m.rbp_at[rbp_from] = rbp_from_at;
-        m.rbp_val[rbp_from] = rbp;
+      if ((rule & 4) && !rbp_checked) {  // this CFA uses the current rbp
+        rbp_checked = true;
+        if (rbp_from == nullptr) {
+          m.check_rbp0 = true;
+        } else {
+          m.check[m.checks++] = {rbp_from, rbp};
+        }
       }
       const uintptr_t cfa = ((rule & 4) ? rbp : sp) + (rule >> 9);
       if (cfa - sp - 1 >= (uintptr_t{1} << 30)) return -1;
       const uint32_t k = (rule >> 3) & 63;
-      m.rbp_at[frames] = 0;  // checked only if a later CFA uses it (set above)
       if (k != 0) {
-        rbp_from_at = cfa - 8 * k;
-        rbp = *reinterpret_cast<const uintptr_t*>(rbp_from_at);
-        rbp_from = frames;
+        rbp_from = reinterpret_cast<const uintptr_t*>(cfa - 8 * k);
+        rbp = *rbp_from;
+        rbp_checked = false;
       }
-      m.ra_at[frames] = cfa - 8;
-      pc = *reinterpret_cast<const uintptr_t*>(cfa - 8);
+      const auto* ra_at = reinterpret_cast<const uintptr_t*>(cfa - 8);
+      pc = *ra_at;
+      m.check[m.checks++] = {ra_at, pc};
       sp = cfa;
       ++frames;
       if (pc == 0) {
-        m.steps = frames;
+        complete = true;
         break;
       }
     }
-    if (m.steps >= 0) {  // the walk reached the outermost frame
+    if (complete) {
       m.pc0 = regs.pc;
       m.sp0 = regs.sp;
-      m.rbp0 = regs.rbp;
+      // Kept only when a CFA uses it (then it is a frame pointer): in code without frame
+      // pointers rbp may hold a heap pointer, and the leak checker scans this TLS.
+      m.rbp0 = m.check_rbp0 ? regs.rbp : 0;
       m.frames = frames;
-      return CopyFrames(m, drop, out, max);
+      if (walk_id != nullptr) *walk_id = WalkId(m, drop, max);
+      return CfiCopyFrames(m, drop, out, max);
     }
   }
   // Deeper than the memo: a plain walk.
@@ -530,6 +509,14 @@ int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max) {
     out[n++] = reinterpret_cast<void*>(pc);
     if (!Step(pc, sp, rbp, &unsupported)) return unsupported ? -1 : n;
   }
+  return n;
+}
+
+__thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
+
+int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max) {
+  int n = 0;
+  for (int i = drop; i < m.frames && n < max; ++i) out[n++] = reinterpret_cast<void*>(m.pcs[i]);
   return n;
 }
 

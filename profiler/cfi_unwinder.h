@@ -1,6 +1,6 @@
 // The cached .eh_frame (DWARF CFI) unwinder used by CaptureStack (stack_capture.h); x86-64 only
-// (HEAPKIT_CFI_UNWINDER). Rules, caching, the per-thread walk memo and when a walk gives up
-// (returns -1 so that the caller falls back to libunwind): cfi_unwinder.cc.
+// (HEAPKIT_CFI_UNWINDER). Rules, caching and when a walk gives up (returns -1 so that the
+// caller falls back to libunwind): cfi_unwinder.cc. The per-thread walk memo: below.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +22,94 @@ struct CallerRegs {
 // so that no prologue can disturb rbp or the stack.
 extern "C" void heapkit_caller_regs(CallerRegs* regs);
 
+// ---- the per-thread walk memo ----
+
+// The frames of the thread's last complete walk and the stack words they depend on. Unwinding
+// is a function of the start registers and of the words it reads (rules are per return
+// address), so a walk that starts from the same (pc, sp) while each of those words still holds
+// the value read then gives the same frames: checking that costs a load and a compare per frame
+// instead of a rule lookup and the CFA arithmetic. This is the common case of an allocation
+// from the same call site and stack depth as the previous one.
+//
+// What the frames depend on: each step's return-address word, and rbp only where a CFA is
+// rbp-based. The rbp such a CFA uses is either the start rbp (check_rbp0: no frame below
+// reloaded it) or the word some lower frame restored it from (one more WordCheck). In code
+// built without frame pointers rbp is an ordinary register whose value at the capture, and
+// whose saved copies, differ from call to call; comparing them when no CFA uses them would make
+// the memo miss for nothing.
+//
+// Walk ids: the memo's id changes whenever the memo is rewritten (a per-thread counter), so two
+// captures on one thread that return the same id returned the same frames; a caller that still
+// holds the frames of that id need not have them copied again (CfiBacktrace's walk_id).
+constexpr int kMemoFrames = 64;
+struct WordCheck {
+  const uintptr_t* at;  // a stack word the walk read
+  uintptr_t value;      // and what it held
+};
+struct WalkMemo {
+  uintptr_t pc0 = 0, sp0 = 0, rbp0 = 0;  // pc0 == 0: no memo
+  bool check_rbp0 = false;  // some CFA uses the start rbp
+  int frames = 0;           // return addresses in pcs
+  int checks = 0;           // entries of check
+  uint64_t id = 0;          // see "Walk ids"
+  uint64_t next_id = 0;
+  uintptr_t pcs[kMemoFrames] = {};
+  // Every step's return-address word (pcs[i + 1], or the final 0) and the saved rbp words that
+  // a later CFA used, in walk order: at most two per step.
+  WordCheck check[2 * kMemoFrames] = {};
+};
+extern __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
+
+// Copies the memo's frames from `drop` on (out of line: the repeat capture needs no copy).
+int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max);
+// The full walk behind a memo miss (cfi_unwinder.cc): rewrites the memo.
+int CfiFullWalk(const CallerRegs& regs, int drop, void** out, int max, uint64_t* walk_id);
+
+// The number of frames CfiCopyFrames would store.
+inline int FrameCount(const WalkMemo& m, int drop, int max) {
+  const int n = m.frames - drop;
+  return n <= 0 ? 0 : (n < max ? n : max);
+}
+
+// The id callers see: the memo's id with the (drop, max) that select its frames.
+inline uint64_t WalkId(const WalkMemo& m, int drop, int max) {
+  if (static_cast<unsigned>(drop | max) > 255) return 0;
+  return (m.id << 16) | (static_cast<uint64_t>(drop) << 8) | static_cast<uint64_t>(max);
+}
+
+inline bool MemoStillValid(const WalkMemo& m, const CallerRegs& regs) {
+  // A start pc is never 0, so pc0 == 0 (no memo) never matches.
+  if (regs.pc != m.pc0 || regs.sp != m.sp0) return false;
+  if (m.check_rbp0 && regs.rbp != m.rbp0) return false;
+  const WordCheck* c = m.check;
+  const WordCheck* const end = c + m.checks;
+  for (; c != end; ++c)
+    if (*c->at != c->value) return false;
+  return true;
+}
+
+// ---- the walk ----
+
 // Walks the frames above `regs`: return address i (i = 0 is regs.pc) goes to out[i - drop]
 // for drop <= i < drop + max. Returns the number stored, or -1 if some frame needs libunwind.
 // Malloc-free; takes the dynamic loader's lock only on a rule-cache miss.
-int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max);
+// walk_id (optional): on return, an id of the frames (0: none). Two calls on one thread that
+// return the same non-zero id return the same frames. If *walk_id already held that id on
+// entry, out is left untouched (the caller still has those frames) and the count is returned.
+// Inline: a memo hit is the common case of the profiler's exact mode.
+inline int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max,
+                        uint64_t* walk_id = nullptr) {
+  const WalkMemo& m = tls_cfi_memo;
+  if (__builtin_expect(!MemoStillValid(m, regs), 0))
+    return CfiFullWalk(regs, drop, out, max, walk_id);
+  if (walk_id != nullptr) {
+    const uint64_t id = WalkId(m, drop, max);
+    const bool known = id != 0 && *walk_id == id;
+    *walk_id = id;
+    if (known) return FrameCount(m, drop, max);
+  }
+  return CfiCopyFrames(m, drop, out, max);
+}
 
 }  // namespace heapkit::prof
 

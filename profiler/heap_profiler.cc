@@ -14,6 +14,7 @@
 
 #include "alloc/hooks.h"
 #include "alloc/live_objects.h"
+#include "alloc/sample_origin.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
@@ -199,27 +200,38 @@ void ResetEstimatesFromTable() {
 
 // This thread's last recorded raw stack (allocator frames included) and its bucket: the same
 // call site again — the common case — skips the allocator-frame scan, the stack hash and the
-// shared table. Buckets are never freed, so the pointer stays valid.
+// shared table. Buckets are never freed, so the pointer stays valid. When the capture's walk
+// id (stack_capture.h) is the remembered one, the frames are not even copied or compared;
+// otherwise (a new walk that may still give the same frames, or the libunwind fallback, id 0)
+// they are compared frame by frame.
 struct LastStack {
-  static constexpr int kDepth = 24;  // deeper stacks are not cached
-  int depth = -1;
-  uint32_t size_key = 0;
-  int depth_limit = 0;
+  static constexpr int kDepth = 24;  // deeper stacks are matched by walk id only
+  int depth = -1;                    // frames in pcs (-1: none kept)
+  uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of bucket (none: no match)
+  uint64_t walk_id = 0;              // 0 whenever bucket is nullptr
   Bucket* bucket = nullptr;
   void* pcs[kDepth] = {};
 
-  Bucket* Find(void* const* p, int n, uint32_t key, int limit) const {
-    if (n != depth || key != size_key || limit != depth_limit) return nullptr;
+  static uint64_t Key(uint32_t size_key, int limit) {
+    return (static_cast<uint64_t>(size_key) << 32) | static_cast<uint32_t>(limit);
+  }
+  // The walk id whose frames need no copy for this key; 0 if none.
+  uint64_t KnownWalk(uint64_t k) const { return k == key ? walk_id : 0; }
+  Bucket* Find(void* const* p, int n, uint64_t k) const {
+    if (n != depth || k != key) return nullptr;
     for (int i = 0; i < n; ++i)
       if (p[i] != pcs[i]) return nullptr;
     return bucket;
   }
-  void Remember(void* const* p, int n, uint32_t key, int limit, Bucket* b) {
-    if (n > kDepth) return;
-    for (int i = 0; i < n; ++i) pcs[i] = p[i];
-    depth = n;
-    size_key = key;
-    depth_limit = limit;
+  void Remember(void* const* p, int n, uint64_t k, uint64_t id, Bucket* b) {
+    if (n <= kDepth) {
+      for (int i = 0; i < n; ++i) pcs[i] = p[i];
+      depth = n;
+    } else {
+      depth = -1;
+    }
+    key = k;
+    walk_id = id;
     bucket = b;
   }
 };
@@ -232,21 +244,46 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
     return false;
   }
   if (tls_recording_disabled) return false;
-  void* pcs[kMaxCaptureDepth];
-  int depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
-  int64_t rate = alloc::GetSampleParameter();
-  StackTable& table = GlobalStackTable();
+  const int64_t rate = alloc::GetSampleParameter();
   const uint32_t size_key = SizeKey(requested, rate);
-  Bucket* b = tls_last_stack.Find(pcs, depth, size_key, g_config.stack_depth);
-  if (b == nullptr) {
+  const int limit = g_config.stack_depth;
+  LastStack& last = tls_last_stack;
+  StackTable& table = GlobalStackTable();
+  // Exact mode: the object's side slot first (see StackTable::SlotForAlloc), its line
+  // prefetched for the store below.
+  std::atomic<uint64_t>* slot = nullptr;
+  if (rate == 1 && requested <= UINT32_MAX) {
+    slot = table.SlotForAlloc(ptr);
+    if (slot != nullptr) __builtin_prefetch(slot, 1);
+  }
+  const uint64_t last_key = LastStack::Key(size_key, limit);
+  const uint64_t known = last.KnownWalk(last_key);
+  uint64_t walk = known;
+  void* pcs[kMaxCaptureDepth];
+  // From where the allocation entered the allocator (alloc/sample_origin.h), else from here;
+  // the allocator frames of either are stripped below.
+  int depth = -1;
+  const alloc::SampleOrigin& origin = alloc::tls_sample_origin;
+  if (origin.pc != 0)
+    depth = CaptureStackFrom(origin.pc, origin.sp, origin.rbp, pcs, kMaxCaptureDepth, &walk);
+  if (depth < 0) {
+    walk = known;
+    depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
+  }
+  Bucket* b;
+  if (walk != 0 && walk == known) {
+    b = last.bucket;  // the same frames as last time; pcs was not written
+  } else if ((b = last.Find(pcs, depth, last_key)) != nullptr) {
+    last.walk_id = walk;
+  } else {
     int skip = CountAllocatorFrames(pcs, depth);
     int keep = depth - skip;
-    if (keep > g_config.stack_depth) keep = g_config.stack_depth;
+    if (keep > limit) keep = limit;
     b = table.FindOrCreateBucket(pcs + skip, keep, size_key);
     if (b == nullptr) return false;
-    tls_last_stack.Remember(pcs, depth, size_key, g_config.stack_depth, b);
+    last.Remember(pcs, depth, last_key, walk, b);
   }
-  table.RecordAlloc(ptr, b, requested, /*use_slot=*/rate == 1);
+  table.RecordAllocIn(slot, ptr, b, requested);
   if (g_profiling.load(std::memory_order_relaxed)) {
     g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
     if (__builtin_expect(g_helper_restart.load(std::memory_order_relaxed), false) &&
@@ -266,6 +303,16 @@ bool OnMaybeSampledFree(void* ptr) {
     MaybeDump();
   }
   return true;
+}
+
+// Frees of exact-mode slot records are completed by the allocator (alloc::TakeObjectSlot)
+// without OnMaybeSampledFree; while profiling, this hook (set only then) counts their bytes
+// for the deallocation and in-use triggers.
+void OnSlotFree(const void*, uint64_t value) {
+  if (!g_profiling.load(std::memory_order_relaxed)) return;
+  g_est_free.fetch_add(EstimateBytes(static_cast<uint32_t>(value), alloc::GetSampleParameter()),
+                       std::memory_order_relaxed);
+  MaybeDump();
 }
 
 constexpr alloc::SampleObserver kObserver = {&OnSampledAlloc, &OnMaybeSampledFree};
@@ -549,6 +596,7 @@ bool StartHeapProfiling(const char* prefix) {
   if (internal::Verbose())
     internal::Log("heap profiler: prefix %s, sample parameter %lld, stack depth %d", prefix,
                   static_cast<long long>(alloc::GetSampleParameter()), g_config.stack_depth);
+  alloc::SetSlotFreeHook(&OnSlotFree);
   g_profiling.store(true);
   static std::atomic<bool> exit_registered{false};
   if (!exit_registered.exchange(true)) atexit(&ExitDump);  // final dump, like gperftools
@@ -559,6 +607,7 @@ bool StartHeapProfiling(const char* prefix) {
 void StopHeapProfiling() {
   SpinLockHolder h(&g_state_lock);
   g_profiling.store(false);
+  alloc::SetSlotFreeHook(nullptr);
 }
 
 bool HeapProfilingOn() { return g_profiling.load(); }

@@ -29,9 +29,11 @@
 #include <cstring>
 
 namespace heapkit::prof {
+
+__thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec"))) = false;
+
 namespace {
 
-__thread bool tls_in_capture __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<bool> policy_set{false};
 
 constexpr int kRawSlack = 8;  // frames of CaptureStack's own callees (unw_backtrace, ...)
@@ -68,9 +70,15 @@ void InitStackCapture() {
   }
 }
 
-__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) {
-  if (tls_in_capture || max_depth <= 0) return 0;
-  tls_in_capture = true;
+__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
+                                           uint64_t* walk_id) {
+  uint64_t ignored = 0;
+  if (walk_id == nullptr) walk_id = &ignored;
+  if (tls_in_stack_capture || max_depth <= 0) {
+    *walk_id = 0;
+    return 0;
+  }
+  tls_in_stack_capture = true;
   if (skip < 0) skip = 0;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
   int stored = -1;
@@ -80,24 +88,46 @@ __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) 
     heapkit_caller_regs(&regs);
     // Return address 0 is inside this function, 1 our return address (in the caller), 2 the
     // caller's return address = pcs[0] for skip 0.
+    stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth, walk_id);
+  }
+#endif
+  if (stored < 0) {
+    *walk_id = 0;
+    stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
+  }
+  tls_in_stack_capture = false;
+  return stored;
+}
+
+// Not a wrapper around the overload above: skip counts frames from its caller.
+__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) {
+  if (tls_in_stack_capture || max_depth <= 0) return 0;
+  tls_in_stack_capture = true;
+  if (skip < 0) skip = 0;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  int stored = -1;
+#ifdef HEAPKIT_CFI_UNWINDER
+  {
+    CallerRegs regs;
+    heapkit_caller_regs(&regs);
     stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth);
   }
 #endif
   if (stored < 0) stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
-  tls_in_capture = false;
+  tls_in_stack_capture = false;
   return stored;
 }
 
 __attribute__((noinline)) int CaptureStackWithCfi(void** pcs, int max_depth, int skip) {
 #ifdef HEAPKIT_CFI_UNWINDER
-  if (tls_in_capture || max_depth <= 0) return 0;
-  tls_in_capture = true;
+  if (tls_in_stack_capture || max_depth <= 0) return 0;
+  tls_in_stack_capture = true;
   if (skip < 0) skip = 0;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
   CallerRegs regs;
   heapkit_caller_regs(&regs);
   int stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth);
-  tls_in_capture = false;
+  tls_in_stack_capture = false;
   return stored;
 #else
   (void)pcs;
@@ -108,15 +138,15 @@ __attribute__((noinline)) int CaptureStackWithCfi(void** pcs, int max_depth, int
 }
 
 __attribute__((noinline)) int CaptureStackWithLibunwind(void** pcs, int max_depth, int skip) {
-  if (tls_in_capture || max_depth <= 0) return 0;
-  tls_in_capture = true;
+  if (tls_in_stack_capture || max_depth <= 0) return 0;
+  tls_in_stack_capture = true;
   if (skip < 0) skip = 0;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
   int stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
-  tls_in_capture = false;
+  tls_in_stack_capture = false;
   return stored;
 }
 
-bool InStackCapture() { return tls_in_capture; }
+bool InStackCapture() { return tls_in_stack_capture; }
 
 }  // namespace heapkit::prof

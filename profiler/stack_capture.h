@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+
+#include "profiler/cfi_unwinder.h"
 
 namespace heapkit::prof {
 
@@ -23,6 +26,21 @@ constexpr int kMaxCaptureDepth = kMaxStackDepth + 16;
 // Returns the number stored; 0 if re-entered on this thread (recursion guard).
 int CaptureStack(void** pcs, int max_depth, int skip);
 
+// The same for callers that remember their last stack (the profiler's per-thread LastStack).
+// On return *walk_id is an id of the frames (0: none): two captures on one thread with the
+// same skip and max_depth that return the same non-zero id returned the same frames. If
+// *walk_id held that id on entry, pcs is left untouched (the caller kept those frames) and
+// the depth is returned. Ids are per thread; only the cached CFI unwinder's memo hands them out.
+int CaptureStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
+
+// The same from a given start instead of the caller: pcs[0] = pc, then the return addresses
+// of the frames above the one whose state (after returning to pc) is sp and rbp. Through the
+// cached CFI unwinder only: -1 if some frame needs libunwind or on other architectures (the
+// caller then falls back to CaptureStack). 0 if re-entered. Inline (the profiler's exact-mode
+// path calls it for every allocation).
+inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs,
+                            int max_depth, uint64_t* walk_id);
+
 // The same through the cached CFI unwinder only: -1 if some frame needs libunwind (or on
 // architectures without it). For tests and comparisons.
 int CaptureStackWithCfi(void** pcs, int max_depth, int skip);
@@ -36,5 +54,32 @@ void InitStackCapture();
 
 // True while this thread is inside CaptureStack (for hooks that must not recurse).
 bool InStackCapture();
+
+// The recursion guard (stack_capture.cc).
+extern __thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec")));
+
+inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs,
+                            int max_depth, uint64_t* walk_id) {
+#ifdef HEAPKIT_CFI_UNWINDER
+  if (tls_in_stack_capture || max_depth <= 0) {
+    *walk_id = 0;
+    return 0;
+  }
+  tls_in_stack_capture = true;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  const CallerRegs regs = {pc, sp, rbp};
+  const int stored = CfiBacktrace(regs, 0, pcs, max_depth, walk_id);
+  tls_in_stack_capture = false;
+  return stored;
+#else
+  (void)pc;
+  (void)sp;
+  (void)rbp;
+  (void)pcs;
+  (void)max_depth;
+  *walk_id = 0;
+  return -1;
+#endif
+}
 
 }  // namespace heapkit::prof

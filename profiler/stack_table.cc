@@ -213,9 +213,7 @@ void StackTable::RefreshSlotCounts() {
       this);
 }
 
-namespace {
-__thread PendingAllocs* tls_pending __attribute__((tls_model("initial-exec"))) = nullptr;
-}  // namespace
+__thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec"))) = nullptr;
 
 PendingAllocs* StackTable::NewPending() {
   void* mem = internal::ArenaAlloc(sizeof(PendingAllocs), alignof(PendingAllocs));
@@ -231,7 +229,7 @@ PendingAllocs* StackTable::NewPending() {
 }
 
 void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
-  PendingAllocs* p = tls_pending;
+  PendingAllocs* p = tls_pending_allocs;
   if (__builtin_expect(p == nullptr || p->table != this, 0)) {
     // First slot-mode allocation of this thread (or it switched tables, which only tests do:
     // the old batch stays on its table's list, still counted there).
@@ -241,7 +239,7 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
       b->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
       return;
     }
-    tls_pending = p;
+    tls_pending_allocs = p;
   }
   const uint32_t seq = p->seq.load(std::memory_order_relaxed);
   p->seq.store(seq + 1, std::memory_order_relaxed);
@@ -265,21 +263,7 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
   p->seq.store(seq + 2, std::memory_order_release);
 }
 
-void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot) {
-  if (use_slot && slots_ != nullptr && size <= UINT32_MAX) {
-    // A recycled slot array's leftover values (objects whose free was never reported) need no
-    // accounting: slot records are counted live from the slots themselves.
-    std::atomic<uint64_t>* slot = slots_->slot_for_alloc(object, nullptr, nullptr);
-    if (slot != nullptr) {
-      CountSlotAlloc(bucket, size);
-      if (!slots_used_.load(std::memory_order_relaxed))
-        slots_used_.store(true, std::memory_order_release);
-      // The owner of the object is the only writer: a plain store suffices. A value still
-      // there belonged to an object whose free was never reported; overwriting drops it.
-      slot->store((static_cast<uint64_t>(bucket->id) << 32) | size, std::memory_order_release);
-      return;
-    }
-  }
+void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size) {
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   bucket->map_alloc_count.fetch_add(1, std::memory_order_relaxed);
@@ -289,8 +273,8 @@ void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size, bo
   Stripe& s = StripeFor(h);
   Lock(&s.lock);
   Node** heads = s.heads.load(std::memory_order_relaxed);
-  Node** slot = &heads[h & s.mask];
-  for (Node* n = *slot; n != nullptr; n = n->next) {
+  Node** head = &heads[h & s.mask];
+  for (Node* n = *head; n != nullptr; n = n->next) {
     if (n->address == a) {  // stale entry: its free was never reported
       AccountFree(n->bucket, n->size);
       n->bucket = bucket;
@@ -308,9 +292,9 @@ void StackTable::RecordAlloc(const void* object, Bucket* bucket, size_t size, bo
   n->address = a;
   n->bucket = bucket;
   n->size = size;
-  n->next = *slot;
+  n->next = *head;
   FilterSlot(h).fetch_add(1, std::memory_order_relaxed);
-  __atomic_store_n(slot, n, __ATOMIC_RELEASE);
+  __atomic_store_n(head, n, __ATOMIC_RELEASE);
   if (++s.count > s.mask + 1) Grow(s);
   Unlock(&s.lock);
 }

@@ -17,8 +17,11 @@
 // to (use_slot) and a SlotProvider is set, a small object's (bucket id, requested size) goes
 // into the allocator's per-object side slot instead (alloc/live_objects.h: one 64-bit word per
 // object, found through the page map, written only by the object's owner, no lock). Frees and
-// lookups try the slot first (only once any slot was used), then the hash map. Slot value:
-// bucket id << 32 | requested size (bucket ids start at 1, so a used slot is never 0).
+// lookups try the slot first (only once any slot was used), then the hash map. (The allocator
+// itself empties the slot of a freed object whose span routes frees to it, with
+// alloc::TakeObjectSlot, and then does not call the observer: RecordFree sees only the other
+// frees.) Slot value: bucket id << 32 | requested size (bucket ids start at 1, so a used slot
+// is never 0).
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
 // (map_alloc - free) plus its live slot records, counted by one pass over the slots when a
@@ -131,6 +134,9 @@ struct alignas(64) PendingAllocs {
   PendingAllocs* next = nullptr;  // immutable once published
 };
 
+// This thread's batch (nullptr until its first slot-mode allocation).
+extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec")));
+
 class StackTable {
  public:
   // Must be called once before use (allocates the hash arrays from the arena). False on OOM.
@@ -143,7 +149,44 @@ class StackTable {
   // Records a live sampled object. If `object` was already recorded (a free we never saw),
   // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
   // provider has one (exact mode: see "Object slots").
-  void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false);
+  void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false) {
+    RecordAllocIn(use_slot && size <= UINT32_MAX ? SlotForAlloc(object) : nullptr, object,
+                  bucket, size);
+  }
+  // RecordAlloc in two steps, for exact mode: first the object's side slot (nullptr: none, or
+  // no provider), then the record. The profiler looks the slot up before it captures the stack,
+  // so that the cache misses of the slot's lookup and line overlap the capture.
+  std::atomic<uint64_t>* SlotForAlloc(const void* object) {
+    return slots_ != nullptr ? slots_->slot_for_alloc(object, nullptr, nullptr) : nullptr;
+  }
+  // slot: from SlotForAlloc for this object (size <= UINT32_MAX), or nullptr (hash map).
+  // Inline: the slot record of the common case (same bucket as this thread's batch) is a
+  // handful of stores.
+  void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket,
+                     size_t size) {
+    if (slot == nullptr) return RecordAllocInMap(object, bucket, size);
+    PendingAllocs* p = tls_pending_allocs;
+    if (__builtin_expect(p != nullptr && p->table == this &&
+                             p->bucket.load(std::memory_order_relaxed) == bucket,
+                         1)) {
+      const uint32_t seq = p->seq.load(std::memory_order_relaxed);
+      p->seq.store(seq + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      p->count.store(p->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      p->bytes.store(p->bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
+                     std::memory_order_relaxed);
+      p->seq.store(seq + 2, std::memory_order_release);
+    } else {
+      CountSlotAlloc(bucket, size);
+    }
+    if (__builtin_expect(!slots_used_.load(std::memory_order_relaxed), 0))
+      slots_used_.store(true, std::memory_order_release);
+    // The owner of the object is the only writer: a plain store suffices. A value still
+    // there belonged to an object whose free was never reported; overwriting drops it.
+    // A recycled slot array's leftover values need no accounting: slot records are counted
+    // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
+    slot->store((static_cast<uint64_t>(bucket->id) << 32) | size, std::memory_order_release);
+  }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
   void SetSlotProvider(const SlotProvider* provider) { slots_ = provider; }
@@ -242,6 +285,7 @@ class StackTable {
     return !l->exchange(true, std::memory_order_acquire);
   }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
+  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
   bool RecordFreeFromSlot(const void* object, size_t* size);
   bool AssignId(Bucket* b);
   void RefreshSlotCounts();

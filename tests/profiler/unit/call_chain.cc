@@ -1,5 +1,6 @@
 #include "call_chain.h"
 
+#include "profiler/cfi_unwinder.h"
 #include "profiler/stack_capture.h"
 
 extern "C" {
@@ -98,3 +99,29 @@ int VariedChainFromSite(int site, void** a, int* na, void** b, int* nb, int max_
   int n = site == 0 ? SiteA(a, na, b, nb, max_depth) : SiteB(a, na, b, nb, max_depth);
   return n + g_after_call;
 }
+
+#ifdef HEAPKIT_CFI_UNWINDER
+// A frame whose CFA is rbp-based (the variable-length array) captures with CaptureStackFrom
+// from its own register state, then from the same pc and sp with rbp pointing at a fake saved
+// (rbp, return address = 0) pair on its stack: a full walk of the latter stops after one frame.
+// Then the same again after a capture from elsewhere has replaced the walk memo.
+__attribute__((noinline)) int RbpMemoProbe(void** a, int* na, void** b1, int* nb1, void** b2,
+                                           int* nb2, int max_depth) {
+  volatile char vla[16 + g_after_call];
+  vla[0] = 1;
+  uintptr_t fake[2] = {0, 0};
+  heapkit::prof::CallerRegs regs;
+  heapkit::prof::heapkit_caller_regs(&regs);
+  const uintptr_t fake_rbp = reinterpret_cast<uintptr_t>(&fake[0]);
+  uint64_t walk = 0;
+  *na = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, regs.rbp, a, max_depth, &walk);
+  walk = 0;
+  *nb1 = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, fake_rbp, b1, max_depth, &walk);
+  void* other[4];
+  (void)heapkit::prof::CaptureStackWithCfi(other, 4, 0);  // replaces the memo
+  walk = 0;
+  *nb2 = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, fake_rbp, b2, max_depth, &walk);
+  asm volatile("" : : "r"(fake) : "memory");
+  return *na + *nb1 + *nb2 + vla[0] + g_after_call;
+}
+#endif

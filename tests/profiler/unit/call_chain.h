@@ -26,3 +26,9 @@ int VariedChainBoth(void** a, int* na, void** b, int* nb, int max_depth, int dep
 // VariedChainBoth(depth 3) called through one of two call sites (site 0 or 1) whose frames
 // have the same size, so both captures start at the same stack pointer.
 int VariedChainFromSite(int site, void** a, int* na, void** b, int* nb, int max_depth);
+
+// x86-64 (cached CFI unwinder) only: a frame with an rbp-based CFA captures from its own
+// registers into a, then twice from the same pc and sp with a different rbp that points at a
+// fake saved (rbp, 0) pair, so that a full walk stops after one frame: b1 right after a (the
+// unwinder's memo must notice the rbp), b2 after another capture replaced the memo.
+int RbpMemoProbe(void** a, int* na, void** b1, int* nb1, void** b2, int* nb2, int max_depth);

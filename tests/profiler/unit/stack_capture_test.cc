@@ -11,6 +11,7 @@
 
 #include "call_chain.h"
 #include "profiler/allocator_frames.h"
+#include "profiler/cfi_unwinder.h"
 
 namespace heapkit::prof {
 namespace {
@@ -129,6 +130,48 @@ TEST(StackCapture, CfiWalkMemoNoticesChangedCallers) {
   for (int i = 0; i < nfirst[0]; ++i) differ += first[0][i] != first[1][i];
   EXPECT_GE(differ, 1);  // the site frame's return address
 }
+
+#ifdef HEAPKIT_CFI_UNWINDER
+// A memo hit must never return frames a full walk would not: same pc and sp, but the first
+// frame's CFA is rbp-based and rbp differs.
+TEST(StackCapture, CfiWalkMemoComparesRbpWhenACfaUsesIt) {
+  void* a[kMaxStackDepth];
+  void* b1[kMaxStackDepth];
+  void* b2[kMaxStackDepth];
+  int na = -1, nb1 = -1, nb2 = -1;
+  RbpMemoProbe(a, &na, b1, &nb1, b2, &nb2, kMaxStackDepth);
+  ASSERT_GE(na, 4);      // the real chain: the probe, this test, gtest, main...
+  EXPECT_EQ(nb2, 1);     // fresh walk: the probe's frame, then the fake 0 return address
+  EXPECT_EQ(nb1, nb2);   // right after the real walk: the same, not the memo's frames
+  EXPECT_EQ(b1[0], a[0]);
+  EXPECT_EQ(b2[0], a[0]);
+}
+
+// Walk ids: the same start twice gives the same id; passing it back skips the copy.
+TEST(StackCapture, CaptureStackFromWalkIds) {
+  void* a[kMaxStackDepth];
+  void* b[kMaxStackDepth];
+  int na = -1, nb = -1, nc = -1;
+  RbpMemoProbe(a, &na, b, &nb, b, &nc, kMaxStackDepth);  // warms the rule cache
+  CallerRegs regs;
+  heapkit_caller_regs(&regs);
+  uint64_t id1 = 0;
+  const int n1 = CaptureStackFrom(regs.pc, regs.sp, regs.rbp, a, kMaxStackDepth, &id1);
+  ASSERT_GE(n1, 3);
+  EXPECT_NE(id1, 0u);
+  for (void*& p : b) p = reinterpret_cast<void*>(0x5a5a);
+  uint64_t id2 = id1;
+  const int n2 = CaptureStackFrom(regs.pc, regs.sp, regs.rbp, b, kMaxStackDepth, &id2);
+  EXPECT_EQ(n2, n1);
+  EXPECT_EQ(id2, id1);
+  EXPECT_EQ(b[0], reinterpret_cast<void*>(0x5a5a));  // not copied: the caller has them
+  uint64_t id3 = 0;
+  const int n3 = CaptureStackFrom(regs.pc, regs.sp, regs.rbp, b, kMaxStackDepth, &id3);
+  EXPECT_EQ(id3, id1);
+  ASSERT_EQ(n3, n1);
+  for (int i = 0; i < n1; ++i) EXPECT_EQ(b[i], a[i]) << i;
+}
+#endif
 
 void* g_handler_a[kMaxStackDepth];
 void* g_handler_b[kMaxStackDepth];
