@@ -472,9 +472,11 @@ void SetSampleParameter(int64_t mean_bytes) {
   if (mean_bytes < 0) mean_bytes = 0;
   sample_parameter.store(mean_bytes, std::memory_order_relaxed);
   sample_epoch.fetch_add(1, std::memory_order_acq_rel);
-  // Make every thread re-draw its gap on its next allocation.
+  // Make every thread re-draw its gap on its next allocation: below zero, so that even a
+  // malloc(0), which subtracts nothing, reaches FinishSample (with 0 here, a thread whose next
+  // allocations were all malloc(0) never recorded them in exact mode).
   g_state.registry.ForEach([](ThreadCache* tc) {
-    __atomic_store_n(&tc->sample_left_, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED);
   });
 }
 

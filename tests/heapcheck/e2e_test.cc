@@ -51,6 +51,7 @@ std::vector<Scenario> Scenarios() {
   return {
       {"LostPointer", "lost_pointer", {normal}, 1, 33, 1,
        {"Leak of 33 bytes in 1 objects allocated from: (direct leak)", "LostPointer"}, {}, true},
+      {"ZeroByteLeaks", "zero_byte", {normal}, 1, 0, 2, {}, {}, true},
       {"UnreachableCycle", "cycles", {normal}, 1, 144, 3, {"(direct leak)", "(indirect leak)"}, {},
        true},
       {"ReachableFromGlobalsAndFunctionStatics", "globals", {normal}, 0, -1, 0, {}, {}, true},

@@ -107,6 +107,13 @@ __attribute__((noinline)) void LostPointer() {
   Escape(std::malloc(33));  // lost: 33 bytes, 1 object
 }
 
+// Zero-byte objects are objects too (gperftools and LSan report them): before exact mode's gap
+// became -1, malloc(0) subtracted nothing from the sampling counter and was never recorded.
+__attribute__((noinline)) void ZeroByteLeaks() {
+  Escape(std::malloc(0));
+  Escape(new char[0]);  // lost: 0 bytes, 2 objects
+}
+
 __attribute__((noinline)) void Cycles() {
   // Unreachable 3-cycle (144 bytes, 3 objects) and a reachable 2-cycle.
   Node* a = NewNode(nullptr);
@@ -379,6 +386,7 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   std::string s = argv[1];
   if (s == "lost_pointer") LostPointer();
   else if (s == "cycles") Cycles();
+  else if (s == "zero_byte") ZeroByteLeaks();
   else if (s == "globals") Globals();
   else if (s == "tls") MainThreadTls();
   else if (s == "thread_stack") LiveThreadStack();
