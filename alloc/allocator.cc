@@ -42,6 +42,7 @@ constinit std::atomic<int64_t> sample_parameter{0};
 constinit std::atomic<uint64_t> sample_epoch{1};
 constinit std::atomic<bool> sample_from_env{false};
 constinit std::atomic<const SampleObserver*> observer{nullptr};
+constinit std::atomic<ExactRecorder> exact_recorder{nullptr};
 
 constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
 constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
@@ -200,13 +201,19 @@ void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
 // A free reached the slow path in a span whose page-map sampled bit is set. A record in the
 // object's side slot (exact mode) is taken here, with the span in hand; the observer hears
 // only of other frees (live_objects.h, TakeObjectSlot).
-inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, void* ptr) {
+// index: ptr's object index in the span (SizeMap::ObjectIndexOf; 0 for a large span).
+inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, void* ptr,
+                                                                  uint64_t index) {
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
   if (obs == nullptr) {
     sampled_spans::ReleaseIfUnused(&g_state.pagemap, span);
     return;
   }
-  if (TakeObjectSlot(span, ptr) != 0) {  // (it also calls the slot-free hook)
+  // The slot's value (0: none); TakeSlot and TakeObjectSlot also call the slot-free hook.
+  std::atomic<uint64_t>* slot = nullptr;
+  if (const uint32_t cls = span->sizeclass_; cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
+    slot = OwnedCachedSlot(span, index);
+  if ((slot != nullptr ? TakeSlot(slot, ptr) : TakeObjectSlot(span, ptr, index)) != 0) {
     sampled_spans::Remove(&g_state.pagemap, span);
     return;
   }
@@ -219,24 +226,11 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
   }
 }
 
-// Called when the counter fired: decides whether this allocation is sampled, re-arms the
-// counter and tells the observer.
-void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
-  const uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
-  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  if (HEAPKIT_LIKELY(mean == 1 && tc->sample_epoch_ == epoch)) {
-    tc->sample_left_ = Sampler::kExactGap;  // exact mode: no draw (sampler.h)
-  } else {
-    const bool stale = tc->sample_epoch_ != epoch;
-    ResetSampleCounter(tc);
-    if (stale) {
-      // The parameter changed: this allocation counts against a gap drawn with the new mean.
-      tc->sample_left_ -= static_cast<int64_t>(requested);
-      if (tc->sample_left_ >= 0) return p;
-      ResetSampleCounter(tc);
-    }
-  }
-  if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
+// The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
+// MallocSampled), so that the frame that called it is the one where the allocation entered the
+// allocator (sample_origin.h); were it a real call, that frame would be FinishSample's, one
+// allocator frame more for the profiler to strip.
+__attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t requested) {
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
   size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
                                            : span->Bytes();
@@ -247,19 +241,65 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
   origin.rbp = fp[0];
   origin.sp = reinterpret_cast<uintptr_t>(fp + 2);
   origin.pc = fp[1];
-  origin.object = p;
-  origin.span = span;
   NotifySampledAlloc(tc, span, p, requested, allocated);
-  // Cleared, not just invalidated: the leak checker scans every thread's TLS, and the object,
-  // or a heap pointer that rbp held in code without frame pointers, left here would keep
-  // whatever it points to reachable.
+  // Cleared, not just invalidated: the leak checker scans every thread's TLS, and a heap
+  // pointer that rbp held in code without frame pointers, left here, would keep whatever it
+  // points to reachable.
   origin.pc = 0;
   origin.rbp = 0;
-  origin.object = nullptr;
 #else
   NotifySampledAlloc(tc, span, p, requested, allocated);
 #endif
   return p;
+}
+
+// Exact mode's lean path (sampling_hook.h, ExactRecorder): the slot from the span in hand (no
+// second page-map lookup, no provider call), the origin in registers (no thread-local stores),
+// and the span marked before the call (in exact mode it stays routed while it lives anyway).
+// Reached by a tail call, like NotifySample, which it falls back to without a recorder.
+__attribute__((noinline)) void* RecordExact(ThreadCache* tc, void* p, size_t requested) {
+#if defined(__x86_64__)
+  const ExactRecorder record = exact_recorder.load(std::memory_order_acquire);
+  if (HEAPKIT_UNLIKELY(record == nullptr)) return NotifySample(tc, p, requested);
+  Span* span = g_state.pagemap.SpanOfOwnedPage(reinterpret_cast<uintptr_t>(p) >> kPageShift);
+  std::atomic<uint64_t>* slot = nullptr;
+  if (const uint32_t cls = span->sizeclass_; cls != 0 && requested <= UINT32_MAX) {
+    const uintptr_t offset = reinterpret_cast<uintptr_t>(p) - span->StartAddress();
+    slot = OwnedCachedSlot(span, g_state.sizemap.ObjectIndexOf(cls, offset));
+    if (HEAPKIT_UNLIKELY(slot == nullptr)) slot = SlotOfNewObject(span, p);
+  }
+  sampled_spans::Add(&g_state.pagemap, span, true);
+  const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  tc->in_callback_ = true;
+  record(p, requested, slot, fp[1], reinterpret_cast<uintptr_t>(fp + 2), fp[0]);
+  tc->in_callback_ = false;
+  return p;
+#else
+  return NotifySample(tc, p, requested);
+#endif
+}
+
+// Called when the counter fired: decides whether this allocation is sampled, re-arms the
+// counter and tells the observer (by tail calls: see NotifySample).
+void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
+  const uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  if (HEAPKIT_LIKELY(mean == 1 && tc->sample_epoch_ == epoch)) {
+    tc->sample_left_ = Sampler::kExactGap;  // exact mode: no draw (sampler.h)
+    if (p == nullptr || tc->in_callback_) return p;
+    return RecordExact(tc, p, requested);
+  }
+  const bool stale = tc->sample_epoch_ != epoch;
+  ResetSampleCounter(tc);
+  if (stale) {
+    // The parameter changed: this allocation counts against a gap drawn with the new mean.
+    tc->sample_left_ -= static_cast<int64_t>(requested);
+    if (tc->sample_left_ >= 0) return p;
+    ResetSampleCounter(tc);
+  }
+  if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
+  if (mean == 1) return RecordExact(tc, p, requested);
+  return NotifySample(tc, p, requested);
 }
 
 }  // namespace
@@ -362,6 +402,13 @@ void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
   // page heap's and central lists' slow paths tick often enough then.
   constexpr int64_t kDenseSampling = 64 * 1024;
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  // Exact mode, the common case: FinishSample's first branch, with one call level less.
+  if (HEAPKIT_LIKELY(mean == 1 &&
+                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
+    tc->sample_left_ = Sampler::kExactGap;
+    if (tc->in_callback_) return p;
+    return RecordExact(tc, p, size);  // p != nullptr: it came from a list
+  }
   if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
   return FinishSample(tc, p, size);
 }
@@ -391,16 +438,19 @@ void FreeSlow(void* ptr) noexcept {
   if (span == nullptr || span->location_ != Span::kInUse) InvalidFree(ptr);
   if (span->sizeclass_ == 0) {
     if (a != span->StartAddress()) InvalidFree(ptr);
-    if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr);
+    if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr, 0);
     g_state.pageheap.Delete(span);
     return;
   }
   const uint32_t cls = span->sizeclass_;
   // Not an object start: (a - start) is not a multiple of the class size (DivMagic: no
-  // division).
+  // division). The high half of the same product is the object's index (ObjectIndexOf).
   const uint64_t magic = g_state.sizemap.DivMagic(cls);
-  if ((a - span->StartAddress()) * magic > magic - 1) InvalidFree(ptr);
-  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr);
+  const unsigned __int128 product =
+      static_cast<unsigned __int128>(a - span->StartAddress()) * magic;
+  if (static_cast<uint64_t>(product) > magic - 1) InvalidFree(ptr);
+  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED))
+    NotifyMaybeSampledFree(span, ptr, static_cast<uint64_t>(product >> 64));
   ThreadCache* tc = GetCache();
   if (tc != nullptr) {
     if (tc->head(cls) == ptr) InvalidFree(ptr);
@@ -465,6 +515,10 @@ void MarkThreadIdle() {
 // ---- sampling_hook.h ---------------------------------------------------------------------------
 void SetSampleObserver(const SampleObserver* obs) {
   observer.store(obs, std::memory_order_release);
+}
+
+void SetExactRecorder(ExactRecorder recorder) {
+  exact_recorder.store(recorder, std::memory_order_release);
 }
 
 void SetSampleParameter(int64_t mean_bytes) {

@@ -13,7 +13,6 @@
 #include "alloc/allocator.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/system_memory.h"
-#include "alloc/sample_origin.h"
 
 namespace heapkit::alloc {
 namespace {
@@ -100,6 +99,7 @@ struct SlotArray {
   SlotArray* next_free;       // on a free list
   std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
 };
+static_assert(offsetof(SlotArray, slots) == kSlotArrayHeaderBytes);
 constexpr size_t kSlotLeafLength = PageMap::kLeafLength;  // entries per leaf, by start page
 using SlotLeaf = std::atomic<SlotArray*>;                  // [kSlotLeafLength]
 
@@ -107,8 +107,6 @@ constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [PageMa
 // Free arrays per size class: a Treiber stack whose head carries a 16-bit ABA tag in the top bits
 // (arena addresses are below 2^47).
 constinit std::atomic<uint64_t> g_free_arrays[kNumClassesMax] = {};
-// floor(2^40 / class size) + 1: index = (offset * recip) >> 40, exact for object starts.
-constinit std::atomic<uint64_t> g_recip[kNumClassesMax] = {};
 // Install stamps (SlotArray::stamp): 1, 2, ...
 constinit std::atomic<uint64_t> g_next_stamp{0};
 
@@ -177,21 +175,17 @@ SlotLeaf* SlotEntry(PageId start, bool create) {
   return &leaf[start & (kSlotLeafLength - 1)];
 }
 
-inline uint64_t Reciprocal(uint32_t cls) {
-  uint64_t r = g_recip[cls].load(std::memory_order_relaxed);
-  if (HEAPKIT_UNLIKELY(r == 0)) {
-    r = (uint64_t{1} << 40) / g_state.sizemap.ClassSize(cls) + 1;
-    g_recip[cls].store(r, std::memory_order_relaxed);
-  }
-  return r;
+// The slot of object `index` (SizeMap::ObjectIndexOf) in the array of a span of class cls;
+// nullptr past the span's last object.
+inline std::atomic<uint64_t>* SlotAt(SlotArray* array, uint32_t cls, uint64_t index) {
+  if (index >= g_state.sizemap.ObjectsPerSpan(cls)) return nullptr;  // span tail
+  return &array->slots[index];
 }
 
 // The slot of object a in `array` (whose key matched span's start and class).
 inline std::atomic<uint64_t>* SlotIn(SlotArray* array, const Span* span, uintptr_t a) {
   const uint32_t cls = span->sizeclass_;
-  const uint64_t index = ((a - span->StartAddress()) * Reciprocal(cls)) >> 40;
-  if (index >= g_state.sizemap.ObjectsPerSpan(cls)) return nullptr;
-  return &array->slots[index];
+  return SlotAt(array, cls, g_state.sizemap.ObjectIndexOf(cls, a - span->StartAddress()));
 }
 
 // Span of a small object start, or nullptr.
@@ -249,6 +243,12 @@ namespace {
 //    it returns, so before the page can pass to a later span.
 // Racy readers (lookups of objects the caller does not own) may see a stale array, as with the
 // radix map: arrays are never unmapped, so they never fault.
+// Owners need less (OwnedCachedArray below, and the allocator's inline OwnedCachedSlot,
+// live_objects.h): the page heap resets slot_array_ to nullptr whenever a span comes into use
+// (PageHeap::Carve) and when it is freed, so while the span is in use the cache is nullptr or
+// an array cached during this life (hence installed for this span's start and class) that
+// cannot be retired before the span is freed (second point above). Only a reader whose span
+// may be reused under it (FindObjectSlot) needs the stamp and key checks.
 inline SlotArray* CachedArray(const Span* span) {
   auto* a = static_cast<SlotArray*>(__atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED));
   const uint64_t stamp = __atomic_load_n(&span->slot_stamp_, __ATOMIC_RELAXED);
@@ -256,6 +256,12 @@ inline SlotArray* CachedArray(const Span* span) {
       a->key.load(std::memory_order_relaxed) != SlotKey(span->start_, span->sizeclass_))
     return nullptr;
   return a;
+}
+
+// The cache read by a caller that owns an object of the in-use span (SlotOfNewObject,
+// TakeObjectSlot): the pointer alone (see "Span cache" above).
+inline SlotArray* OwnedCachedArray(const Span* span) {
+  return static_cast<SlotArray*>(__atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED));
 }
 
 inline void CacheArray(const Span* span, SlotArray* a) {
@@ -333,19 +339,24 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
 
 }  // namespace
 
+std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object) {
+  if (span->sizeclass_ == 0) return nullptr;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  SlotArray* array = OwnedCachedArray(span);
+  if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
+  array = ArrayOf(span);
+  if (array != nullptr) {
+    CacheArray(span, array);
+    return SlotIn(array, span, a);
+  }
+  return InstallSlotArray(span, a, nullptr, nullptr);
+}
+
 std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
                                           void* context) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  // Called for the allocation FinishSample is reporting (the common case): it has the span.
-  const SampleOrigin& origin = tls_sample_origin;
-  const Span* span;
-  if (HEAPKIT_LIKELY(origin.pc != 0 && origin.object == object)) {
-    span = origin.span;
-    if (span->sizeclass_ == 0) return nullptr;
-  } else {
-    span = SmallSpan(a);
-    if (span == nullptr) return nullptr;
-  }
+  const Span* span = SmallSpan(a);
+  if (span == nullptr) return nullptr;
   SlotArray* array = CachedArray(span);
   if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
   array = ArrayOf(span);
@@ -366,25 +377,18 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object) {
   return array != nullptr ? SlotIn(array, span, a) : nullptr;
 }
 
-namespace {
 constinit std::atomic<SlotFreeHook> g_slot_free_hook{nullptr};
-}  // namespace
 
-uint64_t TakeObjectSlot(const Span* span, const void* object) {
-  if (span->sizeclass_ == 0) return 0;
-  SlotArray* array = CachedArray(span);
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index) {
+  const uint32_t cls = span->sizeclass_;
+  if (cls == 0) return 0;
+  SlotArray* array = OwnedCachedArray(span);
   if (HEAPKIT_UNLIKELY(array == nullptr)) {
     array = ArrayOf(span);
     if (array == nullptr) return 0;
   }
-  std::atomic<uint64_t>* slot = SlotIn(array, span, reinterpret_cast<uintptr_t>(object));
-  if (slot == nullptr) return 0;
-  const uint64_t v = slot->load(std::memory_order_acquire);
-  if (v == 0) return 0;
-  slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
-  if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
-    hook(object, v);
-  return v;
+  std::atomic<uint64_t>* slot = SlotAt(array, cls, index);
+  return slot != nullptr ? TakeSlot(slot, object) : 0;
 }
 
 void SetSlotFreeHook(SlotFreeHook hook) { g_slot_free_hook.store(hook, std::memory_order_release); }

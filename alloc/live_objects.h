@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alloc/span.h"
+
 namespace heapkit::alloc {
 
 struct Span;
@@ -50,6 +52,10 @@ inline constexpr uint32_t kMaxSlotsPerSpan = 8192;
 using StaleSlotVisitor = void (*)(void* context, uint64_t value);
 std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
                                           void* context);
+// The same for the object FinishSample is recording (allocator.cc, exact recorder), with its
+// in-use span already in hand: no page-map lookup; no `stale` visitor (the exact-mode owner
+// counts slot records from the slots themselves). nullptr for large objects.
+std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object);
 // The slot of a small object if its span has a slot array, else nullptr. Lock-free.
 std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // The allocator's free path for a span routed to FreeSlow (allocator.cc, NotifyMaybeSampledFree):
@@ -60,11 +66,35 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // from the slots themselves, see profiler/stack_table.h "Object slots"), except for the
 // optional hook below, which TakeObjectSlot calls. This skips four call levels and a second
 // page-map lookup per free.
-uint64_t TakeObjectSlot(const Span* span, const void* object);
+// `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index);
 // Called (if set) by TakeObjectSlot with each value it took, on the freeing thread, outside all
 // allocator locks; for owners that keep running totals (the heap profiler while it profiles).
 using SlotFreeHook = void (*)(const void* object, uint64_t value);
 void SetSlotFreeHook(SlotFreeHook hook);
+extern std::atomic<SlotFreeHook> g_slot_free_hook;
+
+// Inline fast paths of SlotOfNewObject and TakeObjectSlot for the allocator (allocator.cc),
+// which owns the object and has its span and index in hand: the span's cached array as is
+// (live_objects.cc "Span cache" says why an owner may trust it). Arrays start with a header
+// of kSlotArrayHeaderBytes (live_objects.cc, SlotArray). nullptr: no array cached, call the
+// out-of-line function. `index` must be below the class's ObjectsPerSpan.
+inline constexpr size_t kSlotArrayHeaderBytes = 24;
+inline std::atomic<uint64_t>* OwnedCachedSlot(const Span* span, uint64_t index) {
+  void* a = __atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED);
+  if (a == nullptr) return nullptr;
+  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(a) +
+                                                  kSlotArrayHeaderBytes) + index;
+}
+// Empties a found slot: TakeObjectSlot's work after the lookup.
+inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object) {
+  const uint64_t v = slot->load(std::memory_order_acquire);
+  if (v == 0) return 0;
+  slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
+  if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
+    hook(object, v);
+  return v;
+}
 // Visits every non-zero slot as (object start, value). Racy but safe while the world runs
 // (values read with relaxed loads); exact while it is stopped.
 using SlotVisitor = void (*)(void* context, const void* object, uint64_t value);

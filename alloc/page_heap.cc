@@ -131,6 +131,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
   span->freelist_ = nullptr;
   span->allocated_ = 0;
   span->carved_ = 0;
@@ -258,6 +259,7 @@ void PageHeap::Delete(Span* span) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
   span->freelist_ = nullptr;
   span->zero_ = false;
   span->free_since_ns_ = CoarseNowNs();

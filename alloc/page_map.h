@@ -76,6 +76,14 @@ class PageMap {
     if (leaf == nullptr) return nullptr;
     return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
   }
+  // GetSpan for a page of an in-use span whose object the caller holds (it just allocated it):
+  // the page is in range and its leaf exists, so no checks.
+  HEAPKIT_ALWAYS_INLINE Span* SpanOfOwnedPage(PageId page) const {
+    const uintptr_t r = (page >> kLeafBits) & (kRootLength - 1);
+    const auto* leaf = reinterpret_cast<const Leaf*>(__atomic_load_n(&root_[r], __ATOMIC_ACQUIRE) +
+                                                     (r << kLeafBits) * sizeof(uint64_t));
+    return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+  }
   uint32_t GetInfo(PageId page) const { return Info(page << kPageShift); }
 
   // Makes sure leaves exist for [page, page + n). False if out of range or out of memory.

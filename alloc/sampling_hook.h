@@ -17,6 +17,7 @@
 // callback runs on a thread, nested allocations on that thread are not sampled.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -35,6 +36,20 @@ struct SampleObserver {
 // Registers (or, with nullptr, removes) the single observer. Thread-safe; the observer object
 // must outlive its registration.
 void SetSampleObserver(const SampleObserver* observer);
+
+// Exact mode's lean path (sample parameter 1: every allocation recorded). When set, FinishSample
+// calls this instead of on_sampled_alloc, with what it already knows: the object's side slot
+// (live_objects.h, taken from the span in hand; nullptr for large objects and classes without
+// slots, or if the requested size does not fit a slot value) and the register state where the
+// allocation entered the allocator (the same as SampleOrigin's, sample_origin.h, passed in
+// registers instead of thread-local storage). Same contract as on_sampled_alloc otherwise
+// (returns true if it recorded the object; runs with re-entry refused), except that the span is
+// routed to the slow free path (sampled_spans.h, exact marking) before the call, whatever it
+// returns. Registered by the observer's owner together with the observer; on_sampled_alloc
+// still gets every other sample. x86-64 only (elsewhere exact mode uses on_sampled_alloc).
+using ExactRecorder = bool (*)(void* object, size_t requested, std::atomic<uint64_t>* slot,
+                               uintptr_t pc, uintptr_t sp, uintptr_t rbp);
+void SetExactRecorder(ExactRecorder recorder);
 
 // Mean bytes between samples: 0 = sampling off, 1 = every allocation is sampled.
 // Initialised from TCMALLOC_SAMPLE_PARAMETER (default 0 in the allocator itself; the profiler

@@ -65,6 +65,12 @@ class SizeMap {
   HEAPKIT_ALWAYS_INLINE uint64_t FreeMagic(uint32_t info) const {
     return *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(free_magic_) + info);
   }
+  // The same without a division, for offset < 2^32: the high half of offset * DivMagic(cls)
+  // (floor(offset * ceil(2^52 / size) / 2^52), exact for these offsets). The low half of the
+  // same product is FreeSlow's object-start test, so one multiply gives both.
+  HEAPKIT_ALWAYS_INLINE uint64_t ObjectIndexOf(uint32_t cls, uint64_t offset) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(offset) * DivMagic(cls)) >> 64);
+  }
   // Index of the object containing byte `offset` of its span.
   uint32_t ObjectIndex(uint32_t cls, size_t offset) const {
     return static_cast<uint32_t>(offset / class_size_[cls]);

@@ -38,8 +38,9 @@ struct Span {
   bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
   uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
   // The span's object slot array and its install stamp, cached by alloc/live_objects.cc
-  // (exact mode). Not reset when the span is freed or reused: validated on every use (see
-  // "Span cache" there). Accessed with relaxed atomics.
+  // (exact mode). The array is reset (nullptr) when the span comes into use and when it is
+  // freed, so an owner of one of its objects trusts it as is; racy readers validate it with
+  // the stamp (see "Span cache" there). Accessed with relaxed atomics.
   void* slot_array_ = nullptr;
   uint64_t slot_stamp_ = 0;
   // Free backed spans: when they became free (coarse monotonic ns; page-weighted average over

@@ -237,33 +237,37 @@ struct LastStack {
 };
 __thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
 
-bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
-  if (ptr == nullptr) return false;
+// Where the allocation entered the allocator (alloc/sample_origin.h).
+struct Origin {
+  uintptr_t pc, sp, rbp;  // pc 0: none
+};
+
+// The record of one sampled allocation, shared by both entry points below: `slot` is the
+// object's side slot (exact mode) or nullptr (hash map); the stack is captured from `origin`
+// when its pc is set, else from here.
+// GCC cannot see that pcs is written by the capture whenever it is read (the walk id differs
+// from the remembered one) once Record is inlined into OnExactAlloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
+                                                  std::atomic<uint64_t>* slot,
+                                                  const Origin& origin) {
   if (__builtin_expect(tls_calibrating, false)) {
     CalibrationSample();
     return false;
   }
   if (tls_recording_disabled) return false;
-  const int64_t rate = alloc::GetSampleParameter();
   const uint32_t size_key = SizeKey(requested, rate);
   const int limit = g_config.stack_depth;
   LastStack& last = tls_last_stack;
   StackTable& table = GlobalStackTable();
-  // Exact mode: the object's side slot first (see StackTable::SlotForAlloc), its line
-  // prefetched for the store below.
-  std::atomic<uint64_t>* slot = nullptr;
-  if (rate == 1 && requested <= UINT32_MAX) {
-    slot = table.SlotForAlloc(ptr);
-    if (slot != nullptr) __builtin_prefetch(slot, 1);
-  }
+  if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
   const uint64_t last_key = LastStack::Key(size_key, limit);
   const uint64_t known = last.KnownWalk(last_key);
   uint64_t walk = known;
   void* pcs[kMaxCaptureDepth];
-  // From where the allocation entered the allocator (alloc/sample_origin.h), else from here;
-  // the allocator frames of either are stripped below.
+  // The allocator frames of either start are stripped below.
   int depth = -1;
-  const alloc::SampleOrigin& origin = alloc::tls_sample_origin;
   if (origin.pc != 0)
     depth = CaptureStackFrom(origin.pc, origin.sp, origin.rbp, pcs, kMaxCaptureDepth, &walk);
   if (depth < 0) {
@@ -292,6 +296,25 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
     MaybeDump();
   }
   return true;
+}
+#pragma GCC diagnostic pop
+
+// The observer's entry: sampled mode (and exact mode without the recorder below).
+bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
+  if (ptr == nullptr) return false;
+  const int64_t rate = alloc::GetSampleParameter();
+  // Exact mode: the object's side slot (see StackTable::SlotForAlloc).
+  std::atomic<uint64_t>* slot =
+      rate == 1 && requested <= UINT32_MAX ? GlobalStackTable().SlotForAlloc(ptr) : nullptr;
+  const alloc::SampleOrigin& o = alloc::tls_sample_origin;
+  return Record(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
+}
+
+// Exact mode's lean entry (alloc/sampling_hook.h, ExactRecorder): the allocator hands over the
+// slot and the origin, the rate is 1.
+bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uintptr_t pc,
+                  uintptr_t sp, uintptr_t rbp) {
+  return Record(ptr, requested, 1, slot, Origin{pc, sp, rbp});
 }
 
 bool OnMaybeSampledFree(void* ptr) {
@@ -515,6 +538,7 @@ void EnableSampleRecording() {
     pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
   }
   alloc::SetSampleObserver(&kObserver);
+  alloc::SetExactRecorder(&OnExactAlloc);
   if (!RuntimeIsSharedObject()) {
     // Static runtime: .symtab names every runtime function. Without it (stripped binary),
     // .dynsym covers only the exported entry points, so calibration adds the return addresses
