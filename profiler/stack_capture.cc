@@ -70,12 +70,16 @@ void InitStackCapture() {
   }
 }
 
-__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
-                                           uint64_t* walk_id) {
-  uint64_t ignored = 0;
-  if (walk_id == nullptr) walk_id = &ignored;
+namespace {
+// The body of both CaptureStack overloads, inlined into each (always_inline) so that
+// heapkit_caller_regs reads the exported function's own frame: skip counts frames from that
+// function's caller. self_return is the exported function's __builtin_return_address(0).
+// walk_id: nullptr when the caller does not want it, else as for CfiBacktrace (its value on
+// entry matters).
+__attribute__((always_inline)) inline int CaptureFromHere(void** pcs, int max_depth, int skip,
+                                                          uint64_t* walk_id, void* self_return) {
   if (tls_in_stack_capture || max_depth <= 0) {
-    *walk_id = 0;
+    if (walk_id != nullptr) *walk_id = 0;
     return 0;
   }
   tls_in_stack_capture = true;
@@ -86,36 +90,27 @@ __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
   {
     CallerRegs regs;
     heapkit_caller_regs(&regs);
-    // Return address 0 is inside this function, 1 our return address (in the caller), 2 the
-    // caller's return address = pcs[0] for skip 0.
+    // Return address 0 is inside the exported function, 1 its return address (in its caller),
+    // 2 the caller's return address = pcs[0] for skip 0.
     stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth, walk_id);
   }
 #endif
   if (stored < 0) {
-    *walk_id = 0;
-    stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
+    if (walk_id != nullptr) *walk_id = 0;
+    stored = LibunwindCapture(pcs, max_depth, skip, self_return);
   }
   tls_in_stack_capture = false;
   return stored;
 }
+}  // namespace
 
-// Not a wrapper around the overload above: skip counts frames from its caller.
+__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
+                                           uint64_t* walk_id) {
+  return CaptureFromHere(pcs, max_depth, skip, walk_id, __builtin_return_address(0));
+}
+
 __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) {
-  if (tls_in_stack_capture || max_depth <= 0) return 0;
-  tls_in_stack_capture = true;
-  if (skip < 0) skip = 0;
-  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
-  int stored = -1;
-#ifdef HEAPKIT_CFI_UNWINDER
-  {
-    CallerRegs regs;
-    heapkit_caller_regs(&regs);
-    stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth);
-  }
-#endif
-  if (stored < 0) stored = LibunwindCapture(pcs, max_depth, skip, __builtin_return_address(0));
-  tls_in_stack_capture = false;
-  return stored;
+  return CaptureFromHere(pcs, max_depth, skip, nullptr, __builtin_return_address(0));
 }
 
 __attribute__((noinline)) int CaptureStackWithCfi(void** pcs, int max_depth, int skip) {
