@@ -339,17 +339,25 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
 
 }  // namespace
 
+namespace {
+// The span's cached array missed: the array of (start page, class) from the radix map, cached
+// in the span for next time, or a new one.
+std::atomic<uint64_t>* SlotAfterCacheMiss(const Span* span, uintptr_t a, StaleSlotVisitor stale,
+                                          void* context) {
+  if (SlotArray* array = ArrayOf(span); array != nullptr) {
+    CacheArray(span, array);
+    return SlotIn(array, span, a);
+  }
+  return InstallSlotArray(span, a, stale, context);
+}
+}  // namespace
+
 std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object) {
   if (span->sizeclass_ == 0) return nullptr;
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
   SlotArray* array = OwnedCachedArray(span);
   if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
-  array = ArrayOf(span);
-  if (array != nullptr) {
-    CacheArray(span, array);
-    return SlotIn(array, span, a);
-  }
-  return InstallSlotArray(span, a, nullptr, nullptr);
+  return SlotAfterCacheMiss(span, a, nullptr, nullptr);
 }
 
 std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
@@ -359,12 +367,7 @@ std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor s
   if (span == nullptr) return nullptr;
   SlotArray* array = CachedArray(span);
   if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
-  array = ArrayOf(span);
-  if (array != nullptr) {
-    CacheArray(span, array);
-    return SlotIn(array, span, a);
-  }
-  return InstallSlotArray(span, a, stale, context);
+  return SlotAfterCacheMiss(span, a, stale, context);
 }
 
 std::atomic<uint64_t>* FindObjectSlot(const void* object) {
