@@ -430,6 +430,12 @@ void InvalidFree(const void* ptr) {
 
 void ReportInvalidFree(const void* ptr) noexcept { InvalidFree(ptr); }
 
+void FreeOtherLeaf(void* ptr) noexcept {
+  const uintptr_t root = g_state.pagemap.RootOf(reinterpret_cast<uintptr_t>(ptr) >> kPageShift);
+  if (HEAPKIT_UNLIKELY(root == 0)) return FreeSlow(ptr);
+  FreeInLeaf(ptr, root);
+}
+
 void FreeSlow(void* ptr) noexcept {
   if (ptr == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);

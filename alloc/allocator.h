@@ -129,11 +129,10 @@ HEAPKIT_ALWAYS_INLINE void* Malloc(size_t size) {
   return MallocMedium(size);
 }
 
-HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
+// The free fast path for a pointer whose page's biased root entry is `root` (non-zero).
+HEAPKIT_ALWAYS_INLINE void FreeInLeaf(void* ptr, uintptr_t root) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
   const uintptr_t page = a >> kPageShift;
-  const uintptr_t root = g_state.pagemap.RootOf(page);
-  if (HEAPKIT_UNLIKELY(root == 0)) return FreeSlow(ptr);
   // info = entry >> 52; the low 52 bits of x = a + entry are (a & kPageMask) + phase, the
   // offset in the span's object grid (see page_map.h).
   const uint64_t entry = PageMap::EntryAt(root, page);
@@ -152,6 +151,15 @@ HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
   if (HEAPKIT_UNLIKELY(--list.length.room < 0)) return FreeOverflow(ptr);
   *static_cast<void**>(ptr) = head;
   list.head = ptr;
+}
+
+// A pointer outside the hot leaf (or nullptr, or before the first leaf exists).
+void FreeOtherLeaf(void* ptr) noexcept;
+
+HEAPKIT_ALWAYS_INLINE void Free(void* ptr) {
+  const uintptr_t page = reinterpret_cast<uintptr_t>(ptr) >> kPageShift;
+  if (HEAPKIT_UNLIKELY(!g_state.pagemap.InHotLeaf(page))) return FreeOtherLeaf(ptr);
+  return FreeInLeaf(ptr, g_state.pagemap.hot_root());
 }
 
 }  // namespace heapkit::alloc

@@ -100,10 +100,13 @@ struct SlotArray {
   std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
 };
 static_assert(offsetof(SlotArray, slots) == kSlotArrayHeaderBytes);
-constexpr size_t kSlotLeafLength = PageMap::kLeafLength;  // entries per leaf, by start page
-using SlotLeaf = std::atomic<SlotArray*>;                  // [kSlotLeafLength]
+// The slot radix tree, by span start page: 2^18 entries (2 MiB) per leaf.
+constexpr int kSlotLeafBits = 18;
+constexpr size_t kSlotLeafLength = size_t{1} << kSlotLeafBits;
+constexpr size_t kSlotRootLength = size_t{1} << (kAddressBits - kPageShift - kSlotLeafBits);
+using SlotLeaf = std::atomic<SlotArray*>;  // [kSlotLeafLength]
 
-constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [PageMap::kRootLength]
+constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [kSlotRootLength]
 // Free arrays per size class: a Treiber stack whose head carries a 16-bit ABA tag in the top bits
 // (arena addresses are below 2^47).
 constinit std::atomic<uint64_t> g_free_arrays[kNumClassesMax] = {};
@@ -150,16 +153,16 @@ SlotLeaf* SlotEntry(PageId start, bool create) {
   if (root == nullptr) {
     if (!create) return nullptr;
     auto* fresh = static_cast<std::atomic<SlotLeaf*>*>(
-        internal::SystemAlloc(sizeof(std::atomic<SlotLeaf*>) * PageMap::kRootLength, 4096));
+        internal::SystemAlloc(sizeof(std::atomic<SlotLeaf*>) * kSlotRootLength, 4096));
     if (fresh == nullptr) return nullptr;
     if (g_slot_root.compare_exchange_strong(root, fresh, std::memory_order_acq_rel)) {
       root = fresh;
     } else {
-      internal::SystemFree(fresh, sizeof(std::atomic<SlotLeaf*>) * PageMap::kRootLength);
+      internal::SystemFree(fresh, sizeof(std::atomic<SlotLeaf*>) * kSlotRootLength);
     }
   }
-  const size_t r = start >> PageMap::kLeafBits;
-  if (r >= PageMap::kRootLength) return nullptr;
+  const size_t r = start >> kSlotLeafBits;
+  if (r >= kSlotRootLength) return nullptr;
   SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
   if (leaf == nullptr) {
     if (!create) return nullptr;
@@ -275,7 +278,7 @@ inline SlotArray* ArrayOf(const Span* span) {
   std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
   if (HEAPKIT_UNLIKELY(root == nullptr)) return nullptr;
   const PageId start = span->start_;
-  SlotLeaf* leaf = root[(start >> PageMap::kLeafBits) & (PageMap::kRootLength - 1)].load(
+  SlotLeaf* leaf = root[(start >> kSlotLeafBits) & (kSlotRootLength - 1)].load(
       std::memory_order_acquire);
   if (HEAPKIT_UNLIKELY(leaf == nullptr)) return nullptr;
   SlotArray* a = leaf[start & (kSlotLeafLength - 1)].load(std::memory_order_acquire);
@@ -399,7 +402,7 @@ void SetSlotFreeHook(SlotFreeHook hook) { g_slot_free_hook.store(hook, std::memo
 void ForEachObjectSlot(SlotVisitor visitor, void* context) {
   std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
   if (root == nullptr) return;
-  for (size_t r = 0; r < PageMap::kRootLength; ++r) {
+  for (size_t r = 0; r < kSlotRootLength; ++r) {
     SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
     if (leaf == nullptr) continue;
     for (size_t i = 0; i < kSlotLeafLength; ++i) {

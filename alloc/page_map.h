@@ -1,9 +1,10 @@
 // Radix page map: PageId -> (Span*, info) over the 48-bit address space.
 //
-// Two levels: a root of 2^17 leaf pointers (1 MiB of zero-initialised .bss, touched only where
-// used) and leaves of 2^18 pages (= 2 GiB of address space each), mmapped on demand and never
-// freed. Each leaf holds, per page, the Span* and one 64-bit `entry` that lets the free fast
-// path validate and classify a pointer without touching the span:
+// Two levels: a root of 2^15 leaf pointers (256 KiB of zero-initialised .bss, touched only where
+// used) and leaves of 2^20 pages (= 8 GiB of address space each; 16 MiB of address space,
+// touched 16 bytes per heap page), mmapped on demand and never freed. Each leaf holds, per page,
+// the Span* and one 64-bit `entry` that lets the free fast path validate and classify a pointer
+// without touching the span:
 //   info   12 bits: bit 4 kSampledBit (the span holds a live sampled object -> frees take the
 //          slow path), bits 5..11 the size class (0: not a small object / not in use). info is
 //          the byte offset of the class's entry in SizeMap's free-magic table and of its list
@@ -13,6 +14,13 @@
 //          page x = a + entry has (a & kPageMask) + phase, the offset in the span's object grid,
 //          in its low 52 bits (a carry may reach bit 52); the free-magic value has its low 12
 //          bits clear, so x * magic drops bits 52..63 and tests divisibility (size_classes.h).
+// The hot leaf: the first leaf created (the one the heap starts in; the heap grows from there
+// and rarely leaves an 8 GiB leaf). Its root index and biased root entry are set once, before
+// any pointer into it can be freed, and never change, so the free fast path reads both without
+// synchronisation and looks up a pointer of the hot leaf with one load (the entry), no root
+// load in the dependency chain from the pointer to its list; other pointers take one more jump.
+// Each leaf records the range of page indexes ever passed to Ensure, so that ForEachEntry scans
+// what was used, not the whole leaf.
 // Root entries are stored biased (leaf address - first page of the leaf * 8), so that the entry
 // of page p is at root + p * 8 without masking p (0 = no leaf).
 // Writers hold the page heap lock (or a sampled_spans stripe lock for kSampledBit); readers are
@@ -33,7 +41,7 @@ struct Span;
 
 class PageMap {
  public:
-  static constexpr int kLeafBits = 18;
+  static constexpr int kLeafBits = 20;
   static constexpr int kRootBits = kAddressBits - static_cast<int>(kPageShift) - kLeafBits;
   static constexpr size_t kLeafLength = size_t{1} << kLeafBits;
   static constexpr size_t kRootLength = size_t{1} << kRootBits;
@@ -43,14 +51,26 @@ class PageMap {
   static constexpr int kInfoShift = 52;
 
   struct Leaf {
-    uint64_t entry[kLeafLength];
+    uint64_t entry[kLeafLength];  // first: the biased root entry addresses entry[]
     Span* span[kLeafLength];
+    uint32_t used_begin;  // [used_begin, used_end): the indexes Ensure() covered so far
+    uint32_t used_end;
   };
 
   static constexpr uint32_t InfoForClass(uint32_t cls) { return cls << kClassShift; }
   static constexpr uint32_t ClassOf(uint32_t info) { return (info >> kClassShift) & 0x7f; }
 
   constexpr PageMap() = default;
+
+  // The hot leaf (see above). InHotLeaf(p): p is a page of the hot leaf (false before the
+  // first leaf exists); then hot_root() is the leaf's biased root entry. Plain loads, like
+  // RootOf's: a thread can only hold a valid pointer into the leaf after the leaf was created
+  // and published under the page-heap lock (rule 4 in allocator.h covers stale reads for
+  // pointers the caller does not own).
+  HEAPKIT_ALWAYS_INLINE bool InHotLeaf(uintptr_t page) const {
+    return (page >> kLeafBits) + 1 == hot_tag_;
+  }
+  HEAPKIT_ALWAYS_INLINE uintptr_t hot_root() const { return hot_root_; }
 
   // Fast-path lookup: the biased root entry of page (0 if no leaf). Addresses at or above
   // 2^48 alias into the table (one AND instead of a compare and branch); such pointers are
@@ -88,18 +108,17 @@ class PageMap {
 
   // Makes sure leaves exist for [page, page + n). False if out of range or out of memory.
   bool Ensure(PageId page, Length n) {
-    for (PageId p = page >> kLeafBits; p <= (page + n - 1) >> kLeafBits; ++p) {
-      if (p >= kRootLength) return false;
-      if (root_[p] == 0) {
-        uintptr_t biased = 0;
-        while (biased == 0) {  // a leaf whose biased address is 0 would read as missing
-          void* leaf = internal::SystemAlloc(sizeof(Leaf), 4096);
-          if (leaf == nullptr) return false;
-          bytes_ += sizeof(Leaf);
-          biased = reinterpret_cast<uintptr_t>(leaf) - (p << kLeafBits) * sizeof(uint64_t);
-        }
-        __atomic_store_n(&root_[p], biased, __ATOMIC_RELEASE);
-      }
+    for (PageId r = page >> kLeafBits; r <= (page + n - 1) >> kLeafBits; ++r) {
+      if (r >= kRootLength) return false;
+      if (root_[r] == 0 && !CreateLeaf(r)) return false;
+      const PageId first = r << kLeafBits;
+      const PageId end = page + n < first + kLeafLength ? page + n : first + kLeafLength;
+      Leaf* leaf = LeafOf(first);
+      const auto used_begin = static_cast<uint32_t>((page > first ? page : first) - first);
+      const auto used_end = static_cast<uint32_t>(end - first);
+      if (leaf->used_begin == leaf->used_end || used_begin < leaf->used_begin)
+        leaf->used_begin = used_begin;
+      if (used_end > leaf->used_end) leaf->used_end = used_end;
     }
     return true;
   }
@@ -133,7 +152,7 @@ class PageMap {
     for (size_t r = 0; r < kRootLength; ++r) {
       const Leaf* leaf = LeafOf(PageId{r} << kLeafBits);
       if (leaf == nullptr) continue;
-      for (size_t i = 0; i < kLeafLength; ++i) {
+      for (size_t i = leaf->used_begin; i < leaf->used_end; ++i) {
         if (leaf->span[i] != nullptr) fn((PageId{r} << kLeafBits) | i, leaf->span[i]);
       }
     }
@@ -142,6 +161,22 @@ class PageMap {
   size_t metadata_bytes() const { return bytes_; }
 
  private:
+  bool CreateLeaf(uintptr_t r) {
+    uintptr_t biased = 0;
+    while (biased == 0) {  // a leaf whose biased address is 0 would read as missing
+      void* leaf = internal::SystemAlloc(sizeof(Leaf), 4096);
+      if (leaf == nullptr) return false;
+      bytes_ += sizeof(Leaf);
+      biased = reinterpret_cast<uintptr_t>(leaf) - (r << kLeafBits) * sizeof(uint64_t);
+    }
+    __atomic_store_n(&root_[r], biased, __ATOMIC_RELEASE);
+    if (hot_tag_ == 0) {
+      hot_root_ = biased;
+      __atomic_store_n(&hot_tag_, r + 1, __ATOMIC_RELEASE);  // publishes hot_root_
+    }
+    return true;
+  }
+
   // The leaf covering page (nullptr if none). Precondition: page >> kLeafBits < kRootLength.
   Leaf* LeafOf(PageId page) const {
     const uintptr_t r = (page >> kLeafBits) & (kRootLength - 1);
@@ -150,6 +185,8 @@ class PageMap {
     return reinterpret_cast<Leaf*>(biased + (r << kLeafBits) * sizeof(uint64_t));
   }
 
+  uintptr_t hot_tag_ = 0;   // the hot leaf's root index + 1; 0: none yet (all members are
+  uintptr_t hot_root_ = 0;  // zero-initialised, so that the global instance lives in .bss)
   uintptr_t root_[kRootLength] = {};
   size_t bytes_ = 0;
 };

@@ -90,4 +90,8 @@ size_t FindPatternMismatch(const void* p, size_t n, uintptr_t seed);
 // is killed after timeout_s seconds (status then reports SIGKILL).
 int RunInChild(void (*fn)(void*), void* arg, char* output, size_t cap, int timeout_s);
 
+// Runs bad(arg) in a child; under heapkit it must abort with one "heapkit: attempt to free
+// invalid pointer 0x…" line naming `expected` (under glibc: die somehow).
+void ExpectFreeDeath(const char* what, void (*bad)(void*), void* arg, uintptr_t expected);
+
 }  // namespace heapkit::probe

@@ -224,6 +224,31 @@ int RunInChild(void (*fn)(void*), void* arg, char* output, size_t cap, int timeo
   return status;
 }
 
+namespace {
+constexpr const char* kInvalidFree = "heapkit: attempt to free invalid pointer 0x";
+}  // namespace
+
+void ExpectFreeDeath(const char* what, void (*bad)(void*), void* arg, uintptr_t expected) {
+  char out[8192];
+  const int status = RunInChild(bad, arg, out, sizeof(out), 10);
+  const bool died = WIFSIGNALED(status);
+  printf("--- %s: %s %d; output:\n%s\n", what, died ? "signal" : "exit",
+         died ? WTERMSIG(status) : WEXITSTATUS(status), out);
+  if (!ExpectHeapkit()) {
+    // The references only show the harness works: glibc aborts on these too.
+    if (Expected() == Allocator::kGlibc) PROBE_CHECK_MSG(died, "%s: glibc did not abort", what);
+    return;
+  }
+  PROBE_CHECK_MSG(died && WTERMSIG(status) == SIGABRT, "%s: child did not abort (status 0x%x)",
+                  what, status);
+  const char* hit = strstr(out, kInvalidFree);
+  PROBE_CHECK_MSG(hit != nullptr, "%s: no '%s' line", what, kInvalidFree);
+  PROBE_CHECK_MSG(strstr(hit + 1, kInvalidFree) == nullptr, "%s: message repeated", what);
+  const uintptr_t reported = strtoull(hit + strlen(kInvalidFree), nullptr, 16);
+  PROBE_CHECK_MSG(reported == expected, "%s: reported 0x%lx, freed 0x%lx", what,
+                  static_cast<unsigned long>(reported), static_cast<unsigned long>(expected));
+}
+
 }  // namespace heapkit::probe
 
 int main(int argc, char** argv) {

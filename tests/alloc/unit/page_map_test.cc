@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 #include "alloc/span.h"
 
@@ -65,6 +66,54 @@ TEST(PageMapTest, FastPathEntryGivesInfoAndGridOffset) {
     }
   }
   EXPECT_EQ(map->RootOf(PageId{1} << 30), 0u);
+}
+
+// The hot leaf is the first leaf created and never changes; the fast path's one-load lookup
+// (hot_root()) reads the same entries as the general one (RootOf).
+TEST(PageMapTest, HotLeafIsTheFirstLeafAndAgreesWithTheRoot) {
+  auto map = std::make_unique<PageMap>();
+  const PageId first = (PageId{5} << PageMap::kLeafBits) + 100;
+  const PageId other = (PageId{9} << PageMap::kLeafBits) + 3;
+  for (PageId p : {PageId{0}, first, other}) EXPECT_FALSE(map->InHotLeaf(p)) << p;
+  ASSERT_TRUE(map->Ensure(first, 2));
+  ASSERT_TRUE(map->Ensure(other, 1));
+  EXPECT_TRUE(map->InHotLeaf(first));
+  EXPECT_TRUE(map->InHotLeaf(PageId{5} << PageMap::kLeafBits));
+  EXPECT_TRUE(map->InHotLeaf((PageId{6} << PageMap::kLeafBits) - 1));
+  EXPECT_FALSE(map->InHotLeaf(PageId{6} << PageMap::kLeafBits));
+  EXPECT_FALSE(map->InHotLeaf(other));
+  EXPECT_FALSE(map->InHotLeaf(PageId{0}));
+  // Addresses at or above 2^48 never alias into the hot leaf.
+  EXPECT_FALSE(map->InHotLeaf(first | (PageId{1} << (kAddressBits - kPageShift))));
+  EXPECT_EQ(map->hot_root(), map->RootOf(first));
+  Span a;
+  map->SetSmall(first + 1, 4, 64, 1);
+  map->Set(first, &a, PageMap::InfoForClass(4));
+  EXPECT_EQ(PageMap::EntryAt(map->hot_root(), first + 1),
+            PageMap::EntryAt(map->RootOf(first + 1), first + 1));
+  EXPECT_EQ(PageMap::EntryAt(map->hot_root(), first) >> PageMap::kInfoShift,
+            PageMap::InfoForClass(4));
+}
+
+// ForEachEntry visits every set entry although it scans only the range Ensure() covered.
+TEST(PageMapTest, ForEachEntryCoversEveryEnsuredRange) {
+  auto map = std::make_unique<PageMap>();
+  Span s;
+  const PageId leaf = PageId{7} << PageMap::kLeafBits;
+  const PageId pages[] = {leaf + 50, leaf + 60, leaf + 9, leaf + PageMap::kLeafLength - 1,
+                          leaf + PageMap::kLeafLength};  // the last one in the next leaf
+  for (PageId p : pages) {
+    ASSERT_TRUE(map->Ensure(p, 1));
+    map->Set(p, &s, 0);
+  }
+  std::vector<PageId> seen;
+  map->ForEachEntry([&](PageId p, Span* span) {
+    EXPECT_EQ(span, &s);
+    seen.push_back(p);
+  });
+  EXPECT_EQ(seen, (std::vector<PageId>{leaf + 9, leaf + 50, leaf + 60,
+                                       leaf + PageMap::kLeafLength - 1,
+                                       leaf + PageMap::kLeafLength}));
 }
 
 }  // namespace
