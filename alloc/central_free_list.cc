@@ -1,6 +1,7 @@
 #include "alloc/central_free_list.h"
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/system_memory.h"
 
 namespace heapkit::alloc {
 
@@ -12,6 +13,8 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   heap_ = heap;
   object_size_ = sizemap->ClassSize(cls);
   objects_per_span_ = sizemap->ObjectsPerSpan(cls);
+  const size_t span_bytes = size_t{sizemap->ClassPages(cls)} << kPageShift;
+  prefault_ = object_size_ >= kPrefaultMinObject && span_bytes <= kPrefaultMaxSpan;
   num_to_move_ = sizemap->NumToMove(cls);
   size_t batch_bytes = object_size_ * static_cast<size_t>(num_to_move_);
   size_t slots = kTransferBytesPerClass / batch_bytes;
@@ -26,6 +29,9 @@ bool CentralFreeList::Populate() {
   Span* span = heap_->New(sizemap_->ClassPages(cls_));
   if (span == nullptr) return false;
   heap_->RegisterSizeClass(span, cls_, object_size_);
+  if (prefault_) {
+    internal::SystemPrefault(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+  }
   span->carved_ = 0;
   span->allocated_ = 0;
   span->freelist_ = nullptr;

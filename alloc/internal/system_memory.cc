@@ -1,5 +1,6 @@
 #include "alloc/internal/system_memory.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <sys/mman.h>
@@ -44,6 +45,25 @@ bool SystemRelease(void* start, size_t bytes) {
   } while (rc != 0 && errno == EAGAIN);
   errno = saved_errno;
   return rc == 0;
+}
+
+void SystemPrefault(void* start, size_t bytes) {
+  static std::atomic<bool> populate_unsupported{false};
+  if (!populate_unsupported.load(std::memory_order_relaxed)) {
+    int saved_errno = errno;
+    const int rc = madvise(start, bytes, MADV_POPULATE_WRITE);
+    const int err = errno;
+    errno = saved_errno;
+    if (rc == 0) return;
+    // Older kernels reject the advice; anything else (ENOMEM, EFAULT...) leaves the pages to
+    // be faulted in on first use, as they would be without this call.
+    if (err != EINVAL) return;
+    populate_unsupported.store(true, std::memory_order_relaxed);
+  }
+  const size_t page = SystemPageSize();
+  for (size_t off = 0; off < bytes; off += page) {
+    __atomic_fetch_add(static_cast<char*>(start) + off, 0, __ATOMIC_RELAXED);  // a write
+  }
 }
 
 }  // namespace heapkit::internal

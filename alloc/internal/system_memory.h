@@ -18,6 +18,12 @@ void SystemFree(void* start, size_t bytes);
 // zero afterwards. Returns false if the kernel refused.
 bool SystemRelease(void* start, size_t bytes);
 
+// Backs [start, start + bytes) (page-aligned, mapped read/write) with private pages now, as
+// first writes would, without changing its content: one madvise(MADV_POPULATE_WRITE) (Linux >=
+// 5.14), or an atomic add of zero to one byte of each OS page where that is not supported.
+// Best effort: pages the kernel cannot back now are faulted in on first use as usual.
+void SystemPrefault(void* start, size_t bytes);
+
 // The OS page size (4096 on x86-64 Linux).
 size_t SystemPageSize();
 

@@ -1,11 +1,15 @@
 #include "alloc/central_free_list.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdint>
 
 #include <memory>
 #include <set>
 #include <vector>
 
+#include "alloc/internal/system_memory.h"
 #include "tier_fixture.h"
 
 namespace heapkit::alloc {
@@ -161,6 +165,59 @@ TEST(CentralFreeListTest, StatsCountUncarvedObjectsAsFree) {
                                     t->sizemap.ObjectsPerSpan(cls) * 4096);
   cl.InsertRange(head, head, 1);
   EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// Resident OS pages of [start, start + bytes) (mincore).
+size_t ResidentPages(uintptr_t start, size_t bytes) {
+  const size_t page = 4096;
+  std::vector<unsigned char> vec((bytes + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(start), bytes, vec.data()) != 0) return SIZE_MAX;
+  size_t n = 0;
+  for (unsigned char v : vec) n += v & 1;
+  return n;
+}
+
+// A span of objects of 4 KiB or more (span up to 128 KiB) is backed when the list takes it
+// from the page heap (see "Prefault" in central_free_list.h); smaller objects and larger spans
+// stay lazily faulted.
+TEST(CentralFreeListTest, SpansOfMultiPageObjectsArePrefaulted) {
+  auto t = std::make_unique<testing::Tiers>();
+  struct Case {
+    size_t size;
+    bool prefaulted;
+  };
+  for (Case c : {Case{48, false}, Case{16384, true}, Case{4096, true}, Case{200 << 10, false}}) {
+    const uint32_t cls = t->sizemap.SizeClass(c.size);
+    void* head;
+    void* tail;
+    ASSERT_EQ(t->central[cls].RemoveRange(&head, &tail, 1), 1);
+    const Span* span = t->map->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
+    ASSERT_NE(span, nullptr);
+    const size_t pages = span->Bytes() / 4096;
+    const size_t resident = ResidentPages(span->StartAddress(), span->Bytes());
+    if (c.prefaulted) {
+      EXPECT_EQ(resident, pages) << c.size << " B: span of " << pages << " OS pages";
+    } else {
+      EXPECT_LT(resident, pages) << c.size << " B: span of " << pages << " OS pages";
+    }
+    t->central[cls].InsertRange(head, tail, 1);
+  }
+}
+
+// SystemPrefault backs every page and keeps what is there.
+TEST(SystemMemoryTest, PrefaultBacksPagesAndKeepsContent) {
+  const size_t bytes = 64 * 1024;
+  auto* p = static_cast<unsigned char*>(internal::SystemAlloc(bytes, 4096));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(ResidentPages(reinterpret_cast<uintptr_t>(p), bytes), 0u);
+  for (size_t i = 0; i < 4096; ++i) p[3 * 4096 + i] = static_cast<unsigned char>(i * 7 + 1);
+  internal::SystemPrefault(p, bytes);
+  EXPECT_EQ(ResidentPages(reinterpret_cast<uintptr_t>(p), bytes), bytes / 4096);
+  for (size_t i = 0; i < bytes; ++i) {
+    const unsigned char want = i / 4096 == 3 ? static_cast<unsigned char>(i * 7 + 1) : 0;
+    ASSERT_EQ(p[i], want) << i;
+  }
+  internal::SystemFree(p, bytes);
 }
 
 }  // namespace
