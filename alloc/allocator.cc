@@ -490,7 +490,7 @@ size_t UsableSize(const void* ptr) {
 bool Owns(const void* ptr) {
   if (ptr == nullptr || !g_initialized.load(std::memory_order_acquire)) return false;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  Span* span = g_state.pagemap.GetSpan(a >> kPageShift);
+  Span* span = g_state.pageheap.InUseSpanContaining(a >> kPageShift);
   return span != nullptr && span->location_ == Span::kInUse;
 }
 

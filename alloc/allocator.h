@@ -65,7 +65,7 @@ void ReportInvalidFree(const void* ptr) noexcept;
 void* Calloc(size_t bytes);
 // Usable size of an owned object, 0 for nullptr or a pointer heapkit does not own.
 size_t UsableSize(const void* ptr);
-// True if ptr is the start of an object in an in-use span.
+// True if ptr points into an in-use span (GetOwnership).
 bool Owns(const void* ptr);
 // The usable size malloc(size) would give (nallocx, GetEstimatedAllocatedSize).
 size_t EstimatedSize(size_t size, size_t align);

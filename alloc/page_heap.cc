@@ -53,8 +53,20 @@ void PageHeap::SetBoundary(Span* span) {
   if (span->npages_ > 1) map_->Set(span->start_ + span->npages_ - 1, span, 0);
 }
 
-void PageHeap::MapInUse(Span* span) {
-  for (Length i = 0; i < span->npages_; ++i) map_->Set(span->start_ + i, span, 0);
+void PageHeap::MapInUse(Span* span) { SetBoundary(span); }
+
+Span* PageHeap::InUseSpanContaining(PageId page) const {
+  Span* span = map_->GetSpan(page);
+  if (span == nullptr) {
+    // Interior of a large span: its first page is the nearest mapped page below. Walk at most
+    // the length of the longest span ever carved.
+    const Length longest = __atomic_load_n(&longest_span_, __ATOMIC_RELAXED);
+    for (Length back = 1; back < longest && back <= page && span == nullptr; ++back) {
+      span = map_->GetSpan(page - back);
+    }
+  }
+  if (span == nullptr || span->location_ != Span::kInUse) return nullptr;
+  return span->start_ <= page && page < span->start_ + span->npages_ ? span : nullptr;
 }
 
 void PageHeap::RemoveFree(Span* span) {
@@ -125,6 +137,9 @@ Span* PageHeap::Carve(Span* span, Length n) {
       stats_.free_bytes += rest->Bytes();
     }
     ++stats_.free_spans;
+  }
+  if (span->npages_ > longest_span_) {
+    __atomic_store_n(&longest_span_, span->npages_, __ATOMIC_RELAXED);
   }
   span->location_ = Span::kInUse;
   span->sizeclass_ = 0;
@@ -236,8 +251,7 @@ Span* PageHeap::NewAligned(Length n, Length align_pages) {
     s->location_ = Span::kOnNormalFreelist;
     s->zero_ = span->zero_;
     s->free_since_ns_ = span->free_since_ns_;
-    for (Length i = 1; i + 1 < len; ++i) ClearPage(start + i);
-    InsertFree(s, false);
+    InsertFree(s, false);  // interior pages: never mapped (the carved span mapped its ends)
   };
   span->start_ = aligned;
   span->npages_ = n;
@@ -253,7 +267,9 @@ void PageHeap::Delete(Span* span) {
   SpinLockHolder h(&lock_);
   stats_.in_use_bytes -= span->Bytes();
   --stats_.in_use_spans;
-  for (Length i = 1; i + 1 < span->npages_; ++i) ClearPage(span->start_ + i);
+  if (span->sizeclass_ != 0) {  // small spans map every page; large ones only their ends
+    for (Length i = 1; i + 1 < span->npages_; ++i) ClearPage(span->start_ + i);
+  }
   span->location_ = Span::kOnNormalFreelist;
   span->sizeclass_ = 0;
   span->sampled_ = false;
@@ -275,7 +291,7 @@ void PageHeap::Delete(Span* span) {
 void PageHeap::RegisterSizeClass(Span* span, uint32_t cls, size_t object_size) {
   span->sizeclass_ = static_cast<uint8_t>(cls);
   for (Length i = 0; i < span->npages_; ++i) {
-    map_->SetSmall(span->start_ + i, cls, object_size, i);
+    map_->SetSmall(span->start_ + i, span, cls, object_size, i);
   }
 }
 

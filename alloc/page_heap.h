@@ -19,9 +19,16 @@
 // younger, while memory reused within the delay is never released (no re-faulting). No
 // background thread: a process that makes no allocator calls at all releases nothing.
 //
+// Page map coverage: free spans and large (class 0) in-use spans map their first and last page
+// only; their interior pages map to nothing (like gperftools), so a large allocation or free
+// writes two page-map entries, not one per page. RegisterSizeClass maps every page of a small
+// span (the free fast path reads the entry of whichever page a pointer is in). InUseSpanContaining
+// finds the span of an interior page of a large span by walking down to its first page.
+//
 // Locking: all public methods take lock_ themselves (callers may hold a central list lock: the
 // order is central -> page heap). The page map is written only under lock_, except the
-// size-class/sampled info of in-use spans, which their owner writes.
+// size-class/sampled info (and span pointers) of the pages of in-use small spans, which their
+// owner writes.
 #pragma once
 
 #include <atomic>
@@ -55,15 +62,19 @@ class PageHeap {
   constexpr PageHeap() = default;
   void Init(PageMap* map, double release_rate, size_t heap_limit_bytes);
 
-  // An in-use span of exactly n pages (all pages mapped to it, class 0), or nullptr.
+  // An in-use span of exactly n pages (first and last page mapped to it, class 0), or nullptr.
   Span* New(Length n);
   // Same, starting at a multiple of align_pages (a power of two).
   Span* NewAligned(Length n, Length align_pages);
   // Returns an in-use span to the free lists.
   void Delete(Span* span);
 
-  // Writes the size-class info of every page of the (in-use, owned) span.
+  // Maps every page of the (in-use, owned) span to it with the size-class info.
   void RegisterSizeClass(Span* span, uint32_t cls, size_t object_size);
+  // The in-use span containing page, or nullptr: the page's own entry, or for the interior of
+  // a large span the nearest mapped page below it. Lock-free reads like the page map's; for
+  // queries about pointers the caller holds or with the world stopped.
+  Span* InUseSpanContaining(PageId page) const;
 
   // Releases free backed spans until at least n pages were released (or none is left).
   Length ReleaseAtLeastNPages(Length n);
@@ -95,7 +106,7 @@ class PageHeap {
   bool GrowHeap(Length n);
   void SetBoundary(Span* span);
   void ClearPage(PageId page);
-  void MapInUse(Span* span);
+  void MapInUse(Span* span);  // boundary pages of a span that was just carved or aligned
   Length ReleaseSpan(Span* span);
   void IncrementalScavenge(Length n);
   Length ReleaseLocked(Length n);
@@ -117,6 +128,7 @@ class PageHeap {
   PageHeapStats stats_;
   double release_rate_ = 0;  // set by Init (zero-initialised globals live in .bss)
   int64_t scavenge_counter_ = 0;
+  Length longest_span_ = 0;  // the most pages any carved span had (bounds InUseSpanContaining)
   std::atomic<int64_t> last_tick_ns_{0};  // time of the last release tick
   size_t heap_limit_ = 0;
   bool aggressive_decommit_ = false;

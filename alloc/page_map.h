@@ -135,11 +135,14 @@ class PageMap {
     const uint64_t low = __atomic_load_n(e, __ATOMIC_RELAXED) & kLowMask;
     __atomic_store_n(e, (uint64_t{info} << kInfoShift) | low, __ATOMIC_RELAXED);
   }
-  // Page `index` of an in-use span now holds objects of class cls (size object_size).
-  void SetSmall(PageId page, uint32_t cls, size_t object_size, Length index) {
+  // Page `index` of in-use span `span` now holds objects of class cls (size object_size).
+  void SetSmall(PageId page, Span* span, uint32_t cls, size_t object_size, Length index) {
     const uint64_t phase = (index << kPageShift) % object_size;
-    __atomic_store_n(&LeafOf(page)->entry[page & (kLeafLength - 1)],
-                     MakeEntry(page, InfoForClass(cls), phase), __ATOMIC_RELAXED);
+    Leaf* leaf = LeafOf(page);
+    const size_t i = page & (kLeafLength - 1);
+    __atomic_store_n(&leaf->span[i], span, __ATOMIC_RELAXED);
+    __atomic_store_n(&leaf->entry[i], MakeEntry(page, InfoForClass(cls), phase),
+                     __ATOMIC_RELAXED);
   }
   static constexpr uint64_t kLowMask = (uint64_t{1} << kInfoShift) - 1;
   static constexpr uint64_t MakeEntry(PageId page, uint32_t info, uint64_t phase) {

@@ -25,15 +25,26 @@ class PageHeapTest : public ::testing::Test {
   std::unique_ptr<PageHeap> heap_;
 };
 
-TEST_F(PageHeapTest, NewMapsEveryPageAndDeleteCoalesces) {
+// A large (class 0) span maps its first and last page; InUseSpanContaining finds it from any page.
+// RegisterSizeClass maps every page of a small span.
+TEST_F(PageHeapTest, NewMapsEndsInUseSpanContainingFindsEveryPageAndDeleteCoalesces) {
   Span* a = heap_->New(3);
   Span* b = heap_->New(5);
   Span* c = heap_->New(1);
   ASSERT_TRUE(a && b && c);
   for (Span* s : {a, b, c}) {
-    for (Length i = 0; i < s->npages_; ++i) EXPECT_EQ(map_->GetSpan(s->start_ + i), s);
+    for (Length i = 0; i < s->npages_; ++i) {
+      const bool end = i == 0 || i + 1 == s->npages_;
+      EXPECT_EQ(map_->GetSpan(s->start_ + i), end ? s : nullptr) << i;
+      EXPECT_EQ(heap_->InUseSpanContaining(s->start_ + i), s) << i;
+    }
     memset(reinterpret_cast<void*>(s->StartAddress()), 0xab, s->Bytes());
   }
+  // Past c: the free rest of the growth, in use by nobody.
+  EXPECT_EQ(heap_->InUseSpanContaining(c->start_ + 1), nullptr);
+  EXPECT_EQ(heap_->InUseSpanContaining(c->start_ + 4), nullptr);
+  heap_->RegisterSizeClass(b, 3, 64);
+  for (Length i = 0; i < b->npages_; ++i) EXPECT_EQ(map_->GetSpan(b->start_ + i), b) << i;
   EXPECT_EQ(heap_->Stats().in_use_spans, 3u);
   ExpectAccounted();
   const size_t free_spans_before = heap_->Stats().free_spans;

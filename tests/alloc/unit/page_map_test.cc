@@ -47,7 +47,8 @@ TEST(PageMapTest, FastPathEntryGivesInfoAndGridOffset) {
   const PageId start = (PageId{3} << PageMap::kLeafBits) - 2;  // a span across two leaves
   const size_t size = 48;
   ASSERT_TRUE(map->Ensure(start, 4));
-  for (Length i = 0; i < 4; ++i) map->SetSmall(start + i, 9, size, i);
+  Span span;
+  for (Length i = 0; i < 4; ++i) map->SetSmall(start + i, &span, 9, size, i);
   map->SetInfo(start + 1, map->GetInfo(start + 1) | PageMap::kSampledBit);
   for (Length i = 0; i < 4; ++i) {
     const PageId page = start + i;
@@ -55,6 +56,7 @@ TEST(PageMapTest, FastPathEntryGivesInfoAndGridOffset) {
     ASSERT_NE(root, 0u);
     const uint32_t want = PageMap::InfoForClass(9) | (i == 1 ? PageMap::kSampledBit : 0);
     EXPECT_EQ(map->GetInfo(page), want);
+    EXPECT_EQ(map->GetSpan(page), &span);
     for (uintptr_t in_page : {uintptr_t{0}, uintptr_t{17}, kPageSize - 1}) {
       const uintptr_t a = (page << kPageShift) + in_page;
       const uint64_t entry = PageMap::EntryAt(root, page);
@@ -87,7 +89,7 @@ TEST(PageMapTest, HotLeafIsTheFirstLeafAndAgreesWithTheRoot) {
   EXPECT_FALSE(map->InHotLeaf(first | (PageId{1} << (kAddressBits - kPageShift))));
   EXPECT_EQ(map->hot_root(), map->RootOf(first));
   Span a;
-  map->SetSmall(first + 1, 4, 64, 1);
+  map->SetSmall(first + 1, &a, 4, 64, 1);
   map->Set(first, &a, PageMap::InfoForClass(4));
   EXPECT_EQ(PageMap::EntryAt(map->hot_root(), first + 1),
             PageMap::EntryAt(map->RootOf(first + 1), first + 1));
