@@ -490,8 +490,7 @@ size_t UsableSize(const void* ptr) {
 bool Owns(const void* ptr) {
   if (ptr == nullptr || !g_initialized.load(std::memory_order_acquire)) return false;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  Span* span = g_state.pageheap.InUseSpanContaining(a >> kPageShift);
-  return span != nullptr && span->location_ == Span::kInUse;
+  return g_state.pageheap.InUseSpanContaining(a >> kPageShift) != nullptr;
 }
 
 size_t EstimatedSize(size_t size, size_t align) {

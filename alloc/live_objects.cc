@@ -425,7 +425,7 @@ void ForEachObjectSlot(SlotVisitor visitor, void* context) {
 bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_size) {
   if (!g_initialized.load(std::memory_order_acquire)) return false;
   Span* span = g_state.pageheap.InUseSpanContaining(address >> kPageShift);
-  if (span == nullptr || span->location_ != Span::kInUse) return false;
+  if (span == nullptr) return false;
   if (span->sizeclass_ == 0) {
     *object_start = span->StartAddress();
     *object_size = span->Bytes();

@@ -53,8 +53,6 @@ void PageHeap::SetBoundary(Span* span) {
   if (span->npages_ > 1) map_->Set(span->start_ + span->npages_ - 1, span, 0);
 }
 
-void PageHeap::MapInUse(Span* span) { SetBoundary(span); }
-
 Span* PageHeap::InUseSpanContaining(PageId page) const {
   Span* span = map_->GetSpan(page);
   if (span == nullptr) {
@@ -150,7 +148,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
   span->freelist_ = nullptr;
   span->allocated_ = 0;
   span->carved_ = 0;
-  MapInUse(span);
+  SetBoundary(span);  // in use: large spans map their ends; small ones all pages later
   return span;
 }
 
@@ -257,7 +255,7 @@ Span* PageHeap::NewAligned(Length n, Length align_pages) {
   span->npages_ = n;
   if (prefix > 0) give_back(aligned - prefix, prefix);
   if (suffix > 0) give_back(aligned + n, suffix);
-  MapInUse(span);
+  SetBoundary(span);  // in use: large spans map their ends; small ones all pages later
   stats_.in_use_bytes += span->Bytes();
   ++stats_.in_use_spans;
   return span;

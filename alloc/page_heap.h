@@ -106,7 +106,6 @@ class PageHeap {
   bool GrowHeap(Length n);
   void SetBoundary(Span* span);
   void ClearPage(PageId page);
-  void MapInUse(Span* span);  // boundary pages of a span that was just carved or aligned
   Length ReleaseSpan(Span* span);
   void IncrementalScavenge(Length n);
   Length ReleaseLocked(Length n);
