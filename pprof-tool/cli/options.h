@@ -7,7 +7,7 @@
 #include "pprof-tool/graph/call_graph.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/render_request.h"
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 namespace heapkit::pprof {
 

@@ -12,12 +12,8 @@
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
-#include "pprof-tool/report/reports.h"
-
-#if defined(HEAPKIT_HAVE_RENDER) && __has_include("pprof-tool/render/render.h")
 #include "pprof-tool/render/render.h"
-#define HEAPKIT_RENDER_AVAILABLE 1
-#endif
+#include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -156,7 +152,6 @@ int RunPprofTool(const CliOptions& o) {
       go.node_fraction = o.nodefraction;
       go.edge_fraction = o.edgefraction;
       CallGraph graph = CallGraph::Build(samples, go);
-#ifdef HEAPKIT_RENDER_AVAILABLE
       RenderRequest req;
       req.format = o.render_format;
       req.output_path = o.output;
@@ -176,11 +171,6 @@ int RunPprofTool(const CliOptions& o) {
       if (Render(req, &render_error) != 0) return Fail(render_error);
       fflush(stdout);
       return 0;
-#else
-      (void)graph;
-      return Fail("graph output (--dot, --svg, --png, --pdf, --ps, --web, --flamegraph, --icicle) "
-                  "is not available: pprof-tool was built without pprof-tool/render");
-#endif
     }
     default:
       break;

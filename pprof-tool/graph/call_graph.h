@@ -1,6 +1,6 @@
 // CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
 //
-// The call graph built from StackSamples (report/stack_samples.h), pruned like pprof:
+// The call graph built from StackSamples (model/stack_samples.h), pruned like pprof:
 //   1. nodes with |cum| < node_fraction * |total| are dropped;
 //   2. of the rest, the node_count nodes with the largest |cum| are kept (ties: by name);
 //   3. the graph is rebuilt from the samples using only kept nodes: consecutive kept frames
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 namespace heapkit::pprof {
 

@@ -1,4 +1,4 @@
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 namespace heapkit::pprof {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "pprof-tool/model/profile.h"
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {

@@ -1,12 +1,11 @@
-// CONTRACT shared with pprof-graphs (issue 6): the hook between the CLI (pprof-core) and the
-// renderers (pprof-tool/render/**, owned by pprof-graphs).
+// The hook between the CLI and the renderers (pprof-tool/render/).
 //
 // The CLI parses every option (including the render ones), runs the pipeline, builds and prunes
 // the call graph, then calls
 //
 //     int heapkit::pprof::Render(const RenderRequest& request, std::string* error);
 //
-// which pprof-graphs declares in pprof-tool/render/render.h and defines in the library target
+// declared in pprof-tool/render/render.h and defined in the library target
 // heapkit_pprof_render. Return 0 on success; on failure return non-zero and set *error to one
 // line (without "pprof-tool: " prefix and without newline); the CLI prints it and exits 2.
 #pragma once
@@ -15,7 +14,7 @@
 #include <vector>
 
 #include "pprof-tool/graph/call_graph.h"
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 namespace heapkit::pprof {
 

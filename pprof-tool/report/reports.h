@@ -7,7 +7,7 @@
 #include "pprof-tool/graph/call_graph.h"
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/report/pipeline.h"
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {

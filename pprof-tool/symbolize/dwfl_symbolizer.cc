@@ -1,4 +1,4 @@
-// Symbolizer::FromMaps — libdwfl over a saved maps text (DESIGN.md §6).
+// Symbolizer::FromMaps — libdwfl over a saved maps text.
 //
 // The profiled process is gone, so modules are reported from the maps lines ourselves: for
 // each file-backed mapping we open the ELF file, find the PT_LOAD segment holding the mapping's

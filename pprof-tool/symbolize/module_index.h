@@ -1,4 +1,4 @@
-// Fast address -> source frames for one module (DESIGN.md §6).
+// Internal to the symbolizer library. Fast address -> source frames for one module.
 //
 //  - A sorted function-symbol table built once from libdwfl's symtab (replaces the linear
 //    dwfl_module_addrinfo): binary search by address.

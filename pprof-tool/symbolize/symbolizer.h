@@ -1,8 +1,9 @@
-// In-process symbolization with elfutils libdwfl — the one home for turning PCs into names,
-// shared by pprof-tool and the leak checker's end-of-run report (DESIGN.md §6).
+// The public header of the symbolizer library (target heapkit_symbolizer; see README.md):
+// turning PCs into function, file, line and inline chain with elfutils libdwfl. The one home
+// for it, linked by pprof-tool and by the leak checker's end-of-run report in libheapkit.
 //
-// Built as the object library heapkit_symbolize_objs (PIC, exceptions on). It uses the normal
-// heap: the leak checker calls it only after the world is restarted, with recording off.
+// It uses the normal heap and C++ exceptions: the leak checker calls it only after the world is
+// restarted, with recording off.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pprof-tool/graph/call_graph.h"
-#include "pprof-tool/report/stack_samples.h"
+#include "pprof-tool/model/stack_samples.h"
 
 namespace heapkit::pprof::testing {
 

@@ -67,5 +67,75 @@ TEST(Options, ErrorsExitTwo) {
   EXPECT_NE(err.find("usage: pprof-tool"), std::string::npos);
 }
 
+
+TEST(Options, SingleDashSpellingsOfEveryKind) {
+  CliOptions a;  // -o with a separate value, a bare optional-value option
+  EXPECT_EQ(Parse({"-o", "out.svg", "-svg", "a.heap"}, &a), -1);
+  EXPECT_EQ(a.output, "out.svg");
+  EXPECT_EQ(a.profiles, (std::vector<std::string>{"a.heap"}));
+  CliOptions b;  // -o=x: the value is x, never "=x"
+  EXPECT_EQ(Parse({"-o=x.svg", "-top", "a.heap"}, &b), -1);
+  EXPECT_EQ(b.output, "x.svg");
+  EXPECT_EQ(b.report, ReportKind::kTop);
+  EXPECT_EQ(b.top_n, 0);
+  EXPECT_EQ(b.profiles, (std::vector<std::string>{"a.heap"}));
+  CliOptions c;  // a long name with one dash and '='
+  EXPECT_EQ(Parse({"-output=x", "-nodefraction=0.5", "a.heap"}, &c), -1);
+  EXPECT_EQ(c.output, "x");
+  EXPECT_DOUBLE_EQ(c.nodefraction, 0.5);
+  CliOptions d;  // bare --flamegraph does not take the profile as its file
+  EXPECT_EQ(Parse({"--flamegraph", "a.heap"}, &d), -1);
+  EXPECT_EQ(d.render_format, RenderFormat::kFlameGraph);
+  EXPECT_EQ(d.output, "");
+  EXPECT_EQ(d.profiles, (std::vector<std::string>{"a.heap"}));
+  CliOptions e;  // after "--" nothing is an option
+  EXPECT_EQ(Parse({"--", "-top"}, &e), -1);
+  EXPECT_EQ(e.report, ReportKind::kText);
+  EXPECT_EQ(e.profiles, (std::vector<std::string>{"-top"}));
+}
+
+TEST(Options, EveryLongOptionHasItsSingleDashSpelling) {
+  // The single-dash spellings come from the CLI11 definitions, not from a second list: every
+  // option the help lists is accepted with one dash and means the same as with two.
+  testing::internal::CaptureStdout();
+  CliOptions h;
+  ASSERT_EQ(Parse({"--help"}, &h), 0);
+  std::string help = testing::internal::GetCapturedStdout();
+  std::vector<std::string> names;
+  for (size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
+    size_t end = help.find_first_of(" [\n", at + 5);
+    names.push_back(help.substr(at + 5, end - (at + 5)));
+  }
+  EXPECT_GT(names.size(), 30u);
+  for (const std::string& name : names) {
+    if (name == "help") continue;
+    std::string one = "-" + name + "=1", two = "--" + name + "=1";
+    bool flag = help.find("  --" + name + " ") != std::string::npos &&
+                help.find("  --" + name + " TEXT") == std::string::npos &&
+                help.find("  --" + name + " INT") == std::string::npos &&
+                help.find("  --" + name + " FLOAT") == std::string::npos &&
+                help.find("  --" + name + " [") == std::string::npos;
+    if (flag) one = "-" + name, two = "--" + name;
+    testing::internal::CaptureStderr();
+    CliOptions x, y;
+    int rx = Parse({one.c_str(), "a.heap"}, &x), ry = Parse({two.c_str(), "a.heap"}, &y);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rx, ry) << name << ": " << err;
+    EXPECT_EQ(err.find("unknown option"), std::string::npos) << name << ": " << err;
+    EXPECT_EQ(x.report, y.report) << name;
+    EXPECT_EQ(x.output, y.output) << name;
+    EXPECT_EQ(x.sample_type, y.sample_type) << name;
+    EXPECT_EQ(x.granularity, y.granularity) << name;
+  }
+}
+
+TEST(Options, UnknownSingleDashWordIsNotReadAsShortOptions) {
+  testing::internal::CaptureStderr();
+  CliOptions a;
+  EXPECT_EQ(Parse({"-hxyz", "a.heap"}, &a), 2);  // not -h (help) followed by "xyz"
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pprof-tool: unknown option -hxyz"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace heapkit::pprof

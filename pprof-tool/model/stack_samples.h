@@ -1,6 +1,7 @@
-// CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
-//
-// Output of the report pipeline (report/pipeline.h): symbolized stack samples.
+// Symbolized stack samples: the output of the report pipeline (report/pipeline.h) and the
+// input of the call graph (graph/), the text reports (report/) and the renderers (render/).
+// Defined here, with NodeInfo::Label in stack_samples.cc, so those stages depend on the model
+// only.
 // The pipeline has already applied, in this order: value type selection (--inuse_space ...),
 // un-sampling, summing of several profiles, --base subtraction, allocator-frame removal,
 // granularity (--functions/--lines/--files/--addresses), and the --focus/--ignore/--hide/--show
