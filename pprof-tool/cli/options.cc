@@ -23,7 +23,7 @@ namespace {
 // one-to-one onto CliOptions are bound to CliOptions directly.
 struct RawOptions {
   bool text = false, traces = false, collapsed = false, callgrind = false, raw = false,
-       symbols = false;
+       symbols = false, proto = false;
   int top = -1;
   std::string list;
   bool dot = false, svg = false, png = false, pdf = false, ps = false, web = false;
@@ -60,6 +60,7 @@ void DefineReportOptions(CLI::App& app, RawOptions& r) {
   app.add_flag("--symbols", r.symbols,
                "Read maps lines and hex addresses from stdin, print '0x<addr> <name>' per address. "
                "E.g. cat maps addrs | pprof-tool --symbols")->group(g);
+  app.add_flag("--proto", r.proto, "Gzipped profile.proto for go tool pprof and profiling servers. E.g. --proto -o heap.pb.gz")->group(g);
 }
 
 void DefineGraphOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
@@ -87,6 +88,7 @@ void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_flag("--inuse_objects", r.inuse_objects, "Objects in use. E.g. --inuse_objects --top=5")->group(g);
   app.add_flag("--alloc_space", r.alloc_space, "Bytes allocated since start, freed or not. E.g. --alloc_space")->group(g);
   app.add_flag("--alloc_objects", r.alloc_objects, "Objects allocated since start. E.g. --alloc_objects")->group(g);
+  app.add_option("--sample_index", o.sample_index, "Value by go pprof's name or number. E.g. --sample_index=alloc_space")->group(g);
   app.add_flag("--show_bytes", o.show_bytes, "Exact byte counts instead of B/kB/MB. E.g. --show_bytes")->group(g);
   app.add_option("--base", o.base, "Subtract this profile (repeatable). E.g. --base=prof.0001.heap")
       ->allow_extra_args(false)->group(g);
@@ -202,7 +204,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   bool flame = !r.flamegraph.empty(), icicle = !r.icicle.empty();
   int reports = int(r.text) + (r.top >= 0) + r.traces + !r.list.empty() + r.collapsed +
                 r.callgrind + r.raw + r.symbols + r.dot + r.svg + r.png + r.pdf + r.ps + r.web +
-                flame + icicle;
+                flame + icicle + r.proto;
   if (reports > 1) {
     *error = "choose one report (--text, --top, --traces, --list, --svg, ...)";
     return false;
@@ -215,7 +217,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
       {r.top >= 0, ReportKind::kTop},         {r.traces, ReportKind::kTraces},
       {!r.list.empty(), ReportKind::kList},   {r.collapsed, ReportKind::kCollapsed},
       {r.callgrind, ReportKind::kCallgrind},  {r.raw, ReportKind::kRaw},
-      {r.symbols, ReportKind::kSymbols}};
+      {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto}};
   for (const auto& [on, kind] : reports_by_flag) {
     if (on) o->report = kind;
   }
@@ -252,6 +254,13 @@ bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
   if (r.inuse_objects) o->sample_type = SampleType::kInuseObjects;
   if (r.alloc_space) o->sample_type = SampleType::kAllocSpace;
   if (r.alloc_objects) o->sample_type = SampleType::kAllocObjects;
+  if (values == 1) {
+    if (!o->sample_index.empty()) {
+      *error = "choose --sample_index or a value flag (--inuse_space ...), not both";
+      return false;
+    }
+    o->sample_index = SampleTypeName(o->sample_type);
+  }
   if (o->heapcheck && (r.alloc_space || r.alloc_objects)) {
     *error = "--heapcheck reports leaked (in-use) memory; --alloc_* does not apply";
     return false;

@@ -11,7 +11,7 @@
 
 namespace heapkit::pprof {
 
-enum class ReportKind { kText, kTop, kTraces, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender };
+enum class ReportKind { kText, kTop, kTraces, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto };
 
 struct CliOptions {
   ReportKind report = ReportKind::kText;
@@ -20,6 +20,7 @@ struct CliOptions {
   RenderFormat render_format = RenderFormat::kDot;
   std::string output;          // --output=<file> / --flamegraph=<file>
   SampleType sample_type = SampleType::kInuseSpace;
+  std::string sample_index;    // --sample_index=<name|number>, or the value flag given ("": none)
   bool show_bytes = false;
   std::vector<std::string> base;  // --base=<file> (repeatable)
   bool heapcheck = false;

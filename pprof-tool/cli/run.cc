@@ -10,6 +10,11 @@
 #include <sstream>
 
 #include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/proto/gzip_io.h"
+#include "pprof-tool/proto/profile_loader.h"
+#include "pprof-tool/proto/profile_symbolizer.h"
+#include "pprof-tool/proto/profile_writer.h"
+#include "pprof-tool/proto/sample_index.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/render/render.h"
@@ -41,7 +46,7 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
   for (const std::string& f : files) {
     Profile p;
     ParseError pe;
-    if (!ReadProfileFile(f, &p, &pe)) {
+    if (!LoadProfileFile(f, &p, &pe)) {
       *error = pe.Message();
       return false;
     }
@@ -83,7 +88,10 @@ int RunPprofTool(const CliOptions& o) {
   }
   if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;
 
-  std::unique_ptr<Symbolizer> symbolizer = MakeSymbolizer(profile, o.program, &warnings);
+  SampleType sample_type = o.sample_type;
+  if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
+  if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
+  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(profile, o.program, &warnings);
 
   std::string program_name = !o.program.empty() ? o.program : profile.binary;
   if (program_name.empty()) {
@@ -102,8 +110,7 @@ int RunPprofTool(const CliOptions& o) {
   }
 
   PipelineOptions po;
-  po.sample_type = o.heapcheck ? SampleType::kInuseSpace : o.sample_type;
-  if (o.heapcheck && o.sample_type == SampleType::kInuseObjects) po.sample_type = o.sample_type;
+  po.sample_type = sample_type;
   po.granularity = o.granularity;
   if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
     po.granularity = Granularity::kLines;
@@ -115,6 +122,17 @@ int RunPprofTool(const CliOptions& o) {
   po.drop_allocator_frames = !o.keep_allocator_frames;
   po.inlines = !o.noinlines;
   po.program = o.program;
+
+  if (o.report == ReportKind::kProto) {
+    ProtoWriteOptions wo;
+    wo.pipeline = po;
+    wo.heapcheck = o.heapcheck;
+    wo.main_binary = program_name;
+    std::string bytes;
+    if (!EncodeProfileProto(profile, *symbolizer, wo, &bytes, &error)) return Fail(error);
+    flush_warnings();
+    return Emit(GzipCompress(bytes), o.output);
+  }
 
   StackSamples samples;
   if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);

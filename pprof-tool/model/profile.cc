@@ -38,6 +38,18 @@ bool Overlaps(const std::vector<Mapping>& ms, const Mapping& m) {
 
 }  // namespace
 
+void Profile::MergeSampleTypes(const Profile& other) {
+  if (sample_types.empty() || other.sample_types.empty()) {
+    sample_types.clear();  // one of them has all four
+    return;
+  }
+  for (const std::string& t : other.sample_types) {
+    if (std::find(sample_types.begin(), sample_types.end(), t) == sample_types.end()) {
+      sample_types.push_back(t);
+    }
+  }
+}
+
 void Profile::AddProfile(const Profile& other, bool negate) {
   // Profiles of different processes (ASLR) map the same files at different addresses:
   // translate the other profile's PCs into our address space through (path, file offset).
@@ -105,6 +117,8 @@ void Profile::AddProfile(const Profile& other, bool negate) {
   }
   has_alloc_columns = has_alloc_columns || other.has_alloc_columns;
   symbols.insert(symbols.end(), other.symbols.begin(), other.symbols.end());
+  symbols_partial = symbols_partial || other.symbols_partial;
+  MergeSampleTypes(other);
   if (binary.empty()) binary = other.binary;
   if (maps_text.empty() && mappings.empty()) {
     maps_text = other.maps_text;

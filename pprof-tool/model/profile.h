@@ -60,9 +60,14 @@ struct Mapping {
 
 // A symbol recorded in a self-contained (--raw) profile: the lookup PC (already adjusted: the
 // return address minus 1 for callers) and its frame names, innermost (inlined) first.
+// Profiles read from profile.proto also give each frame's source file and line (parallel to
+// `frames`; empty when unknown) and the mapped file the PC lies in.
 struct EmbeddedSymbol {
   uint64_t pc = 0;
   std::vector<std::string> frames;
+  std::vector<std::string> files;
+  std::vector<int> lines;
+  std::string module;
 };
 
 struct Profile {
@@ -76,6 +81,12 @@ struct Profile {
   std::vector<Mapping> mappings;   // same, parsed
   std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty
   std::string binary;              // "binary=" line of a "--- symbol" section, else ""
+  // profile.proto only: `symbols` cover just the locations that carried lines; other PCs are
+  // symbolized from the maps. The sample types present ("inuse_space", ...; empty: all four,
+  // as in legacy files) and the file's default_sample_type ("" if none).
+  bool symbols_partial = false;
+  std::vector<std::string> sample_types;
+  std::string default_sample_type;
   // Problems the parser tolerated (e.g. "<file>:<line>: the file ends in the middle of this
   // line (truncated?); line ignored"): one line each, printed as warnings by the CLI.
   std::vector<std::string> warnings;
@@ -85,6 +96,9 @@ struct Profile {
   // space through (file path, file offset); files only it maps are adopted when their
   // address ranges do not collide with ours (else their PCs stay unsymbolized).
   void AddProfile(const Profile& other, bool negate);
+
+ private:
+  void MergeSampleTypes(const Profile& other);
 };
 
 }  // namespace heapkit::pprof

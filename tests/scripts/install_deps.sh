@@ -4,10 +4,11 @@
 # compare against in tests and benchmarks)
 set -euo pipefail
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
-            libgraphviz-dev graphviz libcli11-dev libgtest-dev libbenchmark-dev)
+            libgraphviz-dev graphviz libcli11-dev libgtest-dev libbenchmark-dev
+            libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # Oracles used by the test suite (google-pprof, go tool pprof) and real programs it runs.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
-           clang chromium libpython3.11-testsuite)
+           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 want=("${build_pkgs[@]}" "${test_pkgs[@]}")
 if [[ "${1:-}" == "--peers" ]]; then want+=("${peer_pkgs[@]}"); fi

@@ -1,0 +1,102 @@
+#include "pprof-tool/proto/gzip_io.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace heapkit::pprof {
+
+bool IsGzip(std::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+std::string GzipCompress(std::string_view data) {
+  z_stream z{};
+  // 15 + 16: a gzip header (no name, mtime 0: deterministic) instead of zlib's.
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out;
+  out.resize(deflateBound(&z, data.size()) + 32);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = 0;
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = 0;
+  size_t in_left = data.size();
+  size_t out_left = out.size();
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (z.avail_in == 0) {
+      z.avail_in = static_cast<uInt>(std::min<size_t>(in_left, UINT_MAX));
+      in_left -= z.avail_in;
+    }
+    if (z.avail_out == 0) {
+      if (out_left == 0) {  // deflateBound is an upper bound; grow defensively all the same
+        size_t used = out.size();
+        out.resize(used * 2);
+        z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
+        out_left = used;
+      }
+      z.avail_out = static_cast<uInt>(std::min<size_t>(out_left, UINT_MAX));
+      out_left -= z.avail_out;
+    }
+    rc = deflate(&z, in_left == 0 ? Z_FINISH : Z_NO_FLUSH);
+  }
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+bool GunzipBounded(std::string_view data, size_t limit, std::string* out, std::string* error) {
+  out->clear();
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) {
+    *error = "cannot initialize zlib";
+    return false;
+  }
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(std::min<size_t>(data.size(), UINT_MAX));
+  size_t in_left = data.size() - z.avail_in;
+  constexpr size_t kChunk = size_t{1} << 20;
+  bool ok = true;
+  for (;;) {
+    if (out->size() >= limit) {
+      *error = "expected at most " + std::to_string(limit >> 20) +
+               " MiB of decompressed data, found more (a gzip bomb?)";
+      ok = false;
+      break;
+    }
+    size_t used = out->size();
+    size_t grow = std::min(kChunk, limit - used);
+    out->resize(used + grow);
+    z.next_out = reinterpret_cast<Bytef*>(out->data() + used);
+    z.avail_out = static_cast<uInt>(grow);
+    int rc = inflate(&z, Z_NO_FLUSH);
+    out->resize(used + grow - z.avail_out);
+    if (z.avail_in == 0 && in_left > 0) {
+      z.avail_in = static_cast<uInt>(std::min<size_t>(in_left, UINT_MAX));
+      in_left -= z.avail_in;
+    }
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0) break;
+      inflateReset(&z);  // another gzip member follows (concatenated files), as gzip(1) reads
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+      *error = "expected more gzip data, found end of file (truncated?)";
+      ok = false;
+      break;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      *error = std::string("expected gzip data, found a corrupt stream (") +
+               (z.msg ? z.msg : "zlib error") + ")";
+      ok = false;
+      break;
+    }
+  }
+  inflateEnd(&z);
+  if (!ok) out->clear();
+  return ok;
+}
+
+}  // namespace heapkit::pprof

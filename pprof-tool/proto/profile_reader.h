@@ -1,0 +1,44 @@
+// profile.proto (already gunzipped) -> Profile.
+//
+// What a reader may meet is hostile until checked, so decoding is three steps:
+//   1. a scan of the top-level fields with protobuf's own CodedInputStream: malformed varints,
+//      bad wire types and truncation fail here, and element counts are capped (kProtoLimits)
+//      before anything is allocated for them;
+//   2. parsing into the generated message (on an arena);
+//   3. validation of every cross reference: string indexes in range, string_table[0] == "",
+//      ids non-zero and unique, sample location ids and line function ids that exist, one
+//      value per sample type.
+// Every failure is one ParseError line "<file>: expected ..., found ...".
+//
+// The result: samples keep the file's values (already un-sampled by their writer) in the four
+// heap columns chosen by sample type name; Locations that carry Lines become embedded symbols
+// (names, files, lines; not symbolized again), the others keep their address and are
+// symbolized from the mappings like a legacy profile.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "pprof-tool/model/profile.h"
+#include "pprof-tool/parse/legacy_parser.h"
+
+namespace heapkit::pprof {
+
+struct ProtoLimits {
+  size_t max_bytes = size_t{256} << 20;  // decompressed message size
+  size_t max_strings = size_t{1} << 22;
+  size_t max_samples = size_t{1} << 23;
+  size_t max_locations = size_t{1} << 22;
+  size_t max_functions = size_t{1} << 22;
+  size_t max_mappings = size_t{1} << 16;
+};
+
+// True if `head` (the first bytes of a file, not gzip) starts like a serialized Profile: its
+// leading fields have Profile's field numbers and wire types. Text never does.
+bool LooksLikeProfileProto(std::string_view head);
+
+bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile* profile,
+                        ParseError* error, const ProtoLimits& limits = ProtoLimits());
+
+}  // namespace heapkit::pprof

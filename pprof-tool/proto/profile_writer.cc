@@ -1,0 +1,250 @@
+#include "pprof-tool/proto/profile_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <vector>
+
+#include "profile.pb.h"
+#include "pprof-tool/proto/build_id.h"
+#include "pprof-tool/proto/function_names.h"
+
+namespace heapkit::pprof {
+namespace {
+
+namespace pb = perftools::profiles;
+
+struct ExportedType {
+  SampleType type;
+  const char* name;
+  const char* unit;
+};
+
+constexpr ExportedType kHeapTypes[] = {
+    {SampleType::kAllocObjects, "alloc_objects", "count"},
+    {SampleType::kAllocSpace, "alloc_space", "bytes"},
+    {SampleType::kInuseObjects, "inuse_objects", "count"},
+    {SampleType::kInuseSpace, "inuse_space", "bytes"},
+};
+
+struct U64VecHash {
+  size_t operator()(const std::vector<uint64_t>& v) const {
+    size_t h = v.size();
+    for (uint64_t x : v) h = (h * 1000003u) ^ std::hash<uint64_t>()(x);
+    return h;
+  }
+};
+
+struct MappingStats {
+  size_t locations = 0, with_lines = 0;
+  bool files = false, line_numbers = false, inline_frames = false;
+};
+
+class ProtoBuilder {
+ public:
+  ProtoBuilder(const Profile& profile, const std::string& main_binary) {
+    Intern("");
+    AddMappings(profile, main_binary);
+  }
+
+  int64_t Intern(const std::string& s) {
+    auto [it, inserted] = strings_.emplace(s, int64_t(strings_.size()));
+    if (inserted) out_.add_string_table(s);
+    return it->second;
+  }
+
+  // Adds the samples of one pipeline run (address granularity) as value column `column`.
+  void AddRun(const StackSamples& run, size_t column, size_t columns) {
+    std::vector<int64_t> loc_of_first_node(run.nodes.size(), -1);
+    std::vector<uint64_t> locs;
+    for (const StackSample& s : run.samples) {
+      locs.clear();
+      for (size_t i = 0; i < s.frames.size();) {
+        // One Location per PC: frames inlined into the next frame at the same address.
+        const uint64_t address = run.nodes[s.frames[i].node].address;
+        size_t j = i;
+        while (s.frames[j].inlined && j + 1 < s.frames.size() &&
+               run.nodes[s.frames[j + 1].node].address == address) {
+          ++j;
+        }
+        // The chain below a given first frame is fixed (same PC, same filters): cache it.
+        int64_t& loc = loc_of_first_node[s.frames[i].node];
+        if (loc < 0) loc = int64_t(LocationFor(run, s.frames, i, j));
+        locs.push_back(uint64_t(loc));
+        i = j + 1;
+      }
+      auto [it, inserted] = sample_index_.emplace(locs, values_.size());
+      if (inserted) {
+        values_.emplace_back(columns, 0.0);
+        sample_locs_.push_back(locs);
+      }
+      values_[it->second][column] += s.value;
+    }
+  }
+
+  std::string Finish(const std::vector<ExportedType>& types, uint64_t period) {
+    for (const ExportedType& t : types) {
+      pb::ValueType* vt = out_.add_sample_type();
+      vt->set_type(Intern(t.name));
+      vt->set_unit(Intern(t.unit));
+    }
+    for (size_t i = 0; i < sample_locs_.size(); ++i) {
+      pb::Sample* s = out_.add_sample();
+      for (uint64_t id : sample_locs_[i]) s->add_location_id(id);
+      for (double v : values_[i]) s->add_value(std::llround(v));
+    }
+    for (size_t i = 0; i < mappings_.size(); ++i) {
+      pb::Mapping* m = out_.mutable_mapping(int(i));
+      const MappingStats& st = stats_[i];
+      // has_functions: every location of the mapping is symbolized (readers may skip it);
+      // the others: such information is present.
+      m->set_has_functions(st.locations > 0 && st.with_lines == st.locations);
+      m->set_has_filenames(st.files);
+      m->set_has_line_numbers(st.line_numbers);
+      m->set_has_inline_frames(st.inline_frames);
+    }
+    pb::ValueType* pt = out_.mutable_period_type();
+    pt->set_type(Intern("space"));
+    pt->set_unit(Intern("bytes"));
+    out_.set_period(int64_t(period));
+    out_.set_default_sample_type(Intern("inuse_space"));
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    out_.SerializeToCodedStream(&coded);
+    coded.Trim();
+    return bytes;
+  }
+
+ private:
+  void AddMappings(const Profile& profile, const std::string& main_binary) {
+    std::vector<const Mapping*> exec;
+    for (const Mapping& m : profile.mappings) {
+      // Code mappings only (like go pprof's own legacy reader): PCs land in them.
+      if (m.limit > m.start && (m.perms.empty() || m.perms.find('x') != std::string::npos)) {
+        exec.push_back(&m);
+      }
+    }
+    std::stable_partition(exec.begin(), exec.end(), [&](const Mapping* m) {
+      return !main_binary.empty() && m->path == main_binary;
+    });
+    std::unordered_map<std::string, std::string> build_ids;
+    for (const Mapping* m : exec) {
+      pb::Mapping* out = out_.add_mapping();
+      out->set_id(uint64_t(out_.mapping_size()));
+      out->set_memory_start(m->start);
+      out->set_memory_limit(m->limit);
+      out->set_file_offset(m->offset);
+      out->set_filename(Intern(m->path));
+      if (!m->path.empty() && m->path[0] == '/') {
+        auto it = build_ids.find(m->path);
+        if (it == build_ids.end()) it = build_ids.emplace(m->path, ReadBuildIdHex(m->path)).first;
+        if (!it->second.empty()) out->set_build_id(Intern(it->second));
+      }
+      mappings_.push_back(m);
+    }
+    stats_.resize(mappings_.size());
+    std::sort(order_.begin(), order_.end(),
+              [&](size_t a, size_t b) { return mappings_[a]->start < mappings_[b]->start; });
+  }
+
+  // Index into mappings_ of the mapping holding `address`, or -1.
+  int64_t MappingOf(uint64_t address) const {
+    auto it = std::upper_bound(order_.begin(), order_.end(), address,
+                               [&](uint64_t a, size_t i) { return a < mappings_[i]->start; });
+    while (it != order_.begin()) {
+      --it;
+      const Mapping* m = mappings_[*it];
+      if (address < m->limit) return int64_t(*it);
+      if (address >= m->start) return -1;
+    }
+    return -1;
+  }
+
+  uint64_t FunctionFor(const NodeInfo& node) {
+    std::string key = node.name + '\0' + node.file;
+    auto it = functions_.find(key);
+    if (it != functions_.end()) return it->second;
+    FunctionNames names = NamesForProto(node.name);
+    pb::Function* f = out_.add_function();
+    f->set_id(uint64_t(out_.function_size()));
+    f->set_name(Intern(names.name));
+    f->set_system_name(Intern(names.system_name));
+    f->set_filename(Intern(node.file));
+    functions_.emplace(std::move(key), f->id());
+    return f->id();
+  }
+
+  uint64_t LocationFor(const StackSamples& run, const std::vector<StackFrame>& frames, size_t first,
+                       size_t last) {
+    const uint64_t address = run.nodes[frames[first].node].address;
+    std::vector<uint64_t> key{address};
+    for (size_t k = first; k <= last; ++k) {
+      const NodeInfo& n = run.nodes[frames[k].node];
+      if (n.file.empty() && IsUnsymbolizedName(n.name)) continue;
+      key.push_back(FunctionFor(n));
+      key.push_back(uint64_t(n.line));
+    }
+    auto it = locations_.find(key);
+    if (it != locations_.end()) return it->second;
+    pb::Location* loc = out_.add_location();
+    loc->set_id(uint64_t(out_.location_size()));
+    loc->set_address(address);
+    int64_t mapping = MappingOf(address);
+    if (mapping >= 0) loc->set_mapping_id(uint64_t(mapping + 1));
+    for (size_t k = 1; k < key.size(); k += 2) {
+      pb::Line* line = loc->add_line();
+      line->set_function_id(key[k]);
+      line->set_line(int64_t(key[k + 1]));
+    }
+    if (mapping >= 0) {
+      MappingStats& st = stats_[size_t(mapping)];
+      ++st.locations;
+      if (loc->line_size() > 0) ++st.with_lines;
+      if (loc->line_size() > 1) st.inline_frames = true;
+      for (size_t k = first; k <= last; ++k) {
+        const NodeInfo& n = run.nodes[frames[k].node];
+        if (!n.file.empty()) st.files = true;
+        if (n.line > 0) st.line_numbers = true;
+      }
+    }
+    locations_.emplace(std::move(key), loc->id());
+    return loc->id();
+  }
+
+  pb::Profile out_;
+  std::unordered_map<std::string, int64_t> strings_;
+  std::unordered_map<std::string, uint64_t> functions_;
+  std::unordered_map<std::vector<uint64_t>, uint64_t, U64VecHash> locations_;
+  std::unordered_map<std::vector<uint64_t>, size_t, U64VecHash> sample_index_;
+  std::vector<std::vector<uint64_t>> sample_locs_;
+  std::vector<std::vector<double>> values_;
+  std::vector<const Mapping*> mappings_;  // in output order (id = index + 1)
+  std::vector<size_t> order_;             // indexes into mappings_, by start address
+  std::vector<MappingStats> stats_;
+};
+
+}  // namespace
+
+bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
+                        const ProtoWriteOptions& options, std::string* out, std::string* error) {
+  std::vector<ExportedType> types;
+  for (const ExportedType& t : kHeapTypes) {
+    const bool inuse = t.type == SampleType::kInuseObjects || t.type == SampleType::kInuseSpace;
+    if (inuse || !options.heapcheck) types.push_back(t);
+  }
+  ProtoBuilder builder(profile, options.main_binary);
+  for (size_t column = 0; column < types.size(); ++column) {
+    PipelineOptions po = options.pipeline;
+    po.sample_type = types[column].type;
+    po.granularity = Granularity::kAddresses;
+    StackSamples run;
+    if (!BuildStackSamples(profile, symbolizer, po, &run, error)) return false;
+    builder.AddRun(run, column, types.size());
+  }
+  *out = builder.Finish(types, profile.sample_period);
+  return true;
+}
+
+}  // namespace heapkit::pprof
