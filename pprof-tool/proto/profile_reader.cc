@@ -295,6 +295,13 @@ class Converter {
 }  // namespace
 
 bool LooksLikeProfileProto(std::string_view head) {
+  // Text (a legacy profile, even one starting with a blank line, i.e. the byte of field 1)
+  // has no control bytes; every profile.proto has some (lengths, small varints, tags).
+  bool control = false;
+  for (unsigned char c : head) {
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') control = true;
+  }
+  if (!control) return false;
   TopLevelCounts counts;
   return ScanFields(head, /*prefix=*/true, &counts).empty();
 }

@@ -145,6 +145,7 @@ class ProtoBuilder {
       mappings_.push_back(m);
     }
     stats_.resize(mappings_.size());
+    for (size_t i = 0; i < mappings_.size(); ++i) order_.push_back(i);
     std::sort(order_.begin(), order_.end(),
               [&](size_t a, size_t b) { return mappings_[a]->start < mappings_[b]->start; });
   }

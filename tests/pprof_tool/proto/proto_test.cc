@@ -1,0 +1,392 @@
+// profile.proto writer, reader, gzip framing and --sample_index, over synthetic profiles and
+// hand-made hostile messages (built with the generated classes of the same schema).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "profile.pb.h"
+#include "pprof-tool/proto/function_names.h"
+#include "pprof-tool/proto/gzip_io.h"
+#include "pprof-tool/proto/profile_loader.h"
+#include "pprof-tool/proto/profile_reader.h"
+#include "pprof-tool/proto/profile_writer.h"
+#include "pprof-tool/proto/sample_index.h"
+
+namespace heapkit::pprof {
+namespace {
+
+namespace pb = perftools::profiles;
+
+class FakeSymbolizer : public Symbolizer {
+ public:
+  std::map<uint64_t, std::vector<SourceFrame>> table;
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = table.find(pc);
+    if (it != table.end()) return it->second;
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
+    SourceFrame f;
+    f.function = buf;
+    return table[pc] = {f};
+  }
+};
+
+SourceFrame Frame(const char* fn, const char* file, int line, bool inlined = false) {
+  SourceFrame f;
+  f.function = fn;
+  f.file = file;
+  f.line = line;
+  f.inlined = inlined;
+  f.module = "/bin/prog";
+  return f;
+}
+
+// Two stacks: leaf 0x1000 (Leaf, inlined into Outer at the same pc) <- 0x2000 (main), and
+// 0x3000 (Other) <- 0x2000 (main). PCs in Profile are return addresses (lookup pc + 1).
+struct Fixture {
+  Profile profile;
+  FakeSymbolizer symbolizer;
+  Fixture() {
+    profile.kind = ProfileKind::kHeapProfile;
+    profile.sample_period = 524288;
+    Mapping m;
+    m.start = 0x1000;
+    m.limit = 0x4000;
+    m.perms = "r-xp";
+    m.path = "/bin/prog";
+    profile.mappings.push_back(m);
+    RawSample a;
+    a.pcs = {0x1001, 0x2001};
+    a.raw = a.value = {2, 200, 5, 500};
+    RawSample b;
+    b.pcs = {0x3001, 0x2001};
+    b.raw = b.value = {0, 0, 1, 64};
+    profile.samples = {a, b};
+    symbolizer.table[0x1000] = {Frame("Leaf", "leaf.h", 3, true), Frame("Outer", "outer.cc", 10)};
+    symbolizer.table[0x2000] = {Frame("main", "main.cc", 20)};
+    symbolizer.table[0x3000] = {Frame("Other", "other.cc", 7)};
+  }
+  std::string Encode(ProtoWriteOptions options = ProtoWriteOptions()) {
+    std::string bytes, error;
+    EXPECT_TRUE(EncodeProfileProto(profile, symbolizer, options, &bytes, &error)) << error;
+    return bytes;
+  }
+};
+
+const std::string& Str(const pb::Profile& p, int64_t i) { return p.string_table(int(i)); }
+
+TEST(ProtoWriter, HeapSampleTypesPeriodAndDefault) {
+  Fixture fx;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  ASSERT_EQ(p.sample_type_size(), 4);
+  const char* names[] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+  const char* units[] = {"count", "bytes", "count", "bytes"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(Str(p, p.sample_type(i).type()), names[i]);
+    EXPECT_EQ(Str(p, p.sample_type(i).unit()), units[i]);
+  }
+  EXPECT_EQ(Str(p, p.default_sample_type()), "inuse_space");
+  EXPECT_EQ(Str(p, p.period_type().type()), "space");
+  EXPECT_EQ(Str(p, p.period_type().unit()), "bytes");
+  EXPECT_EQ(p.period(), 524288);
+  EXPECT_EQ(p.string_table(0), "");
+  std::set<std::string> unique(p.string_table().begin(), p.string_table().end());
+  EXPECT_EQ(unique.size(), size_t(p.string_table_size())) << "strings are deduplicated";
+  ASSERT_EQ(p.sample_size(), 2);
+  EXPECT_EQ(std::vector<int64_t>(p.sample(0).value().begin(), p.sample(0).value().end()),
+            (std::vector<int64_t>{5, 500, 2, 200}));
+  EXPECT_EQ(std::vector<int64_t>(p.sample(1).value().begin(), p.sample(1).value().end()),
+            (std::vector<int64_t>{1, 64, 0, 0}));
+}
+
+TEST(ProtoWriter, InlineFramesAreLinesOfOneLocationInnermostFirst) {
+  Fixture fx;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  ASSERT_EQ(p.location_size(), 3);  // 0x1000, 0x2000, 0x3000: one per PC
+  const pb::Location& leaf = p.location(int(p.sample(0).location_id(0)) - 1);
+  EXPECT_EQ(leaf.address(), 0x1000u);
+  ASSERT_EQ(leaf.line_size(), 2);
+  const pb::Function& inner = p.function(int(leaf.line(0).function_id()) - 1);
+  const pb::Function& outer = p.function(int(leaf.line(1).function_id()) - 1);
+  EXPECT_EQ(Str(p, inner.name()), "Leaf");
+  EXPECT_EQ(Str(p, inner.system_name()), "Leaf");
+  EXPECT_EQ(Str(p, inner.filename()), "leaf.h");
+  EXPECT_EQ(leaf.line(0).line(), 3);
+  EXPECT_EQ(Str(p, outer.name()), "Outer");
+  EXPECT_EQ(leaf.line(1).line(), 10);
+  ASSERT_EQ(p.mapping_size(), 1);
+  const pb::Mapping& m = p.mapping(0);
+  EXPECT_EQ(m.memory_start(), 0x1000u);
+  EXPECT_EQ(m.memory_limit(), 0x4000u);
+  EXPECT_EQ(Str(p, m.filename()), "/bin/prog");
+  EXPECT_TRUE(m.has_functions() && m.has_filenames() && m.has_line_numbers() &&
+              m.has_inline_frames());
+  EXPECT_EQ(leaf.mapping_id(), m.id());
+}
+
+TEST(ProtoWriter, UnsymbolizedFramesHaveNoLineAndClearHasFunctions) {
+  Fixture fx;
+  fx.symbolizer.table.erase(0x3000);  // -> "0x3000"
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  const pb::Location& other = p.location(int(p.sample(1).location_id(0)) - 1);
+  EXPECT_EQ(other.address(), 0x3000u);
+  EXPECT_EQ(other.line_size(), 0);
+  EXPECT_FALSE(p.mapping(0).has_functions());
+  EXPECT_TRUE(IsUnsymbolizedName("libc.so.6+0x1a2b"));
+  EXPECT_TRUE(IsUnsymbolizedName("0x4005d0"));
+  EXPECT_FALSE(IsUnsymbolizedName("operator+"));
+  EXPECT_FALSE(IsUnsymbolizedName("main"));
+}
+
+TEST(ProtoWriter, DeterministicBytes) {
+  Fixture a, b;
+  EXPECT_EQ(a.Encode(), b.Encode());
+  EXPECT_EQ(GzipCompress(a.Encode()), GzipCompress(b.Encode()));
+}
+
+TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
+  Fixture fx;
+  ProtoWriteOptions o;
+  o.pipeline.ignore = "^Other$";
+  o.heapcheck = true;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode(o)));
+  ASSERT_EQ(p.sample_type_size(), 2);
+  EXPECT_EQ(Str(p, p.sample_type(0).type()), "inuse_objects");
+  EXPECT_EQ(Str(p, p.sample_type(1).type()), "inuse_space");
+  ASSERT_EQ(p.sample_size(), 1);
+  EXPECT_EQ(p.sample(0).value(1), 200);
+  o.pipeline.ignore = "(";
+  std::string bytes, error;
+  EXPECT_FALSE(EncodeProfileProto(fx.profile, fx.symbolizer, o, &bytes, &error));
+  EXPECT_NE(error.find("--ignore"), std::string::npos) << error;
+}
+
+TEST(ProtoWriter, UnsampledValuesAreRounded) {
+  Fixture fx;
+  fx.profile.samples[0].value.inuse_bytes = 200.6;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  EXPECT_EQ(p.sample(0).value(3), 201);
+}
+
+TEST(ProtoReader, RoundTripKeepsValuesNamesFilesAndLines) {
+  Fixture fx;
+  Profile back;
+  ParseError error;
+  ASSERT_TRUE(DecodeProfileProto(fx.Encode(), "x.pb", &back, &error)) << error.Message();
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_EQ(back.samples[0].pcs, (std::vector<uint64_t>{0x1001, 0x2001}));
+  EXPECT_EQ(back.samples[0].value.inuse_bytes, 200);
+  EXPECT_EQ(back.samples[0].value.alloc_objects, 5);
+  EXPECT_EQ(back.sample_period, 524288u);
+  EXPECT_TRUE(back.symbols_partial);
+  EXPECT_EQ(back.default_sample_type, "inuse_space");
+  ASSERT_EQ(back.mappings.size(), 1u);
+  EXPECT_EQ(back.mappings[0].path, "/bin/prog");
+  const EmbeddedSymbol* leaf = nullptr;
+  for (const EmbeddedSymbol& s : back.symbols) {
+    if (s.pc == 0x1000) leaf = &s;
+  }
+  ASSERT_NE(leaf, nullptr);
+  EXPECT_EQ(leaf->frames, (std::vector<std::string>{"Leaf", "Outer"}));
+  EXPECT_EQ(leaf->files, (std::vector<std::string>{"leaf.h", "outer.cc"}));
+  EXPECT_EQ(leaf->lines, (std::vector<int>{3, 10}));
+}
+
+// A minimal valid message to break in one place per test.
+pb::Profile Valid() {
+  pb::Profile p;
+  p.add_string_table("");
+  p.add_string_table("inuse_space");
+  p.add_string_table("bytes");
+  p.add_string_table("f");
+  auto* t = p.add_sample_type();
+  t->set_type(1);
+  t->set_unit(2);
+  auto* f = p.add_function();
+  f->set_id(1);
+  f->set_name(3);
+  auto* l = p.add_location();
+  l->set_id(1);
+  l->set_address(0x10);
+  l->add_line()->set_function_id(1);
+  auto* s = p.add_sample();
+  s->add_location_id(1);
+  s->add_value(8);
+  return p;
+}
+
+std::string DecodeError(const std::string& bytes) {
+  Profile out;
+  ParseError error;
+  if (DecodeProfileProto(bytes, "h.pb", &out, &error)) return "";
+  return error.Message();
+}
+
+TEST(ProtoReader, ValidMinimalMessage) { EXPECT_EQ(DecodeError(Valid().SerializeAsString()), ""); }
+
+TEST(ProtoReader, HostileMessagesFailWithOneLine) {
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* expected;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"bad varint", std::string("\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12),
+                   "malformed varint"});
+  {
+    std::string s = Valid().SerializeAsString();
+    cases.push_back({"truncated", s.substr(0, s.size() - 2), "truncated"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_sample_type(0)->set_type(99);
+    cases.push_back({"string index", p.SerializeAsString(), "sample_type.type to index the string table"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_function(0)->set_name(-1);
+    cases.push_back({"negative string index", p.SerializeAsString(), "function.name"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_sample(0)->add_location_id(7);
+    cases.push_back({"missing location", p.SerializeAsString(), "existing locations, found location id 7"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_location(0)->mutable_line(0)->set_function_id(9);
+    cases.push_back({"missing function", p.SerializeAsString(), "function id 9"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_location(0)->set_mapping_id(4);
+    cases.push_back({"missing mapping", p.SerializeAsString(), "mapping id 4"});
+  }
+  {
+    pb::Profile p = Valid();
+    *p.add_location() = p.location(0);
+    cases.push_back({"duplicate location", p.SerializeAsString(), "unique location ids"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.mutable_sample(0)->add_value(1);
+    cases.push_back({"value count", p.SerializeAsString(), "1 values per sample"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.set_string_table(0, "x");
+    cases.push_back({"string 0", p.SerializeAsString(), "string_table[0]"});
+  }
+  {
+    pb::Profile p = Valid();
+    p.set_string_table(1, "cpu");
+    cases.push_back({"not heap", p.SerializeAsString(), "expected a heap profile"});
+  }
+  // 10^7 empty strings: rejected by the field scan before anything is allocated for them.
+  std::string many = Valid().SerializeAsString();
+  many.reserve(many.size() + 20000000);
+  for (int i = 0; i < 10000000; ++i) many.append("\x32\x00", 2);
+  cases.push_back({"1e7 strings", std::move(many), "expected at most 4194304 strings, found 10000004"});
+  for (const Case& c : cases) {
+    std::string msg = DecodeError(c.bytes);
+    EXPECT_NE(msg.find(c.expected), std::string::npos) << c.what << ": " << msg;
+    EXPECT_EQ(msg.rfind("h.pb: ", 0), 0u) << c.what << ": " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << c.what;
+  }
+}
+
+TEST(ProtoReader, SniffingTellsProtobufFromText) {
+  EXPECT_TRUE(LooksLikeProfileProto(Valid().SerializeAsString()));
+  EXPECT_FALSE(LooksLikeProfileProto("heap profile:   1:   8 [   1:   8] @ heapprofile\n"));
+  EXPECT_FALSE(LooksLikeProfileProto("\n# comment\nheap_v2/524288\n"));
+  EXPECT_FALSE(LooksLikeProfileProto(std::string(64, '\0')));
+  EXPECT_FALSE(LooksLikeProfileProto("\x7f" "ELF\x02\x01\x01"));
+}
+
+TEST(Gzip, RoundTripTruncationAndBomb) {
+  std::string data(1 << 20, 'x');
+  std::string z = GzipCompress(data), out, error;
+  ASSERT_TRUE(IsGzip(z));
+  ASSERT_TRUE(GunzipBounded(z, 2 << 20, &out, &error)) << error;
+  EXPECT_EQ(out, data);
+  EXPECT_FALSE(GunzipBounded(z.substr(0, z.size() / 2), 2 << 20, &out, &error));
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+  std::string bomb = GzipCompress(std::string(64 << 20, '\0'));  // 64 MiB -> ~64 KiB
+  EXPECT_FALSE(GunzipBounded(bomb, 8 << 20, &out, &error));
+  EXPECT_NE(error.find("gzip bomb"), std::string::npos) << error;
+  EXPECT_TRUE(out.empty());
+  std::string corrupt = z;
+  corrupt[20] ^= 0x55;
+  corrupt[21] ^= 0x55;
+  EXPECT_FALSE(GunzipBounded(corrupt, 2 << 20, &out, &error));
+}
+
+TEST(ProfileLoader, DetectsByContentNotName) {
+  Fixture fx;
+  char dir[] = "/tmp/proto_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::string path = std::string(dir) + "/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  };
+  const std::string legacy = "heap profile: 1: 8 [ 1: 8] @ heapprofile\n1: 8 [ 1: 8] @ 0x10\n";
+  for (const auto& [name, bytes] :
+       std::vector<std::pair<std::string, std::string>>{{"a.heap", GzipCompress(fx.Encode())},
+                                                        {"b.txt", fx.Encode()},
+                                                        {"c.pb.gz", legacy},
+                                                        {"d.pb", GzipCompress(legacy)}}) {
+    Profile p;
+    ParseError error;
+    std::string path = write(name, bytes);
+    EXPECT_TRUE(LoadProfileFile(path, &p, &error)) << name << ": " << error.Message();
+    EXPECT_FALSE(p.samples.empty()) << name;
+    unlink(path.c_str());
+  }
+  ProtoLimits small;
+  small.max_bytes = 1 << 20;
+  std::string path = write("bomb.pb.gz", GzipCompress(std::string(16 << 20, '\0')));
+  Profile p;
+  ParseError error;
+  EXPECT_FALSE(LoadProfileFile(path, &p, &error, small));
+  EXPECT_NE(error.Message().find("gzip bomb"), std::string::npos) << error.Message();
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+TEST(SampleIndex, NamesNumbersDefaultsAndMissingTypes) {
+  Profile legacy;
+  legacy.file = "l.heap";
+  SampleType t = SampleType::kInuseSpace;
+  std::string error;
+  ASSERT_TRUE(ResolveSampleIndex(legacy, "1", &t, &error)) << error;
+  EXPECT_EQ(t, SampleType::kAllocSpace);
+  ASSERT_TRUE(ResolveSampleIndex(legacy, "inuse_objects", &t, &error));
+  EXPECT_EQ(t, SampleType::kInuseObjects);
+  EXPECT_FALSE(ResolveSampleIndex(legacy, "4", &t, &error));
+  EXPECT_FALSE(ResolveSampleIndex(legacy, "cpu", &t, &error));
+  EXPECT_EQ(error, "l.heap: no sample type 'cpu' (the profile has alloc_objects, alloc_space, "
+                   "inuse_objects, inuse_space)");
+  Profile proto;
+  proto.file = "p.pb.gz";
+  proto.sample_types = {"alloc_objects", "alloc_space"};
+  proto.default_sample_type = "alloc_space";
+  t = SampleType::kInuseSpace;
+  ASSERT_TRUE(ResolveSampleIndex(proto, "", &t, &error)) << error;
+  EXPECT_EQ(t, SampleType::kAllocSpace);
+  EXPECT_FALSE(ResolveSampleIndex(proto, "inuse_space", &t, &error));
+  EXPECT_EQ(error, "p.pb.gz: no sample type 'inuse_space' (the profile has alloc_objects, "
+                   "alloc_space)");
+}
+
+}  // namespace
+}  // namespace heapkit::pprof
