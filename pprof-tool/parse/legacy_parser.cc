@@ -349,6 +349,45 @@ struct Parser {
     return true;
   }
 
+  // jemalloc's prof dump: "heap_v2/<rate>" alone on the first line, then per stack an
+  // "@ <pc>..." line followed by "t*: <n>: <b> [<n>: <b>]" (all threads) and "t<id>: ..."
+  // (per thread, ignored); a "t*:" line before the first stack holds the totals. Each stack
+  // becomes the legacy sample line it stands for, so the one heap_v2 un-sampling rule applies
+  // (jemalloc writes its counts for exactly that rule, jeprof's).
+  bool jemalloc = false;
+  std::string jemalloc_stack = {};  // pcs of the last "@" line; "" once its "t*:" line was read
+  bool ParseJemallocLine(std::string_view line, int number) {
+    if (line[0] == '@') {
+      jemalloc_stack = std::string(Trim(line.substr(1)));
+      if (jemalloc_stack.empty()) jemalloc_stack = " ";
+      return true;
+    }
+    size_t colon = line.find(':');
+    std::string_view thread = line.substr(0, colon);
+    if (line[0] != 't' || colon == std::string_view::npos || thread.size() < 2 ||
+        (thread != "t*" && thread.find_first_not_of("0123456789", 1) != std::string_view::npos)) {
+      return Fail(number, "expected a jemalloc line '@ <address>...' or 't<thread>: <objects>: "
+                          "<bytes> [<objects>: <bytes>]', found " + Quote(line));
+    }
+    if (thread != "t*") return true;
+    std::string counts(Trim(line.substr(colon + 1)));
+    if (profile->samples.empty() && jemalloc_stack.empty()) {
+      Cursor c(counts);
+      int64_t n = 0, b = 0, an = 0, ab = 0;
+      if (Pair(c, &n, &b) == 0 && c.Consume('[') && Pair(c, &an, &ab) == 0) {
+        profile->header_totals = {double(n), double(b), double(an), double(ab)};
+      }
+      return true;
+    }
+    if (jemalloc_stack.empty()) {
+      return Fail(number, "expected an '@ <address>...' line before this 't*:' line, found " +
+                              Quote(line));
+    }
+    std::string sample = counts + " @ " + jemalloc_stack;
+    jemalloc_stack.clear();
+    return ParseSample(sample, number);
+  }
+
   bool ParseMaps(Lines& lines) {
     std::string_view line;
     while (lines.Next(&line)) {
@@ -415,7 +454,11 @@ struct Parser {
       if (t.substr(0, 4) == "--- " && t != "--- Memory map: ---" && !profile->symbols.empty()) {
         continue;  // "--- heap" marker of --raw output
       }
-      if (!ParseHeader(t, lines.number())) return false;
+      jemalloc = t.substr(0, 8) == "heap_v2/";
+      if (!ParseHeader(jemalloc ? "heap profile: 0: 0 [0: 0] @ " + std::string(t) : std::string(t),
+                       lines.number())) {
+        return false;
+      }
       if (lines.incomplete()) {
         return Fail(lines.number(), "expected a complete header line, found end of file");
       }
@@ -429,6 +472,14 @@ struct Parser {
       }
       if (t.empty() || t[0] == '#') continue;
       if (IsMapsTrigger(t)) return ParseMaps(lines);
+      if (jemalloc) {
+        if (lines.incomplete()) {
+          WarnIncomplete("line");
+          break;
+        }
+        if (!ParseJemallocLine(t, lines.number())) return false;
+        continue;
+      }
       if (!ParseSample(t, lines.number())) return false;
       if (lines.incomplete()) {
         profile->samples.pop_back();

@@ -11,7 +11,10 @@ bool IsAllocatorFrame(std::string_view f, std::string_view module) {
   // Everything inside the allocator libraries themselves.
   size_t slash = module.rfind('/');
   std::string_view base = slash == std::string_view::npos ? module : module.substr(slash + 1);
-  if (StartsWith(base, "libtcmalloc") || StartsWith(base, "libheapkit")) return true;
+  if (StartsWith(base, "libtcmalloc") || StartsWith(base, "libheapkit") ||
+      StartsWith(base, "libjemalloc")) {
+    return true;
+  }
   static constexpr std::string_view kExact[] = {
       "malloc", "calloc", "realloc", "free", "cfree", "memalign", "posix_memalign",
       "aligned_alloc", "valloc", "pvalloc", "reallocarray", "__libc_malloc", "__libc_calloc",
