@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace heapkit::pprof {
@@ -45,6 +46,11 @@ std::string FromNotes(Elf* elf) {
 std::string ReadBuildIdHex(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return "";
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // a device or FIFO named by a mapping
+    close(fd);
+    return "";
+  }
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   std::string id = elf && elf_kind(elf) == ELF_K_ELF ? FromNotes(elf) : "";
