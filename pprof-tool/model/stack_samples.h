@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/value_format.h"
 
 namespace heapkit::pprof {
@@ -50,6 +51,7 @@ struct StackFrame {
 struct StackSample {
   std::vector<StackFrame> frames;  // leaf first
   double value = 0;
+  SampleValues values = {};  // all four un-sampled values, summed like `value` (PipelineOptions::all_values)
 };
 
 enum class Granularity { kFunctions, kLines, kFiles, kAddresses };

@@ -15,7 +15,8 @@ bool IsGzip(std::string_view data) {
 std::string GzipCompress(std::string_view data) {
   z_stream z{};
   // 15 + 16: a gzip header (no name, mtime 0: deterministic) instead of zlib's.
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  // Level 1, like Go's runtime/pprof: profiles compress well even so, and writing stays cheap.
+  deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out;
   out.resize(deflateBound(&z, data.size()) + 32);
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));

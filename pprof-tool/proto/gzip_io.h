@@ -1,5 +1,5 @@
 // gzip framing for profile.proto files (zlib): what go pprof writes and reads.
-//   - GzipCompress is deterministic: no file name, modification time 0, fixed level, so the
+//   - GzipCompress is deterministic: no file name, modification time 0, fixed level (1), so the
 //     same profile always gives the same bytes.
 //   - GunzipBounded never holds more than `limit` decompressed bytes: a gzip bomb fails after
 //     `limit` bytes, not after exhausting memory. Concatenated gzip members are read like gzip(1).

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <google/protobuf/arena.h>
+
 #include "profile.pb.h"
 #include "pprof-tool/proto/build_id.h"
 #include "pprof-tool/proto/function_names.h"
@@ -27,6 +29,16 @@ constexpr ExportedType kHeapTypes[] = {
     {SampleType::kInuseSpace, "inuse_space", "bytes"},
 };
 
+double ValueOf(const SampleValues& v, SampleType t) {
+  switch (t) {
+    case SampleType::kInuseSpace: return v.inuse_bytes;
+    case SampleType::kInuseObjects: return v.inuse_objects;
+    case SampleType::kAllocSpace: return v.alloc_bytes;
+    case SampleType::kAllocObjects: return v.alloc_objects;
+  }
+  return 0;
+}
+
 struct U64VecHash {
   size_t operator()(const std::vector<uint64_t>& v) const {
     size_t h = v.size();
@@ -48,17 +60,28 @@ class ProtoBuilder {
   }
 
   int64_t Intern(const std::string& s) {
-    auto [it, inserted] = strings_.emplace(s, int64_t(strings_.size()));
-    if (inserted) out_.add_string_table(s);
-    return it->second;
+    auto it = strings_.find(s);
+    if (it != strings_.end()) return it->second;
+    out_->add_string_table(s);
+    return strings_.emplace(s, int64_t(strings_.size())).first->second;
   }
 
-  // Adds the samples of one pipeline run (address granularity) as value column `column`.
-  void AddRun(const StackSamples& run, size_t column, size_t columns) {
+  // Adds the samples of the pipeline run (address granularity, all values). The pipeline has
+  // merged equal frame lists, and distinct frame lists give distinct location lists (a node
+  // at address granularity is one PC and one frame of its chain), so samples map one to one.
+  void AddRun(const StackSamples& run, const std::vector<ExportedType>& types) {
     std::vector<int64_t> loc_of_first_node(run.nodes.size(), -1);
-    std::vector<uint64_t> locs;
+    std::vector<int64_t> values(types.size());
+    out_->mutable_sample()->Reserve(int(run.samples.size()));
     for (const StackSample& s : run.samples) {
-      locs.clear();
+      bool any = false;
+      for (size_t column = 0; column < types.size(); ++column) {
+        values[column] = std::llround(ValueOf(s.values, types[column].type));
+        any = any || values[column] != 0;
+      }
+      if (!any) continue;  // e.g. a leak-checker export of a stack with alloc values only
+      pb::Sample* sample = out_->add_sample();
+      sample->mutable_value()->Add(values.begin(), values.end());
       for (size_t i = 0; i < s.frames.size();) {
         // One Location per PC: frames inlined into the next frame at the same address.
         const uint64_t address = run.nodes[s.frames[i].node].address;
@@ -70,31 +93,20 @@ class ProtoBuilder {
         // The chain below a given first frame is fixed (same PC, same filters): cache it.
         int64_t& loc = loc_of_first_node[s.frames[i].node];
         if (loc < 0) loc = int64_t(LocationFor(run, s.frames, i, j));
-        locs.push_back(uint64_t(loc));
+        sample->add_location_id(uint64_t(loc));
         i = j + 1;
       }
-      auto [it, inserted] = sample_index_.emplace(locs, values_.size());
-      if (inserted) {
-        values_.emplace_back(columns, 0.0);
-        sample_locs_.push_back(locs);
-      }
-      values_[it->second][column] += s.value;
     }
   }
 
   std::string Finish(const std::vector<ExportedType>& types, uint64_t period) {
     for (const ExportedType& t : types) {
-      pb::ValueType* vt = out_.add_sample_type();
+      pb::ValueType* vt = out_->add_sample_type();
       vt->set_type(Intern(t.name));
       vt->set_unit(Intern(t.unit));
     }
-    for (size_t i = 0; i < sample_locs_.size(); ++i) {
-      pb::Sample* s = out_.add_sample();
-      for (uint64_t id : sample_locs_[i]) s->add_location_id(id);
-      for (double v : values_[i]) s->add_value(std::llround(v));
-    }
     for (size_t i = 0; i < mappings_.size(); ++i) {
-      pb::Mapping* m = out_.mutable_mapping(int(i));
+      pb::Mapping* m = out_->mutable_mapping(int(i));
       const MappingStats& st = stats_[i];
       // has_functions: every location of the mapping is symbolized (readers may skip it);
       // the others: such information is present.
@@ -103,18 +115,13 @@ class ProtoBuilder {
       m->set_has_line_numbers(st.line_numbers);
       m->set_has_inline_frames(st.inline_frames);
     }
-    pb::ValueType* pt = out_.mutable_period_type();
+    pb::ValueType* pt = out_->mutable_period_type();
     pt->set_type(Intern("space"));
     pt->set_unit(Intern("bytes"));
-    out_.set_period(int64_t(period));
-    out_.set_default_sample_type(Intern("inuse_space"));
-    std::string bytes;
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    out_.SerializeToCodedStream(&coded);
-    coded.Trim();
-    return bytes;
+    out_->set_period(int64_t(period));
+    out_->set_default_sample_type(Intern("inuse_space"));
+    // The schema has no map fields, so the encoding is fixed by field order: deterministic.
+    return out_->SerializeAsString();
   }
 
  private:
@@ -131,8 +138,8 @@ class ProtoBuilder {
     });
     std::unordered_map<std::string, std::string> build_ids;
     for (const Mapping* m : exec) {
-      pb::Mapping* out = out_.add_mapping();
-      out->set_id(uint64_t(out_.mapping_size()));
+      pb::Mapping* out = out_->add_mapping();
+      out->set_id(uint64_t(out_->mapping_size()));
       out->set_memory_start(m->start);
       out->set_memory_limit(m->limit);
       out->set_file_offset(m->offset);
@@ -168,8 +175,8 @@ class ProtoBuilder {
     auto it = functions_.find(key);
     if (it != functions_.end()) return it->second;
     FunctionNames names = NamesForProto(node.name);
-    pb::Function* f = out_.add_function();
-    f->set_id(uint64_t(out_.function_size()));
+    pb::Function* f = out_->add_function();
+    f->set_id(uint64_t(out_->function_size()));
     f->set_name(Intern(names.name));
     f->set_system_name(Intern(names.system_name));
     f->set_filename(Intern(node.file));
@@ -189,8 +196,8 @@ class ProtoBuilder {
     }
     auto it = locations_.find(key);
     if (it != locations_.end()) return it->second;
-    pb::Location* loc = out_.add_location();
-    loc->set_id(uint64_t(out_.location_size()));
+    pb::Location* loc = out_->add_location();
+    loc->set_id(uint64_t(out_->location_size()));
     loc->set_address(address);
     int64_t mapping = MappingOf(address);
     if (mapping >= 0) loc->set_mapping_id(uint64_t(mapping + 1));
@@ -214,13 +221,11 @@ class ProtoBuilder {
     return loc->id();
   }
 
-  pb::Profile out_;
+  google::protobuf::Arena arena_;  // one block list for the many small messages: cheap to build and free
+  pb::Profile* out_ = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena_);
   std::unordered_map<std::string, int64_t> strings_;
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<std::vector<uint64_t>, uint64_t, U64VecHash> locations_;
-  std::unordered_map<std::vector<uint64_t>, size_t, U64VecHash> sample_index_;
-  std::vector<std::vector<uint64_t>> sample_locs_;
-  std::vector<std::vector<double>> values_;
   std::vector<const Mapping*> mappings_;  // in output order (id = index + 1)
   std::vector<size_t> order_;             // indexes into mappings_, by start address
   std::vector<MappingStats> stats_;
@@ -236,14 +241,13 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
     if (inuse || !options.heapcheck) types.push_back(t);
   }
   ProtoBuilder builder(profile, options.main_binary);
-  for (size_t column = 0; column < types.size(); ++column) {
-    PipelineOptions po = options.pipeline;
-    po.sample_type = types[column].type;
-    po.granularity = Granularity::kAddresses;
-    StackSamples run;
-    if (!BuildStackSamples(profile, symbolizer, po, &run, error)) return false;
-    builder.AddRun(run, column, types.size());
-  }
+  PipelineOptions po = options.pipeline;
+  po.sample_type = SampleType::kInuseSpace;  // any: all_values keeps the four
+  po.granularity = Granularity::kAddresses;
+  po.all_values = true;
+  StackSamples run;
+  if (!BuildStackSamples(profile, symbolizer, po, &run, error)) return false;
+  builder.AddRun(run, types);
   *out = builder.Finish(types, profile.sample_period);
   return true;
 }

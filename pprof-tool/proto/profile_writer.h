@@ -1,7 +1,7 @@
 // Profile (legacy heap profile, summed, --base subtracted) -> profile.proto message.
 //
-// The samples come from the report pipeline (report/pipeline.h) run once per value type at
-// address granularity, so the export holds exactly what the text reports count: the same
+// The samples come from one run of the report pipeline (report/pipeline.h) at address
+// granularity keeping all four values, so the export holds what the text reports count: the same
 // un-sampled values (the parser's one rule), allocator frames dropped, --focus/--ignore/
 // --hide/--show and --noinlines applied. Each pipeline frame carries its lookup PC; runs of
 // frames at one PC (inlined callees, innermost first, then the physical function) become one

@@ -111,6 +111,10 @@ struct VecEq {
   }
 };
 
+bool HasValue(const SampleValues& v) {
+  return v.inuse_objects != 0 || v.inuse_bytes != 0 || v.alloc_objects != 0 || v.alloc_bytes != 0;
+}
+
 }  // namespace
 
 const char* SampleTypeName(SampleType t) {
@@ -245,7 +249,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   double total = 0;
   for (const RawSample& s : profile.samples) {
     double v = SampleValue(s, options.sample_type);
-    if (v == 0) continue;
+    if (v == 0 && !(options.all_values && HasValue(s.value))) continue;
     stack.clear();
     for (size_t i = 0; i < s.pcs.size(); ++i) {
       // Every PC in a heap profile is a return address, the leaf included (the leaf is the
@@ -283,16 +287,17 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     }
     auto [mit, inserted] = merged.emplace(frames, out->samples.size());
     if (inserted) {
-      out->samples.push_back({frames, v});
+      out->samples.push_back({frames, v, s.value});
     } else {
       out->samples[mit->second].value += v;
+      out->samples[mit->second].values += s.value;
     }
   }
   // Drop merged samples that cancelled out (e.g. --base).
   std::vector<StackSample> kept;
   kept.reserve(out->samples.size());
   for (StackSample& s : out->samples) {
-    if (s.value != 0) kept.push_back(std::move(s));
+    if (s.value != 0 || (options.all_values && HasValue(s.values))) kept.push_back(std::move(s));
   }
   out->samples = std::move(kept);
   out->total = total;

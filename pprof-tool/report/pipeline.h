@@ -28,6 +28,9 @@ struct PipelineOptions {
   bool drop_allocator_frames = true;
   bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
   std::string program;  // binary given on the command line ("" = from the maps)
+  // Keep samples whose chosen value is 0 when another of their values is not (one run then
+  // serves all four value types through StackSample::values: the profile.proto writer).
+  bool all_values = false;
 };
 
 // Symbolizer for a profile: its embedded symbols if it has a "--- symbol" section, else
