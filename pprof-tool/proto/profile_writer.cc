@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -126,10 +127,19 @@ class ProtoBuilder {
 
  private:
   void AddMappings(const Profile& profile, const std::string& main_binary) {
+    // Code mappings (like go pprof's own legacy reader: PCs land in them); a file none of
+    // whose mappings says 'x' (hand-made maps) keeps all of its mappings.
+    auto is_code = [](const Mapping& m) {
+      return m.perms.empty() || m.perms.find('x') != std::string::npos;
+    };
+    std::unordered_set<std::string> files_with_code;
+    for (const Mapping& m : profile.mappings) {
+      if (is_code(m)) files_with_code.insert(m.path);
+    }
     std::vector<const Mapping*> exec;
     for (const Mapping& m : profile.mappings) {
-      // Code mappings only (like go pprof's own legacy reader): PCs land in them.
-      if (m.limit > m.start && (m.perms.empty() || m.perms.find('x') != std::string::npos)) {
+      if (m.limit > m.start &&
+          (is_code(m) || (!m.path.empty() && !files_with_code.count(m.path)))) {
         exec.push_back(&m);
       }
     }

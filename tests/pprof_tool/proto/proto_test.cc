@@ -145,6 +145,26 @@ TEST(ProtoWriter, UnsymbolizedFramesHaveNoLineAndClearHasFunctions) {
   EXPECT_FALSE(IsUnsymbolizedName("main"));
 }
 
+TEST(ProtoWriter, MappingsCodeOnlyUnlessAFileHasNoCodeMapping) {
+  Fixture fx;
+  Mapping data = fx.profile.mappings[0];
+  data.start = 0x4000;
+  data.limit = 0x5000;
+  data.perms = "rw-p";  // data of /bin/prog, which has a code mapping: not exported
+  Mapping lib;
+  lib.start = 0x7000;
+  lib.limit = 0x8000;
+  lib.perms = "r--p";  // hand-made maps without 'x': the file's mappings are kept
+  lib.path = "/lib/libx.so";
+  fx.profile.mappings.push_back(data);
+  fx.profile.mappings.push_back(lib);
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  ASSERT_EQ(p.mapping_size(), 2);
+  EXPECT_EQ(Str(p, p.mapping(0).filename()), "/bin/prog");
+  EXPECT_EQ(Str(p, p.mapping(1).filename()), "/lib/libx.so");
+}
+
 TEST(ProtoWriter, DeterministicBytes) {
   Fixture a, b;
   EXPECT_EQ(a.Encode(), b.Encode());
