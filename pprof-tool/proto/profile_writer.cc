@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -40,11 +41,9 @@ double ValueOf(const SampleValues& v, SampleType t) {
   return 0;
 }
 
-struct U64VecHash {
-  size_t operator()(const std::vector<uint64_t>& v) const {
-    size_t h = v.size();
-    for (uint64_t x : v) h = (h * 1000003u) ^ std::hash<uint64_t>()(x);
-    return h;
+struct ViewPairHash {
+  size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
+    return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
   }
 };
 
@@ -180,9 +179,10 @@ class ProtoBuilder {
     return -1;
   }
 
+  // Function of a node: one per (name, file). The keys view the run's node strings (the run
+  // outlives the builder's use of them).
   uint64_t FunctionFor(const NodeInfo& node) {
-    std::string key = node.name + '\0' + node.file;
-    auto it = functions_.find(key);
+    auto it = functions_.find({node.name, node.file});
     if (it != functions_.end()) return it->second;
     FunctionNames names = NamesForProto(node.name);
     pb::Function* f = out_->add_function();
@@ -190,52 +190,43 @@ class ProtoBuilder {
     f->set_name(Intern(names.name));
     f->set_system_name(Intern(names.system_name));
     f->set_filename(Intern(node.file));
-    functions_.emplace(std::move(key), f->id());
+    functions_.emplace(std::make_pair(std::string_view(node.name), std::string_view(node.file)),
+                       f->id());
     return f->id();
   }
 
+  // A new Location for frames[first..last] (one PC). Callers cache it by the first frame's
+  // node: at address granularity a node is one PC and one frame of its chain, and the chain
+  // below it is fixed, so equal locations are never built twice.
   uint64_t LocationFor(const StackSamples& run, const std::vector<StackFrame>& frames, size_t first,
                        size_t last) {
     const uint64_t address = run.nodes[frames[first].node].address;
-    std::vector<uint64_t> key{address};
-    for (size_t k = first; k <= last; ++k) {
-      const NodeInfo& n = run.nodes[frames[k].node];
-      if (n.file.empty() && IsUnsymbolizedName(n.name)) continue;
-      key.push_back(FunctionFor(n));
-      key.push_back(uint64_t(n.line));
-    }
-    auto it = locations_.find(key);
-    if (it != locations_.end()) return it->second;
     pb::Location* loc = out_->add_location();
     loc->set_id(uint64_t(out_->location_size()));
     loc->set_address(address);
     int64_t mapping = MappingOf(address);
     if (mapping >= 0) loc->set_mapping_id(uint64_t(mapping + 1));
-    for (size_t k = 1; k < key.size(); k += 2) {
+    MappingStats unused;
+    MappingStats& st = mapping >= 0 ? stats_[size_t(mapping)] : unused;
+    for (size_t k = first; k <= last; ++k) {
+      const NodeInfo& n = run.nodes[frames[k].node];
+      if (n.file.empty() && IsUnsymbolizedName(n.name)) continue;
       pb::Line* line = loc->add_line();
-      line->set_function_id(key[k]);
-      line->set_line(int64_t(key[k + 1]));
+      line->set_function_id(FunctionFor(n));
+      line->set_line(n.line);
+      if (!n.file.empty()) st.files = true;
+      if (n.line > 0) st.line_numbers = true;
     }
-    if (mapping >= 0) {
-      MappingStats& st = stats_[size_t(mapping)];
-      ++st.locations;
-      if (loc->line_size() > 0) ++st.with_lines;
-      if (loc->line_size() > 1) st.inline_frames = true;
-      for (size_t k = first; k <= last; ++k) {
-        const NodeInfo& n = run.nodes[frames[k].node];
-        if (!n.file.empty()) st.files = true;
-        if (n.line > 0) st.line_numbers = true;
-      }
-    }
-    locations_.emplace(std::move(key), loc->id());
+    ++st.locations;
+    if (loc->line_size() > 0) ++st.with_lines;
+    if (loc->line_size() > 1) st.inline_frames = true;
     return loc->id();
   }
 
   google::protobuf::Arena arena_;  // one block list for the many small messages: cheap to build and free
   pb::Profile* out_ = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena_);
   std::unordered_map<std::string, int64_t> strings_;
-  std::unordered_map<std::string, uint64_t> functions_;
-  std::unordered_map<std::vector<uint64_t>, uint64_t, U64VecHash> locations_;
+  std::unordered_map<std::pair<std::string_view, std::string_view>, uint64_t, ViewPairHash> functions_;
   std::vector<const Mapping*> mappings_;  // in output order (id = index + 1)
   std::vector<size_t> order_;             // indexes into mappings_, by start address
   std::vector<MappingStats> stats_;

@@ -214,9 +214,14 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         info.file = f.file;
         break;
       case Granularity::kAddresses: {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%" PRIx64, pc);
-        key = std::string(buf) + '\x01' + f.function + '\x01' + f.file + ':' + std::to_string(f.line);
+        // One allocation: the raw pc bytes, then the frame (every PC's chain is distinct).
+        key.reserve(sizeof pc + f.function.size() + f.file.size() + 16);
+        key.append(reinterpret_cast<const char*>(&pc), sizeof pc);
+        key += f.function;
+        key += '\x01';
+        key += f.file;
+        key += ':';
+        key += std::to_string(f.line);
         info.name = f.function;
         info.file = f.file;
         info.line = f.line;
@@ -308,7 +313,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     for (StackFrame& f : s.frames) {
       if (remap[f.node] < 0) {
         remap[f.node] = int64_t(used.size());
-        used.push_back(out->nodes[f.node]);
+        used.push_back(std::move(out->nodes[f.node]));  // each node is moved once
       }
       f.node = uint32_t(remap[f.node]);
     }
