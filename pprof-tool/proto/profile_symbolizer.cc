@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/proto/proto_maps.h"
 #include "pprof-tool/report/pipeline.h"
 
 namespace heapkit::pprof {
@@ -33,8 +35,16 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
     if (!maps_) {
       Profile maps_only;  // same mappings, no embedded symbols: libdwfl over the maps
       maps_only.file = profile_.file;
-      maps_only.mappings = profile_.mappings;
-      maps_only.maps_text = profile_.maps_text;
+      maps_only.maps_text = MapsTextForProtoMappings(profile_.mappings);
+      size_t at = 0;  // the same lines as mappings (MakeSymbolizer substitutes `program` in them)
+      while (at < maps_only.maps_text.size()) {
+        size_t end = maps_only.maps_text.find('\n', at);
+        Mapping m;
+        if (ParseMapsLine(std::string_view(maps_only.maps_text).substr(at, end - at), &m)) {
+          maps_only.mappings.push_back(std::move(m));
+        }
+        at = end + 1;
+      }
       maps_ = MakeSymbolizer(maps_only, program_, warnings_);
     }
     return maps_->Symbolize(pc);

@@ -3,7 +3,9 @@
 
   proto_clients.py <args> go_pprof    `go tool pprof -top/-traces` on every --proto export shows
                                       the functions and values of `pprof-tool --text/--traces`
-                                      on the legacy file (inuse and alloc, inline frames)
+                                      on the legacy file (inuse and alloc, inline frames,
+                                      --heapcheck); go pprof's own address-only conversion
+                                      of the legacy file reads like the legacy file
   proto_clients.py <args> roundtrip   legacy -> --proto -> report == legacy -> report
   proto_clients.py <args> decoder     Python protobuf (same schema, protoc --python_out):
                                       ids unique, references valid, string_table[0] == ""
@@ -165,6 +167,28 @@ def check_go_pprof():
                              pb], env=env).stdout.decode())
             if set(to) != set(tt) or any(not close(to[k], tt[k]) for k in to):
                 fail("%s: -traces differ:\n pprof-tool %s\n go pprof %s" % (what, to, tt))
+        # The other way: go pprof converts the legacy file to an address-only profile.proto
+        # (-symbolize=none); pprof-tool symbolizes its mappings like the legacy file's.
+        if not legacy.endswith(".v2.heap"):  # go's heap_v2 rule differs in rounding only
+            addr_only = legacy + ".go-addresses.pb.gz"
+            with open(addr_only, "wb") as f:
+                f.write(run([go, "tool", "pprof", "-proto", "-symbolize=none",
+                             os.path.realpath(prog), legacy], env=env).stdout)
+            for r in [["--text"], ["--traces"], ["--text", "--lines"], ["--text", "--alloc_space"]]:
+                want = pprof(*r, prog, legacy).stdout.decode()
+                got = pprof(*r, addr_only).stdout.decode()
+                with_prog = pprof(*r, prog, addr_only).stdout.decode()
+                if want != got or want != with_prog:
+                    fail("%s %s: go pprof's address-only conversion reads differently:\n%s\n%s"
+                         % (os.path.basename(legacy), r, want, got))
+        # A leak-checker export (inuse_* only) reads the same in go pprof.
+        hc = export(prog, legacy, "--heapcheck", tag=".heapcheck")
+        ours = top_rows(pprof("--text", "--show_bytes", "--nodefraction=0", "--heapcheck", prog,
+                              legacy).stdout.decode())
+        theirs = top_rows(run([go, "tool", "pprof", "-top", "-unit=B", "-nodefraction=0", hc],
+                              env=env).stdout.decode())
+        if set(ours) != set(theirs) or any(not close(ours[k][1], theirs[k][1]) for k in ours):
+            fail("%s --heapcheck export: %s vs go pprof %s" % (legacy, ours, theirs))
         print("go tool pprof agrees on %s" % os.path.basename(legacy))
 
 

@@ -1,0 +1,70 @@
+#include "pprof-tool/proto/proto_maps.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace heapkit::pprof {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+void AppendLine(uint64_t start, uint64_t limit, bool code, uint64_t offset, const std::string& path,
+                std::string* out) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " 00:00 0", start, limit,
+           code ? "r-xp" : "r--p", offset);
+  *out += buf;
+  if (!path.empty()) *out += "    " + path;
+  *out += '\n';
+}
+
+// The mapping cut into the file's loadable segments; false if the file gives none.
+bool AppendSegments(const Mapping& m, std::string* out) {
+  if (m.path.empty() || m.path[0] != '/') return false;
+  int fd = open(m.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
+  bool any = false;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    elf_version(EV_CURRENT);
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    size_t n = 0;
+    if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &n) == 0) {
+      for (size_t i = 0; i < n; ++i) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, int(i), &ph) || ph.p_type != PT_LOAD || ph.p_filesz == 0) continue;
+        // Pages of the file the kernel maps for this segment.
+        const uint64_t first = ph.p_offset & ~(kPage - 1);
+        const uint64_t end = (ph.p_offset + ph.p_filesz + kPage - 1) & ~(kPage - 1);
+        if (first < m.offset || first - m.offset >= m.limit - m.start) continue;
+        const uint64_t start = m.start + (first - m.offset);
+        const uint64_t limit = std::min<uint64_t>(m.limit, start + (end - first));
+        AppendLine(start, limit, (ph.p_flags & PF_X) != 0, first, m.path, out);
+        any = true;
+      }
+    }
+    if (elf) elf_end(elf);
+  }
+  close(fd);
+  return any;
+}
+
+}  // namespace
+
+std::string MapsTextForProtoMappings(const std::vector<Mapping>& mappings) {
+  std::string text;
+  for (const Mapping& m : mappings) {
+    if (m.limit <= m.start) continue;
+    if (!AppendSegments(m, &text)) AppendLine(m.start, m.limit, true, m.offset, m.path, &text);
+  }
+  return text;
+}
+
+}  // namespace heapkit::pprof
