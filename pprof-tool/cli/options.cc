@@ -41,7 +41,8 @@ constexpr const char* kNoFile = "-";
 constexpr const char* kDescription =
     "pprof-tool: heap profile reports (heapkit). Reads legacy heap profiles written by heapkit "
     "and gperftools (heapprofile, heap_v2/<rate>, heap/<rate>, growth, leak-check *-end.heap), "
-    "symbolizes them with libdw and prints reports.\n\n"
+    "jemalloc's heap dumps and profile.proto (.pb.gz, e.g. Go's heap profiles), symbolizes them "
+    "with libdw and prints reports or writes profile.proto (--proto).\n\n"
     "  pprof-tool ./server /tmp/prof.0003.heap              text report (default)\n"
     "  pprof-tool --top=10 --alloc_space /tmp/prof.0003.heap  binaries from the memory map\n"
     "  pprof-tool --base=/tmp/prof.0001.heap ./server /tmp/prof.0009.heap   growth since .0001\n"
