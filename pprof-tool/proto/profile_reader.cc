@@ -1,6 +1,7 @@
 #include "pprof-tool/proto/profile_reader.h"
 
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
@@ -316,7 +317,7 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
     error->expected = std::move(what);
     return false;
   };
-  if (bytes.size() > limits.max_bytes) {
+  if (bytes.size() > limits.max_bytes || bytes.size() > size_t(INT32_MAX)) {
     return fail("expected a profile.proto message of at most " +
                 std::to_string(limits.max_bytes >> 20) + " MiB, found " +
                 std::to_string(bytes.size() >> 20) + " MiB");
