@@ -1,6 +1,6 @@
 // The allocator's sampling hook point: the seam between alloc/ and profiler/ + heapcheck/.
 //
-// Fast path contract (DESIGN.md §4.2): each thread keeps a byte counter; an allocation of n
+// Fast path contract: each thread keeps a byte counter; an allocation of n
 // bytes subtracts n and branches once. When the counter crosses zero, the slow path picks the
 // next exponentially distributed gap (mean = sample parameter) and, if an observer is
 // registered, calls observer->on_sampled_alloc on the allocating thread.

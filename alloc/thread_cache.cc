@@ -42,8 +42,8 @@ namespace {
 // while the list is short (a thread that touches a class a few times caches a few objects), then
 // doubling, so that a new thread's busy lists reach whole batches -- which the central tier moves
 // in O(1) through its transfer cache -- after ~log2(batch) central round trips instead of
-// ~batch (a larson thread used to spend its whole life in slow start: partial batches, every
-// object through the central spans under a contended lock).
+// ~batch (with linear growth a larson thread would spend its whole life in slow start: partial
+// batches, every object through the central spans under a contended lock).
 constexpr uint32_t kSlowStartLinear = 8;
 uint32_t SlowStartNext(uint32_t max, uint32_t batch) {
   const uint32_t next = max < kSlowStartLinear ? max + 1 : max * 2;

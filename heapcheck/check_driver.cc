@@ -120,7 +120,7 @@ void InitCheckerFromEnvironment() {
     }
   }
   InitThreadLayout();
-  // Record every allocation's stack (DESIGN.md §4.2).
+  // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSampleParameter(1);
   prof::EnableSampleRecording();
 }

@@ -1,4 +1,5 @@
-// The reachability flood: a pure function over a snapshot of the heap (DESIGN.md §2).
+// The reachability flood: a pure function over a snapshot of the heap, unit-tested on
+// synthetic heaps (tests/heapcheck/flood_test.cc).
 //
 // Input: live heap objects sorted by start address (non-overlapping), root regions (memory that
 // is scanned for pointers: globals, stacks, registers, TLS), and options. Output: one state per

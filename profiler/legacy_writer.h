@@ -1,4 +1,4 @@
-// Writer for the legacy gperftools heap-profile text format (DESIGN.md §5). Used by the
+// Writer for the legacy gperftools heap-profile text format. Used by the
 // HEAPPROFILE dumps, GetHeapProfile/GetHeapSample, and by heapcheck/ for its *-end.heap file.
 //
 //   heap profile: <inuse_n>: <inuse_bytes> [<alloc_n>: <alloc_bytes>] @ heapprofile|heap_v2/<R>

@@ -4,7 +4,7 @@
 // we may be called from the first malloc. We read /proc/self/environ-equivalent data through
 // the `environ` pointer, which the dynamic loader sets before any constructor runs.
 //
-// Rule (DESIGN.md §4.5): a malformed or out-of-range value prints exactly one line
+// Rule (README.md, "Runtime rules" 5): a malformed or out-of-range value prints exactly one line
 //   heapkit: ignoring NAME='value': <why>; using default <default>
 // and the default is used. Unset or empty variables silently give the default.
 #pragma once

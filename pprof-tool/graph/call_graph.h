@@ -1,5 +1,3 @@
-// CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
-//
 // The call graph built from StackSamples (model/stack_samples.h), pruned like pprof:
 //   1. nodes with |cum| < node_fraction * |total| are dropped;
 //   2. of the rest, the node_count nodes with the largest |cum| are kept (ties: by name);

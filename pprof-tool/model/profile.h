@@ -1,5 +1,3 @@
-// CONTRACT shared with pprof-graphs (issue 6): keep compatible; refine, never break.
-//
 // The raw profile model: what a legacy heap profile file says, before symbolization.
 // Parsers (pprof-tool/parse) fill it; the report pipeline (pprof-tool/report) consumes it.
 //

@@ -1,5 +1,3 @@
-// CONTRACT shared with pprof-graphs (issue 6).
-//
 // Formatting of sample values: bytes in readable units (B, kB, MB, GB, TB — powers of 1024,
 // like gperftools' pprof) unless show_bytes; object counts as plain integers. Never prints
 // "0.0 MB" for a non-zero value: the unit is chosen from the magnitude of the value itself.

@@ -1,5 +1,5 @@
 // In-process graphviz rendering: DOT text -> SVG/PNG/PDF/PS bytes through libgvc, with no `dot`
-// child process (DESIGN.md §6).
+// child process.
 //
 // Pitfalls handled here:
 //  - graphviz finds its layout/render plugins through a config file (config6a, written by

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bad input everywhere (issue 7): every bad input of tests/robustness/README.md, end to end.
+"""Bad input everywhere: every bad input of tests/robustness/README.md, end to end.
 
   run_robustness.py <group> --victim ... --victim-static ... --heapkit ... --minimal ...
                     --pprof ... --truncation-check ... --workdir DIR
