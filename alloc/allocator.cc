@@ -155,7 +155,9 @@ void* AllocateSmall(ThreadCache* tc, uint32_t cls) {
 }
 
 void* AllocateLarge(size_t size, size_t align) {
-  if (size > kMaxAllocSize) return nullptr;
+  // An aligned request reserves size + align; beyond kMaxAllocSize it fails like an oversized
+  // malloc (posix_memalign(&p, 1 << 46, 16): ENOMEM, as in glibc, instead of 64 TiB reserved).
+  if (size > kMaxAllocSize || align > kMaxAllocSize - size) return nullptr;
   Length pages = PagesFor(size);
   Span* span = align > kPageSize ? g_state.pageheap.NewAligned(pages, align >> kPageShift)
                                  : g_state.pageheap.New(pages);
@@ -350,7 +352,6 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   if (size > kMaxAllocSize) return OutOfMemory();
   ThreadCache* tc = GetCache();
   void* p;
-  size_t allocated;
   uint32_t cls = 0;
   if (align <= 16) {
     if (size <= kMaxSize) cls = g_state.sizemap.SizeClass(size < align ? align : size);
@@ -360,13 +361,10 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   }
   if (cls != 0) {
     p = AllocateSmall(tc, cls);
-    allocated = g_state.sizemap.ClassSize(cls);
   } else {
     p = AllocateLarge(size == 0 ? 1 : size, align);
-    allocated = PagesFor(size) << kPageShift;
   }
   if (p == nullptr) return OutOfMemory();
-  (void)allocated;
   ReportPendingGrowth();
   if (tc != nullptr) {
     tc->sample_left_ -= static_cast<int64_t>(size);

@@ -53,8 +53,6 @@ inline void EnsureInit() {
 // Everything the fast path does not handle: init, no cache, large, alignment > 16 (align 0 or
 // ≤ 16 means default). Returns nullptr with errno = ENOMEM on failure.
 void* MallocSlow(size_t size, size_t align) noexcept;
-// The sampling counter of tc crossed zero while allocating `size` bytes of class cls.
-void* MallocSampled(ThreadCache* tc, size_t size, uint32_t cls) noexcept;
 void* OutOfMemory() noexcept;
 void FreeSlow(void* ptr) noexcept;
 [[noreturn]] void InvalidFree(const void* ptr);

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <unistd.h>
@@ -218,6 +219,29 @@ HEAPKIT_EXPORT HeapkitMallinfo2 mallinfo2() noexcept { return Mallinfo2(); }
 HEAPKIT_EXPORT int mallopt(int param, int) noexcept {
   // glibc's parameters are accepted (and have no effect); unknown ones fail like glibc.
   return (param == 1 || (param >= -8 && param <= -1)) ? 1 : 0;
+}
+
+// glibc's XML shape with heapkit's figures: one heap (nr 0) holding every tier; "fast" is what
+// thread and transfer caches hold, "rest" the other free bytes. No free-chunk size histogram.
+HEAPKIT_EXPORT int malloc_info(int options, FILE* fp) noexcept {
+  if (options != 0) return EINVAL;
+  HeapkitMallinfo2 m = Mallinfo2();
+  heapkit::alloc::AllocatorStats s;
+  heapkit::alloc::GetAllocatorStats(&s);
+  const size_t fast = m.fsmblks, rest = m.fordblks - m.fsmblks, sys = s.system_bytes;
+  fprintf(fp, "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n</sizes>\n");
+  for (int whole = 0; whole < 2; ++whole) {
+    fprintf(fp, "<total type=\"fast\" count=\"0\" size=\"%zu\"/>\n", fast);
+    fprintf(fp, "<total type=\"rest\" count=\"%zu\" size=\"%zu\"/>\n", m.ordblks, rest);
+    if (whole) fprintf(fp, "<total type=\"mmap\" count=\"0\" size=\"0\"/>\n");
+    fprintf(fp, "<system type=\"current\" size=\"%zu\"/>\n<system type=\"max\" size=\"%zu\"/>\n",
+            sys, sys);
+    fprintf(fp, "<aspace type=\"total\" size=\"%zu\"/>\n<aspace type=\"mprotect\" size=\"%zu\"/>\n",
+            sys, sys);
+    if (!whole) fprintf(fp, "</heap>\n");
+  }
+  fprintf(fp, "</malloc>\n");
+  return 0;
 }
 
 HEAPKIT_EXPORT int malloc_trim(size_t) noexcept {

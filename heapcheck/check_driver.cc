@@ -169,7 +169,9 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
   if (CheckAndReport("_main_", entry_sp, regs, reg_count, nullptr, &bytes, &objects)) return;
-  internal::LogRaw("Exiting with error code (instead of \"Exiting\") : %d", s.exit_code);
+  // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
+  internal::LogRaw("Exiting with error code (instead of crashing) because of whole-program "
+                   "memory leaks");
   fflush(nullptr);
   _exit(s.exit_code);
 }

@@ -106,8 +106,8 @@ bool HeapLeakChecker::NoGlobalLeaks() {
 
 void HeapLeakChecker::CancelGlobalCheck() {
   hc::InitCheckerFromEnvironment();
-  if (hc::CheckerSettings().global_check_pending && heapkit::internal::Verbose())
-    heapkit::internal::Log("whole-program leak check cancelled");
+  if (hc::CheckerSettings().global_check_pending)
+    heapkit::internal::LogRaw("Canceling the automatic at-exit whole-program memory leak check");
   hc::CheckerSettings().global_check_pending = false;
 }
 

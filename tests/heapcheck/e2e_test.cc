@@ -108,6 +108,8 @@ std::vector<Scenario> Scenarios() {
        {"heapkit: cannot read HEAPCHECK_SUPPRESSIONS file '/nonexistent/heapcheck.supp'"}, {}},
       {"IdentifyLeaks", "lost_pointer", {normal, "HEAP_CHECK_IDENTIFY_LEAKS=1"}, 1, 33, 1,
        {"\tleaked object 0x", "(33 bytes)"}, {}},
+      {"CancelGlobalCheck", "cancel_global_check", {normal}, 0, -2, 0,
+       {"Canceling the automatic at-exit whole-program memory leak check"}, {}, true},
       {"MaxLeaksLimitsGroups", "cycles", {normal, "HEAP_CHECK_MAX_LEAKS=1"}, 1, 144, 3,
        {"The 1 largest leaks:"}, {}},
   };
@@ -156,7 +158,9 @@ TEST_P(HeapcheckE2E, Scenario) {
     ASSERT_TRUE(std::regex_search(r.err, m, kLeaks));
     EXPECT_EQ(std::stoll(m[1]), s.bytes);
     EXPECT_EQ(std::stoll(m[2]), s.objects);
-    EXPECT_NE(r.err.find("Exiting with error code"), std::string::npos);
+    EXPECT_NE(r.err.find("\nExiting with error code (instead of crashing) because of "
+                         "whole-program memory leaks\n"),
+              std::string::npos);
     // The hint names the .heap file, which exists and is a legacy heap profile.
     static const std::regex kHint("pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects --lines --heapcheck");
     ASSERT_TRUE(std::regex_search(r.err, m, kHint));

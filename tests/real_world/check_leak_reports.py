@@ -10,7 +10,8 @@ For each "Leak check _main_ detected leaks of N bytes in M objects" block (one p
   HEAP_CHECK_MAX_LEAKS (20) groups were printed or --expect-all-groups is given;
 - the suggested pprof-tool command names a .heap file that exists, whose header holds the
   report's totals (all groups, printed or not), and that `pprof-tool --text <binary> <file>` reads (exit 0, a total line);
-- the block ends with 'Exiting with error code (instead of "Exiting") : <n>'.
+- the block ends with gperftools' 'Exiting with error code (instead of crashing) because of
+  whole-program memory leaks'.
 Prints one line per problem, then a summary line (last line):
   checked P processes: L leaking (B bytes in O objects: direct D B, indirect I B), C clean
 Exit status 1 if any problem was found.
@@ -24,7 +25,8 @@ LEAK_CHECK = re.compile(r"^Leak check _main_ detected leaks of (\d+) bytes in (\
 LARGEST = re.compile(r"^The (\d+) largest leaks:$")
 GROUP = re.compile(r"^Leak of (\d+) bytes in (\d+) objects allocated from: \((direct|indirect) leak\)$")
 PPROF_CMD = re.compile(r'^pprof-tool (\S+) "([^"]+)" --inuse_objects')
-EXITING = re.compile(r'^Exiting with error code \(instead of "Exiting"\) : (\d+)$')
+EXITING = re.compile(r'^Exiting with error code \(instead of crashing\) because of whole-program '
+                     r'memory leaks$')
 NO_LEAKS = re.compile(r'^No leaks found for check "_main_"')
 HEADER = re.compile(r"^heap profile: +(\d+): +(\d+) \[ *(\d+): +(\d+)\] @ heapprofile$")
 
@@ -62,7 +64,7 @@ def main():
             elif (m := PPROF_CMD.match(line)):
                 cur["cmd"] = (m.group(1), m.group(2))
             elif (m := EXITING.match(line)):
-                cur["exit"] = int(m.group(1))
+                cur["exit"] = True
                 cur = None
 
     direct = indirect = 0

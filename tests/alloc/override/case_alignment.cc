@@ -133,4 +133,26 @@ PROBE_CASE(aligned_forms) {
   free(v);
 }
 
+// An alignment whose reservation would pass the largest allocation (64 TiB) fails with ENOMEM
+// like glibc's, instead of reserving it; the heap does not grow for it.
+PROBE_CASE(huge_alignment_fails) {
+  const size_t huge = size_t{1} << 46;
+  void* p = reinterpret_cast<void*>(1);
+  int rc = posix_memalign(&p, huge, 16);
+  PROBE_CHECK_MSG(rc == ENOMEM, "posix_memalign(2^46, 16) = %d", rc);
+  PROBE_CHECK(p == reinterpret_cast<void*>(1));  // untouched on failure
+  errno = 0;
+  PROBE_CHECK(memalign(huge, 16) == nullptr && errno == ENOMEM);
+  errno = 0;
+  PROBE_CHECK(aligned_alloc(huge, 16) == nullptr && errno == ENOMEM);
+  errno = 0;
+  PROBE_CHECK(memalign(size_t{1} << 63, 1) == nullptr && errno == ENOMEM);
+  // Still usable afterwards, and a large (1 GiB) alignment still works.
+  void* q = nullptr;
+  PROBE_CHECK(posix_memalign(&q, size_t{1} << 30, 64) == 0);
+  PROBE_CHECK(q != nullptr && reinterpret_cast<uintptr_t>(q) % (size_t{1} << 30) == 0);
+  FillPattern(q, 64, 3);
+  free(q);
+}
+
 }  // namespace heapkit::probe

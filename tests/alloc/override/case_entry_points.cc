@@ -5,7 +5,9 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <initializer_list>
@@ -70,7 +72,7 @@ PROBE_CASE(identity) {
                                "aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
                                "reallocarray", "__libc_malloc", "__libc_free", "__libc_calloc",
                                "__libc_realloc", "__libc_memalign", "mallinfo", "mallinfo2",
-                               "mallopt", "malloc_trim", "_Znwm", "_ZdlPv", "_ZdlPvm",
+                               "mallopt", "malloc_trim", "malloc_info", "_Znwm", "_ZdlPv", "_ZdlPvm",
                                "_ZnwmSt11align_val_t", "_ZnamRKSt9nothrow_t"}) {
         const char* w = ObjectOf(dlsym(RTLD_DEFAULT, name));
         PROBE_CHECK_MSG(strstr(w, "libheapkit") != nullptr, "%s resolved to %s", name, w);
@@ -231,6 +233,32 @@ PROBE_CASE(cxx_entry_points) {
   void* p = ::operator new(64);
   PROBE_CHECK(malloc_usable_size(p) >= 64);
   ::operator delete(p);
+}
+
+// malloc_info: glibc's XML document (EINVAL for options other than 0), with the allocator's
+// own heap size; one heap.
+PROBE_CASE(malloc_info_xml) {
+  if (Expected() == Allocator::kTcmalloc)
+    Skip("gperftools does not override malloc_info: glibc's reports its own, empty, arena");
+  PROBE_CHECK(malloc_info(1, stdout) == EINVAL);
+  void* keep = malloc(100000);
+  Escape(keep);
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  PROBE_CHECK(f != nullptr);
+  PROBE_CHECK(malloc_info(0, f) == 0);
+  fclose(f);
+  const char* head = "<malloc version=\"1\">\n<heap nr=\"0\">\n";
+  PROBE_CHECK_MSG(strncmp(text, head, strlen(head)) == 0, "%s", text);
+  PROBE_CHECK_MSG(len > 10 && strcmp(text + len - 10, "</malloc>\n") == 0, "%s", text);
+  const char* cur = strstr(text, "<system type=\"current\" size=\"");
+  PROBE_CHECK_MSG(cur != nullptr, "%s", text);
+  size_t system = strtoull(cur + strlen("<system type=\"current\" size=\""), nullptr, 10);
+  PROBE_CHECK_MSG(system >= 100000, "system current %zu", system);
+  PROBE_CHECK(strstr(text, "<total type=\"mmap\"") != nullptr);
+  free(text);
+  free(keep);
 }
 
 }  // namespace heapkit::probe

@@ -410,7 +410,10 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "draconian") Draconian();
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
-  else if (s == "no_leaks") {}
+  else if (s == "cancel_global_check") {
+    LostPointer();
+    HeapLeakChecker::CancelGlobalCheck();
+  } else if (s == "no_leaks") {}
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;
