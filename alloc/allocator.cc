@@ -317,8 +317,12 @@ void InitSlow() {
         "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES", ThreadCacheRegistry::kDefaultMaxTotal,
         0, int64_t{1} << 40, true);
     const int64_t limit_mb = internal::EnvInt64("TCMALLOC_HEAP_LIMIT_MB", 0, 0, int64_t{1} << 26);
-    large_alloc_threshold.store(internal::EnvInt64("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD",
-                                                   int64_t{1} << 30, 0, INT64_MAX / 4, true));
+    // The report prints heap and code addresses: a privileged process never prints it to the
+    // user who started it (0 = never).
+    large_alloc_threshold.store(internal::SecureExecution()
+                                    ? 0
+                                    : internal::EnvInt64("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD",
+                                                         int64_t{1} << 30, 0, INT64_MAX / 4, true));
     const char* raw = internal::EnvRaw("TCMALLOC_SAMPLE_PARAMETER");
     const int64_t sample = internal::EnvInt64("TCMALLOC_SAMPLE_PARAMETER", 0, 0,
                                               int64_t{1} << 50, true);

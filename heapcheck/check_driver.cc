@@ -77,11 +77,6 @@ void InitCheckerFromEnvironment() {
                   internal::PrintableValue(mode, shown, sizeof(shown)));
     return;
   }
-  if (getuid() != geteuid()) {
-    internal::Log("ignoring HEAPCHECK: the program seems to be setuid");
-    s.mode = Mode::kOff;
-    return;
-  }
   s.global_check_pending = s.mode != Mode::kLocal;
   s.pid = getpid();
   s.config.scan_globals = ignore_global_live;

@@ -667,11 +667,7 @@ void ProfilerStartup() {
       internal::FormatTo(prefix, sizeof(prefix), "%s", raw);
       raw[0] = static_cast<char>(raw[0] | 0x80);
     }
-    if (getuid() != geteuid()) {
-      internal::Log("ignoring HEAPPROFILE: the program seems to be setuid");
-    } else {
-      StartHeapProfiling(prefix);
-    }
+    StartHeapProfiling(prefix);
   }
   if (!g_recording.load() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
 }

@@ -1,5 +1,7 @@
 #include "alloc/internal/env.h"
 
+#include <sys/auxv.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -39,8 +41,13 @@ const char* PrintableValue(const char* text, char* buf, size_t size) {
   return buf;
 }
 
+bool SecureExecution() {
+  // getauxval reads the auxiliary vector libc saved at start-up: no allocation, no lock.
+  return getauxval(AT_SECURE) != 0;
+}
+
 const char* EnvRaw(const char* name) {
-  if (environ == nullptr) return nullptr;
+  if (environ == nullptr || SecureExecution()) return nullptr;
   size_t n = strlen(name);
   for (char** e = environ; *e != nullptr; ++e) {
     if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;

@@ -16,7 +16,16 @@ namespace heapkit::internal {
 
 // Returns the raw value of NAME or nullptr. The pointer points into the environment block:
 // copy what must outlive start-up (programs that set their process title overwrite it).
+//
+// Privileged processes: when the kernel started the program with AT_SECURE set (setuid,
+// setgid, file capabilities, LSM transitions), every variable reads as unset, silently — the
+// rule glibc applies to MALLOC_*. The caller's environment must not choose where a privileged
+// process writes files, which files it reads, or make it print addresses. Every heapkit
+// variable is read through this function, so this is the one place the rule lives.
 const char* EnvRaw(const char* name);
+
+// True when the process runs with AT_SECURE (see EnvRaw).
+bool SecureExecution();
 
 // A copy of text fit for a one-line message: control characters become '?', and a value
 // longer than the buffer is cut with "...". Returns buf.
