@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/safe_file.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "profiler/legacy_writer.h"
@@ -397,7 +398,8 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
         "--edgefraction=1e-10 --nodefraction=1e-10 --svg\n",
         program, path);
   } else {
-    internal::Log("cannot write leak profile %s: %s", path, strerror(error));
+    const char* refusal = internal::ReplaceRefusal(error);
+    internal::Log("cannot write leak profile %s: %s", path, refusal ? refusal : strerror(error));
   }
   if (options.test_pointer_alignment) {
     internal::LogRaw("%llu of the leaked objects (%llu bytes) would be reachable through "

@@ -17,6 +17,7 @@
 #include "alloc/sample_origin.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/safe_file.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/sampling_hook.h"
 #include "profiler/allocator_frames.h"
@@ -145,7 +146,10 @@ bool DumpLocked(const char* reason) {
   if (!Quiet()) internal::LogRaw("Dumping heap profile to %s (%s)", file, reason);
   int err = 0;
   bool ok = WriteLegacyProfileFile(file, TableProfile(), &err);
-  if (!ok) internal::Log("failed to write heap profile %s: %s", file, ErrName(err));
+  if (!ok) {
+    const char* refusal = internal::ReplaceRefusal(err);
+    internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
+  }
   int64_t alloc = g_est_alloc.load(std::memory_order_relaxed);
   int64_t freed = g_est_free.load(std::memory_order_relaxed);
   g_last_dump_alloc = alloc;
@@ -572,9 +576,9 @@ bool StartHeapProfiling(const char* prefix) {
   // The directory must exist and be writable, or every dump would fail.
   char dir[PATH_MAX];
   const char* slash = strrchr(prefix, '/');
-  // So must the longest file name a dump uses: <base>_<pid>.NNNN.heap.tmp.<pid>.
+  // So must the longest file name a dump uses: <base>_<pid>.NNNN.heap.tmp.XXXXXXXX.
   const size_t base_len = strlen(slash == nullptr ? prefix : slash + 1);
-  constexpr size_t kLongestSuffix = sizeof("_4294967295.0001.heap.tmp.4294967295") - 1;
+  constexpr size_t kLongestSuffix = sizeof("_4294967295.0001.heap.tmp.XXXXXXXX") - 1;
   if (base_len + kLongestSuffix > NAME_MAX) {
     internal::Log("HEAPPROFILE=%s: file name too long (dump file names would exceed %d bytes); "
                   "heap profiling is off",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/safe_file.h"
 
 namespace heapkit::prof {
 namespace {
@@ -100,19 +101,19 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
 }
 
 bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error) {
-  char tmp[4200];
-  size_t need = internal::FormatTo(tmp, sizeof(tmp), "%s.tmp.%d", path, static_cast<int>(getpid()));
-  if (need >= sizeof(tmp)) {
-    if (error != nullptr) *error = ENAMETOOLONG;
+  int err = internal::CheckReplaceable(path, nullptr);
+  if (err != 0) {
+    if (error != nullptr) *error = err;
     return false;
   }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char tmp[4200];
+  // 0600: a dump holds the process's memory map (addresses) and its code's names.
+  int fd = internal::CreateTempBeside(path, 0600, tmp, sizeof(tmp), &err);
   if (fd < 0) {
-    if (error != nullptr) *error = errno;
+    if (error != nullptr) *error = err;
     return false;
   }
   bool ok;
-  int err = 0;
   {
     FdSink sink(fd);
     sink.LimitToFileSizeRlimit();
@@ -123,14 +124,13 @@ bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int*
     ok = false;
     err = errno;
   }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
+  if (ok) {
+    err = internal::CommitTemp(tmp, path);
+    ok = err == 0;
+  } else {
     unlink(tmp);
-    if (error != nullptr) *error = err;
   }
+  if (!ok && error != nullptr) *error = err;
   return ok;
 }
 

@@ -53,9 +53,11 @@ struct LegacyProfile {
 // Streams the whole profile to `sink` and flushes it. False if the sink failed.
 bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile);
 
-// Writes the profile to `path` atomically: a temporary file in the same directory
-// ("<path>.tmp.<pid>") is written, closed and renamed over `path`, so `path` never holds a
-// partial profile. On failure returns false with *error = errno and removes the temporary.
+// Writes the profile to `path` atomically and safely (alloc/internal/safe_file.h): a new
+// temporary beside it, mode 0600, O_EXCL|O_NOFOLLOW, is written, closed and renamed over
+// `path`, so `path` never holds a partial profile; a `path` that is a symbolic link, not a
+// regular file, or another user's file is refused (ELOOP, EINVAL, EPERM). On failure returns
+// false with *error = errno and removes the temporary.
 // Never writes past the soft RLIMIT_FSIZE (`ulimit -f`): fails with EFBIG instead of letting
 // the kernel kill the program with SIGXFSZ.
 bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error);

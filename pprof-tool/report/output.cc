@@ -1,5 +1,7 @@
 #include "pprof-tool/report/output.h"
 
+#include "alloc/internal/safe_file.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -41,6 +43,59 @@ bool WriteAndClose(int fd, std::string_view bytes, const std::string& path, std:
   return true;
 }
 
+// A non-regular `path` (lstat gave `st`) may be written in place when it is a character device,
+// FIFO or socket, or a link owned by us or by root to one of those or to a regular file
+// (/dev/stdout, which is /proc/self/fd/1, which is a file when stdout is redirected). A link
+// another user owns (planted in /tmp) is never followed, as the kernel's protected_symlinks rule
+// does in sticky directories; block devices and directories are refused.
+bool WritableInPlace(const std::string& path, const struct stat& st, std::string* why) {
+  if (S_ISLNK(st.st_mode) && st.st_uid != ::geteuid() && st.st_uid != 0) {
+    *why = "is a symbolic link owned by another user; refusing to follow it";
+    return false;
+  }
+  struct stat target = st;
+  if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &target) != 0) target.st_mode = 0;
+  if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode)) return true;
+  if (S_ISLNK(st.st_mode) && S_ISREG(target.st_mode)) return true;
+  *why = S_ISLNK(st.st_mode) ? internal::ReplaceRefusal(ELOOP) : internal::ReplaceRefusal(EINVAL);
+  return false;
+}
+
+// A new or regular file: written as a fresh temporary beside it (O_EXCL|O_NOFOLLOW) and renamed
+// over it, so a failed write never leaves half a file and a name planted by someone else is
+// never written through. A replaced file keeps its permission bits; another user's is refused.
+bool ReplaceRegularFile(const std::string& path, std::string_view bytes, std::string* error) {
+  struct stat existing;
+  int err = internal::CheckReplaceable(path.c_str(), &existing);
+  if (err != 0) {
+    const char* refusal = internal::ReplaceRefusal(err);
+    *error = path + (refusal ? std::string(" ") + refusal : ": " + std::string(std::strerror(err)));
+    return false;
+  }
+  std::vector<char> tmp(path.size() + 32);
+  const int fd = internal::CreateTempBeside(path.c_str(), 0666, tmp.data(), tmp.size(), &err);
+  if (fd < 0) {
+    *error = path + ": cannot open for writing: " + std::strerror(err);
+    return false;
+  }
+  if (existing.st_mode != 0 && ::fchmod(fd, existing.st_mode & 07777) != 0) {
+    *error = path + ": cannot keep its permissions: " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.data());
+    return false;
+  }
+  if (!WriteAndClose(fd, bytes, path, error)) {
+    ::unlink(tmp.data());
+    return false;
+  }
+  err = internal::CommitTemp(tmp.data(), path.c_str());
+  if (err != 0) {
+    *error = "cannot write " + path + ": " + std::strerror(err);
+    return false;
+  }
+  return true;
+}
+
 bool ExecutableOnPath(const char* name) {
   const char* path = std::getenv("PATH");
   if (path == nullptr) return false;
@@ -66,35 +121,30 @@ bool WriteOutput(const std::string& path, std::string_view bytes, std::string* e
     }
     return true;
   }
-  // A regular file (or a new one) is written next to its final name and renamed over it, so a
-  // failed write (full disk, file size limit) never leaves a half-written file in place of a
-  // complete one. Devices, FIFOs and sockets (/dev/stdout, a pipe) are written directly.
   struct stat st;
-  const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  if (special) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Not a regular file: a stream the user named (/dev/stdout -> /proc/self/fd/1, a FIFO, a
+    // terminal) is written in place; anything else is refused rather than replaced.
+    std::string why;
+    if (!WritableInPlace(path, st, &why)) {
+      *error = path + " " + why;
+      return false;
+    }
+    // The file our stdout already is (/dev/stdout redirected with `>>`): write where stdout
+    // stands, like --output=-, rather than truncate it.
+    struct stat target, out;
+    if (::stat(path.c_str(), &target) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 &&
+        target.st_dev == out.st_dev && target.st_ino == out.st_ino) {
+      return WriteOutput("", bytes, error);
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0) {
       *error = path + ": cannot open for writing: " + std::strerror(errno);
       return false;
     }
     return WriteAndClose(fd, bytes, path, error);
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = path + ": cannot open for writing: " + std::strerror(errno);
-    return false;
-  }
-  if (!WriteAndClose(fd, bytes, path, error)) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  return ReplaceRegularFile(path, bytes, error);
 }
 
 bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string* path,

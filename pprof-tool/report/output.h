@@ -7,9 +7,12 @@
 
 namespace heapkit::pprof {
 
-// Writes `bytes` to `path` or to stdout when `path` is "" (then flushed). A regular file is
-// replaced atomically (written to `<path>.tmp.<pid>`, then renamed): on failure the previous
-// file is untouched. Devices and FIFOs (/dev/stdout, pipes) are written in place.
+// Writes `bytes` to `path` or to stdout when `path` is "" (then flushed). A new or regular file
+// is replaced atomically and safely (alloc/internal/safe_file.h: a fresh O_EXCL|O_NOFOLLOW
+// temporary beside it, renamed over it): on failure the previous file is untouched, a replaced
+// file keeps its mode, and another user's file is refused. Character devices, FIFOs and sockets
+// (pipes) are written in place, and so is whatever a link owned by us or by root points to
+// (/dev/stdout); a link owned by anyone else is refused.
 // On failure returns false with one line naming the file and the cause in *error.
 bool WriteOutput(const std::string& path, std::string_view bytes, std::string* error);
 
