@@ -73,6 +73,22 @@ int CreateTempBeside(const char* final_path, mode_t mode, char* tmp, size_t tmp_
   return -1;
 }
 
+int OpenRegularFile(const char* path, int* error) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *error = errno;
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    *error = EINVAL;
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 int CommitTemp(const char* tmp, const char* final_path) {
   if (rename(tmp, final_path) == 0) return 0;
   const int err = errno;

@@ -33,6 +33,12 @@ int CreateTempBeside(const char* final_path, mode_t mode, char* tmp, size_t tmp_
 // Renames tmp over final_path; on failure removes tmp and returns the errno value, else 0.
 int CommitTemp(const char* tmp, const char* final_path);
 
+// Opens `path` for reading only if it is a regular file: O_NONBLOCK, so a FIFO never blocks
+// the open, and fstat on the descriptor, so a link to a device or /proc/self/fd/N is judged by
+// what it is, not by its name. Returns the descriptor (blocking again), or -1 with *error =
+// errno, EINVAL for anything but a regular file.
+int OpenRegularFile(const char* path, int* error);
+
 // The explanation of a CheckReplaceable refusal (ELOOP, EPERM, EINVAL), else nullptr.
 const char* ReplaceRefusal(int error);
 

@@ -1,5 +1,7 @@
 #include "pprof-tool/parse/legacy_parser.h"
 
+#include "alloc/internal/safe_file.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -549,13 +551,11 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
     error->expected = what;
     return false;
   };
-  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then rejected below).
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail("expected a regular file");
+  int err = 0;
+  const int fd = internal::OpenRegularFile(path.c_str(), &err);
+  if (fd < 0) {
+    return fail(err == EINVAL ? std::string("expected a regular file")
+                              : std::string("cannot open: ") + strerror(err));
   }
   // Streamed: memory holds the parsed profile and one chunk, never the whole file.
   *profile = Profile();

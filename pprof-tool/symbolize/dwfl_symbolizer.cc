@@ -8,7 +8,9 @@
 // (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink. Lookups go through ModuleIndex
 // (sorted symbols, per-CU inline index) and a per-PC cache.
 //
-// Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files.
+// Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files, and
+// (with a warning) anything that is not a regular file once opened: a FIFO, or a link to a
+// device or to /proc/self/fd/N, is never read.
 // A missing file or one whose segments do not match the mapping gives one warning and
 // "module+0xoffset" names for its addresses.
 #include <elfutils/libdwfl.h>
@@ -25,6 +27,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "alloc/internal/safe_file.h"
 #include "pprof-tool/symbolize/module_index.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
@@ -79,9 +82,11 @@ std::string Hex(uint64_t v) {
 // Computes the load bias of `path` given its mapping lines. Returns false with *why set.
 bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lines,
                  uint64_t* bias, std::string* why) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  const int fd = internal::OpenRegularFile(path.c_str(), &err);
   if (fd < 0) {
-    *why = std::string("cannot open (") + strerror(errno) + ")";
+    *why = err == EINVAL ? std::string("not a regular file")
+                         : std::string("cannot open (") + strerror(err) + ")";
     return false;
   }
   elf_version(EV_CURRENT);
