@@ -1,6 +1,7 @@
 #include "render.h"
 
 #include <cstdio>
+#include <string>
 
 #include "pprof-tool/render/dot_writer.h"
 #include "pprof-tool/render/flame_graph.h"
@@ -43,6 +44,16 @@ const char* ImageFormatName(RenderFormat f) {
 
 }  // namespace
 
+bool WithinLayoutLimits(const CallGraph& graph, std::string* error) {
+  if (graph.nodes.size() <= kMaxLayoutNodes && graph.edges.size() <= kMaxLayoutEdges) return true;
+  *error = "the call graph has " + std::to_string(graph.nodes.size()) + " nodes and " +
+           std::to_string(graph.edges.size()) + " edges, more than graphviz lays out in reasonable "
+           "time and memory (at most " + std::to_string(kMaxLayoutNodes) + " nodes and " +
+           std::to_string(kMaxLayoutEdges) + " edges); shrink it with --nodecount, "
+           "--nodefraction, --edgefraction or --focus, or use --dot, --text or --flamegraph";
+  return false;
+}
+
 int Render(const RenderRequest& request, std::string* error) {
   if (request.samples == nullptr || request.graph == nullptr) {
     *error = "internal error: render request without samples or graph";
@@ -61,6 +72,8 @@ int Render(const RenderRequest& request, std::string* error) {
                ? 0
                : 1;
   }
+
+  if (request.format != RenderFormat::kDot && !WithinLayoutLimits(*request.graph, error)) return 1;
 
   DotStyle style;
   style.title = request.title;

@@ -565,6 +565,19 @@ def group_profiles():
                  warning=r"no memory map")
     check(r.seconds < 30, "100k buckets took %.1f s" % r.seconds)
     print("100k buckets: %.1f s" % r.seconds)
+    # Unpruned graph of the 100k buckets (~101k nodes): refused before graphviz, at once, under
+    # a 4 GiB address-space limit (it used to end in SIGSEGV there, or run for minutes).
+    r = run([A.pprof, "--svg", "--nodefraction=0", "--edgefraction=0", "--nodecount=1000000",
+             "--output=" + os.path.join(d, "huge.svg"), many], address_space=4 << 30, timeout=60)
+    refusal = re.compile(r"^pprof-tool: the call graph has \d+ nodes and \d+ edges, more than "
+                         r"graphviz lays out in reasonable time and memory \(at most 5000 nodes "
+                         r"and 25000 edges\); shrink it with --nodecount, .*$")
+    check(r.rc == 2 and r.signal == 0, "unpruned graph: exit %s\n%s" % (r.rc, r.describe()))
+    check([l for l in r.lines() if refusal.match(l)] and
+          all(refusal.match(l) or "no memory map" in l for l in r.lines()),
+          "unpruned graph: %s" % r.lines())
+    check(not os.path.exists(os.path.join(d, "huge.svg")), "unpruned graph: an SVG was written")
+    check(r.seconds < 30, "unpruned graph refusal took %.1f s" % r.seconds)
     pprof_fails(["--text", many], r"^pprof-tool: out of memory \(the profile is too large for "
                 r"the available memory\)$", "100k buckets in 80 MiB", address_space=80 << 20)
     # Lying headers and records.

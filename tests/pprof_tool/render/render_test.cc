@@ -132,5 +132,43 @@ TEST_F(RenderEntry, NegativeValuesSwitchToDiffColours) {
   EXPECT_EQ(testing::ReadFile(dir_.File("d.dot")), WriteDot(graph, style));
 }
 
+// A graph past the layout bound is refused with one line before graphviz sees it (a 120k-node
+// chain ran for minutes); the same graph still goes out as DOT.
+CallGraph Chain(size_t nodes) {
+  testing::GraphBuilder b(1e6);
+  for (size_t i = 0; i < nodes; ++i) b.Node("f" + std::to_string(i), 1, double(nodes - i));
+  for (size_t i = 0; i + 1 < nodes; ++i) b.Edge("f" + std::to_string(i), "f" + std::to_string(i + 1), 1);
+  return b.Build();
+}
+
+TEST_F(RenderEntry, GraphsPastTheLayoutBoundAreRefused) {
+  const CallGraph big = Chain(kMaxLayoutNodes + 1);
+  RenderRequest r = Request(RenderFormat::kSvg, dir_.File("big.svg"));
+  r.graph = &big;
+  std::string error;
+  EXPECT_NE(Render(r, &error), 0);
+  EXPECT_NE(error.find("the call graph has 5001 nodes and 5000 edges, more than graphviz lays out"),
+            std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("big.svg")));
+  r.format = RenderFormat::kDot;
+  r.output_path = dir_.File("big.dot");
+  EXPECT_EQ(Render(r, &error), 0) << error;
+}
+
+TEST_F(RenderEntry, EdgeBoundToo) {
+  testing::GraphBuilder b(1e6);
+  const size_t n = 200;  // 200 x 199 edges > kMaxLayoutEdges, few nodes
+  for (size_t i = 0; i < n; ++i) b.Node("g" + std::to_string(i), 1, 1);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (i != j) b.Edge("g" + std::to_string(i), "g" + std::to_string(j), 1);
+  const CallGraph dense = b.Build();
+  std::string error;
+  EXPECT_FALSE(WithinLayoutLimits(dense, &error));
+  EXPECT_NE(error.find("39800 edges"), std::string::npos) << error;
+  EXPECT_TRUE(WithinLayoutLimits(Chain(kMaxLayoutNodes), &error));
+}
+
 }  // namespace
 }  // namespace heapkit::pprof
