@@ -103,7 +103,7 @@ TEST(Options, EveryLongOptionHasItsSingleDashSpelling) {
   std::string help = testing::internal::GetCapturedStdout();
   std::vector<std::string> names;
   for (size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
-    size_t end = help.find_first_of(" [\n", at + 5);
+    size_t end = help.find_first_of(" [,\n", at + 5);
     names.push_back(help.substr(at + 5, end - (at + 5)));
   }
   EXPECT_GT(names.size(), 30u);
