@@ -44,6 +44,8 @@ struct NodeInfo {
 
   // The label pprof prints: "foo", "foo file.cc:12", "file.cc", "0x4005d0 foo file.cc:12".
   std::string Label() const;
+  // The same with the full name (for hover texts: SVG <title>, DOT tooltip).
+  std::string FullLabel() const;
 };
 
 struct StackFrame {

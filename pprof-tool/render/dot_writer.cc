@@ -99,7 +99,7 @@ std::string WriteDot(const CallGraph& graph, const DotStyle& style) {
     const bool leak = style.heapcheck && n.flat != 0;
     out += "N" + std::to_string(i + 1) + " [label=" + QuoteDot(label) + " id=\"node" +
            std::to_string(i + 1) + "\" fontsize=" + std::to_string(font_size) +
-           " shape=box tooltip=" + QuoteDot(name + " (" + value(n.cum) + ")");
+           " shape=box tooltip=" + QuoteDot(n.info.FullLabel() + " (" + value(n.cum) + ")");
     if (leak) {
       out += " color=\"#e00000\" penwidth=3 peripheries=2 fontcolor=\"#a00000\" fillcolor=" +
              QuoteDot(HeatFillColor(std::max(std::fabs(shade), 0.25), false));

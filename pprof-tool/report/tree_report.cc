@@ -2,15 +2,16 @@
 // callers above it and its callees below, each with the value that flowed along that call and
 // its share of the function's cum:
 //
-//   ----------------------------------------------------------+-------------
-//         flat  flat%   sum%        cum   cum%   calls calls% + context
-//   ----------------------------------------------------------+-------------
-//                                             1.50MB   100% |   main
-//       1.50MB 75.00% 75.00%     1.50MB 75.00%                | Load
-//                                             0.50MB 33.33% |   Parse
-//   ----------------------------------------------------------+-------------
+//   -----------------------------------------------------------------+-------------
+//         flat   flat%    sum%        cum    cum%      calls  calls% | context
+//   -----------------------------------------------------------------+-------------
+//                                                  1.50MB 100.00% |   main
+//       1.50MB  75.00%  75.00%     1.50MB  75.00%                 | Load
+//                                                  0.50MB  33.33% |   Parse
+//   -----------------------------------------------------------------+-------------
 #include <algorithm>
 #include <regex>
+#include <string>
 
 #include "pprof-tool/report/reports.h"
 
@@ -22,13 +23,16 @@ std::string Cell(const std::string& s, size_t width) {
   return s.size() + 1 > width ? " " + s : std::string(width - s.size(), ' ') + s;
 }
 
-constexpr size_t kNodeColumns = 10 + 7 + 7 + 11 + 7;  // flat flat% sum% cum cum%
-const char kRule[] = "----------------------------------------------------------+-------------\n";
+// Column widths: flat flat% sum% cum cum%, then calls calls% (callers and callees only).
+constexpr size_t kWidth[] = {10, 8, 8, 11, 8, 11, 8};
+constexpr size_t kNodeColumns = 10 + 8 + 8 + 11 + 8;
+constexpr size_t kCallColumns = 11 + 8;
+const std::string kRule = std::string(kNodeColumns + kCallColumns + 1, '-') + "+-------------\n";
 
 std::string EdgeLine(const CallGraph& g, const GraphEdge& e, uint32_t other, double cum, bool sb) {
   std::string name = g.nodes[other].info.Label() + (e.inlined ? " (inline)" : "");
-  return std::string(kNodeColumns, ' ') + Cell(FormatValue(e.weight, g.unit, sb), 11) +
-         Cell(FormatPercent(e.weight, cum), 7) + " |   " + name + "\n";
+  return std::string(kNodeColumns, ' ') + Cell(FormatValue(e.weight, g.unit, sb), kWidth[5]) +
+         Cell(FormatPercent(e.weight, cum), kWidth[6]) + " |   " + name + "\n";
 }
 
 }  // namespace
@@ -52,7 +56,9 @@ bool TreeReport(const StackSamples& samples, const std::string& peek, const Repo
   for (const std::string& d : samples.description) *out += d + "\n";
   for (const std::string& l : g.LegendLines(sb)) *out += l + "\n";
   *out += kRule;
-  *out += "      flat  flat%   sum%        cum   cum%   calls calls% + context\n";
+  const char* names[] = {"flat", "flat%", "sum%", "cum", "cum%", "calls", "calls%"};
+  for (size_t i = 0; i < 7; ++i) *out += Cell(names[i], kWidth[i]);
+  *out += " | context\n";
   *out += kRule;
   double sum = 0;
   size_t shown = 0;
@@ -61,10 +67,12 @@ bool TreeReport(const StackSamples& samples, const std::string& peek, const Repo
     if (!peek.empty() && !std::regex_search(n.info.name, re)) continue;
     ++shown;
     for (uint32_t e : n.in_edges) *out += EdgeLine(g, g.edges[e], g.edges[e].caller, n.cum, sb);
-    *out += Cell(FormatValue(n.flat, g.unit, sb), 10) + Cell(FormatPercent(n.flat, g.total), 7) +
-            Cell(FormatPercent(sum, g.total), 7) + Cell(FormatValue(n.cum, g.unit, sb), 11) +
-            Cell(FormatPercent(n.cum, g.total), 7) + std::string(18, ' ') + " | " +
-            n.info.Label() + "\n";
+    *out += Cell(FormatValue(n.flat, g.unit, sb), kWidth[0]) +
+            Cell(FormatPercent(n.flat, g.total), kWidth[1]) +
+            Cell(FormatPercent(sum, g.total), kWidth[2]) +
+            Cell(FormatValue(n.cum, g.unit, sb), kWidth[3]) +
+            Cell(FormatPercent(n.cum, g.total), kWidth[4]) + std::string(kCallColumns, ' ') +
+            " | " + n.info.Label() + "\n";
     for (uint32_t e : n.out_edges) *out += EdgeLine(g, g.edges[e], g.edges[e].callee, n.cum, sb);
     *out += kRule;
   }

@@ -10,7 +10,7 @@
 //
 // Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files.
 // A missing file or one whose segments do not match the mapping gives one warning and
-// "module+0xoffset" names for its addresses.
+// "module+0xoffset" names for its addresses; a file that is not ELF is skipped silently.
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -76,6 +76,10 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
+// Mapped files that are not ELF (locale archives, gconv-modules.cache, fonts) hold no code:
+// skipped without a warning.
+constexpr const char* kNotElf = "not an ELF file";
+
 // Computes the load bias of `path` given its mapping lines. Returns false with *why set.
 bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lines,
                  uint64_t* bias, std::string* why) {
@@ -88,7 +92,7 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   bool ok = false;
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
-    *why = "not an ELF file";
+    *why = kNotElf;
   } else {
     size_t phnum = 0;
     if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
@@ -207,7 +211,7 @@ class DwflSymbolizer final : public Symbolizer {
           reported.emplace_back(mod, path);
         }
       }
-      if (index < 0 && warnings) {
+      if (index < 0 && warnings && why != kNotElf) {
         warnings->push_back(path + ": " + why + "; its addresses are shown as " +
                             Basename(path) + "+0x<offset>");
       }
