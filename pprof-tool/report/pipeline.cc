@@ -98,24 +98,26 @@ struct LocFrame {
   uint32_t module;  // interned module path (same id: same mapped file)
 };
 
-// Display names of functions, computed once per distinct symbolizer name.
+// Display names: simplified (computed per distinct PC's frame: cheap, and no table to keep),
+// or full (demangled once per linkage name).
 class NameCache {
  public:
   explicit NameCache(bool full) : full_(full) {}
+  // Valid until the next call.
   const std::string& Name(const SourceFrame& f) {
-    auto it = names_.find(f.function);
-    if (it != names_.end() && !full_) return it->second;
-    if (full_) {
-      auto [fit, inserted] = full_names_.try_emplace(f.linkage_name ? f.linkage_name : f.function.c_str());
-      if (inserted) fit->second = FullFunctionName(f);
-      return fit->second;
+    if (!full_) {
+      if (f.function.find('<') == std::string::npos) return f.function;
+      simplified_ = SimplifiedFunctionName(f.function);
+      return simplified_;
     }
-    return names_.emplace(f.function, SimplifiedFunctionName(f.function)).first->second;
+    auto [it, inserted] = full_names_.try_emplace(f.linkage_name ? f.linkage_name : f.function);
+    if (inserted) it->second = FullFunctionName(f);
+    return it->second;
   }
 
  private:
   bool full_;
-  std::unordered_map<std::string, std::string> names_;
+  std::string simplified_;
   std::unordered_map<std::string, std::string> full_names_;
 };
 
@@ -261,7 +263,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     }
     auto [it, inserted] = node_ids.emplace(std::move(key), uint32_t(out->nodes.size()));
     if (inserted) {
-      if (options.granularity != Granularity::kFiles && !options.full_names) {
+      if (options.hover_names && options.granularity != Granularity::kFiles && !options.full_names) {
         std::string full = FullFunctionName(f);
         if (full != info.name) info.full_name = std::move(full);
       }
@@ -308,7 +310,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
           if (f.inlined && !options.inlines) continue;
           uint32_t node = node_for(f, pc);
-          uint32_t module = module_ids.emplace(f.module, uint32_t(module_ids.size())).first->second;
+          uint32_t module = module_ids.try_emplace(f.module, uint32_t(module_ids.size())).first->second;
           loc.push_back({node, f.inlined, role_of(f, node), module});
         }
         it = locations.emplace(pc, std::move(loc)).first;

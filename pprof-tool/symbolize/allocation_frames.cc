@@ -38,6 +38,18 @@ std::string_view WithoutLibcDecoration(std::string_view f) {
   return f;
 }
 
+// The first characters any table entry can start with: most names (the user's) are decided
+// by one lookup, not by fifty comparisons.
+struct FirstChars {
+  bool allocator[256] = {};
+  bool copying[256] = {};
+  FirstChars() {
+    for (std::string_view e : kAllocatorFunctions) allocator[static_cast<unsigned char>(e[0])] = true;
+    for (std::string_view e : kAllocatorPrefixes) allocator[static_cast<unsigned char>(e[0])] = true;
+    for (std::string_view e : kCopyingAllocators) copying[static_cast<unsigned char>(e[0])] = true;
+  }
+};
+
 }  // namespace
 
 FrameRole ClassifyFrame(std::string_view f, std::string_view module) {
@@ -46,15 +58,21 @@ FrameRole ClassifyFrame(std::string_view f, std::string_view module) {
   for (std::string_view lib : kAllocatorLibraries) {
     if (StartsWith(base, lib)) return FrameRole::kAllocator;
   }
-  for (std::string_view e : kAllocatorFunctions) {
-    if (f == e) return FrameRole::kAllocator;
-  }
-  for (std::string_view p : kAllocatorPrefixes) {
-    if (StartsWith(f, p)) return FrameRole::kAllocator;
+  static const FirstChars first;
+  if (f.empty()) return FrameRole::kCaller;
+  if (first.allocator[static_cast<unsigned char>(f[0])]) {
+    for (std::string_view e : kAllocatorFunctions) {
+      if (f == e) return FrameRole::kAllocator;
+    }
+    for (std::string_view p : kAllocatorPrefixes) {
+      if (StartsWith(f, p)) return FrameRole::kAllocator;
+    }
   }
   std::string_view plain = WithoutLibcDecoration(f);
-  for (std::string_view e : kCopyingAllocators) {
-    if (plain == e) return FrameRole::kCopyingAllocator;
+  if (!plain.empty() && first.copying[static_cast<unsigned char>(plain[0])]) {
+    for (std::string_view e : kCopyingAllocators) {
+      if (plain == e) return FrameRole::kCopyingAllocator;
+    }
   }
   return FrameRole::kCaller;
 }
