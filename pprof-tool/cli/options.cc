@@ -8,11 +8,13 @@
 #include "pprof-tool/cli/options.h"
 
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -229,10 +231,17 @@ bool NormalizeArguments(int argc, const char* const* argv, const Spellings& s,
   return true;
 }
 
+// A regular file that starts with the ELF magic. Opened non-blocking and checked with fstat
+// first: a FIFO or device given as a profile must not block here.
 bool IsElf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
   char magic[4] = {0};
-  return in.read(magic, 4) && memcmp(magic, "\x7f" "ELF", 4) == 0;
+  bool elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 &&
+             memcmp(magic, "\x7f" "ELF", 4) == 0;
+  close(fd);
+  return elf;
 }
 
 bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {

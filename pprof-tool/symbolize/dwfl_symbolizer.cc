@@ -76,8 +76,9 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-// Mapped files that are not ELF (locale archives, gconv-modules.cache, fonts) hold no code:
-// skipped without a warning.
+// Mapped data files that are not ELF (locale archives, gconv-modules.cache, fonts: never
+// mapped executable) are skipped without a warning; an executable mapping of a non-ELF file is
+// a replaced binary and gets its warning.
 constexpr const char* kNotElf = "not an ELF file";
 
 // Computes the load bias of `path` given its mapping lines. Returns false with *why set.
@@ -211,7 +212,9 @@ class DwflSymbolizer final : public Symbolizer {
           reported.emplace_back(mod, path);
         }
       }
-      if (index < 0 && warnings && why != kNotElf) {
+      const std::vector<const MapLine*>& maps = by_path[path];
+      bool executable = std::any_of(maps.begin(), maps.end(), [](const MapLine* m) { return m->exec; });
+      if (index < 0 && warnings && (why != kNotElf || executable)) {
         warnings->push_back(path + ": " + why + "; its addresses are shown as " +
                             Basename(path) + "+0x<offset>");
       }
