@@ -113,8 +113,8 @@ std::string WriteDot(const CallGraph& graph, const DotStyle& style) {
   for (const GraphEdge& e : graph.edges) {
     const double share = SafeRatio(std::fabs(e.weight), style.diff ? max_weight : abs_total);
     const double shade = style.diff ? (e.weight < 0 ? -share : share) : share;
-    const std::string caller = graph.nodes[e.caller].info.Label();
-    const std::string callee = graph.nodes[e.callee].info.Label();
+    const std::string caller = graph.nodes[e.caller].info.FullLabel();
+    const std::string callee = graph.nodes[e.callee].info.FullLabel();
     out +=
         "N" + std::to_string(e.caller + 1) + " -> N" + std::to_string(e.callee + 1) +
         " [label=" + QuoteDot(" " + value(e.weight) + (e.inlined ? "\n (inline)" : "")) +
