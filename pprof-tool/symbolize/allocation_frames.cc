@@ -7,7 +7,7 @@ namespace {
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Libraries that are allocators: every frame inside them.
-constexpr std::string_view kAllocatorLibraries[] = {"libtcmalloc", "libheapkit"};
+constexpr std::string_view kAllocatorLibraries[] = {"libtcmalloc", "libheapkit", "libjemalloc"};
 
 // The C allocation entry points and allocator internals, by exact name.
 constexpr std::string_view kAllocatorFunctions[] = {

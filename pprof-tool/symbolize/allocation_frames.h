@@ -4,7 +4,7 @@
 //
 //   kAllocator          the allocator and everything that only carries out a request for
 //                       memory: malloc & co., operator new/delete, tcmalloc/heapkit internals,
-//                       anything in libtcmalloc*/libheapkit*, and the C++ standard library's
+//                       anything in libtcmalloc*/libheapkit*/libjemalloc*, and the C++ standard library's
 //                       allocation paths (every frame in std::, __gnu_cxx:: or libc++'s
 //                       std::__1:: — allocators, allocator_traits, container and string
 //                       constructors, growth helpers, make_shared/allocate_shared).

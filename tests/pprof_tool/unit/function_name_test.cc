@@ -60,6 +60,7 @@ TEST(AllocationFrames, Classification) {
   EXPECT_EQ(ClassifyFrame("tcmalloc::ThreadCache::Allocate", ""), FrameRole::kAllocator);
   EXPECT_EQ(ClassifyFrame("anything", "/usr/lib/libtcmalloc.so.4"), FrameRole::kAllocator);
   EXPECT_EQ(ClassifyFrame("anything", "/build/libheapkit.so"), FrameRole::kAllocator);
+  EXPECT_EQ(ClassifyFrame("je_malloc", "/usr/lib/libjemalloc.so.2"), FrameRole::kAllocator);
   // The C++ standard library's allocation paths.
   EXPECT_EQ(ClassifyFrame("std::__new_allocator<char>::allocate", ""), FrameRole::kAllocator);
   EXPECT_EQ(ClassifyFrame("std::vector<int>::_M_realloc_insert", ""), FrameRole::kAllocator);
