@@ -44,9 +44,12 @@ struct FirstChars {
   bool allocator[256] = {};
   bool copying[256] = {};
   FirstChars() {
-    for (std::string_view e : kAllocatorFunctions) allocator[static_cast<unsigned char>(e[0])] = true;
-    for (std::string_view e : kAllocatorPrefixes) allocator[static_cast<unsigned char>(e[0])] = true;
-    for (std::string_view e : kCopyingAllocators) copying[static_cast<unsigned char>(e[0])] = true;
+    auto at = [](bool* table, std::string_view e) -> bool& {
+      return table[static_cast<unsigned char>(e[0])];
+    };
+    for (std::string_view e : kAllocatorFunctions) at(allocator, e) = true;
+    for (std::string_view e : kAllocatorPrefixes) at(allocator, e) = true;
+    for (std::string_view e : kCopyingAllocators) at(copying, e) = true;
   }
 };
 

@@ -4,9 +4,10 @@
 //
 //   kAllocator          the allocator and everything that only carries out a request for
 //                       memory: malloc & co., operator new/delete, tcmalloc/heapkit internals,
-//                       anything in libtcmalloc*/libheapkit*/libjemalloc*, and the C++ standard library's
-//                       allocation paths (every frame in std::, __gnu_cxx:: or libc++'s
-//                       std::__1:: — allocators, allocator_traits, container and string
+//                       anything in libtcmalloc*/libheapkit*/libjemalloc*, and the C++
+//                       standard library's allocation paths (every frame in std::,
+//                       __gnu_cxx:: or libc++'s std::__1:: — allocators, allocator_traits,
+//                       container and string
 //                       constructors, growth helpers, make_shared/allocate_shared).
 //   kCopyingAllocator   libc functions that allocate a copy for their caller (strdup,
 //                       asprintf, ...). The frames between one and the allocator (libc's own
@@ -60,7 +61,8 @@ size_t AllocationPathLength(size_t n, RoleAt role, SameModule same_module) {
 // The same for symbolized frames, leaf first (the leak checker's report).
 inline size_t AllocationPathLength(const std::vector<const SourceFrame*>& frames) {
   return AllocationPathLength(
-      frames.size(), [&](size_t i) { return ClassifyFrame(frames[i]->function, frames[i]->module); },
+      frames.size(),
+      [&](size_t i) { return ClassifyFrame(frames[i]->function, frames[i]->module); },
       [&](size_t i, size_t j) { return frames[i]->module == frames[j]->module; });
 }
 
