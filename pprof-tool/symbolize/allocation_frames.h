@@ -7,8 +7,8 @@
 //                       anything in libtcmalloc*/libheapkit*/libjemalloc*, and the C++
 //                       standard library's allocation paths (every frame in std::,
 //                       __gnu_cxx:: or libc++'s std::__1:: — allocators, allocator_traits,
-//                       container and string
-//                       constructors, growth helpers, make_shared/allocate_shared).
+//                       container and string constructors, growth helpers,
+//                       make_shared/allocate_shared).
 //   kCopyingAllocator   libc functions that allocate a copy for their caller (strdup,
 //                       asprintf, ...). The frames between one and the allocator (libc's own
 //                       helpers, e.g. vasprintf's buffer growth) belong to the path too.
