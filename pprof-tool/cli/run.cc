@@ -125,7 +125,7 @@ int RunPprofTool(const CliOptions& o) {
   po.show_from = o.show_from;
   po.drop_allocator_frames = !o.keep_allocator_frames;
   po.full_names = o.full_names;
-  po.hover_names = o.report == ReportKind::kRender;
+  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto;
   po.inlines = !o.noinlines;
   po.program = o.program;
 

@@ -41,7 +41,7 @@ struct NodeInfo {
   uint64_t address = 0; // 0 unless granularity is addresses
   std::string module;   // mapped object path, "" if unknown
   std::string full_name;  // the whole demangled name when `name` is simplified and differs
-                          // (filled for pictures only: PipelineOptions::hover_names)
+                          // (filled for pictures only: PipelineOptions::record_full_names)
 
   // The label pprof prints: "foo", "foo file.cc:12", "file.cc", "0x4005d0 foo file.cc:12".
   std::string Label() const;

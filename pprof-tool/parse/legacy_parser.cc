@@ -1,7 +1,5 @@
 #include "pprof-tool/parse/legacy_parser.h"
 
-#include "pprof-tool/parse/profile_format.h"
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -9,8 +7,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "pprof-tool/parse/profile_format.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -560,14 +556,6 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return fail("expected a regular file");
-  }
-  char head[16];
-  ssize_t got = pread(fd, head, sizeof head, 0);
-  ProfileFormat format = DetectProfileFormat(std::string_view(head, got > 0 ? size_t(got) : 0));
-  if (format != ProfileFormat::kLegacyText) {
-    close(fd);
-    return fail(std::string(ProfileFormatName(format)) +
-                ": reading this format is not supported yet (legacy heap profiles only)");
   }
   // Streamed: memory holds the parsed profile and one chunk, never the whole file.
   *profile = Profile();

@@ -263,7 +263,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     }
     auto [it, inserted] = node_ids.emplace(std::move(key), uint32_t(out->nodes.size()));
     if (inserted) {
-      if (options.hover_names && options.granularity != Granularity::kFiles && !options.full_names) {
+      if (options.record_full_names && options.granularity != Granularity::kFiles && !options.full_names) {
         std::string full = FullFunctionName(f);
         if (full != info.name) info.full_name = std::move(full);
       }

@@ -34,7 +34,8 @@ struct PipelineOptions {
   std::string drop_frames, show_from;     // regexes on function names; "" = off
   bool drop_allocator_frames = true;      // false: --keep_allocator_frames
   bool full_names = false;                // --full_names: whole demangled names
-  bool hover_names = false;               // fill NodeInfo::full_name (pictures' hover texts)
+  // Fill NodeInfo::full_name (pictures' hover texts, profile.proto's Function.system_name).
+  bool record_full_names = false;
   bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
   std::string program;  // binary given on the command line ("" = from the maps)
   // Keep samples whose chosen value is 0 when another of their values is not (one run then

@@ -374,8 +374,6 @@ def badfiles():
         ("empty", write("empty.heap", b""), ":1: expected a heap profile header"),
         ("nonexistent", os.path.join(d, "nope.heap"), "nope.heap: cannot open: No such file"),
         ("directory", d, "expected a regular file"),
-        ("pb_gz", write("x.pb.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"\x00" * 20), "gzip-compressed data (a pprof protocol buffer profile"),
-        ("pb", write("x.pb", b"\x0a\x04\x08\x01\x10\x02\x0a\x04\x08\x03\x10\x04"), "a pprof protocol buffer profile (profile.proto)"),
     ]
     for name, path, needle in cases:
         expect_error("badfile " + name, [A.pie, path], needle)

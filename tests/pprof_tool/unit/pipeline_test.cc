@@ -154,7 +154,7 @@ TEST(Pipeline, AllocationPathIsChargedToTheCaller) {
   StackSamples s;
   std::string err;
   PipelineOptions o;
-  o.hover_names = true;
+  o.record_full_names = true;
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
   // std::string's allocation path and strdup are dropped; the overloads merge as "Load", so
   // the two stacks are one.
