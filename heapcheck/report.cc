@@ -13,6 +13,7 @@
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "profiler/legacy_writer.h"
+#include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
 namespace heapkit::check {
@@ -359,6 +360,15 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
                      static_cast<unsigned long long>(g.bytes), g.count,
                      g.state == kLeakedDirect ? "direct" : "indirect");
     if (r.depth == 0) internal::LogRaw("\t@ (no stack recorded)");
+    // The allocation path (std:: allocation code, strdup...) is left out, as pprof-tool does:
+    // the first frame shown is the code that asked for the memory.
+    std::vector<const pprof::SourceFrame*> symbolized;
+    for (int d = 0; d < r.depth; ++d) {
+      const auto* frames = frames_of(pcs[r.pc_offset + d]);
+      if (frames == nullptr || frames->empty()) break;
+      for (const pprof::SourceFrame& f : *frames) symbolized.push_back(&f);
+    }
+    size_t skip = pprof::AllocationPathLength(symbolized);
     for (int d = 0; d < r.depth; ++d) {
       uintptr_t pc = pcs[r.pc_offset + d];
       const auto* frames = frames_of(pc);
@@ -367,6 +377,10 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
         continue;
       }
       for (const pprof::SourceFrame& f : *frames) {
+        if (skip > 0) {
+          --skip;
+          continue;
+        }
         if (f.file.empty()) {
           internal::LogRaw("\t@ %lx %s%s", static_cast<unsigned long>(pc), f.function.c_str(),
                            f.inlined ? " (inlined)" : "");
@@ -395,8 +409,8 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
     internal::LogRaw(
         "If the preceding stack traces are not enough to find the leaks, try running THIS "
         "shell command:\n\npprof-tool %s \"%s\" --inuse_objects --lines --heapcheck "
-        "--edgefraction=1e-10 --nodefraction=1e-10 --svg\n",
-        program, path);
+        "--edgefraction=1e-10 --nodefraction=1e-10 --svg --output=\"%s.svg\"\n",
+        program, path, path);
   } else {
     const char* refusal = internal::ReplaceRefusal(error);
     internal::Log("cannot write leak profile %s: %s", path, refusal ? refusal : strerror(error));

@@ -8,11 +8,13 @@
 #include "pprof-tool/cli/options.h"
 
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -22,10 +24,11 @@ namespace {
 // What CLI11 fills in before the values are checked against each other. Options that map
 // one-to-one onto CliOptions are bound to CliOptions directly.
 struct RawOptions {
-  bool text = false, traces = false, collapsed = false, callgrind = false, raw = false,
-       symbols = false, proto = false;
+  bool text = false, traces = false, tree = false, collapsed = false, callgrind = false,
+       raw = false, symbols = false, proto = false;
   int top = -1;
-  std::string list;
+  std::string list, peek;
+  std::string symbolize;  // --symbolize=demangle=full
   bool dot = false, svg = false, png = false, pdf = false, ps = false, web = false;
   std::string flamegraph, icicle;  // "-": no file given (stdout, or --output)
   bool inuse_space = false, inuse_objects = false, alloc_space = false, alloc_objects = false;
@@ -46,6 +49,9 @@ constexpr const char* kDescription =
     "  pprof-tool ./server /tmp/prof.0003.heap              text report (default)\n"
     "  pprof-tool --top=10 --alloc_space /tmp/prof.0003.heap  binaries from the memory map\n"
     "  pprof-tool --base=/tmp/prof.0001.heap ./server /tmp/prof.0009.heap   growth since .0001\n"
+    "Names are simplified (std::vector::push_back; --full_names for the whole name) and the\n"
+    "allocation path (malloc, operator new, std:: allocation code, strdup...) is dropped from\n"
+    "the leaf end of every stack, so memory is charged to the code that asked for it.\n"
     "Go-style single-dash spellings (-top=10, -text, -o out.svg) are accepted too.";
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
@@ -54,6 +60,8 @@ void DefineReportOptions(CLI::App& app, RawOptions& r) {
   app.add_option("--top", r.top, "Like --text, at most N rows (bare --top: all rows). E.g. --top=10")
       ->expected(0, 1)->default_str(kTopAll)->option_text("[=N]")->group(g);
   app.add_flag("--traces", r.traces, "Every distinct stack with its value, largest first. E.g. --traces --lines")->group(g);
+  app.add_flag("--tree", r.tree, "Call tree: every function with its callers above and callees below. E.g. --tree")->group(g);
+  app.add_option("--peek", r.peek, "Like --tree, only functions matching the regex. E.g. --peek='^Parse'")->group(g);
   app.add_option("--list", r.list, "Annotated source of functions matching a regex. E.g. --list='^Parse'")->group(g);
   app.add_flag("--collapsed", r.collapsed, "Folded stacks 'main;f;g 1234' for flamegraph.pl etc.")->group(g);
   app.add_flag("--callgrind", r.callgrind, "Callgrind format for kcachegrind. E.g. --callgrind > out.cg")->group(g);
@@ -91,12 +99,15 @@ void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_flag("--alloc_objects", r.alloc_objects, "Objects allocated since start. E.g. --alloc_objects")->group(g);
   app.add_option("--sample_index", o.sample_index, "Value by go pprof's name or number. E.g. --sample_index=alloc_space")->group(g);
   app.add_flag("--show_bytes", o.show_bytes, "Exact byte counts instead of B/kB/MB. E.g. --show_bytes")->group(g);
-  app.add_option("--base", o.base, "Subtract this profile (repeatable). E.g. --base=prof.0001.heap")
+  app.add_option("--base", o.base, "Subtract this profile (repeatable); percentages of the difference. E.g. --base=prof.0001.heap")
       ->allow_extra_args(false)->group(g);
+  app.add_option("--diff_base", o.diff_base, "Subtract this profile (repeatable); percentages of the base (go pprof). E.g. --diff_base=prof.0001.heap")
+      ->allow_extra_args(false)->group(g);
+  app.add_flag("--drop_negative", o.drop_negative, "With --base/--diff_base: leave out functions whose value went down. E.g. --drop_negative")->group(g);
   app.add_flag("--heapcheck", o.heapcheck, "The profiles are leak-checker dumps: report leaks. E.g. --heapcheck ./prog /tmp/prog.123._main_-end.heap")->group(g);
 }
 
-void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
+void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {  // and names
   const char* g = "Granularity";
   app.add_flag("--functions", r.functions, "One node per function (default). E.g. --functions")->group(g);
   app.add_flag("--lines", r.lines, "One node per source line. E.g. --lines --top=20")->group(g);
@@ -110,12 +121,17 @@ void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_flag("--cum", o.cum, "Sort by cumulative value instead of flat. E.g. --top=10 --cum")->group(g);
   app.add_flag("--noinlines", o.noinlines,
                "Attribute inlined code to the function it was inlined into. E.g. --noinlines --top=10")->group(g);
-  app.add_flag("--no_drop_allocator", o.keep_allocator_frames,
-               "Keep malloc/operator new/allocator frames at the leaf. E.g. --no_drop_allocator")->group(g);
+  app.add_option("--drop_frames", o.drop_frames, "Also drop frames matching the regex from the leaf end of stacks. E.g. --drop_frames='^absl::'")->group(g);
+  app.add_option("--show_from", o.show_from, "Drop the callers above the root-most frame matching the regex. E.g. --show_from=^Server::")->group(g);
+  app.add_flag("--keep_allocator_frames,--no_drop_allocator", o.keep_allocator_frames,
+               "Keep the allocation path at the leaf (malloc, operator new, std:: allocation code, strdup...). E.g. --keep_allocator_frames --traces")->group(g);
+  app.add_flag("--full_names", o.full_names, "Whole C++ names (templates, parameters); default: simplified, equal names merge. E.g. --full_names")->group(g);
+  app.add_option("--symbolize", r.symbolize, "go pprof's spelling of --full_names. E.g. --symbolize=demangle=full")->group(g);
 }
 
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
+  app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION, "Print the version and exit. E.g. --version");
   app.get_formatter()->column_width(34);
   DefineReportOptions(app, r);
   DefineGraphOptions(app, r, o);
@@ -143,6 +159,22 @@ Spellings SpellingsOf(const CLI::App& app) {
     for (const std::string& n : opt->get_snames()) s.short_names.insert(n);
   }
   return s;
+}
+
+// go pprof options that would be read as something else (CLI11 reads "-http" as "-h ttp"): one
+// line and exit 2 instead of usage.
+constexpr std::pair<const char*, const char*> kNotSupported[] = {
+    {"http", "the web interface is not supported yet (use --svg, --flamegraph or --web)"},
+    {"no_browser", "the web interface is not supported yet"}};
+
+const char* NotSupported(const std::string& arg) {
+  size_t start = arg.find_first_not_of('-');
+  if (start == 0 || start == std::string::npos || start > 2) return nullptr;
+  std::string name = arg.substr(start, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - start);
+  for (const auto& [option, why] : kNotSupported) {
+    if (name == option) return why;
+  }
+  return nullptr;
 }
 
 // Rewrites one argument (before "--") to CLI11's spelling:
@@ -185,6 +217,10 @@ bool NormalizeArguments(int argc, const char* const* argv, const Spellings& s,
   bool positional_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (!positional_only && NotSupported(a) != nullptr) {
+      *error = a.substr(0, a.find('=')) + ": " + NotSupported(a);
+      return false;
+    }
     if (positional_only || a == "--") {
       positional_only = true;
       args->push_back(a);
@@ -195,15 +231,23 @@ bool NormalizeArguments(int argc, const char* const* argv, const Spellings& s,
   return true;
 }
 
+// A regular file that starts with the ELF magic. Opened non-blocking and checked with fstat
+// first: a FIFO or device given as a profile must not block here.
 bool IsElf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
   char magic[4] = {0};
-  return in.read(magic, 4) && memcmp(magic, "\x7f" "ELF", 4) == 0;
+  bool elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 &&
+             memcmp(magic, "\x7f" "ELF", 4) == 0;
+  close(fd);
+  return elf;
 }
 
 bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   bool flame = !r.flamegraph.empty(), icicle = !r.icicle.empty();
-  int reports = int(r.text) + (r.top >= 0) + r.traces + !r.list.empty() + r.collapsed +
+  int reports = int(r.text) + (r.top >= 0) + r.traces + r.tree + !r.peek.empty() +
+                !r.list.empty() + r.collapsed +
                 r.callgrind + r.raw + r.symbols + r.dot + r.svg + r.png + r.pdf + r.ps + r.web +
                 flame + icicle + r.proto;
   if (reports > 1) {
@@ -216,6 +260,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   }
   const std::pair<bool, ReportKind> reports_by_flag[] = {
       {r.top >= 0, ReportKind::kTop},         {r.traces, ReportKind::kTraces},
+      {r.tree, ReportKind::kTree},            {!r.peek.empty(), ReportKind::kPeek},
       {!r.list.empty(), ReportKind::kList},   {r.collapsed, ReportKind::kCollapsed},
       {r.callgrind, ReportKind::kCallgrind},  {r.raw, ReportKind::kRaw},
       {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto}};
@@ -224,6 +269,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   }
   if (r.top >= 0) o->top_n = r.top;
   o->list_regex = r.list;
+  o->peek_regex = r.peek;
   const std::pair<bool, RenderFormat> renders[] = {
       {r.dot, RenderFormat::kDot}, {r.svg, RenderFormat::kSvg},
       {r.png, RenderFormat::kPng}, {r.pdf, RenderFormat::kPdf},
@@ -266,6 +312,10 @@ bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
     *error = "--heapcheck reports leaked (in-use) memory; --alloc_* does not apply";
     return false;
   }
+  if (!o->base.empty() && !o->diff_base.empty()) {
+    *error = "choose one of --base (percentages of the difference) and --diff_base (of the base)";
+    return false;
+  }
   return true;
 }
 
@@ -278,6 +328,16 @@ bool ResolveGranularity(const RawOptions& r, CliOptions* o, std::string* error) 
   if (r.lines) o->granularity = Granularity::kLines;
   if (r.files) o->granularity = Granularity::kFiles;
   if (r.addresses) o->granularity = Granularity::kAddresses;
+  return true;
+}
+
+bool ResolveNames(const RawOptions& r, CliOptions* o, std::string* error) {
+  if (r.symbolize.empty()) return true;
+  if (r.symbolize != "demangle=full") {
+    *error = "--symbolize=" + r.symbolize + ": only demangle=full (same as --full_names) is supported";
+    return false;
+  }
+  o->full_names = true;
   return true;
 }
 
@@ -296,8 +356,8 @@ bool ResolveFiles(const RawOptions& r, CliOptions* o, std::string* error) {
     if (!files.empty()) o->program = files[0];
     return error->empty();
   }
-  if (files.empty()) {
-    *error = "no profile given";
+  if (files.empty() || (files.size() == 1 && IsElf(files[0]))) {
+    *error = files.empty() ? "no profile given" : "no profile given (" + files[0] + " is a program)";
     return false;
   }
   if (files.size() >= 2 && IsElf(files[0])) {
@@ -327,18 +387,26 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
 
   std::vector<std::string> args;
   std::string error;
-  if (!NormalizeArguments(argc, argv, SpellingsOf(app), &args, &error)) return UsageError(error);
+  if (!NormalizeArguments(argc, argv, SpellingsOf(app), &args, &error)) {
+    if (error.find("not supported") == std::string::npos) return UsageError(error);
+    fprintf(stderr, "pprof-tool: %s\n", error.c_str());
+    return 2;
+  }
   try {
     app.parse(std::vector<std::string>(args.rbegin(), args.rend()));  // CLI11 wants them reversed
   } catch (const CLI::CallForHelp&) {
     fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& v) {
+    printf("%s\n", v.what());
     return 0;
   } catch (const CLI::ParseError& e) {
     return UsageError(e.what());
   }
 
   if (!ResolveReport(raw, o, &error) || !ResolveValues(raw, o, &error) ||
-      !ResolveGranularity(raw, o, &error) || !CheckGraphLimits(*o, &error) ||
+      !ResolveGranularity(raw, o, &error) || !ResolveNames(raw, o, &error) ||
+      !CheckGraphLimits(*o, &error) ||
       !ResolveFiles(raw, o, &error)) {
     return UsageError(error);
   }

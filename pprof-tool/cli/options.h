@@ -11,33 +11,39 @@
 
 namespace heapkit::pprof {
 
-enum class ReportKind { kText, kTop, kTraces, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto };
+enum class ReportKind {
+  kText, kTop, kTraces, kTree, kPeek, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto
+};
 
 struct CliOptions {
   ReportKind report = ReportKind::kText;
   int top_n = 0;               // --top=N (0: all)
   std::string list_regex;      // --list=<regex>
+  std::string peek_regex;      // --peek=<regex>
   RenderFormat render_format = RenderFormat::kDot;
   std::string output;          // --output=<file> / --flamegraph=<file>
   SampleType sample_type = SampleType::kInuseSpace;
   std::string sample_index;    // --sample_index=<name|number>, or the value flag given ("": none)
   bool show_bytes = false;
-  std::vector<std::string> base;  // --base=<file> (repeatable)
+  std::vector<std::string> base;       // --base=<file> (repeatable)
+  std::vector<std::string> diff_base;  // --diff_base=<file> (repeatable)
+  bool drop_negative = false;          // --drop_negative
   bool heapcheck = false;
   Granularity granularity = Granularity::kFunctions;
-  std::string focus, ignore, hide, show;
+  std::string focus, ignore, hide, show, drop_frames, show_from;
   int nodecount = -1;          // -1: default (80 for graphs, unlimited for text)
   double nodefraction = 0.005;
   double edgefraction = 0.001;
   bool cum = false;
-  bool keep_allocator_frames = false;  // --no_drop_allocator (debugging)
+  bool keep_allocator_frames = false;  // --keep_allocator_frames (alias --no_drop_allocator)
+  bool full_names = false;             // --full_names, --symbolize=demangle=full
   bool noinlines = false;              // --noinlines (Go pprof's name)
   std::string program;                 // optional <program>
   std::vector<std::string> profiles;   // <profile>...
 };
 
-// Parses argv. Returns -1 to continue, or an exit status (0 after --help, 2 on a usage error,
-// after printing the message and usage to stderr).
+// Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a
+// usage error, after printing the message and usage to stderr).
 int ParseCommandLine(int argc, const char* const* argv, CliOptions* options);
 
 // Usage line printed after an option error.

@@ -81,9 +81,11 @@ int RunPprofTool(const CliOptions& o) {
   Profile profile;
   std::string error;
   if (!LoadAll(o.profiles, &profile, &error, &warnings)) return Fail(error);
-  if (!o.base.empty()) {
+  const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
+  if (!base_files.empty()) {
     Profile base;
-    if (!LoadAll(o.base, &base, &error, &warnings)) return Fail(error);
+    if (!LoadAll(base_files, &base, &error, &warnings)) return Fail(error);
+    if (!o.diff_base.empty()) profile.diff_base_begin = profile.samples.size();
     profile.AddProfile(base, /*negate=*/true);
   }
   if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;
@@ -119,7 +121,11 @@ int RunPprofTool(const CliOptions& o) {
   po.ignore = o.ignore;
   po.hide = o.hide;
   po.show = o.show;
+  po.drop_frames = o.drop_frames;
+  po.show_from = o.show_from;
   po.drop_allocator_frames = !o.keep_allocator_frames;
+  po.full_names = o.full_names;
+  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto;
   po.inlines = !o.noinlines;
   po.program = o.program;
 
@@ -148,6 +154,7 @@ int RunPprofTool(const CliOptions& o) {
   ro.graph.node_fraction = o.nodefraction;
   ro.graph.edge_fraction = o.edgefraction;
   ro.graph.node_count = o.nodecount;  // -1: unlimited for text
+  ro.graph.drop_negative = o.drop_negative;
 
   switch (o.report) {
     case ReportKind::kText:
@@ -155,6 +162,12 @@ int RunPprofTool(const CliOptions& o) {
       return Emit(TextReport(samples, ro), o.output);
     case ReportKind::kTraces:
       return Emit(TracesReport(samples, ro), o.output);
+    case ReportKind::kTree:
+    case ReportKind::kPeek: {
+      std::string out;
+      if (!TreeReport(samples, o.peek_regex, ro, &out, &error)) return Fail(error);
+      return Emit(out, o.output);
+    }
     case ReportKind::kCollapsed:
       return Emit(CollapsedReport(samples), o.output);
     case ReportKind::kCallgrind:
@@ -169,6 +182,7 @@ int RunPprofTool(const CliOptions& o) {
       go.node_count = o.nodecount < 0 ? 80 : o.nodecount;
       go.node_fraction = o.nodefraction;
       go.edge_fraction = o.edgefraction;
+      go.drop_negative = o.drop_negative;
       CallGraph graph = CallGraph::Build(samples, go);
       RenderRequest req;
       req.format = o.render_format;
@@ -179,7 +193,7 @@ int RunPprofTool(const CliOptions& o) {
       req.show_bytes = o.show_bytes;
       req.cum_sort = o.cum;
       req.heapcheck = o.heapcheck;
-      req.diff = !o.base.empty();
+      req.diff = !base_files.empty();
       req.title = program_name.empty() ? (o.profiles.empty() ? "" : Basename(o.profiles[0]))
                                        : Basename(program_name);
       req.legend = samples.description;

@@ -37,6 +37,7 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
   g.dropped_node_cutoff = options.node_fraction > 0 ? options.node_fraction * abs_total : 0;
   std::vector<uint32_t> candidates;
   for (uint32_t i : present) {
+    if (options.drop_negative && (flat[i] < 0 || (flat[i] == 0 && cum[i] < 0))) continue;
     if (g.dropped_node_cutoff > 0 && std::fabs(cum[i]) <= g.dropped_node_cutoff) {
       ++g.dropped_nodes;
       continue;

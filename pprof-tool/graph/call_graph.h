@@ -23,6 +23,9 @@ struct GraphOptions {
   int node_count = 80;          // --nodecount; <= 0 means unlimited
   double node_fraction = 0.005; // --nodefraction
   double edge_fraction = 0.001; // --edgefraction
+  // --drop_negative: leave out nodes that went down (flat < 0, or flat == 0 and cum < 0: go
+  // pprof's rule), before the fractions and the count apply.
+  bool drop_negative = false;
 };
 
 struct GraphNode {

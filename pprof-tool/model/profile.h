@@ -10,6 +10,7 @@
 //     appending samples with negated values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,6 +89,8 @@ struct Profile {
   // Problems the parser tolerated (e.g. "<file>:<line>: the file ends in the middle of this
   // line (truncated?); line ignored"): one line each, printed as warnings by the CLI.
   std::vector<std::string> warnings;
+  // Samples from this index on are a --diff_base (negated); SIZE_MAX: no diff base.
+  size_t diff_base_begin = SIZE_MAX;
 
   // Appends other's samples (optionally negated, for --base). If other comes from another
   // process (different maps, e.g. ASLR), its PCs are translated into this profile's address

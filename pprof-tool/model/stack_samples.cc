@@ -10,6 +10,13 @@ static std::string Base(const std::string& path) {
   return s == std::string::npos ? path : path.substr(s + 1);
 }
 
+std::string NodeInfo::FullLabel() const {
+  if (full_name.empty()) return Label();
+  NodeInfo full = *this;
+  full.name = full_name;
+  return full.Label();
+}
+
 std::string NodeInfo::Label() const {
   std::string out;
   if (address != 0) {

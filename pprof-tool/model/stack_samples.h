@@ -16,6 +16,8 @@
 //   - Values may be negative (after --base).
 //   - Samples with identical frame lists are merged (value summed); samples whose value is 0
 //     are dropped.
+//   - total: the sum of the values that passed the filters; with a diff base (--diff_base)
+//     the sum of |value| of the base's samples, which percentages then refer to.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +40,13 @@ struct NodeInfo {
   int line = 0;         // 0 unless granularity is lines/addresses
   uint64_t address = 0; // 0 unless granularity is addresses
   std::string module;   // mapped object path, "" if unknown
+  std::string full_name;  // the whole demangled name when `name` is simplified and differs
+                          // (filled for pictures only: PipelineOptions::record_full_names)
 
   // The label pprof prints: "foo", "foo file.cc:12", "file.cc", "0x4005d0 foo file.cc:12".
   std::string Label() const;
+  // The same with the full name (for hover texts: SVG <title>, DOT tooltip).
+  std::string FullLabel() const;
 };
 
 struct StackFrame {
@@ -59,7 +65,7 @@ enum class Granularity { kFunctions, kLines, kFiles, kAddresses };
 struct StackSamples {
   std::vector<NodeInfo> nodes;  // unique per (granularity key)
   std::vector<StackSample> samples;
-  double total = 0;               // sum of all sample values after filters (focus/ignore)
+  double total = 0;               // see "total" above
   ValueUnit unit = ValueUnit::kBytes;
   std::string sample_type;        // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
   Granularity granularity = Granularity::kFunctions;

@@ -14,10 +14,8 @@ bool IsHexDigits(const std::string& s, size_t from) {
 
 }  // namespace
 
-FunctionNames NamesForProto(const std::string& report_name) {
-  // The symbolizer's names are already the report names (parameters dropped, templates kept);
-  // the full signature is not kept apart yet, so both fields carry the report name.
-  return {report_name, report_name};
+FunctionNames NamesForProto(const std::string& report_name, const std::string& full_name) {
+  return {report_name, full_name.empty() ? report_name : full_name};
 }
 
 bool IsUnsymbolizedName(const std::string& name) {

@@ -1,6 +1,6 @@
-// The two names a profile.proto Function carries, derived from one report name:
-//   name         what reports print (the simplified C++ name)
-//   system_name  the full name (the symbol as the symbolizer produced it)
+// The two names a profile.proto Function carries:
+//   name         what reports print (the simplified C++ name, or the full one with --full_names)
+//   system_name  the full demangled name (NodeInfo::full_name when the report name is shorter)
 // The one place that decides both: the writer calls nothing else for names.
 #pragma once
 
@@ -13,7 +13,7 @@ struct FunctionNames {
   std::string system_name;
 };
 
-FunctionNames NamesForProto(const std::string& report_name);
+FunctionNames NamesForProto(const std::string& report_name, const std::string& full_name);
 
 // True for the placeholders the symbolizer uses for addresses it could not name
 // ("0x4005d0", "libfoo.so+0x1234"): such frames are written without a Line, so readers

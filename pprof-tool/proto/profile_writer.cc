@@ -184,7 +184,7 @@ class ProtoBuilder {
   uint64_t FunctionFor(const NodeInfo& node) {
     auto it = functions_.find({node.name, node.file});
     if (it != functions_.end()) return it->second;
-    FunctionNames names = NamesForProto(node.name);
+    FunctionNames names = NamesForProto(node.name, node.full_name);
     pb::Function* f = out_->add_function();
     f->set_id(uint64_t(out_->function_size()));
     f->set_name(Intern(names.name));

@@ -99,7 +99,7 @@ std::string WriteDot(const CallGraph& graph, const DotStyle& style) {
     const bool leak = style.heapcheck && n.flat != 0;
     out += "N" + std::to_string(i + 1) + " [label=" + QuoteDot(label) + " id=\"node" +
            std::to_string(i + 1) + "\" fontsize=" + std::to_string(font_size) +
-           " shape=box tooltip=" + QuoteDot(name + " (" + value(n.cum) + ")");
+           " shape=box tooltip=" + QuoteDot(n.info.FullLabel() + " (" + value(n.cum) + ")");
     if (leak) {
       out += " color=\"#e00000\" penwidth=3 peripheries=2 fontcolor=\"#a00000\" fillcolor=" +
              QuoteDot(HeatFillColor(std::max(std::fabs(shade), 0.25), false));
@@ -113,8 +113,8 @@ std::string WriteDot(const CallGraph& graph, const DotStyle& style) {
   for (const GraphEdge& e : graph.edges) {
     const double share = SafeRatio(std::fabs(e.weight), style.diff ? max_weight : abs_total);
     const double shade = style.diff ? (e.weight < 0 ? -share : share) : share;
-    const std::string caller = graph.nodes[e.caller].info.Label();
-    const std::string callee = graph.nodes[e.callee].info.Label();
+    const std::string caller = graph.nodes[e.caller].info.FullLabel();
+    const std::string callee = graph.nodes[e.callee].info.FullLabel();
     out +=
         "N" + std::to_string(e.caller + 1) + " -> N" + std::to_string(e.callee + 1) +
         " [label=" + QuoteDot(" " + value(e.weight) + (e.inlined ? "\n (inline)" : "")) +

@@ -231,7 +231,9 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
     const std::string& name = name_of(n);
     const double x = kPad + offset * scale;
 
-    std::string info = name + (n.inlined ? " (inlined)" : "") + ": ";
+    // The hover text names the function in full (the box shows the simplified name).
+    std::string info = (n.label < 0 ? name : samples.nodes[static_cast<size_t>(n.label)].FullLabel()) +
+                       (n.inlined ? " (inlined)" : "") + ": ";
     if (options.diff) {
       info += value(n.net) + " net change, " +
               FormatValue(n.width, samples.unit, options.show_bytes) + " changed (" +

@@ -7,13 +7,15 @@
 
 #include <cinttypes>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
 #include <unordered_map>
 
-#include "pprof-tool/report/allocator_frames.h"
 #include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/symbolize/allocation_frames.h"
+#include "pprof-tool/symbolize/function_name.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -86,12 +88,37 @@ struct Matcher {
   bool Match(const NodeInfo& n) const {
     return std::regex_search(n.name, re) || (!n.file.empty() && std::regex_search(n.file, re));
   }
+  bool MatchName(const NodeInfo& n) const { return active && std::regex_search(n.name, re); }
 };
 
 struct LocFrame {
   uint32_t node;
   bool inlined;
-  bool allocator;
+  FrameRole role;   // after --drop_frames / --keep_allocator_frames
+  uint32_t module;  // interned module path (same id: same mapped file)
+};
+
+// Display names: simplified (computed per distinct PC's frame: cheap, and no table to keep),
+// or full (demangled once per linkage name).
+class NameCache {
+ public:
+  explicit NameCache(bool full) : full_(full) {}
+  // Valid until the next call.
+  const std::string& Name(const SourceFrame& f) {
+    if (!full_) {
+      if (f.function.find('<') == std::string::npos) return f.function;
+      simplified_ = SimplifiedFunctionName(f.function);
+      return simplified_;
+    }
+    auto [it, inserted] = full_names_.try_emplace(f.linkage_name ? f.linkage_name : f.function);
+    if (inserted) it->second = FullFunctionName(f);
+    return it->second;
+  }
+
+ private:
+  bool full_;
+  std::string simplified_;
+  std::unordered_map<std::string, std::string> full_names_;
 };
 
 struct VecHash {
@@ -183,46 +210,51 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
                   : ValueUnit::kObjects;
   out->granularity = options.granularity;
 
-  Matcher focus, ignore, hide, show;
+  Matcher focus, ignore, hide, show, drop_frames, show_from;
   if (!focus.Compile(options.focus, "focus", error) ||
       !ignore.Compile(options.ignore, "ignore", error) ||
-      !hide.Compile(options.hide, "hide", error) || !show.Compile(options.show, "show", error)) {
+      !hide.Compile(options.hide, "hide", error) || !show.Compile(options.show, "show", error) ||
+      !drop_frames.Compile(options.drop_frames, "drop_frames", error) ||
+      !show_from.Compile(options.show_from, "show_from", error)) {
     return false;
   }
 
   std::unordered_map<std::string, uint32_t> node_ids;
   std::unordered_map<uint64_t, std::vector<LocFrame>> locations;  // key: lookup pc
+  std::unordered_map<std::string, uint32_t> module_ids;
+  NameCache names(options.full_names);
   auto node_for = [&](const SourceFrame& f, uint64_t pc) -> uint32_t {
+    const std::string& name = names.Name(f);
     std::string key;
     NodeInfo info;
     info.module = f.module;
     switch (options.granularity) {
       case Granularity::kFunctions:
-        key = f.function;
-        info.name = f.function;
+        key = name;
+        info.name = name;
         info.file = f.file;
         break;
       case Granularity::kLines:
-        key = f.function + '\x01' + f.file + ':' + std::to_string(f.line);
-        info.name = f.function;
+        key = name + '\x01' + f.file + ':' + std::to_string(f.line);
+        info.name = name;
         info.file = f.file;
         info.line = f.line;
         break;
       case Granularity::kFiles:
-        key = f.file.empty() ? f.function : f.file;
+        key = f.file.empty() ? name : f.file;
         info.name = key;
         info.file = f.file;
         break;
       case Granularity::kAddresses: {
         // One allocation: the raw pc bytes, then the frame (every PC's chain is distinct).
-        key.reserve(sizeof pc + f.function.size() + f.file.size() + 16);
+        key.reserve(sizeof pc + name.size() + f.file.size() + 16);
         key.append(reinterpret_cast<const char*>(&pc), sizeof pc);
-        key += f.function;
+        key += name;
         key += '\x01';
         key += f.file;
         key += ':';
         key += std::to_string(f.line);
-        info.name = f.function;
+        info.name = name;
         info.file = f.file;
         info.line = f.line;
         info.address = pc;
@@ -230,17 +262,28 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
       }
     }
     auto [it, inserted] = node_ids.emplace(std::move(key), uint32_t(out->nodes.size()));
-    if (inserted) out->nodes.push_back(std::move(info));
+    if (inserted) {
+      if (options.record_full_names && options.granularity != Granularity::kFiles && !options.full_names) {
+        std::string full = FullFunctionName(f);
+        if (full != info.name) info.full_name = std::move(full);
+      }
+      out->nodes.push_back(std::move(info));
+    }
     return it->second;
+  };
+  auto role_of = [&](const SourceFrame& f, uint32_t node) {
+    if (drop_frames.MatchName(out->nodes[node])) return FrameRole::kAllocator;
+    return options.drop_allocator_frames ? ClassifyFrame(f.function, f.module) : FrameRole::kCaller;
   };
 
   // Per-node filter results, computed once per node.
-  std::vector<int8_t> focus_hit, ignore_hit, keep_frame;
+  std::vector<int8_t> focus_hit, ignore_hit, keep_frame, show_from_hit;
   auto eval_node = [&](uint32_t n) {
     while (focus_hit.size() <= n) {
       const NodeInfo& info = out->nodes[focus_hit.size()];
       focus_hit.push_back(focus.active ? focus.Match(info) : 1);
       ignore_hit.push_back(ignore.active ? ignore.Match(info) : 0);
+      show_from_hit.push_back(show_from.MatchName(info));
       bool keep = true;
       if (hide.active && hide.Match(info)) keep = false;
       if (show.active && !show.Match(info)) keep = false;
@@ -251,8 +294,9 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   std::unordered_map<std::vector<StackFrame>, size_t, VecHash, VecEq> merged;
   std::vector<StackFrame> frames;
   std::vector<LocFrame> stack;
-  double total = 0;
-  for (const RawSample& s : profile.samples) {
+  double total = 0, base_total = 0;
+  for (size_t index = 0; index < profile.samples.size(); ++index) {
+    const RawSample& s = profile.samples[index];
     double v = SampleValue(s, options.sample_type);
     if (v == 0 && !(options.all_values && HasValue(s.value))) continue;
     stack.clear();
@@ -265,28 +309,32 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         std::vector<LocFrame> loc;
         for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
           if (f.inlined && !options.inlines) continue;
-          loc.push_back({node_for(f, pc), f.inlined, IsAllocatorFrame(f.function, f.module)});
+          uint32_t node = node_for(f, pc);
+          uint32_t module = module_ids.try_emplace(f.module, uint32_t(module_ids.size())).first->second;
+          loc.push_back({node, f.inlined, role_of(f, node), module});
         }
         it = locations.emplace(pc, std::move(loc)).first;
       }
       stack.insert(stack.end(), it->second.begin(), it->second.end());
     }
-    // Drop the allocator's frames at the leaf end (keep at least one frame).
-    size_t first = 0;
-    if (options.drop_allocator_frames) {
-      while (first + 1 < stack.size() && stack[first].allocator) ++first;
-    }
+    // Drop the allocation path at the leaf end (at least one frame stays).
+    size_t first = AllocationPathLength(
+        stack.size(), [&](size_t i) { return stack[i].role; },
+        [&](size_t i, size_t j) { return stack[i].module == stack[j].module; });
     bool focused = !focus.active;
     bool ignored = false;
+    size_t end = show_from.active ? first : stack.size();  // --show_from: up to the root-most match
     for (size_t i = first; i < stack.size(); ++i) {
       eval_node(stack[i].node);
       if (focus_hit[stack[i].node]) focused = true;
       if (ignore_hit[stack[i].node]) ignored = true;
+      if (show_from_hit[stack[i].node]) end = i + 1;
     }
     if (!focused || ignored) continue;
     total += v;
+    if (index >= profile.diff_base_begin) base_total += std::fabs(v);
     frames.clear();
-    for (size_t i = first; i < stack.size(); ++i) {
+    for (size_t i = first; i < end; ++i) {
       if (!keep_frame[stack[i].node]) continue;
       frames.push_back({stack[i].node, stack[i].inlined});
     }
@@ -305,7 +353,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     if (s.value != 0 || (options.all_values && HasValue(s.values))) kept.push_back(std::move(s));
   }
   out->samples = std::move(kept);
-  out->total = total;
+  out->total = profile.diff_base_begin < profile.samples.size() ? base_total : total;
   // Keep only nodes that appear in some sample (allocator frames, hidden frames... are gone).
   std::vector<int64_t> remap(out->nodes.size(), -1);
   std::vector<NodeInfo> used;

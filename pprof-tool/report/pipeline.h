@@ -2,9 +2,15 @@
 //   1. choose the value (--inuse_space ...) from each sample's un-sampled values;
 //   2. symbolize every distinct PC once (return addresses minus 1, the leaf as is);
 //   3. map source frames to nodes of the chosen granularity;
-//   4. drop the allocator's frames from the leaf end;
-//   5. --focus / --ignore (whole samples), then --hide / --show (frames);
+//      names are simplified (no template arguments, parameters or return type) unless
+//      full_names; equal names are one node;
+//   4. drop the allocation path from the leaf end (symbolize/allocation_frames.h) and the
+//      frames matching --drop_frames;
+//   5. --focus / --ignore (whole samples), --show_from (callers above the root-most match),
+//      then --hide / --show (frames);
 //   6. merge identical stacks, drop zero values.
+// With a diff base (Profile::diff_base_begin), the total that percentages refer to is the
+// base's (sum of |value| of its samples that pass --focus/--ignore), as go pprof's --diff_base.
 #pragma once
 
 #include <memory>
@@ -25,7 +31,11 @@ struct PipelineOptions {
   SampleType sample_type = SampleType::kInuseSpace;
   Granularity granularity = Granularity::kFunctions;
   std::string focus, ignore, hide, show;  // regexes (ECMAScript, searched); "" = off
-  bool drop_allocator_frames = true;
+  std::string drop_frames, show_from;     // regexes on function names; "" = off
+  bool drop_allocator_frames = true;      // false: --keep_allocator_frames
+  bool full_names = false;                // --full_names: whole demangled names
+  // Fill NodeInfo::full_name (pictures' hover texts, profile.proto's Function.system_name).
+  bool record_full_names = false;
   bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
   std::string program;  // binary given on the command line ("" = from the maps)
   // Keep samples whose chosen value is 0 when another of their values is not (one run then

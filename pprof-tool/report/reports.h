@@ -25,6 +25,11 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
 // --traces: every stack (leaf first) with its value, largest first.
 std::string TracesReport(const StackSamples& samples, const ReportOptions& options);
 
+// --tree (peek_regex empty) / --peek=<regex>: go pprof's text call tree, each function with its
+// callers above and callees below. Sets *error on a bad regex or when --peek matches nothing.
+bool TreeReport(const StackSamples& samples, const std::string& peek_regex,
+                const ReportOptions& options, std::string* out, std::string* error);
+
 // --collapsed: "root;...;leaf <value>" lines (Brendan Gregg's folded stacks), sorted.
 std::string CollapsedReport(const StackSamples& samples);
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -7,9 +8,34 @@
 namespace heapkit::pprof {
 
 namespace {
+
 std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
+
+// The five number columns of the text report, widened to their widest cell plus one space so
+// that wide values (-100.00%, -1234.56MB after --base) never run into the next column.
+struct Columns {
+  static constexpr size_t kCount = 5;
+  size_t width[kCount] = {10, 8, 8, 11, 8};
+  std::vector<std::array<std::string, kCount>> rows;
+  void Add(std::array<std::string, kCount> row) {
+    for (size_t i = 0; i < kCount; ++i) width[i] = std::max(width[i], row[i].size() + 1);
+    rows.push_back(std::move(row));
+  }
+  std::string Header() const {
+    const char* names[kCount] = {"flat", "flat%", "sum%", "cum", "cum%"};
+    std::string out;
+    for (size_t i = 0; i < kCount; ++i) out += Pad(names[i], width[i]);
+    return out;
+  }
+  std::string Row(size_t r) const {
+    std::string out;
+    for (size_t i = 0; i < kCount; ++i) out += Pad(rows[r][i], width[i]);
+    return out;
+  }
+};
+
 }  // namespace
 
 std::string TextReport(const StackSamples& samples, const ReportOptions& options) {
@@ -41,15 +67,17 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
   if (shown < rows.size()) {
     out += "Showing top " + std::to_string(shown) + " nodes out of " + std::to_string(g.total_nodes) + "\n";
   }
-  out += Pad("flat", 10) + Pad("flat%", 8) + Pad("sum%", 8) + Pad("cum", 11) + Pad("cum%", 8) + "  name\n";
+  Columns columns;
   double sum = 0;
   for (size_t i = 0; i < shown; ++i) {
     const GraphNode& n = *rows[i];
     sum += n.flat;
-    out += Pad(FormatValue(n.flat, g.unit, sb), 10) + Pad(FormatPercent(n.flat, g.total), 8) +
-           Pad(FormatPercent(sum, g.total), 8) + Pad(FormatValue(n.cum, g.unit, sb), 11) +
-           Pad(FormatPercent(n.cum, g.total), 8) + "  " + n.info.Label() + "\n";
+    columns.Add({FormatValue(n.flat, g.unit, sb), FormatPercent(n.flat, g.total),
+                 FormatPercent(sum, g.total), FormatValue(n.cum, g.unit, sb),
+                 FormatPercent(n.cum, g.total)});
   }
+  out += columns.Header() + "  name\n";
+  for (size_t i = 0; i < shown; ++i) out += columns.Row(i) + "  " + rows[i]->info.Label() + "\n";
   return out;
 }
 

@@ -12,7 +12,7 @@
 // (with a warning) anything that is not a regular file once opened: a FIFO, or a link to a
 // device or to /proc/self/fd/N, is never read.
 // A missing file or one whose segments do not match the mapping gives one warning and
-// "module+0xoffset" names for its addresses.
+// "module+0xoffset" names for its addresses; a file that is not ELF is skipped silently.
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -79,6 +79,11 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
+// Mapped data files that are not ELF (locale archives, gconv-modules.cache, fonts: never
+// mapped executable) are skipped without a warning; an executable mapping of a non-ELF file is
+// a replaced binary and gets its warning.
+constexpr const char* kNotElf = "not an ELF file";
+
 // Computes the load bias of `path` given its mapping lines. Returns false with *why set.
 bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lines,
                  uint64_t* bias, std::string* why) {
@@ -93,7 +98,7 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   bool ok = false;
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
-    *why = "not an ELF file";
+    *why = kNotElf;
   } else {
     size_t phnum = 0;
     if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
@@ -212,7 +217,9 @@ class DwflSymbolizer final : public Symbolizer {
           reported.emplace_back(mod, path);
         }
       }
-      if (index < 0 && warnings) {
+      const std::vector<const MapLine*>& maps = by_path[path];
+      bool executable = std::any_of(maps.begin(), maps.end(), [](const MapLine* m) { return m->exec; });
+      if (index < 0 && warnings && (why != kNotElf || executable)) {
         warnings->push_back(path + ": " + why + "; its addresses are shown as " +
                             Basename(path) + "+0x<offset>");
       }

@@ -18,7 +18,62 @@ bool AfterOperator(std::string_view s, size_t i) {
   return j >= 8 && s.substr(j - 8, 8) == "operator";
 }
 
+// Length of the operator token that starts at s[i] right after "operator" (e.g. "<<=", "->*",
+// "()"), so its '<', '>' and '(' are not read as brackets.
+size_t OperatorTokenLength(std::string_view s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && s[j] == ' ') ++j;
+  size_t start = j;
+  if (s.substr(j, 2) == "()" || s.substr(j, 2) == "[]") return j + 2 - i;
+  while (j < s.size() && j - start < 3 && std::string_view("<>=!+-*/%^&|~,").find(s[j]) != std::string_view::npos) ++j;
+  return j - i;
+}
+
 }  // namespace
+
+std::string SimplifiedFunctionName(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  int angle = 0;  // depth of template argument lists being dropped
+  for (size_t i = 0; i < s.size();) {
+    char c = s[i];
+    if (angle == 0 && c == 'o' && s.substr(i, 8) == "operator" &&
+        (i == 0 || s[i - 1] == ':' || s[i - 1] == ' ')) {
+      size_t n = 8 + OperatorTokenLength(s, i + 8);
+      out.append(s.substr(i, n));
+      i += n;
+    } else if (angle == 0 && c == '{') {
+      size_t close = s.find('}', i);  // "{lambda(int)#1}": kept whole
+      size_t n = close == std::string_view::npos ? s.size() - i : close + 1 - i;
+      out.append(s.substr(i, n));
+      i += n;
+    } else if (c == '<') {
+      ++angle;
+      ++i;
+    } else if (c == '>' && angle > 0) {
+      --angle;
+      ++i;
+    } else {
+      if (angle == 0) out += c;
+      ++i;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string FullFunctionName(const SourceFrame& frame) {
+  const char* raw = frame.linkage_name;
+  if (raw == nullptr || raw[0] != '_' || raw[1] != 'Z') return frame.function;
+  std::string mangled(raw);
+  size_t at = mangled.find('@');
+  if (at != std::string::npos) mangled.resize(at);
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d != nullptr ? std::string(d) : frame.function;
+  free(d);
+  return out;
+}
 
 std::string SimplifyDemangled(std::string_view s) {
   // 1. Strip trailing qualifiers and the parameter list: find the last top-level "(...)".

@@ -226,9 +226,14 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
         for (size_t i = chain.size(); i-- > 0;) {
           const Entry& e = cu->entries[chain[i]];
           SourceFrame f;
-          if (e.raw_name) f.function = Clean(e.raw_name);
-          if (i == 0 && !sym_name.empty() && (f.function.empty())) f.function = sym_name;
-          if (f.function.empty()) f.function = sym_name;
+          if (e.raw_name) {
+            f.function = Clean(e.raw_name);
+            f.linkage_name = e.raw_name;
+          }
+          if (f.function.empty() && sym) {
+            f.function = sym_name;
+            f.linkage_name = sym->name;
+          }
           f.file = file;
           f.line = line;
           f.inlined = i != 0;
@@ -240,13 +245,13 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
         return true;
       }
       if (sym) {
-        out->push_back({sym_name, line_file, line_no, false, path_});
+        out->push_back({sym_name, line_file, line_no, false, path_, sym->name});
         return true;
       }
     }
   }
   if (sym) {
-    out->push_back({sym_name, std::string(), 0, false, path_});
+    out->push_back({sym_name, std::string(), 0, false, path_, sym->name});
     return true;
   }
   return false;

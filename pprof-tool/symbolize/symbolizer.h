@@ -22,6 +22,9 @@ struct SourceFrame {
   int line = 0;          // 0 if unknown
   bool inlined = false;  // true for every frame but the last of an address
   std::string module;    // path of the mapped object, "" if not mapped
+  // The symbol's raw (mangled) name, for FullFunctionName; nullptr if unknown. Points into
+  // the Symbolizer's data: valid as long as the Symbolizer that returned the frame.
+  const char* linkage_name = nullptr;
 };
 
 class Symbolizer {

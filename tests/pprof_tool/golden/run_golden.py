@@ -175,11 +175,61 @@ def golden():
         ("heap_v2", [A.pie, W("pie.v2.heap")]),
         ("heap_v2_alloc", ["--alloc_space", "--focus=^main$", A.pie, W("pie.v2.heap")]),
         ("heap_v1", [A.pie, W("pie.v1.heap")]),
+        # Names: simplified by default (ns::Box::Make), whole with --full_names.
+        ("full_names", ["--full_names", A.pie, pie]),
+        ("full_names_traces", ["--full_names", "--traces", A.nopie, nopie]),
+        # The allocation path and the options around it.
+        ("keep_allocator_frames", ["--keep_allocator_frames", "--alloc_space", "--traces", "--focus=^std::", A.pie, pie]),
+        ("allocator_frames_dropped", ["--alloc_space", "--traces", "--focus=^std::", A.pie, pie]),
+        ("drop_frames", ["--drop_frames=^Leaf[AB]$", A.pie, pie]),
+        ("show_from", ["--show_from=^Phase[12]$", "--traces", A.pie, pie]),
+        # Differences: go pprof's --diff_base (percentages of the base), --drop_negative.
+        ("diff_base", ["--diff_base=" + W("pie.phase1.heap"), A.pie, pie]),
+        ("drop_negative", ["--base=" + pie, "--drop_negative", A.pie, W("pie.phase1.heap")]),
+        ("tree", ["--tree", A.pie, pie]),
+        ("peek", ["--peek=^Phase2$", A.pie, pie]),
     ]
     for name, args in cases:
         if not any(a.startswith("--hide") for a in args):
             args = ["--hide=" + LIBC_START] + args
         golden_case(name, args)
+    # Spellings that must give the same report as another one.
+    same = [
+        (["--no_drop_allocator"], ["--keep_allocator_frames"]),
+        (["--symbolize=demangle=full"], ["--full_names"]),
+        (["-o", W("dash_o.txt"), "-top"], ["--output=" + W("dash_o.txt"), "--top"]),
+        (["-o=" + W("dash_o.txt")], ["-output=" + W("dash_o.txt")]),
+    ]
+    for a, b in same:
+        outs = []
+        for args in (a, b):
+            p = pprof(args + [A.pie, pie])
+            text = p.stdout.decode()
+            if os.path.exists(W("dash_o.txt")):
+                text += open(W("dash_o.txt")).read()
+                os.remove(W("dash_o.txt"))
+            outs.append((p.returncode, text))
+        if outs[0] != outs[1] or outs[0][0] != 0 or not outs[0][1]:
+            fail("%s and %s differ: %r / %r" % (a, b, outs[0][:300], outs[1][:300]))
+    if glob.glob(os.path.join(os.getcwd(), "=*")) or glob.glob(W("=*")):
+        fail("-o=<file> created a file whose name starts with '='")
+    # --base: the columns stay apart when a value is at or below -100% (-500.00% here).
+    for name, body in [("after", " 1: 6000 [ 1: 6000] @ 0x1000\n"), ("before", " 1: 5000 [ 1: 5000] @ 0x2000\n")]:
+        with open(W("cols_%s.heap" % name), "w") as f:
+            f.write("heap profile: 1: 1 [ 1: 1] @ heapprofile\n" + body)
+    p = pprof(["--base=" + W("cols_before.heap"), W("cols_after.heap")])
+    rows = [l for l in p.stdout.decode().splitlines() if l.endswith(" 0xfff") or l.endswith(" 0x1fff")]
+    if len(rows) != 2 or "-500.00%" not in p.stdout.decode():
+        fail("--base columns: unexpected report %r" % p.stdout)
+    for line in rows:
+        if len(line.split()) != 6:
+            fail("--base: columns run together: %r" % line)
+    # The graph boxes and the flame graph show simplified names, the full name on hover.
+    for args, needle in [(["--svg"], "ns::Box&lt;int&gt;::Make(unsigned long)"),
+                         (["--flamegraph"], "<title>ns::Box&lt;int&gt;::Make(unsigned long)")]:
+        out = pprof(args + [A.pie, pie]).stdout.decode()
+        if needle not in out or ">ns::Box::Make<" not in out.replace("</text>", "<"):
+            fail("%s: want the simplified name in the box and %r on hover" % (args, needle))
     # --addresses: addresses differ per build; check shape and that names survive.
     p = pprof(["--addresses", A.pie, pie])
     out = p.stdout.decode()
@@ -332,6 +382,17 @@ def badfiles():
     os.chmod(unreadable, 0)
     if os.geteuid() != 0:
         expect_error("unreadable", [A.pie, unreadable], "Permission denied")
+    # A mapped file that is not ELF (a locale archive, a font) is skipped without a warning;
+    # a missing one still gets its warning.
+    notelf = write("LC_CTYPE", b"not an ELF file\n" * 100)
+    text = good.decode()
+    for path, want_warning in [(notelf, False), (os.path.join(d, "missing.so"), True)]:
+        extra = "7f0000000000-7f0000010000 r--p 00000000 08:01 42    %s\n" % path
+        prof = write("extra_map.heap", (text if text.endswith("\n") else text + "\n").encode() + extra.encode())
+        p = pprof([A.pie, prof])
+        warned = path in p.stderr.decode()
+        if p.returncode != 0 or warned != want_warning:
+            fail("mapped %s: warning %s, want %s: %r" % (path, warned, want_warning, p.stderr))
     # The header alone (no samples): a valid, empty profile.
     p = pprof([A.pie, write("hdronly.heap", good[:header_end])])
     if p.returncode != 0 or b"of 0 total" not in p.stdout:
@@ -348,11 +409,27 @@ def cli():
                 "--alloc_objects", "--show_bytes", "--base", "--heapcheck", "--functions",
                 "--lines", "--files", "--addresses", "--focus", "--ignore", "--hide", "--show",
                 "--nodecount", "--nodefraction", "--edgefraction", "--cum", "--dot", "--svg",
-                "--png", "--pdf", "--web", "--flamegraph", "--output"]:
+                "--png", "--pdf", "--web", "--flamegraph", "--output", "--tree", "--peek",
+                "--diff_base", "--drop_negative", "--drop_frames", "--show_from",
+                "--keep_allocator_frames", "--no_drop_allocator", "--full_names",
+                "--symbolize", "--version"]:
         if opt not in text:
             fail("--help does not mention " + opt)
     if "E.g." not in text:
         fail("--help has no examples")
+    p = pprof(["--version"])
+    if p.returncode != 0 or not re.match(r"pprof-tool \(heapkit\) \d+\.\d+", p.stdout.decode()):
+        fail("--version: %r %r" % (p.stdout, p.stderr))
+    for spelling in ["-http=localhost:8080", "--http=:0", "-http"]:
+        p = pprof([spelling, W("pie.final.heap")])
+        err = p.stderr.decode()
+        if p.returncode != 2 or len(err.splitlines()) != 1 or "not supported yet" not in err:
+            fail("%s: want one line 'not supported yet' and exit 2, got %d %r" % (spelling, p.returncode, err))
+    expect_error("program without profile", [A.pie], "no profile given")
+    expect_error("base and diff_base", ["--base=" + W("pie.final.heap"), "--diff_base=" + W("pie.final.heap"), W("pie.final.heap")], "choose one of --base")
+    expect_error("bad symbolize", ["--symbolize=none", W("pie.final.heap")], "demangle=full")
+    expect_error("bad drop_frames", ["--drop_frames=(", A.pie, W("pie.final.heap")], "invalid regular expression")
+    expect_error("peek no match", ["--peek=NoSuchFunction", A.pie, W("pie.final.heap")], "no function matches")
     expect_error("unknown option", ["--bogus", W("pie.final.heap")], "bogus")
     expect_error("two reports", ["--text", "--traces", W("pie.final.heap")], "choose one report")
     expect_error("no profile", [], "no profile")

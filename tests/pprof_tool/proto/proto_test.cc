@@ -165,6 +165,15 @@ TEST(ProtoWriter, MappingsCodeOnlyUnlessAFileHasNoCodeMapping) {
   EXPECT_EQ(Str(p, p.mapping(1).filename()), "/lib/libx.so");
 }
 
+TEST(ProtoWriter, FunctionNameIsTheReportNameSystemNameTheFullName) {
+  FunctionNames simplified = NamesForProto("ns::Box::Make", "ns::Box<int>::Make(unsigned long)");
+  EXPECT_EQ(simplified.name, "ns::Box::Make");
+  EXPECT_EQ(simplified.system_name, "ns::Box<int>::Make(unsigned long)");
+  FunctionNames c = NamesForProto("main", "");  // no longer form: both are the report name
+  EXPECT_EQ(c.name, "main");
+  EXPECT_EQ(c.system_name, "main");
+}
+
 TEST(ProtoWriter, DeterministicBytes) {
   Fixture a, b;
   EXPECT_EQ(a.Encode(), b.Encode());

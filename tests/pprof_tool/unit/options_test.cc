@@ -103,7 +103,7 @@ TEST(Options, EveryLongOptionHasItsSingleDashSpelling) {
   std::string help = testing::internal::GetCapturedStdout();
   std::vector<std::string> names;
   for (size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
-    size_t end = help.find_first_of(" [\n", at + 5);
+    size_t end = help.find_first_of(" [,\n", at + 5);
     names.push_back(help.substr(at + 5, end - (at + 5)));
   }
   EXPECT_GT(names.size(), 30u);
@@ -135,6 +135,48 @@ TEST(Options, UnknownSingleDashWordIsNotReadAsShortOptions) {
   EXPECT_EQ(Parse({"-hxyz", "a.heap"}, &a), 2);  // not -h (help) followed by "xyz"
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("pprof-tool: unknown option -hxyz"), std::string::npos) << err;
+}
+
+TEST(Options, ReportsNamesAndDifferences) {
+  CliOptions t, p, d, k, a, f, g, n;
+  EXPECT_EQ(Parse({"--tree", "a.heap"}, &t), -1);
+  EXPECT_EQ(t.report, ReportKind::kTree);
+  EXPECT_EQ(Parse({"-peek=^Load", "a.heap"}, &p), -1);
+  EXPECT_EQ(p.report, ReportKind::kPeek);
+  EXPECT_EQ(p.peek_regex, "^Load");
+  EXPECT_EQ(Parse({"--diff_base=b.heap", "--drop_negative", "a.heap"}, &d), -1);
+  EXPECT_EQ(d.diff_base, (std::vector<std::string>{"b.heap"}));
+  EXPECT_TRUE(d.drop_negative);
+  EXPECT_EQ(Parse({"--keep_allocator_frames", "--drop_frames=^absl::", "--show_from=^Srv", "a.heap"}, &k), -1);
+  EXPECT_TRUE(k.keep_allocator_frames);
+  EXPECT_EQ(k.drop_frames, "^absl::");
+  EXPECT_EQ(k.show_from, "^Srv");
+  EXPECT_EQ(Parse({"--no_drop_allocator", "a.heap"}, &a), -1);  // the old spelling
+  EXPECT_TRUE(a.keep_allocator_frames);
+  EXPECT_EQ(Parse({"--full_names", "a.heap"}, &f), -1);
+  EXPECT_TRUE(f.full_names);
+  EXPECT_EQ(Parse({"-symbolize=demangle=full", "a.heap"}, &g), -1);
+  EXPECT_TRUE(g.full_names);
+  EXPECT_EQ(Parse({"a.heap"}, &n), -1);  // the defaults
+  EXPECT_FALSE(n.full_names);
+  EXPECT_FALSE(n.keep_allocator_frames);
+  EXPECT_FALSE(n.drop_negative);
+}
+
+TEST(Options, VersionHttpAndProgramWithoutProfile) {
+  testing::internal::CaptureStdout();
+  CliOptions v;
+  EXPECT_EQ(Parse({"--version"}, &v), 0);
+  EXPECT_EQ(testing::internal::GetCapturedStdout().rfind("pprof-tool (heapkit) ", 0), 0u);
+  testing::internal::CaptureStderr();
+  CliOptions h, p, s;
+  EXPECT_EQ(Parse({"-http=:8080", "a.heap"}, &h), 2);
+  EXPECT_EQ(Parse({"/proc/self/exe"}, &p), 2);
+  EXPECT_EQ(Parse({"--symbolize=none", "a.heap"}, &s), 2);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pprof-tool: -http: the web interface is not supported yet"), std::string::npos) << err;
+  EXPECT_NE(err.find("no profile given (/proc/self/exe is a program)"), std::string::npos) << err;
+  EXPECT_NE(err.find("only demangle=full"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -22,6 +22,12 @@ class FakeSymbolizer : public Symbolizer {
       case 0x2ff: f = {{"inner", "b.h", 3, true, "/bin/p"}, {"outer", "b.cc", 20, false, "/bin/p"}}; break;
       case 0x3ff: f = {{"main", "m.cc", 5, false, "/bin/p"}}; break;
       case 0x4ff: f = {{"leaf", "a.cc", 11, false, "/bin/p"}}; break;
+      // The allocation path of a std::string, then two overloads of one template.
+      case 0x5ff: f = {{"std::__new_allocator<char>::allocate", "new_allocator.h", 1, true, "/bin/p"},
+                       {"std::__cxx11::basic_string<char>::_M_create", "basic_string.tcc", 2, false, "/bin/p"}}; break;
+      case 0x6ff: f = {{"Load<int>", "l.cc", 7, false, "/bin/p", "_Z4LoadIiEvi"}}; break;
+      case 0x7ff: f = {{"Load<double>", "l.cc", 7, false, "/bin/p", "_Z4LoadIdEvd"}}; break;
+      case 0x8ff: f = {{"__GI___strdup", "", 0, false, "/lib/libc.so.6"}}; break;
       default: f = {{"0x?", "", 0, false, ""}}; break;
     }
     return cache_.emplace(pc, f).first->second;
@@ -122,6 +128,121 @@ TEST(Pipeline, BaseSubtractionCancelsAndGoesNegative) {
   ASSERT_EQ(s.samples.size(), 1u);  // the 200-byte stack cancelled out
   EXPECT_EQ(s.samples[0].value, -50);
   EXPECT_EQ(s.total, -50);
+}
+
+// operator new <- std::string growth <- Load<int> <- main; malloc <- strdup <- Load<double> <- main
+Profile MakeUserProfile() {
+  Profile p;
+  ParseError e;
+  EXPECT_TRUE(ParseProfileText("heap profile: 2: 300 [ 2: 300] @ heapprofile\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0x600 0x700 0x400\n"
+                               " 1: 200 [ 1: 200] @ 0x100 0x900 0x800 0x400\n",
+                               "u.heap", &p, &e))
+      << e.Message();
+  return p;
+}
+
+std::vector<std::string> Leaves(const StackSamples& s) {
+  std::vector<std::string> out;
+  for (const StackSample& x : s.samples) out.push_back(x.frames.empty() ? "" : s.nodes[x.frames[0].node].name);
+  return out;
+}
+
+TEST(Pipeline, AllocationPathIsChargedToTheCaller) {
+  Profile p = MakeUserProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  PipelineOptions o;
+  o.record_full_names = true;
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
+  // std::string's allocation path and strdup are dropped; the overloads merge as "Load", so
+  // the two stacks are one.
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"Load"}));
+  EXPECT_EQ(s.samples[0].value, 300);
+  ASSERT_EQ(s.nodes.size(), 2u);  // Load, main
+  EXPECT_EQ(s.nodes[0].full_name, "void Load<int>(int)");
+  PipelineOptions keep;
+  keep.drop_allocator_frames = false;
+  ASSERT_TRUE(BuildStackSamples(p, sym, keep, &s, &err)) << err;
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"malloc", "malloc"}));
+  PipelineOptions full;
+  full.full_names = true;
+  ASSERT_TRUE(BuildStackSamples(p, sym, full, &s, &err)) << err;
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"void Load<int>(int)", "void Load<double>(double)"}));
+}
+
+TEST(Pipeline, DropFramesAndShowFrom) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  PipelineOptions o;
+  o.drop_frames = "^lea";  // the leaf is dropped like an allocator frame
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"inner", "main"}));
+  o = PipelineOptions();
+  o.show_from = "^(outer|main)$";  // callers above the root-most match go
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
+  ASSERT_EQ(s.samples.size(), 2u);
+  EXPECT_EQ(s.samples[0].frames.size(), 4u);  // leaf inner outer main
+  o.show_from = "^outer$";
+  ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
+  ASSERT_EQ(s.samples.size(), 2u);
+  EXPECT_EQ(s.samples[0].frames.size(), 3u);  // leaf inner outer (main dropped)
+  EXPECT_TRUE(s.samples[1].frames.empty());   // no match: no frames, still in the total
+  EXPECT_EQ(s.total, 300);
+  o.show_from = "(";
+  EXPECT_FALSE(BuildStackSamples(p, sym, o, &s, &err));
+  EXPECT_NE(err.find("--show_from"), std::string::npos) << err;
+}
+
+TEST(Pipeline, DiffBaseTotalIsTheBase) {
+  Profile p = MakeProfile();  // 300 in use
+  Profile base = MakeProfile();
+  base.samples[0].value.inuse_bytes = 400;  // base: 400 + 200 = 600
+  p.diff_base_begin = p.samples.size();
+  p.AddProfile(base, true);
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err));
+  EXPECT_EQ(s.total, 600);  // percentages refer to the base
+  ASSERT_EQ(s.samples.size(), 1u);
+  EXPECT_EQ(s.samples[0].value, -300);
+}
+
+TEST(Reports, TreeAndPeek) {
+  Profile p = MakeProfile();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err, out;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err));
+  ReportOptions ro;
+  ASSERT_TRUE(TreeReport(s, "", ro, &out, &err)) << err;
+  // leaf's block: its callers above it with their share of its cum.
+  EXPECT_NE(out.find("200B  66.67% |   main\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("100B  33.33% |   inner\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("| leaf\n"), std::string::npos) << out;
+  ASSERT_TRUE(TreeReport(s, "^outer$", ro, &out, &err)) << err;
+  EXPECT_EQ(out.find("| leaf\n"), std::string::npos) << out;  // only outer's block
+  EXPECT_NE(out.find("| outer\n"), std::string::npos) << out;
+  EXPECT_FALSE(TreeReport(s, "nomatch", ro, &out, &err));
+}
+
+TEST(Reports, DropNegative) {
+  Profile p = MakeProfile();
+  Profile base = MakeProfile();
+  base.samples[0].value.inuse_bytes = 150;  // outer's stack goes down by 50
+  p.AddProfile(base, true);
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err));
+  ReportOptions ro;
+  EXPECT_NE(TextReport(s, ro).find("outer"), std::string::npos);
+  ro.graph.drop_negative = true;
+  EXPECT_EQ(TextReport(s, ro).find("outer"), std::string::npos);
 }
 
 TEST(Reports, TextCollapsedTracesList) {
