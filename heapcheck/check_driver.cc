@@ -140,6 +140,10 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                     static_cast<unsigned long long>(result->unrecorded_objects),
                     result->threads_stopped,
                     static_cast<unsigned long long>(result->seconds_stopped * 1e6));
+      if (result->unreadable_ranges_skipped > 0)
+        internal::Log("leak check %s: %zu unreadable ranges inside heap objects not scanned "
+                      "(%zu bytes: PROT_NONE or unmapped pages)",
+                      name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
     }
     ReportOptions opts = s.report;
     opts.check_name = name;

@@ -1,5 +1,6 @@
 #include "heapcheck/flood.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace heapkit::check {
@@ -78,6 +79,29 @@ inline size_t ScanRange(const Finder& finder, uintptr_t start, uintptr_t end, si
     int64_t hit = finder.Find(LoadWord(p));
     if (hit >= 0) visit(static_cast<uint32_t>(hit));
   }
+  return words;
+}
+
+// ScanRange over an object's bytes, minus the parts in unreadable memory (counted in stats).
+template <typename Visit>
+inline size_t ScanObject(const Finder& finder, const HeapObject& o, size_t alignment,
+                         const FloodOptions& options, FloodStats* stats, Visit&& visit) {
+  uintptr_t start = o.start;
+  const uintptr_t end = o.start + o.size;
+  if (options.unreadable_count == 0) return ScanRange(finder, start, end, alignment, visit);
+  const Region* hole = std::upper_bound(
+      options.unreadable, options.unreadable + options.unreadable_count, start,
+      [](uintptr_t a, const Region& r) { return a < r.end; });
+  const Region* holes_end = options.unreadable + options.unreadable_count;
+  size_t words = 0;
+  for (; hole != holes_end && hole->start < end; ++hole) {
+    if (hole->start > start) words += ScanRange(finder, start, hole->start, alignment, visit);
+    const uintptr_t skip_to = hole->end < end ? hole->end : end;
+    ++stats->unreadable_ranges_skipped;
+    stats->unreadable_bytes_skipped += skip_to - (hole->start > start ? hole->start : start);
+    start = skip_to;
+  }
+  if (start < end) words += ScanRange(finder, start, end, alignment, visit);
   return words;
 }
 
@@ -163,7 +187,7 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
   }
   while (top > 0) {
     const HeapObject& o = objects[work[--top]];
-    local.words_scanned += ScanRange(finder, o.start, o.start + o.size, alignment, mark);
+    local.words_scanned += ScanObject(finder, o, alignment, options, &local, mark);
   }
 
   // Phase 2: classify leaked objects. Each unprocessed leaked object in address order becomes a
@@ -185,7 +209,7 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
     };
     while (top > 0) {
       const HeapObject& o = objects[work[--top]];
-      local.words_scanned += ScanRange(finder, o.start, o.start + o.size, alignment, demote);
+      local.words_scanned += ScanObject(finder, o, alignment, options, &local, demote);
     }
   }
 

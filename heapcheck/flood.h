@@ -50,6 +50,10 @@ struct Region {
 struct FloodOptions {
   int64_t max_pointer_offset = 1024;  // gperftools' default; -1 = any interior pointer
   size_t source_alignment = sizeof(void*);  // 1, 2, 4 or 8
+  // Memory that must not be read (PROT_NONE pages a program put inside its heap blocks, holes
+  // it unmapped): sorted, non-overlapping. Parts of objects inside them are not scanned.
+  const Region* unreadable = nullptr;
+  size_t unreadable_count = 0;
 };
 
 struct FloodStats {
@@ -57,6 +61,8 @@ struct FloodStats {
   size_t leaked_direct = 0;
   size_t leaked_indirect = 0;
   size_t words_scanned = 0;
+  size_t unreadable_ranges_skipped = 0;  // object parts left unscanned (FloodOptions::unreadable)
+  size_t unreadable_bytes_skipped = 0;
 };
 
 // Optional page directory that makes each pointer lookup a hash probe plus a search among the

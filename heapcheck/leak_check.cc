@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "alloc/internal/log.h"
@@ -77,7 +78,23 @@ struct Scratch {
   MmapArray<uint8_t> states_unaligned;
   MmapArray<uint32_t> work;
   MmapArray<PageIndexEntry> page_index;
+  MmapArray<Region> unreadable;
 };
+
+// Address ranges the flood must not read: gaps between mappings and mappings without read
+// permission (a program may mprotect(PROT_NONE) or munmap part of a large heap block).
+bool CollectUnreadable(const ProcMaps& maps, MmapArray<Region>* out) {
+  out->Clear();
+  uintptr_t covered = 0;  // end of the last readable mapping
+  bool ok = true;
+  for (size_t i = 0; ok && i < maps.size(); ++i) {
+    const MapEntry& e = maps[i];
+    if (!e.readable) continue;
+    if (e.start > covered) ok = out->PushBack(Region{covered, e.start});
+    if (e.end > covered) covered = e.end;
+  }
+  return ok && out->PushBack(Region{covered, UINTPTR_MAX});
+}
 
 alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
 Scratch* g_scratch = nullptr;
@@ -111,13 +128,15 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   out->pcs.Clear();
   out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
   out->live_objects = out->unrecorded_objects = 0;
+  out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
 
   // World running: things that take locks or may allocate inside libc.
   if (!s.maps.Read()) {
     internal::Log("leak check: cannot read /proc/self/maps; no check done");
     return false;
   }
-  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored)) {
+  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored) ||
+      !CollectUnreadable(s.maps, &s.unreadable)) {
     internal::Log("leak check: out of memory while collecting roots; no check done");
     return false;
   }
@@ -206,12 +225,17 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     }
   }
   FloodStats stats;
+  FloodOptions flood = config.flood;
+  flood.unreadable = s.unreadable.data();
+  flood.unreadable_count = s.unreadable.size();
   if (ok) {
-    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), config.flood,
+    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), flood,
                s.states.data(), s.work.data(), &stats, &index);
+    out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
+    out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
   }
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
-    FloodOptions any = config.flood;
+    FloodOptions any = flood;
     any.source_alignment = 1;
     ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any,
                s.states_unaligned.data(), s.work.data(), nullptr, &index);

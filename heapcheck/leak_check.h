@@ -45,6 +45,8 @@ struct CheckResult {
   uint64_t unrecorded_objects = 0;
   size_t threads_stopped = 0;
   double seconds_stopped = 0;
+  size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
+  size_t unreadable_bytes_skipped = 0;
 };
 
 // entry_sp: the lowest live stack address of the calling thread (the check's entry frame);

@@ -108,6 +108,8 @@ std::vector<Scenario> Scenarios() {
        {"heapkit: cannot read HEAPCHECK_SUPPRESSIONS file '/nonexistent/heapcheck.supp'"}, {}},
       {"IdentifyLeaks", "lost_pointer", {normal, "HEAP_CHECK_IDENTIFY_LEAKS=1"}, 1, 33, 1,
        {"\tleaked object 0x", "(33 bytes)"}, {}},
+      {"ProtNoneInsideHeapBlocks", "prot_none", {normal, "PERFTOOLS_VERBOSE=1"}, 1, 12288, 1,
+       {"unreadable ranges inside heap objects not scanned"}, {}, true},
       {"CancelGlobalCheck", "cancel_global_check", {normal}, 0, -2, 0,
        {"Canceling the automatic at-exit whole-program memory leak check"}, {}, true},
       {"MaxLeaksLimitsGroups", "cycles", {normal, "HEAP_CHECK_MAX_LEAKS=1"}, 1, 144, 3,

@@ -2,6 +2,7 @@
 #include "heapcheck/flood.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstring>
@@ -63,6 +64,42 @@ struct Roots {
     return {reinterpret_cast<uintptr_t>(slots), reinterpret_cast<uintptr_t>(slots + 16)};
   }
 };
+
+// An object with a PROT_NONE page in its middle: the flood scans its readable parts (and finds
+// the pointer after the hole) and never touches the page, which would kill the process.
+TEST(Flood, UnreadablePartsOfObjectsAreSkipped) {
+  const size_t page = 4096;
+  auto* block = static_cast<char*>(mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(block, MAP_FAILED);
+  char* target = block + 3 * page;  // the second object: one page after the first
+  std::memcpy(block + 2 * page + 64, &target, sizeof(target));  // past the hole
+  ASSERT_EQ(mprotect(block + page, page, PROT_NONE), 0);
+  const HeapObject objects[] = {
+      {reinterpret_cast<uintptr_t>(block), 3 * page, kRootObject, 0},
+      {reinterpret_cast<uintptr_t>(target), 64, 0, 0},
+  };
+  const Region hole{reinterpret_cast<uintptr_t>(block + page),
+                    reinterpret_cast<uintptr_t>(block + 2 * page)};
+  FloodOptions options;
+  options.unreadable = &hole;
+  options.unreadable_count = 1;
+  uint8_t states[2];
+  uint32_t work[2];
+  FloodStats stats;
+  ASSERT_TRUE(Flood(objects, 2, nullptr, 0, options, states, work, &stats));
+  EXPECT_EQ(states[0], kReachable);
+  EXPECT_EQ(states[1], kReachable);
+  EXPECT_EQ(stats.unreadable_ranges_skipped, 1u);
+  EXPECT_EQ(stats.unreadable_bytes_skipped, page);
+  // Leaked objects are scanned in phase 2 too: the same hole is skipped there.
+  HeapObject leaked[] = {objects[0], objects[1]};
+  leaked[0].flags = 0;
+  ASSERT_TRUE(Flood(leaked, 2, nullptr, 0, options, states, work, &stats));
+  EXPECT_EQ(states[0], kLeakedDirect);
+  EXPECT_EQ(states[1], kLeakedIndirect);
+  munmap(block, 4 * page);
+}
 
 TEST(Flood, EmptyHeapAndNoRoots) {
   FloodStats stats;

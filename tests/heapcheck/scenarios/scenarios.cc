@@ -8,6 +8,7 @@
 // compiler cannot drop the allocation.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -380,6 +381,21 @@ __attribute__((noinline)) void StaleStack() {
   asm volatile("" : : "r"(slots) : "memory");
 }
 
+// Heap blocks with a PROT_NONE page in the middle (guard pages, a program's own protection):
+// one reachable from a global, one leaked. The flood must scan around the page, not into it.
+void* volatile g_protected_block = nullptr;
+__attribute__((noinline)) void ProtNone() {
+  const size_t page = 4096;
+  auto* kept = static_cast<char*>(memalign(page, 3 * page));
+  auto* lost = static_cast<char*>(memalign(page, 3 * page));
+  g_protected_block = kept;
+  kept[0] = 1;
+  lost[0] = 1;
+  if (mprotect(kept + page, page, PROT_NONE) != 0 || mprotect(lost + page, page, PROT_NONE) != 0)
+    std::perror("mprotect");
+  Escape(lost);  // lost: 12288 bytes, 1 object
+}
+
 REGISTER_HEAPCHECK_CLEANUP(free_kept, { std::free(g_kept); g_kept = nullptr; })
 
 __attribute__((noinline)) int Run(int argc, char** argv) {
@@ -410,6 +426,7 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "draconian") Draconian();
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
+  else if (s == "prot_none") ProtNone();
   else if (s == "cancel_global_check") {
     LostPointer();
     HeapLeakChecker::CancelGlobalCheck();
