@@ -96,6 +96,7 @@ void InitCheckerFromEnvironment() {
   s.config.stop_timeout_ms =
       static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
   s.report.test_pointer_alignment = s.config.test_pointer_alignment;
+  s.report.flood = s.config.flood;
   s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
   s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
   s.report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),

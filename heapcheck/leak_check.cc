@@ -81,21 +81,6 @@ struct Scratch {
   MmapArray<Region> unreadable;
 };
 
-// Address ranges the flood must not read: gaps between mappings and mappings without read
-// permission (a program may mprotect(PROT_NONE) or munmap part of a large heap block).
-bool CollectUnreadable(const ProcMaps& maps, MmapArray<Region>* out) {
-  out->Clear();
-  uintptr_t covered = 0;  // end of the last readable mapping
-  bool ok = true;
-  for (size_t i = 0; ok && i < maps.size(); ++i) {
-    const MapEntry& e = maps[i];
-    if (!e.readable) continue;
-    if (e.start > covered) ok = out->PushBack(Region{covered, e.start});
-    if (e.end > covered) covered = e.end;
-  }
-  return ok && out->PushBack(Region{covered, UINTPTR_MAX});
-}
-
 alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
 Scratch* g_scratch = nullptr;
 
@@ -136,7 +121,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     return false;
   }
   if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored) ||
-      !CollectUnreadable(s.maps, &s.unreadable)) {
+      !s.maps.CollectUnreadable(&s.unreadable)) {
     internal::Log("leak check: out of memory while collecting roots; no check done");
     return false;
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 namespace heapkit::check {
 namespace {
@@ -102,6 +103,19 @@ bool ProcMaps::AddReadable(uintptr_t start, uintptr_t end, MmapArray<Region>* ou
     if (s < t && !out->PushBack({s, t})) return false;
   }
   return true;
+}
+
+bool ProcMaps::CollectUnreadable(MmapArray<Region>* out) const {
+  out->Clear();
+  uintptr_t covered = 0;  // end of the last readable mapping
+  bool ok = true;
+  for (size_t i = 0; ok && i < size(); ++i) {
+    const MapEntry& e = entries_[i];
+    if (!e.readable) continue;
+    if (e.start > covered) ok = out->PushBack(Region{covered, e.start});
+    if (e.end > covered) covered = e.end;
+  }
+  return ok && out->PushBack(Region{covered, UINTPTR_MAX});
 }
 
 }  // namespace heapkit::check

@@ -34,6 +34,11 @@ class ProcMaps {
   // The entry containing address, or nullptr.
   const MapEntry* Find(uintptr_t address) const;
 
+  // Fills out with the address ranges that must not be read: the gaps between mappings and the
+  // mappings without read permission (sorted, non-overlapping, up to the top of the address
+  // space). A program may mprotect(PROT_NONE) or munmap part of a large heap block.
+  bool CollectUnreadable(MmapArray<Region>* out) const;
+
   // Appends to out the parts of [start, end) that lie in readable mappings.
   bool AddReadable(uintptr_t start, uintptr_t end, MmapArray<Region>* out) const;
 

@@ -12,6 +12,7 @@
 #include "alloc/internal/safe_file.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
+#include "heapcheck/suppressed_closure.h"
 #include "profiler/legacy_writer.h"
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/symbolizer.h"
@@ -51,6 +52,46 @@ bool GlobAt(const char* p, const char* pe, const char* s, const char* se, bool a
     } else {
       return false;
     }
+  }
+}
+
+// Objects reachable only from suppressed leaks belong to them (suppressed_closure.h): moved to
+// the end of their group, out of its count and bytes, and counted as suppressed. A group left
+// empty is dropped.
+void HideOwnedBySuppressed(const CheckResult& result, const ProcMaps& maps,
+                           const FloodOptions& flood, MmapArray<uint32_t>* order,
+                           MmapArray<Group>* groups, ReportTotals* totals,
+                           uint64_t* suppressed_bytes, uint64_t* suppressed_objects) {
+  const size_t n = result.leaks.size();
+  MmapArray<uint8_t> suppressed, hidden;
+  MmapArray<Region> unreadable;
+  if (!suppressed.Resize(n) || !hidden.Resize(n) || !maps.CollectUnreadable(&unreadable)) return;
+  for (size_t i = 0; i < n; ++i) suppressed[i] = 0;
+  for (const Group& g : *groups)
+    for (uint32_t k = 0; g.suppressed && k < g.count; ++k) suppressed[(*order)[g.first + k]] = 1;
+  FloodOptions options = flood;
+  options.unreadable = unreadable.data();
+  options.unreadable_count = unreadable.size();
+  if (!FindLeaksOwnedBySuppressed(result.leaks.data(), n, suppressed.data(), options,
+                                  hidden.data()))
+    return;
+  for (Group& g : *groups) {
+    if (g.suppressed) continue;
+    uint32_t* begin = order->data() + g.first;
+    uint32_t* kept_end = std::stable_partition(begin, begin + g.count,
+                                               [&](uint32_t r) { return !hidden[r]; });
+    for (uint32_t* r = kept_end; r != begin + g.count; ++r) {
+      const uint64_t bytes = result.leaks[*r].bytes;
+      g.bytes -= bytes;
+      *suppressed_bytes += bytes;
+      ++*suppressed_objects;
+      if (!g.dropped) {
+        totals->bytes -= bytes;
+        --totals->objects;
+      }
+    }
+    g.count = static_cast<uint32_t>(kept_end - begin);
+    if (g.count == 0) g.dropped = g.suppressed = true;
   }
 }
 
@@ -308,6 +349,10 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
       totals.bytes += g.bytes;
       totals.objects += g.count;
     }
+  }
+  if (suppressed_objects > 0) {
+    HideOwnedBySuppressed(result, maps, options.flood, &order, &groups, &totals,
+                          &suppressed_bytes, &suppressed_objects);
   }
   if (totals.objects == 0) {
     if (suppressed_objects > 0)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "heapcheck/flood.h"
 #include "heapcheck/leak_check.h"
 
 namespace heapkit::check {
@@ -22,6 +23,7 @@ struct ReportOptions {
   const char* suppressions = nullptr;   // HEAPCHECK_SUPPRESSIONS file
   bool only_under_main = false;       // minimal mode: drop leaks not allocated under main()
   bool test_pointer_alignment = false;
+  FloodOptions flood;                 // the check's pointer rule (what a suppressed leak owns)
 };
 
 struct ReportTotals {

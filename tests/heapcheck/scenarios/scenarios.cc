@@ -332,6 +332,36 @@ __attribute__((noinline)) void Suppressions() {
   RealLeak();
 }
 
+// What a suppressed leak owns is suppressed with it; what a reported leak reaches too is not.
+__attribute__((noinline)) Node* ChildOfSuppressed() {
+  auto* n = static_cast<Node*>(std::malloc(sizeof(Node)));
+  n->next = nullptr;
+  return n;
+}
+// The children are allocated outside the suppressed function (their stacks match no pattern):
+// only ownership makes them part of the suppressed leak.
+__attribute__((noinline)) void LeakToSuppressOwning(Node* children) {
+  auto* head = static_cast<Node*>(std::malloc(sizeof(Node)));
+  head->next = children;
+  Escape(head);
+}
+__attribute__((noinline)) void* SharedChild() { return Escape(std::malloc(32)); }
+__attribute__((noinline)) void RealLeakHolding(void* child) {
+  auto** p = static_cast<void**>(std::malloc(16));
+  p[0] = child;
+  p[1] = nullptr;
+  Escape(p);
+}
+__attribute__((noinline)) void SuppressedOwners() {
+  Node* children = ChildOfSuppressed();
+  children->next = ChildOfSuppressed();
+  LeakToSuppressOwning(children);  // 3 x 48 bytes, all suppressed (2 only through their owner)
+  children = nullptr;
+  void* shared = SharedChild();
+  *static_cast<void**>(LeakToSuppress()) = shared;  // 40 bytes suppressed
+  RealLeakHolding(shared);  // reported: 16 direct + the shared 32 indirect
+}
+
 }  // namespace
 namespace scen {
 Forgetful g_forgetful;
@@ -427,6 +457,7 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
   else if (s == "prot_none") ProtNone();
+  else if (s == "suppressed_owners") SuppressedOwners();
   else if (s == "cancel_global_check") {
     LostPointer();
     HeapLeakChecker::CancelGlobalCheck();
