@@ -97,6 +97,7 @@ void InitCheckerFromEnvironment() {
       static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
   s.report.test_pointer_alignment = s.config.test_pointer_alignment;
   s.report.flood = s.config.flood;
+  s.check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);
   s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
   s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
   s.report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
@@ -164,7 +165,13 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
   Settings& s = g_settings;
   if (!s.global_check_pending || s.after_destructors != late) return;
-  if (getpid() != s.pid) return;  // a forked child exiting: not the checked process
+  // A forked child that exits through exit() is checked like the parent (own report, own
+  // .heap name by its pid); _exit and quick_exit run no exit handlers and skip the check.
+  if (getpid() != s.pid) {
+    if (!s.check_children) return;
+    internal::LogRaw("Leak check of forked child process %d (parent %d):", static_cast<int>(getpid()),
+                     static_cast<int>(getppid()));
+  }
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;

@@ -28,7 +28,8 @@ struct Settings {
   bool after_destructors = false;   // whole-program check timing
   bool global_check_pending = false;
   int exit_code = 1;                // HEAP_CHECK_ERROR_EXIT_CODE
-  pid_t pid = 0;                    // the process that checks (not forked children)
+  pid_t pid = 0;                    // the process that started checking (a fork's parent)
+  bool check_children = true;       // HEAP_CHECK_CHILDREN: forked children check at exit too
   CheckConfig config;
   ReportOptions report;
 };

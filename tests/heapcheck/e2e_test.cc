@@ -186,6 +186,56 @@ TEST_P(HeapcheckE2E, Scenario) {
   for (const auto& want : s.stdout_has) EXPECT_NE(r.out.find(want), std::string::npos) << want;
 }
 
+// Forked children are checked when they leave through exit(): a report headed with the child's
+// pid, the child's own .heap file and exit status; HEAP_CHECK_CHILDREN=false and _exit skip it.
+struct ForkRun {
+  ProcessResult r;
+  std::string child_pid;
+  int child_status = -1;
+};
+ForkRun RunForkScenario(const std::string& arg, std::vector<std::string> env) {
+  env.push_back("HEAPCHECK=normal");
+  env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
+  env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  ForkRun f{RunProcess({HC_SCENARIOS_O2, arg}, env, 60), "", -1};
+  std::smatch m;
+  static const std::regex kChild("child ([0-9]+) exited with (-?[0-9]+)");
+  if (std::regex_search(f.r.out, m, kChild)) {
+    f.child_pid = m[1];
+    f.child_status = std::stoi(m[2]);
+  }
+  return f;
+}
+
+TEST(HeapcheckChildren, ForkedChildIsCheckedAtExit) {
+  ForkRun f = RunForkScenario("fork_child", {});
+  SCOPED_TRACE("stderr:\n" + f.r.err + "\nstdout:\n" + f.r.out);
+  ASSERT_FALSE(f.child_pid.empty());
+  EXPECT_EQ(f.r.exit_code, 0);  // the parent leaked nothing
+  EXPECT_EQ(f.child_status, 1);
+  const std::string head = "Leak check of forked child process " + f.child_pid + " (parent ";
+  const size_t at = f.r.err.find(head);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(f.r.err.find("Leak check _main_ detected leaks of 55 bytes in 1 objects", at),
+            std::string::npos);
+  EXPECT_NE(f.r.err.find("No leaks found for check \"_main_\""), std::string::npos);
+  const std::string heap = "/tmp/heapcheck_scenarios_o2." + f.child_pid + "._main_-end.heap";
+  EXPECT_NE(f.r.err.find(heap), std::string::npos);
+  EXPECT_EQ(std::remove(heap.c_str()), 0) << heap;
+}
+
+TEST(HeapcheckChildren, OptOutAndUnderscoreExitSkipTheCheck) {
+  for (const auto& [arg, env] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"fork_child", {"HEAP_CHECK_CHILDREN=false"}}, {"fork_child_underscore_exit", {}}}) {
+    ForkRun f = RunForkScenario(arg, env);
+    SCOPED_TRACE(arg + " stderr:\n" + f.r.err + "\nstdout:\n" + f.r.out);
+    EXPECT_EQ(f.r.exit_code, 0);
+    EXPECT_EQ(f.child_status, 0);
+    EXPECT_EQ(f.r.err.find("forked child"), std::string::npos);
+    EXPECT_EQ(f.r.err.find("detected leaks"), std::string::npos);
+  }
+}
+
 std::vector<Param> AllParams() {
   std::vector<Param> out;
   for (const auto& s : Scenarios()) {

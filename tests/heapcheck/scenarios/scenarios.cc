@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -426,6 +427,24 @@ __attribute__((noinline)) void ProtNone() {
   Escape(lost);  // lost: 12288 bytes, 1 object
 }
 
+// A forked child that leaks 55 bytes and leaves through exit() (or _exit, which skips the
+// check); the parent leaks nothing and prints the child's exit status.
+__attribute__((noinline)) void ChildLeak() { Escape(std::malloc(55)); }
+__attribute__((noinline)) void ForkChild(bool underscore_exit) {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    ChildLeak();
+    WipeStack();
+    if (underscore_exit) _exit(0);
+    std::exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("child %d exited with %d\n", static_cast<int>(child),
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 REGISTER_HEAPCHECK_CLEANUP(free_kept, { std::free(g_kept); g_kept = nullptr; })
 
 __attribute__((noinline)) int Run(int argc, char** argv) {
@@ -457,6 +476,8 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
   else if (s == "prot_none") ProtNone();
+  else if (s == "fork_child") ForkChild(false);
+  else if (s == "fork_child_underscore_exit") ForkChild(true);
   else if (s == "suppressed_owners") SuppressedOwners();
   else if (s == "cancel_global_check") {
     LostPointer();
