@@ -147,6 +147,16 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                       "(%zu bytes: PROT_NONE or unmapped pages)",
                       name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
     }
+    if (result->unstopped_threads > 0 &&
+        (s.mode == Mode::kStrict || s.mode == Mode::kDraconian)) {
+      // These modes promise a complete answer: without every thread's roots there is none.
+      internal::LogRaw("Leak check %s failed: %zu threads could not be stopped and were not "
+                       "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
+                       name, result->unstopped_threads,
+                       s.mode == Mode::kStrict ? "strict" : "draconian");
+      alloc::SetSampleParameter(saved_rate);
+      return false;
+    }
     ReportOptions opts = s.report;
     opts.check_name = name;
     ReportTotals totals = ReportLeaks(*result, opts);

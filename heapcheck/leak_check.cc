@@ -114,6 +114,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
   out->live_objects = out->unrecorded_objects = 0;
   out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
+  out->unstopped_threads = 0;
 
   // World running: things that take locks or may allocate inside libc.
   if (!s.maps.Read()) {
@@ -256,6 +257,9 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   }
   out->live_objects = n;
   out->threads_stopped = stopper.stopped_count();
+  out->unstopped_threads = stopper.unstopped_count();
+  for (size_t i = 0; i < out->unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)
+    out->unstopped_tids[i] = stopper.unstopped_tids()[i];
   out->seconds_stopped = Now() - t0;
   stopper.ResumeAll();
   if (!ok) internal::Log("leak check: out of memory (mmap refused) during the check; no result");

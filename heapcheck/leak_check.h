@@ -15,6 +15,7 @@
 
 #include "heapcheck/flood.h"
 #include "heapcheck/mmap_array.h"
+#include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {
 
@@ -45,6 +46,8 @@ struct CheckResult {
   uint64_t unrecorded_objects = 0;
   size_t threads_stopped = 0;
   double seconds_stopped = 0;
+  size_t unstopped_threads = 0;  // alive but not stopped: roots missing, false leaks possible
+  pid_t unstopped_tids[ThreadStopper::kMaxUnstoppedListed] = {};
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;
 };

@@ -95,6 +95,21 @@ void HideOwnedBySuppressed(const CheckResult& result, const ProcMaps& maps,
   }
 }
 
+// Threads that could not be stopped kept their stacks and registers out of the roots: objects
+// only they point to are reported although they are not leaks.
+void PrintUnstoppedWarning(const CheckResult& result) {
+  char tids[ThreadStopper::kMaxUnstoppedListed * 12 + 8];
+  size_t len = 0;
+  for (size_t i = 0; i < result.unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)
+    len += internal::FormatTo(tids + len, sizeof(tids) - len, "%s%d", i ? " " : "",
+                              static_cast<int>(result.unstopped_tids[i]));
+  if (result.unstopped_threads > ThreadStopper::kMaxUnstoppedListed)
+    internal::FormatTo(tids + len, sizeof(tids) - len, " ...");
+  internal::LogRaw("WARNING: %zu threads could not be stopped (tid %s): their stacks and "
+                   "registers were not scanned, so this report may contain false leaks",
+                   result.unstopped_threads, tids);
+}
+
 const char* ProgramPath(char* buf, size_t size) {
   ssize_t n = readlink("/proc/self/exe", buf, size - 1);
   if (n <= 0) return program_invocation_name;
@@ -386,6 +401,7 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
   internal::LogRaw("Leak check %s detected leaks of %llu bytes in %llu objects",
                    options.check_name, static_cast<unsigned long long>(totals.bytes),
                    static_cast<unsigned long long>(totals.objects));
+  if (result.unstopped_threads > 0) PrintUnstoppedWarning(result);
   internal::LogRaw("The %zu largest leaks:", to_report);
   size_t printed = 0;
   uint64_t unaligned_objects = 0, unaligned_bytes = 0;

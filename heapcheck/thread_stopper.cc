@@ -148,7 +148,7 @@ const StoppedThread* ThreadStopper::thread(size_t i) const {
 }
 
 bool ThreadStopper::StopAll(int timeout_ms) {
-  stopped_count_ = slot_count_ = 0;
+  stopped_count_ = slot_count_ = unstopped_count_ = 0;
   if (g_slots == nullptr) {
     void* p = mmap(nullptr, kMaxThreads * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -207,6 +207,8 @@ bool ThreadStopper::StopAll(int timeout_ms) {
             internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
                           "its stack and registers are not scanned",
                           s.data.tid, timeout_ms, sig);
+            if (unstopped_count_ < kMaxUnstoppedListed) unstopped_[unstopped_count_] = s.data.tid;
+            ++unstopped_count_;
           }
           uint32_t expected = kSignalled;
           s.state.compare_exchange_strong(expected, kAbandoned);

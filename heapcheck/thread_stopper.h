@@ -42,6 +42,11 @@ class ThreadStopper {
   void ResumeAll();
 
   size_t stopped_count() const { return stopped_count_; }
+  // Threads still alive that did not answer in time (their roots are not scanned): how many,
+  // and the first kMaxUnstoppedListed of their tids.
+  static constexpr size_t kMaxUnstoppedListed = 16;
+  size_t unstopped_count() const { return unstopped_count_; }
+  const pid_t* unstopped_tids() const { return unstopped_; }
   // Slots 0..slot_count(): thread(i) is the saved state of a stopped thread, or nullptr for a
   // thread that exited or did not answer.
   size_t slot_count() const { return slot_count_; }
@@ -50,6 +55,8 @@ class ThreadStopper {
  private:
   size_t stopped_count_ = 0;
   size_t slot_count_ = 0;
+  size_t unstopped_count_ = 0;
+  pid_t unstopped_[kMaxUnstoppedListed] = {};
 };
 
 // The real-time signal used for suspension.

@@ -8,6 +8,7 @@
 // compiler cannot drop the allocation.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -445,6 +446,27 @@ __attribute__((noinline)) void ForkChild(bool underscore_exit) {
               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+// A thread with every signal blocked holds the only pointer to a 64-byte block on its stack and
+// is still running when main returns: it cannot be stopped, so its stack is not scanned.
+std::atomic<bool> g_blocked_thread_ready{false};
+void* UnstoppableThread(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  void* volatile only_copy = std::malloc(64);
+  g_blocked_thread_ready.store(true);
+  for (;;) {
+    asm volatile("" : : "r"(only_copy) : "memory");
+    usleep(1000);
+  }
+  return nullptr;
+}
+__attribute__((noinline)) void Unstoppable() {
+  pthread_t t;
+  pthread_create(&t, nullptr, UnstoppableThread, nullptr);
+  while (!g_blocked_thread_ready.load()) usleep(100);
+}
+
 REGISTER_HEAPCHECK_CLEANUP(free_kept, { std::free(g_kept); g_kept = nullptr; })
 
 __attribute__((noinline)) int Run(int argc, char** argv) {
@@ -476,6 +498,7 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
   else if (s == "prot_none") ProtNone();
+  else if (s == "unstoppable_thread") Unstoppable();
   else if (s == "fork_child") ForkChild(false);
   else if (s == "fork_child_underscore_exit") ForkChild(true);
   else if (s == "suppressed_owners") SuppressedOwners();
