@@ -317,6 +317,26 @@ def case_alloc_interval(ctx):
     check(all(b - a >= 16 for a, b in zip(mbs, mbs[1:])), 'allocation dumps not 16 MB apart: %s' % mbs)
 
 
+def case_small_interval(ctx):
+    # A 64 KiB interval at the default 512 KiB sampling period: the profiler samples every 8 KiB
+    # for the run (and says so), so the dumps come about every 64 KiB, not one per sample.
+    env = {'HEAPPROFILE': prefix(ctx), 'HEAP_PROFILE_ALLOCATION_INTERVAL': '64k',
+           'PERFTOOLS_VERBOSE': '1'}
+    p = run(ctx, ['churn', '16'], env)
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    check(re.search(r'a dump interval of 65536 bytes is below 8 sampling periods of 524288 bytes; '
+                    r'sampling every 8192 bytes for this run', p.stderr) is not None,
+          'no verbose line about the lowered period: %s' % p.stderr[:500])
+    d = dumps(p.stderr)
+    mbs = [int(r.split()[0]) for f, r in d if 'allocated cumulatively' in r]
+    check(mbs, 'no allocation dumps: %s' % d[:3])
+    if mbs:
+        expected = mbs[-1] * 16  # 64 KiB intervals per MB
+        check(len(mbs) >= 0.8 * expected,
+              '%d allocation dumps for %d MB at a 64 KiB interval (want >= %d)'
+              % (len(mbs), mbs[-1], 0.8 * expected))
+
+
 def case_dealloc_interval(ctx):
     trigger_case(ctx, ['churn', '64'], {'HEAP_PROFILE_DEALLOCATION_INTERVAL': '16m',
                                         'HEAP_PROFILE_ALLOCATION_INTERVAL': '0'},
