@@ -107,6 +107,12 @@ bool MallocExtension::SetNumericProperty(const char* property, size_t value) {
 void MallocExtension::MarkThreadIdle() { heapkit::alloc::MarkThreadIdle(); }
 void MallocExtension::MarkThreadBusy() {}
 void MallocExtension::MarkThreadTemporarilyIdle() { heapkit::alloc::MarkThreadIdle(); }
+void** MallocExtension::ReadStackTraces(int* sample_period) {
+  if (sample_period != nullptr) *sample_period = 0;
+  return nullptr;
+}
+void** MallocExtension::ReadHeapGrowthStackTraces() { return nullptr; }
+size_t MallocExtension::GetThreadCacheSize() { return heapkit::alloc::CurrentThreadCacheBytes(); }
 SysAllocator* MallocExtension::GetSystemAllocator() { return nullptr; }
 void MallocExtension::SetSystemAllocator(SysAllocator*) {}
 void MallocExtension::ReleaseToSystem(size_t num_bytes) {
@@ -120,7 +126,7 @@ size_t MallocExtension::GetEstimatedAllocatedSize(size_t size) {
 }
 size_t MallocExtension::GetAllocatedSize(const void* p) { return heapkit::alloc::UsableSize(p); }
 MallocExtension::Ownership MallocExtension::GetOwnership(const void* p) {
-  if (p == nullptr) return kUnknownOwnership;
+  if (p == nullptr) return kNotOwned;  // as gperftools: NULL is never a heap object
   return heapkit::alloc::Owns(p) ? kOwned : kNotOwned;
 }
 
@@ -198,9 +204,7 @@ size_t MallocExtension_GetAllocatedSize(const void* p) {
   return MallocExtension::instance()->GetAllocatedSize(p);
 }
 size_t MallocExtension_GetThreadCacheSize(void) {
-  size_t v = 0;
-  MallocExtension::instance()->GetNumericProperty("tcmalloc.current_total_thread_cache_bytes", &v);
-  return v;
+  return MallocExtension::instance()->GetThreadCacheSize();
 }
 void MallocExtension_MarkThreadTemporarilyIdle(void) {
   MallocExtension::instance()->MarkThreadTemporarilyIdle();

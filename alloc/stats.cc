@@ -119,4 +119,6 @@ bool GetAggressiveDecommit() {
   return g_state.pageheap.aggressive_decommit();
 }
 
+size_t CurrentThreadCacheBytes() { return tls_cache->size(); }
+
 }  // namespace heapkit::alloc

@@ -37,6 +37,8 @@ double GetReleaseRate();
 void SetMaxTotalThreadCacheBytes(size_t bytes);
 void SetAggressiveDecommit(bool on);
 bool GetAggressiveDecommit();
+// Bytes held by the calling thread's cache (0 for a thread without one).
+size_t CurrentThreadCacheBytes();
 // Returns the calling thread's cache to the central tier (MallocExtension::MarkThreadIdle).
 void MarkThreadIdle();
 

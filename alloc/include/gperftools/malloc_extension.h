@@ -42,6 +42,8 @@ struct MallocRange {
 };
 }  // namespace base
 
+// The virtual methods are declared in gperftools 2.10's order, one for one: programs and
+// libraries compiled against gperftools' header call them through this vtable.
 class PERFTOOLS_DLL_DECL MallocExtension {
  public:
   virtual ~MallocExtension();
@@ -77,7 +79,6 @@ class PERFTOOLS_DLL_DECL MallocExtension {
 
   virtual void MarkThreadIdle();
   virtual void MarkThreadBusy();
-  virtual void MarkThreadTemporarilyIdle();
 
   virtual SysAllocator* GetSystemAllocator();
   virtual void SetSystemAllocator(SysAllocator* a);
@@ -100,6 +101,17 @@ class PERFTOOLS_DLL_DECL MallocExtension {
     const char* type;
   };
   virtual void GetFreeListSizes(std::vector<FreeListInfo>* v);
+
+  // gperftools' internal stack-trace readers (deprecated there); heapkit returns NULL ("no
+  // results", as their contract allows): use GetHeapSample / GetHeapGrowthStacks.
+  virtual void** ReadStackTraces(int* sample_period);
+  virtual void** ReadHeapGrowthStackTraces();
+
+  // Bytes cached by the calling thread's cache.
+  virtual size_t GetThreadCacheSize();
+
+  // Like MarkThreadIdle.
+  virtual void MarkThreadTemporarilyIdle();
 
   static MallocExtension* instance();
   static void Register(MallocExtension* implementation);

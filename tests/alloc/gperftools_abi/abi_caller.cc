@@ -1,0 +1,77 @@
+// Compiled against gperftools 2.10's own header (Debian's /usr/include/gperftools, never
+// heapkit's) and linked with libheapkit.so: every virtual call goes through the vtable layout
+// gperftools' header defines, so a slot out of place calls the wrong method (GetOwnership(p)
+// used to return 112 here).
+#include <gperftools/malloc_extension.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifdef HEAPKIT_GPERFTOOLS_MALLOC_EXTENSION_H_
+#error "built against heapkit's header; this test needs gperftools' own"
+#endif
+
+static int failures = 0;
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                          \
+    }                                                                      \
+  } while (0)
+
+int main() {
+  MallocExtension* ext = MallocExtension::instance();
+  CHECK(ext != nullptr);
+  void* p = std::malloc(100);
+  int on_stack = 0;
+  CHECK(ext->GetOwnership(p) == MallocExtension::kOwned);
+  CHECK(ext->GetOwnership(&on_stack) == MallocExtension::kNotOwned);
+  CHECK(ext->GetOwnership(nullptr) == MallocExtension::kNotOwned);
+  CHECK(ext->GetAllocatedSize(p) >= 100 && ext->GetAllocatedSize(p) < 256);
+  CHECK(ext->GetEstimatedAllocatedSize(100) == ext->GetAllocatedSize(p));
+  CHECK(ext->VerifyMallocMemory(p));
+
+  size_t allocated = 0, heap = 0;
+  CHECK(ext->GetNumericProperty("generic.current_allocated_bytes", &allocated));
+  CHECK(ext->GetNumericProperty("generic.heap_size", &heap));
+  CHECK(allocated >= 100 && heap >= allocated);
+  size_t unknown = 7;
+  CHECK(!ext->GetNumericProperty("no.such.property", &unknown));
+
+  // Fill this thread's cache, then empty it.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back(std::malloc(64));
+  for (void* b : blocks) std::free(b);
+  const size_t cached = ext->GetThreadCacheSize();
+  CHECK(cached >= 64 && cached < (size_t{64} << 20));
+  ext->MarkThreadTemporarilyIdle();
+  CHECK(ext->GetThreadCacheSize() == 0);
+
+  int period = -1;
+  void** traces = ext->ReadStackTraces(&period);
+  CHECK(traces == nullptr);
+  delete[] traces;
+  CHECK(ext->ReadHeapGrowthStackTraces() == nullptr);
+
+  const double rate = ext->GetMemoryReleaseRate();
+  ext->SetMemoryReleaseRate(3.5);
+  CHECK(ext->GetMemoryReleaseRate() == 3.5);
+  ext->SetMemoryReleaseRate(rate);
+
+  char stats[4096];
+  ext->GetStats(stats, sizeof(stats));
+  CHECK(std::strstr(stats, "MALLOC:") != nullptr);
+  std::vector<MallocExtension::FreeListInfo> lists;
+  ext->GetFreeListSizes(&lists);
+  CHECK(!lists.empty());
+  ext->ReleaseFreeMemory();
+  ext->MarkThreadIdle();
+  ext->MarkThreadBusy();
+  std::free(p);
+  if (failures == 0) std::printf("PASS: gperftools 2.10's MallocExtension vtable reaches heapkit's methods\n");
+  return failures == 0 ? 0 : 1;
+}
