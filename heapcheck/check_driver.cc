@@ -11,6 +11,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/sampling_hook.h"
+#include "heapcheck/checker_stack.h"
 #include "heapcheck/roots.h"
 #include "profiler/heap_profiler.h"
 
@@ -122,8 +123,11 @@ void InitCheckerFromEnvironment() {
   prof::EnableSampleRecording();
 }
 
-bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
-                    const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
+namespace {
+
+bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
+                        int reg_count, const MmapArray<uintptr_t>* baseline, uint64_t* bytes,
+                        uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
   // Recording off while we work: the symbolizer uses the normal heap.
@@ -170,6 +174,33 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
   }
   alloc::SetSampleParameter(saved_rate);
   return clean;
+}
+
+struct CheckCall {
+  const char* name;
+  uintptr_t entry_sp;
+  const uintptr_t* regs;
+  int reg_count;
+  const MmapArray<uintptr_t>* baseline;
+  uint64_t* bytes;
+  uint64_t* objects;
+  bool clean;
+};
+
+void CheckAndReportCall(void* arg) {
+  auto* c = static_cast<CheckCall*>(arg);
+  c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline,
+                                c->bytes, c->objects);
+}
+
+}  // namespace
+
+bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
+                    const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
+  // On the checker's own stack: the caller's may be small (checker_stack.h).
+  CheckCall call{name, entry_sp, regs, reg_count, baseline, bytes, objects, true};
+  RunOnCheckerStack(&CheckAndReportCall, &call);
+  return call.clean;
 }
 
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {

@@ -123,6 +123,7 @@ std::vector<Scenario> Scenarios() {
         "HEAPCHECK=strict gives no result it cannot vouch for",
         "Exiting with error code (instead of crashing)"},
        {}},
+      {"ExitFromThreadWithSmallStack", "small_stack_exit", {normal}, 1, 66, 1, {}, {}, true},
       {"CancelGlobalCheck", "cancel_global_check", {normal}, 0, -2, 0,
        {"Canceling the automatic at-exit whole-program memory leak check"}, {}, true},
       {"MaxLeaksLimitsGroups", "cycles", {normal, "HEAP_CHECK_MAX_LEAKS=1"}, 1, 144, 3,
@@ -244,6 +245,25 @@ TEST(HeapcheckChildren, OptOutAndUnderscoreExitSkipTheCheck) {
     EXPECT_EQ(f.r.err.find("forked child"), std::string::npos);
     EXPECT_EQ(f.r.err.find("detected leaks"), std::string::npos);
   }
+}
+
+// `ulimit -s 128`: the check and the report run on the checker's own stack, not the 128 KiB
+// main stack (it used to die with SIGSEGV after the first report line).
+TEST(HeapcheckSmallStack, MainStackOf128KiB) {
+  const std::string cmd = std::string("ulimit -s 128 && exec ") + HC_SCENARIOS_O2 + " stale_stack";
+  ProcessResult r = RunProcess({"/bin/sh", "-c", cmd},
+                               {"HEAPCHECK=normal", std::string("LD_PRELOAD=") + HC_LIBHEAPKIT,
+                                "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  SCOPED_TRACE("stderr:\n" + r.err);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 77 bytes in 1 objects"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("Exiting with error code (instead of crashing)"), std::string::npos);
+  std::smatch m;
+  static const std::regex kHint("pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects");
+  if (std::regex_search(r.err, m, kHint)) std::remove(m[1].str().c_str());
 }
 
 std::vector<Param> AllParams() {

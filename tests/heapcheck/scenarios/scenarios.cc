@@ -467,6 +467,21 @@ __attribute__((noinline)) void Unstoppable() {
   while (!g_blocked_thread_ready.load()) usleep(100);
 }
 
+// exit() from a thread whose stack is 160 KiB: the check and its report (libdwfl, demangling)
+// must not run on that stack.
+void* ExitFromSmallStack(void*) {
+  Escape(std::malloc(66));  // lost: 66 bytes, 1 object
+  std::exit(0);
+}
+__attribute__((noinline)) void SmallStackExit() {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 160 * 1024);
+  pthread_t t;
+  pthread_create(&t, &attr, ExitFromSmallStack, nullptr);
+  pthread_join(t, nullptr);
+}
+
 REGISTER_HEAPCHECK_CLEANUP(free_kept, { std::free(g_kept); g_kept = nullptr; })
 
 __attribute__((noinline)) int Run(int argc, char** argv) {
@@ -498,6 +513,7 @@ __attribute__((noinline)) int Run(int argc, char** argv) {
   else if (s == "buffered_stdout") BufferedStdout();
   else if (s == "busy_threads") BusyThreads();
   else if (s == "prot_none") ProtNone();
+  else if (s == "small_stack_exit") SmallStackExit();
   else if (s == "unstoppable_thread") Unstoppable();
   else if (s == "fork_child") ForkChild(false);
   else if (s == "fork_child_underscore_exit") ForkChild(true);
