@@ -179,6 +179,9 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
       work[top++] = k;
     }
   };
+  for (size_t i = 0; i < n; ++i) {
+    if (objects[i].flags & kLiveObject) states[i] = kReachable;  // never pushed: not scanned
+  }
   for (size_t r = 0; r < root_count; ++r) {
     local.words_scanned += ScanRange(finder, roots[r].start, roots[r].end, alignment, mark);
   }

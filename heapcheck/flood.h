@@ -33,6 +33,7 @@ enum ObjectState : uint8_t {
 
 enum ObjectFlags : uint32_t {
   kRootObject = 1u << 0,  // treat as live and scan it (ignored / disabled / unrecorded objects)
+  kLiveObject = 1u << 1,  // live but not scanned: a thread's stack, whose live part is a root
 };
 
 struct HeapObject {

@@ -79,7 +79,18 @@ struct Scratch {
   MmapArray<uint32_t> work;
   MmapArray<PageIndexEntry> page_index;
   MmapArray<Region> unreadable;
+  MmapArray<uintptr_t> stack_blocks;  // heap blocks threads use as stacks
 };
+
+// Heap blocks that threads run on (roots.h): live, their live part already a root region.
+void MarkStackBlocks(const MmapArray<uintptr_t>& blocks, MmapArray<HeapObject>* objects) {
+  for (uintptr_t start : blocks) {
+    HeapObject* o = std::lower_bound(
+        objects->begin(), objects->end(), start,
+        [](const HeapObject& a, uintptr_t b) { return a.start < b; });
+    if (o != objects->end() && o->start == start) o->flags |= kLiveObject;
+  }
+}
 
 alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
 Scratch* g_scratch = nullptr;
@@ -187,13 +198,17 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   }
   if (ok && config.scan_threads) {
     for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
-    ok = ok && AddThreadRegions(s.maps, entry_sp, CurrentThreadPointer(), false, &s.roots);
+    s.stack_blocks.Clear();
+    ok = ok && AddThreadRegions(s.maps, entry_sp, CurrentThreadPointer(), false,
+                                gettid() == getpid(), &s.roots, &s.stack_blocks);
     for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
       const StoppedThread* th = stopper.thread(t);
       if (th == nullptr) continue;
       for (int r = 0; r < th->register_count; ++r) ok = ok && s.registers.PushBack(th->registers[r]);
-      ok = ok && AddThreadRegions(s.maps, th->sp, th->thread_pointer, true, &s.roots);
+      ok = ok && AddThreadRegions(s.maps, th->sp, th->thread_pointer, true, th->tid == getpid(),
+                                  &s.roots, &s.stack_blocks);
     }
+    if (ok) MarkStackBlocks(s.stack_blocks, &s.objects);
     if (ok && !s.registers.empty()) {
       uintptr_t b = reinterpret_cast<uintptr_t>(s.registers.data());
       ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "alloc/live_objects.h"
+
 namespace heapkit::check {
 namespace {
 
@@ -82,23 +84,74 @@ uintptr_t CurrentThreadPointer() {
 #endif
 }
 
+namespace {
+
+// [start, end) of the heap block or mapping that holds `address` (heap block first); *in_heap
+// says which. False if neither.
+bool RegionHolding(const ProcMaps& maps, uintptr_t address, Region* r, bool* in_heap) {
+  uintptr_t start = 0;
+  size_t size = 0;
+  if (alloc::FindHeapObject(address, &start, &size)) {
+    *r = Region{start, start + size};
+    *in_heap = true;
+    return true;
+  }
+  const MapEntry* m = maps.Find(address);
+  if (m == nullptr) return false;
+  *r = Region{m->start, m->end};
+  *in_heap = false;
+  return true;
+}
+
+// The thread's own stack (see roots.h). False if it cannot be told.
+bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_thread,
+              Region* own, bool* in_heap) {
+  if (main_thread) {
+    for (size_t i = 0; i < maps.size(); ++i) {
+      const MapEntry& e = maps[i];
+      if (e.path_length == 7 && std::memcmp(maps.text() + e.path_offset, "[stack]", 7) == 0) {
+        *own = Region{e.start, e.end};
+        *in_heap = false;
+        return true;
+      }
+    }
+    return false;
+  }
+  if (tp == 0 || !RegionHolding(maps, tp, own, in_heap)) return false;
+  if (tls_end < own->end) own->end = tls_end;
+  return own->start < own->end;
+}
+
+}  // namespace
+
 bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool interrupted,
-                      MmapArray<Region>* out) {
+                      bool main_thread, MmapArray<Region>* out,
+                      MmapArray<uintptr_t>* stack_blocks) {
   // TLS block + struct pthread: [tp + sizeof(pthread) - static_size, tp + sizeof(pthread)).
   // (x86-64: TLS_TCB_AT_TP, the static TLS blocks sit right below the thread pointer.)
   const uintptr_t tls_end = tp + g_pthread_size;
   const uintptr_t tls_start = tls_end > g_static_tls_size ? tls_end - g_static_tls_size : 0;
+  auto from_sp = [&](const Region& r) {
+    return interrupted && sp - r.start >= 128 ? sp - 128 : sp;
+  };
 
-  if (sp != 0) {
-    const MapEntry* stack = maps.Find(sp);
-    if (stack != nullptr) {
-      uintptr_t start = interrupted && sp - stack->start >= 128 ? sp - 128 : sp;
-      uintptr_t end = stack->end;
-      // glibc threads: the TCB sits at the top of the stack mapping; stop there.
-      if (tp > sp && tp < stack->end) end = tls_end < stack->end ? tls_end : stack->end;
-      if (!maps.AddReadable(start, end, out)) return false;
+  Region own{0, 0};
+  bool own_in_heap = false;
+  const bool have_own = OwnStack(maps, tp, tls_end, main_thread, &own, &own_in_heap);
+  if (sp != 0 && have_own && sp >= own.start && sp < own.end) {
+    if (!maps.AddReadable(from_sp(own), own.end, out)) return false;
+  } else if (sp != 0) {
+    // SP is not on the thread's own stack: all of that, and the region SP is in from SP up.
+    if (have_own && !maps.AddReadable(own.start, own.end, out)) return false;
+    Region current;
+    bool current_in_heap = false;
+    if (RegionHolding(maps, sp, &current, &current_in_heap)) {
+      if (tp > sp && tp < current.end && tls_end < current.end) current.end = tls_end;
+      if (!maps.AddReadable(from_sp(current), current.end, out)) return false;
+      if (current_in_heap && !stack_blocks->PushBack(current.start)) return false;
     }
   }
+  if (have_own && own_in_heap && !stack_blocks->PushBack(own.start)) return false;
   if (tp != 0) {
     const MapEntry* block = maps.Find(tp);
     if (block != nullptr) {

@@ -37,9 +37,19 @@ bool CollectModules(LoadedModules* modules);
 void InitThreadLayout();
 
 // Adds the stack, TLS and DTV regions of one thread. `interrupted`: sp was saved by the signal
-// handler (the red zone below it is live).
+// handler (the red zone below it is live). `main_thread`: its own stack is the [stack] mapping.
+//
+// A thread's own stack is the [stack] mapping (main thread), or what lies below its TCB in the
+// heap block or mapping that holds its thread pointer (glibc puts struct pthread at the top of
+// every thread stack, its own or one given with pthread_attr_setstack). When SP is inside it,
+// [SP, top) is scanned. When SP is elsewhere — swapcontext onto a coroutine stack, a signal
+// handler on a sigaltstack — the whole own stack is scanned (where the thread left it is not
+// known), and the region holding SP is scanned from SP to its end. Heap blocks used as stacks
+// (either kind) are appended to *stack_blocks: they are live while the thread runs on them,
+// but only their part above SP is live data (their objects get kLiveObject, not kRootObject).
 bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t thread_pointer,
-                      bool interrupted, MmapArray<Region>* out);
+                      bool interrupted, bool main_thread, MmapArray<Region>* out,
+                      MmapArray<uintptr_t>* stack_blocks);
 
 // The current thread pointer (%fs base on x86-64).
 uintptr_t CurrentThreadPointer();
