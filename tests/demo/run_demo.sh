@@ -4,11 +4,15 @@
 # Output files go to ${HEAPKIT_DEMO_DIR:-/tmp/heapkit-demo}.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${HEAPKIT_BUILD_DIR:-$root/build}
+# Its own build directory, without the test suite: the demo needs neither the tests nor their
+# tools (Chromium, Go, python's test package), and does not disturb a test build.
+build=${HEAPKIT_DEMO_BUILD_DIR:-$root/build-demo}
 out=${HEAPKIT_DEMO_DIR:-/tmp/heapkit-demo}
 
-"$root/tests/scripts/install_deps.sh"
-"$root/tests/scripts/build.sh"
+printf '==> Installing what the demo needs (if missing)\n'
+"$root/tests/scripts/install_deps.sh" --demo
+printf '==> Building heapkit without its tests in %s\n' "$build"
+HEAPKIT_BUILD_DIR="$build" "$root/tests/scripts/build.sh" -DHEAPKIT_BUILD_TESTS=OFF
 rm -rf "$out" && mkdir -p "$out"
 demo="$out/demo"
 pprof="$build/pprof-tool/pprof-tool"

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Installs heapkit's build and test dependencies from Debian 12's packages, only if missing.
-# Usage: tests/scripts/install_deps.sh [--peers]   (--peers: also the allocators/profilers we
-# compare against in tests and benchmarks)
+# Installs heapkit's dependencies from Debian 12's packages, only if missing.
+# Usage: tests/scripts/install_deps.sh [--demo | --peers]
+#   (none)   what the build and the whole test suite need (the README's test command)
+#   --demo   only what building heapkit without its tests and running the demo need
+#   --peers  the test set plus the allocators/profilers the benchmarks compare against
 set -euo pipefail
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
-            libgraphviz-dev graphviz libcli11-dev libgtest-dev libbenchmark-dev
+            libgraphviz-dev graphviz libcli11-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
+# The test suite's own build dependencies.
+test_build_pkgs=(libgtest-dev libbenchmark-dev)
 # Oracles used by the test suite (google-pprof, go tool pprof) and real programs it runs.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
            clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
-want=("${build_pkgs[@]}" "${test_pkgs[@]}")
-if [[ "${1:-}" == "--peers" ]]; then want+=("${peer_pkgs[@]}"); fi
+case "${1:-}" in
+  --demo) want=("${build_pkgs[@]}") ;;
+  --peers) want=("${build_pkgs[@]}" "${test_build_pkgs[@]}" "${test_pkgs[@]}" "${peer_pkgs[@]}") ;;
+  *) want=("${build_pkgs[@]}" "${test_build_pkgs[@]}" "${test_pkgs[@]}") ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do
