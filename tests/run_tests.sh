@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the whole suite (ctest).
+#   bash tests/run_tests.sh            everything (what CI runs)
+#   bash tests/run_tests.sh --quick    unit and fast end-to-end tests only (labels: tests/README.md)
+# Other arguments go to ctest (e.g. -R heapcheck, -L security).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+ctest_args=()
+for a in "$@"; do
+  if [[ $a == --quick ]]; then
+    ctest_args+=(-LE 'slow|fuzz|bench|install|real_programs')
+  else
+    ctest_args+=("$a")
+  fi
+done
 "$root/tests/scripts/install_deps.sh"
 "$root/tests/scripts/build.sh"
 build=${HEAPKIT_BUILD_DIR:-$root/build}
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
+ctest --output-on-failure -j"$(nproc)" --timeout 600 "${ctest_args[@]}"
