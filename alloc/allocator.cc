@@ -346,14 +346,21 @@ void InitSlow() {
   RegisterAtFork();
 }
 
-void* OutOfMemory() noexcept {
+std::atomic<AllocationFailureHandler> g_failure_handler{nullptr};
+
+void SetAllocationFailureHandler(AllocationFailureHandler handler) noexcept {
+  g_failure_handler.store(handler, std::memory_order_release);
+}
+
+void* OutOfMemory(size_t size, size_t align) noexcept {
   errno = ENOMEM;
-  return nullptr;
+  AllocationFailureHandler handler = g_failure_handler.load(std::memory_order_acquire);
+  return handler != nullptr ? handler(size, align) : nullptr;
 }
 
 void* MallocSlow(size_t size, size_t align) noexcept {
   EnsureInit();
-  if (size > kMaxAllocSize) return OutOfMemory();
+  if (size > kMaxAllocSize) return OutOfMemory(size, align);
   ThreadCache* tc = GetCache();
   void* p;
   uint32_t cls = 0;
@@ -368,7 +375,7 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   } else {
     p = AllocateLarge(size == 0 ? 1 : size, align);
   }
-  if (p == nullptr) return OutOfMemory();
+  if (p == nullptr) return OutOfMemory(size, align);
   ReportPendingGrowth();
   if (tc != nullptr) {
     tc->sample_left_ -= static_cast<int64_t>(size);
@@ -390,7 +397,7 @@ void* MallocRefill(size_t size) noexcept {
   if (tc == &g_empty_cache) return MallocSlow(size, 0);  // init, cache creation, exiting
   const uint32_t cls = g_state.sizemap.SizeClass(size);  // initialised: tc is a real cache
   void* p = tc->Allocate(cls);  // the list is empty: fetches from the central tier
-  if (p == nullptr) return OutOfMemory();
+  if (p == nullptr) return OutOfMemory(size, 0);
   ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);
   if (tc->sample_left_ < 0) return FinishSample(tc, p, size);

@@ -53,7 +53,12 @@ inline void EnsureInit() {
 // Everything the fast path does not handle: init, no cache, large, alignment > 16 (align 0 or
 // ≤ 16 means default). Returns nullptr with errno = ENOMEM on failure.
 void* MallocSlow(size_t size, size_t align) noexcept;
-void* OutOfMemory() noexcept;
+// Every malloc-family failure ends here: errno = ENOMEM and nullptr, unless a failure handler
+// is set (tc_set_new_mode(1): the new handler is called, as gperftools does), whose answer is
+// returned instead. Off the fast paths.
+void* OutOfMemory(size_t size, size_t align) noexcept;
+using AllocationFailureHandler = void* (*)(size_t size, size_t align);
+void SetAllocationFailureHandler(AllocationFailureHandler handler) noexcept;
 void FreeSlow(void* ptr) noexcept;
 [[noreturn]] void InvalidFree(const void* ptr);
 // Same, declared returning so that the fast path can reach it with a tail jump.

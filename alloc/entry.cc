@@ -2,6 +2,7 @@
 // aliases). Compiled twice: minimal, and full (-DHEAPKIT_FULL_RUNTIME=1) which also references
 // the profiler's and checker's anchors so that static linking of -lheapkit pulls them in.
 // This file keeps exceptions so that operator new can throw std::bad_alloc.
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,20 @@ void* NewSlow(size_t size, size_t align, bool nothrow) {
     if (p != nullptr) return p;
   }
 }
+
+// tc_set_new_mode(1): malloc-family failures call the new handler too (nothrow: a handler that
+// throws bad_alloc ends the retries with NULL). The retries allocate through the same paths, so
+// a failure inside them must not re-enter: one level per thread.
+__thread bool tls_in_new_mode_retry __attribute__((tls_model("initial-exec"))) = false;
+void* RetryWithNewHandler(size_t size, size_t align) {
+  if (tls_in_new_mode_retry) return nullptr;
+  tls_in_new_mode_retry = true;
+  void* p = NewSlow(size, align > 16 ? align : 0, true);
+  tls_in_new_mode_retry = false;
+  if (p == nullptr) errno = ENOMEM;
+  return p;
+}
+std::atomic<int> g_new_mode{0};
 
 inline void* NewImpl(size_t size) {
   void* p = Malloc(size);
@@ -332,6 +347,57 @@ HEAPKIT_EXPORT void* tc_pvalloc(size_t size) noexcept HEAPKIT_ALIAS(pvalloc);
 HEAPKIT_EXPORT void tc_malloc_stats() noexcept HEAPKIT_ALIAS(malloc_stats);
 HEAPKIT_EXPORT int tc_mallopt(int cmd, int value) noexcept HEAPKIT_ALIAS(mallopt);
 HEAPKIT_EXPORT size_t tc_malloc_size(void* ptr) noexcept HEAPKIT_ALIAS(malloc_usable_size);
+HEAPKIT_EXPORT HeapkitMallinfo tc_mallinfo() noexcept HEAPKIT_ALIAS(mallinfo);
+HEAPKIT_EXPORT HeapkitMallinfo2 tc_mallinfo2() noexcept HEAPKIT_ALIAS(mallinfo2);
+HEAPKIT_EXPORT int tc_set_new_mode(int flag) noexcept {
+  const int previous = g_new_mode.exchange(flag != 0 ? 1 : 0);
+  heapkit::alloc::SetAllocationFailureHandler(flag != 0 ? &RetryWithNewHandler : nullptr);
+  return previous;
+}
+// The C++ forms under their tc_ names (extern "C" in gperftools' header).
+HEAPKIT_EXPORT void* tc_new(size_t size) { return NewImpl(size); }
+HEAPKIT_EXPORT void* tc_newarray(size_t size) { return NewImpl(size); }
+HEAPKIT_EXPORT void* tc_new_nothrow(size_t size, const std::nothrow_t&) noexcept {
+  return NewNothrow(size);
+}
+HEAPKIT_EXPORT void* tc_newarray_nothrow(size_t size, const std::nothrow_t&) noexcept {
+  return NewNothrow(size);
+}
+HEAPKIT_EXPORT void* tc_new_aligned(size_t size, std::align_val_t al) {
+  return NewAligned(size, al);
+}
+HEAPKIT_EXPORT void* tc_newarray_aligned(size_t size, std::align_val_t al) {
+  return NewAligned(size, al);
+}
+HEAPKIT_EXPORT void* tc_new_aligned_nothrow(size_t size, std::align_val_t al,
+                                            const std::nothrow_t&) noexcept {
+  return NewAlignedNothrow(size, al);
+}
+HEAPKIT_EXPORT void* tc_newarray_aligned_nothrow(size_t size, std::align_val_t al,
+                                                 const std::nothrow_t&) noexcept {
+  return NewAlignedNothrow(size, al);
+}
+HEAPKIT_EXPORT void tc_delete(void* p) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_deletearray(void* p) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_delete_sized(void* p, size_t) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_deletearray_sized(void* p, size_t) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_delete_nothrow(void* p, const std::nothrow_t&) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_deletearray_nothrow(void* p, const std::nothrow_t&) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_delete_aligned(void* p, std::align_val_t) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_deletearray_aligned(void* p, std::align_val_t) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_delete_sized_aligned(void* p, size_t, std::align_val_t) noexcept { Free(p); }
+HEAPKIT_EXPORT void tc_deletearray_sized_aligned(void* p, size_t, std::align_val_t) noexcept {
+  Free(p);
+}
+HEAPKIT_EXPORT void tc_delete_aligned_nothrow(void* p, std::align_val_t,
+                                              const std::nothrow_t&) noexcept {
+  Free(p);
+}
+HEAPKIT_EXPORT void tc_deletearray_aligned_nothrow(void* p, std::align_val_t,
+                                                   const std::nothrow_t&) noexcept {
+  Free(p);
+}
+
 HEAPKIT_EXPORT const char* tc_version(int* major, int* minor, const char** patch) noexcept {
   if (major != nullptr) *major = 2;
   if (minor != nullptr) *minor = 10;
