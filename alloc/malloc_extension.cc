@@ -80,7 +80,25 @@ void MallocExtension::GetHeapGrowthStacks(MallocExtensionWriter* writer) {
   }
 }
 
-void MallocExtension::Ranges(void*, RangeFunction) {}
+void MallocExtension::Ranges(void* arg, RangeFunction func) {
+  struct Forward {
+    void* arg;
+    RangeFunction* func;
+  } forward{arg, func};
+  heapkit::alloc::ForEachHeapRange(
+      [](void* ctx, const heapkit::alloc::HeapRange& r) {
+        auto* f = static_cast<Forward*>(ctx);
+        base::MallocRange range;
+        range.address = r.address;
+        range.length = r.length;
+        range.type = r.type == heapkit::alloc::HeapRange::kInUse  ? base::MallocRange::INUSE
+                     : r.type == heapkit::alloc::HeapRange::kFree ? base::MallocRange::FREE
+                                                                  : base::MallocRange::UNMAPPED;
+        range.fraction = r.fraction;
+        f->func(f->arg, &range);
+      },
+      &forward);
+}
 
 bool MallocExtension::GetNumericProperty(const char* property, size_t* value) {
   if (property == nullptr || value == nullptr) return false;

@@ -90,6 +90,15 @@ class PageHeap {
   bool aggressive_decommit() const { return aggressive_decommit_; }
 
   PageHeapStats Stats();
+  // Calls fn(span) once per span the page map knows (in use, free, released), in address order,
+  // under lock_: fn must not allocate. Small spans' allocated_ counts are read racily.
+  template <class Fn>
+  void ForEachSpan(Fn&& fn) {
+    internal::SpinLockHolder h(&lock_);
+    map_->ForEachEntry([&](PageId page, Span* span) {
+      if (span->start_ == page) fn(*span);
+    });
+  }
   // Free spans by length: counts[i] normal and returned spans of i pages (i < kMaxPages),
   // large spans are counted in counts[0]. For GetStats.
   void FreeSpanHistogram(size_t normal[kMaxPages], size_t returned[kMaxPages]);

@@ -62,6 +62,32 @@ int main() {
   CHECK(ext->GetMemoryReleaseRate() == 3.5);
   ext->SetMemoryReleaseRate(rate);
 
+  // Ranges: address order, no overlap, the block p lies in an in-use range.
+  struct Seen {
+    uintptr_t last_end = 0;
+    bool sorted = true, holds_p = false, types_ok = true;
+    size_t in_use = 0;
+    uintptr_t p;
+  } seen;
+  seen.p = reinterpret_cast<uintptr_t>(p);
+  ext->Ranges(&seen, [](void* arg, const base::MallocRange* r) {
+    auto* s = static_cast<Seen*>(arg);
+    s->sorted = s->sorted && r->address >= s->last_end && r->length > 0;
+    s->last_end = r->address + r->length;
+    s->types_ok = s->types_ok && (r->type == base::MallocRange::INUSE ||
+                                  r->type == base::MallocRange::FREE ||
+                                  r->type == base::MallocRange::UNMAPPED) &&
+                  r->fraction >= 0 && r->fraction <= 1;
+    if (r->type == base::MallocRange::INUSE) {
+      s->in_use += r->length;
+      if (s->p >= r->address && s->p < r->address + r->length) s->holds_p = r->fraction > 0;
+    }
+  });
+  CHECK(seen.sorted && seen.types_ok && seen.holds_p);
+  size_t heap_now = 0;
+  CHECK(ext->GetNumericProperty("generic.heap_size", &heap_now));
+  CHECK(seen.in_use > 0 && seen.in_use <= heap_now);
+
   char stats[4096];
   ext->GetStats(stats, sizeof(stats));
   CHECK(std::strstr(stats, "MALLOC:") != nullptr);
