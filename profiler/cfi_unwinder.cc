@@ -18,6 +18,9 @@
 //   allocated.
 #include "profiler/cfi_unwinder.h"
 
+#include "profiler/cfa_program.h"
+#include "profiler/eh_frame_reader.h"
+
 #ifdef HEAPKIT_CFI_UNWINDER
 
 #include <link.h>
@@ -63,75 +66,7 @@ inline size_t CacheIndex(uintptr_t pc) { return pc & ((1u << kRuleCacheBits) - 1
 // 2^47, so the tag fits in 32 bits.
 inline uint64_t CacheTag(uintptr_t pc) { return static_cast<uint64_t>(pc) >> kRuleCacheBits; }
 
-// ---- .eh_frame reading ----
-
-struct Reader {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool ok = true;
-
-  bool Has(size_t n) {
-    if (static_cast<size_t>(end - p) < n) ok = false;
-    return ok;
-  }
-  template <class T>
-  T Fixed() {
-    T v{};
-    if (Has(sizeof(T))) {
-      memcpy(&v, p, sizeof(T));
-      p += sizeof(T);
-    }
-    return v;
-  }
-  uint64_t Uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; Has(1); shift += 7) {
-      uint8_t b = *p++;
-      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
-    return v;
-  }
-  int64_t Sleb() {
-    uint64_t v = 0;
-    int shift = 0;
-    uint8_t b = 0;
-    while (Has(1)) {
-      b = *p++;
-      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) break;
-    }
-    if (shift < 64 && (b & 0x40)) v |= ~uint64_t{0} << shift;
-    return static_cast<int64_t>(v);
-  }
-  // DW_EH_PE_* encoded pointer. data_base: for DW_EH_PE_datarel. Indirection is not followed
-  // (only personality pointers use it, and they are skipped).
-  uintptr_t Encoded(uint8_t enc, uintptr_t data_base) {
-    if (enc == 0xff) return 0;  // DW_EH_PE_omit
-    const uintptr_t here = reinterpret_cast<uintptr_t>(p);
-    uintptr_t v = 0;
-    switch (enc & 0x0f) {
-      case 0x00: v = Fixed<uint64_t>(); break;
-      case 0x01: v = Uleb(); break;
-      case 0x02: v = Fixed<uint16_t>(); break;
-      case 0x03: v = Fixed<uint32_t>(); break;
-      case 0x04: v = Fixed<uint64_t>(); break;
-      case 0x09: v = static_cast<uintptr_t>(Sleb()); break;
-      case 0x0a: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
-      case 0x0b: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
-      case 0x0c: v = Fixed<uint64_t>(); break;
-      default: ok = false; return 0;
-    }
-    switch (enc & 0x70) {
-      case 0x00: break;
-      case 0x10: v += here; break;       // pcrel
-      case 0x30: v += data_base; break;  // datarel
-      default: ok = false; return 0;
-    }
-    return v;
-  }
-};
+// ---- .eh_frame reading (eh_frame_reader.h, cfa_program.h) ----
 
 struct FindFde {
   uintptr_t pc;
@@ -156,145 +91,6 @@ int FindObjectCallback(dl_phdr_info* info, size_t, void* data) {
   f->in_object = true;
   if (eh != nullptr) f->hdr = reinterpret_cast<const uint8_t*>(info->dlpi_addr + eh->p_vaddr);
   return 1;
-}
-
-// CFA-program state for the registers that matter on x86-64.
-struct CfaState {
-  int cfa_reg = 7;        // DWARF 7 = rsp, 6 = rbp
-  int64_t cfa_off = 8;
-  bool cfa_simple = true;  // false: expression or unusable register
-  int rbp_kind = 0;        // 0 same value, 1 offset(rbp_off), 2 anything else
-  int64_t rbp_off = 0;
-  int ra_kind = 1;         // 1 offset(ra_off), 2 undefined, 3 anything else
-  int64_t ra_off = -8;
-};
-
-void SetRegRule(CfaState* st, uint64_t reg, int kind, int64_t off) {
-  // kind: 0 same value / restore-to-initial handled by caller, 1 offset, 2 undefined, 3 other
-  if (reg == 6) {
-    st->rbp_kind = kind == 1 ? 1 : (kind == 0 ? 0 : 2);
-    st->rbp_off = off;
-  } else if (reg == 16) {
-    st->ra_kind = kind == 1 ? 1 : (kind == 2 ? 2 : 3);
-    st->ra_off = off;
-  }
-}
-
-// Runs CFA instructions [r.p, r.end) until the location passes `target`. initial: the state
-// after the CIE's instructions (for DW_CFA_restore), nullptr while running those.
-bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int64_t data_align,
-            uint8_t fde_enc, const CfaState* initial, CfaState* st) {
-  CfaState stack[8];
-  int depth = 0;
-  auto restore = [&](uint64_t reg) {
-    if (initial == nullptr) return;
-    if (reg == 6) {
-      st->rbp_kind = initial->rbp_kind;
-      st->rbp_off = initial->rbp_off;
-    } else if (reg == 16) {
-      st->ra_kind = initial->ra_kind;
-      st->ra_off = initial->ra_off;
-    }
-  };
-  auto advance = [&](uint64_t delta) {
-    loc += delta * code_align;
-    return loc <= target;
-  };
-  while (r.ok && r.p < r.end) {
-    const uint8_t op = *r.p++;
-    switch (op >> 6) {
-      case 1:
-        if (!advance(op & 0x3f)) return true;
-        continue;
-      case 2: {
-        const int64_t off = static_cast<int64_t>(r.Uleb()) * data_align;
-        SetRegRule(st, op & 0x3f, 1, off);
-        continue;
-      }
-      case 3:
-        restore(op & 0x3f);
-        continue;
-      default:
-        break;
-    }
-    switch (op) {
-      case 0x00: break;  // nop
-      case 0x01: {       // set_loc
-        uintptr_t to = r.Encoded(fde_enc, 0);
-        if (to > target) return true;
-        loc = to;
-        break;
-      }
-      case 0x02: if (!advance(r.Fixed<uint8_t>())) return true; break;
-      case 0x03: if (!advance(r.Fixed<uint16_t>())) return true; break;
-      case 0x04: if (!advance(r.Fixed<uint32_t>())) return true; break;
-      case 0x05: {  // offset_extended
-        uint64_t reg = r.Uleb();
-        SetRegRule(st, reg, 1, static_cast<int64_t>(r.Uleb()) * data_align);
-        break;
-      }
-      case 0x06: restore(r.Uleb()); break;              // restore_extended
-      case 0x07: SetRegRule(st, r.Uleb(), 2, 0); break;  // undefined
-      case 0x08: SetRegRule(st, r.Uleb(), 0, 0); break;  // same_value
-      case 0x09: {                                      // register
-        uint64_t reg = r.Uleb();
-        r.Uleb();
-        SetRegRule(st, reg, 3, 0);
-        break;
-      }
-      case 0x0a:  // remember_state
-        if (depth == 8) return false;
-        stack[depth++] = *st;
-        break;
-      case 0x0b: {  // restore_state (the CFA rule included, as libgcc and libunwind do)
-        if (depth == 0) return false;
-        *st = stack[--depth];
-        break;
-      }
-      case 0x0c:  // def_cfa
-        st->cfa_reg = static_cast<int>(r.Uleb());
-        st->cfa_off = static_cast<int64_t>(r.Uleb());
-        st->cfa_simple = true;
-        break;
-      case 0x0d: st->cfa_reg = static_cast<int>(r.Uleb()); st->cfa_simple = true; break;
-      case 0x0e: st->cfa_off = static_cast<int64_t>(r.Uleb()); break;
-      case 0x0f: {  // def_cfa_expression
-        uint64_t len = r.Uleb();
-        if (!r.Has(len)) return false;
-        r.p += len;
-        st->cfa_simple = false;
-        break;
-      }
-      case 0x10:    // expression
-      case 0x11: {  // offset_extended_sf
-        uint64_t reg = r.Uleb();
-        SetRegRule(st, reg, 1, r.Sleb() * data_align);
-        break;
-      }
-      case 0x12:  // def_cfa_sf
-        st->cfa_reg = static_cast<int>(r.Uleb());
-        st->cfa_off = r.Sleb() * data_align;
-        st->cfa_simple = true;
-        break;
-      case 0x13: st->cfa_off = r.Sleb() * data_align; break;  // def_cfa_offset_sf
-      case 0x14:  // val_offset
-      case 0x15: {  // val_offset_sf
-        uint64_t reg = r.Uleb();
-        if (op == 0x14) r.Uleb(); else r.Sleb();
-        SetRegRule(st, reg, 3, 0);
-        break;
-      }
-      case 0x2e: r.Uleb(); break;  // GNU_args_size
-      case 0x2f: {                 // GNU_negative_offset_extended
-        uint64_t reg = r.Uleb();
-        SetRegRule(st, reg, 1, -static_cast<int64_t>(r.Uleb()) * data_align);
-        break;
-      }
-      default:
-        return false;
-    }
-  }
-  return r.ok;
 }
 
 // Computes the packed rule for return address `ra` (looks up ra - 1, inside the call).
@@ -376,18 +172,19 @@ uint32_t ComputeRule(uintptr_t ra) {
   const CfaState initial = st;
   if (!RunCfa(fr, pc_begin, pc, code_align, data_align, fde_enc, &initial, &st))
     return kUnsupportedRule;
-  if (st.ra_kind == 2) return kOutermostRule;
-  if (!st.cfa_simple || (st.cfa_reg != 7 && st.cfa_reg != 6) || st.ra_kind != 1 ||
-      st.ra_off != -8 || st.cfa_off < 8 || st.cfa_off >= (int64_t{1} << 23))
+  if (st.ra == RegRule::kUndefined) return kOutermostRule;
+  if (!st.cfa_simple || (st.cfa_reg != kDwarfRsp && st.cfa_reg != kDwarfRbp) ||
+      st.ra != RegRule::kOffset || st.ra_off != -8 || st.cfa_off < 8 ||
+      st.cfa_off >= (int64_t{1} << 23))
     return kUnsupportedRule;
   uint32_t k = 0;
-  if (st.rbp_kind == 1) {
+  if (st.rbp == RegRule::kOffset) {
     if (st.rbp_off > -8 || st.rbp_off % 8 != 0 || -st.rbp_off / 8 > 63) return kUnsupportedRule;
     k = static_cast<uint32_t>(-st.rbp_off / 8);
-  } else if (st.rbp_kind != 0) {
+  } else if (st.rbp != RegRule::kSameValue) {
     return kUnsupportedRule;
   }
-  return kStep | (st.cfa_reg == 6 ? 4u : 0u) | (k << 3) |
+  return kStep | (st.cfa_reg == kDwarfRbp ? 4u : 0u) | (k << 3) |
          (static_cast<uint32_t>(st.cfa_off) << 9);
 }
 

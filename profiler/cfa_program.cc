@@ -1,0 +1,148 @@
+#include "profiler/cfa_program.h"
+
+#include <dwarf.h>
+
+namespace heapkit::prof {
+namespace {
+
+void SetRule(CfaState* st, uint64_t reg, RegRule rule, int64_t off) {
+  if (reg == kDwarfRbp) {
+    st->rbp = rule == RegRule::kUndefined ? RegRule::kOther : rule;
+    st->rbp_off = off;
+  } else if (reg == kDwarfReturnAddress) {
+    st->ra = rule == RegRule::kSameValue ? RegRule::kOther : rule;
+    st->ra_off = off;
+  }
+}
+
+void Restore(CfaState* st, const CfaState* initial, uint64_t reg) {
+  if (initial == nullptr) return;
+  if (reg == kDwarfRbp) {
+    st->rbp = initial->rbp;
+    st->rbp_off = initial->rbp_off;
+  } else if (reg == kDwarfReturnAddress) {
+    st->ra = initial->ra;
+    st->ra_off = initial->ra_off;
+  }
+}
+
+// Skips a DWARF expression block (ULEB length, then the bytes). False if it overruns.
+bool SkipBlock(Reader& r) {
+  const uint64_t len = r.Uleb();
+  if (!r.Has(len)) return false;
+  r.p += len;
+  return true;
+}
+
+}  // namespace
+
+bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int64_t data_align,
+            uint8_t fde_enc, const CfaState* initial, CfaState* st) {
+  CfaState stack[8];
+  int depth = 0;
+  auto advance = [&](uint64_t delta) {
+    loc += delta * code_align;
+    return loc <= target;
+  };
+  while (r.ok && r.p < r.end) {
+    const uint8_t op = *r.p++;
+    const uint8_t operand = op & 0x3f;
+    switch (op & 0xc0) {  // the three opcodes with an operand in their low six bits
+      case DW_CFA_advance_loc:
+        if (!advance(operand)) return true;
+        continue;
+      case DW_CFA_offset:
+        SetRule(st, operand, RegRule::kOffset, static_cast<int64_t>(r.Uleb()) * data_align);
+        continue;
+      case DW_CFA_restore:
+        Restore(st, initial, operand);
+        continue;
+      default:
+        break;
+    }
+    switch (op) {
+      case DW_CFA_nop: break;
+      case DW_CFA_set_loc: {
+        const uintptr_t to = r.Encoded(fde_enc, 0);
+        if (to > target) return true;
+        loc = to;
+        break;
+      }
+      case DW_CFA_advance_loc1: if (!advance(r.Fixed<uint8_t>())) return true; break;
+      case DW_CFA_advance_loc2: if (!advance(r.Fixed<uint16_t>())) return true; break;
+      case DW_CFA_advance_loc4: if (!advance(r.Fixed<uint32_t>())) return true; break;
+      case DW_CFA_offset_extended: {
+        const uint64_t reg = r.Uleb();
+        SetRule(st, reg, RegRule::kOffset, static_cast<int64_t>(r.Uleb()) * data_align);
+        break;
+      }
+      case DW_CFA_offset_extended_sf: {
+        const uint64_t reg = r.Uleb();
+        SetRule(st, reg, RegRule::kOffset, r.Sleb() * data_align);
+        break;
+      }
+      case DW_CFA_GNU_negative_offset_extended: {
+        const uint64_t reg = r.Uleb();
+        SetRule(st, reg, RegRule::kOffset, -static_cast<int64_t>(r.Uleb()) * data_align);
+        break;
+      }
+      case DW_CFA_restore_extended: Restore(st, initial, r.Uleb()); break;
+      case DW_CFA_undefined: SetRule(st, r.Uleb(), RegRule::kUndefined, 0); break;
+      case DW_CFA_same_value: SetRule(st, r.Uleb(), RegRule::kSameValue, 0); break;
+      case DW_CFA_register: {
+        const uint64_t reg = r.Uleb();
+        r.Uleb();
+        SetRule(st, reg, RegRule::kOther, 0);
+        break;
+      }
+      case DW_CFA_expression:
+      case DW_CFA_val_expression: {  // register rule by an expression: not followed
+        const uint64_t reg = r.Uleb();
+        if (!SkipBlock(r)) return false;
+        SetRule(st, reg, RegRule::kOther, 0);
+        break;
+      }
+      case DW_CFA_val_offset:
+      case DW_CFA_val_offset_sf: {
+        const uint64_t reg = r.Uleb();
+        if (op == DW_CFA_val_offset) r.Uleb(); else r.Sleb();
+        SetRule(st, reg, RegRule::kOther, 0);
+        break;
+      }
+      case DW_CFA_remember_state:
+        if (depth == 8) return false;
+        stack[depth++] = *st;
+        break;
+      case DW_CFA_restore_state:  // the CFA rule included, as libgcc and libunwind do
+        if (depth == 0) return false;
+        *st = stack[--depth];
+        break;
+      case DW_CFA_def_cfa:
+        st->cfa_reg = r.Uleb();
+        st->cfa_off = static_cast<int64_t>(r.Uleb());
+        st->cfa_simple = true;
+        break;
+      case DW_CFA_def_cfa_sf:
+        st->cfa_reg = r.Uleb();
+        st->cfa_off = r.Sleb() * data_align;
+        st->cfa_simple = true;
+        break;
+      case DW_CFA_def_cfa_register:
+        st->cfa_reg = r.Uleb();
+        st->cfa_simple = true;
+        break;
+      case DW_CFA_def_cfa_offset: st->cfa_off = static_cast<int64_t>(r.Uleb()); break;
+      case DW_CFA_def_cfa_offset_sf: st->cfa_off = r.Sleb() * data_align; break;
+      case DW_CFA_def_cfa_expression:
+        if (!SkipBlock(r)) return false;
+        st->cfa_simple = false;
+        break;
+      case DW_CFA_GNU_args_size: r.Uleb(); break;
+      default:
+        return false;
+    }
+  }
+  return r.ok;
+}
+
+}  // namespace heapkit::prof

@@ -1,0 +1,79 @@
+// Reader of .eh_frame / .eh_frame_hdr bytes: fixed-size values, LEB128 and DW_EH_PE_*
+// encoded pointers. Bounds-checked: reading past `end` clears `ok` and yields 0. No allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace heapkit::prof {
+
+struct Reader {
+  const uint8_t* p;
+  const uint8_t* end;
+  bool ok = true;
+
+  bool Has(size_t n) {
+    if (static_cast<size_t>(end - p) < n) ok = false;
+    return ok;
+  }
+  template <class T>
+  T Fixed() {
+    T v{};
+    if (Has(sizeof(T))) {
+      std::memcpy(&v, p, sizeof(T));
+      p += sizeof(T);
+    }
+    return v;
+  }
+  uint64_t Uleb() {
+    uint64_t v = 0;
+    for (int shift = 0; Has(1); shift += 7) {
+      uint8_t b = *p++;
+      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return v;
+  }
+  int64_t Sleb() {
+    uint64_t v = 0;
+    int shift = 0;
+    uint8_t b = 0;
+    while (Has(1)) {
+      b = *p++;
+      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) break;
+    }
+    if (shift < 64 && (b & 0x40)) v |= ~uint64_t{0} << shift;
+    return static_cast<int64_t>(v);
+  }
+  // DW_EH_PE_* encoded pointer. data_base: for DW_EH_PE_datarel. Indirection is not followed
+  // (only personality pointers use it, and they are skipped).
+  uintptr_t Encoded(uint8_t enc, uintptr_t data_base) {
+    if (enc == 0xff) return 0;  // DW_EH_PE_omit
+    const uintptr_t here = reinterpret_cast<uintptr_t>(p);
+    uintptr_t v = 0;
+    switch (enc & 0x0f) {
+      case 0x00: v = Fixed<uint64_t>(); break;
+      case 0x01: v = Uleb(); break;
+      case 0x02: v = Fixed<uint16_t>(); break;
+      case 0x03: v = Fixed<uint32_t>(); break;
+      case 0x04: v = Fixed<uint64_t>(); break;
+      case 0x09: v = static_cast<uintptr_t>(Sleb()); break;
+      case 0x0a: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
+      case 0x0b: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
+      case 0x0c: v = Fixed<uint64_t>(); break;
+      default: ok = false; return 0;
+    }
+    switch (enc & 0x70) {
+      case 0x00: break;
+      case 0x10: v += here; break;       // pcrel
+      case 0x30: v += data_base; break;  // datarel
+      default: ok = false; return 0;
+    }
+    return v;
+  }
+};
+
+}  // namespace heapkit::prof
