@@ -14,14 +14,7 @@
 #error "built against heapkit's header; this test needs gperftools' own"
 #endif
 
-static int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
+#include "check.h"
 
 int main() {
   MallocExtension* ext = MallocExtension::instance();

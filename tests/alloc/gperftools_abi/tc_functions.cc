@@ -8,14 +8,7 @@
 #include <cstring>
 #include <new>
 
-static int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
+#include "check.h"
 
 static int handler_calls = 0;
 static void Handler() {
