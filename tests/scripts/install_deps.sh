@@ -10,9 +10,10 @@ build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # The test suite's own build dependencies.
 test_build_pkgs=(libgtest-dev libbenchmark-dev)
-# Oracles used by the test suite (google-pprof, go tool pprof) and real programs it runs.
+# Oracles used by the test suite (google-pprof, go tool pprof), real programs it runs, and the
+# peer allocators the benchmark smoke run loads.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
-           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2)
+           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;
