@@ -1,7 +1,8 @@
 // Every C/C++ allocation entry point, and the libc/C++ overrides (one TU, mimalloc-style
 // aliases). Compiled twice: minimal, and full (-DHEAPKIT_FULL_RUNTIME=1) which also references
 // the profiler's and checker's anchors so that static linking of -lheapkit pulls them in.
-// This file keeps exceptions so that operator new can throw std::bad_alloc.
+// This file keeps exceptions so that operator new can throw std::bad_alloc; the C++ runtime it
+// needs for that is referenced weakly (alloc/internal/cxx_runtime_weak.h).
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc/allocator.h"
+#include "alloc/internal/cxx_runtime_weak.h"
 #include "alloc/internal/log.h"
 #include "alloc/stats.h"
 

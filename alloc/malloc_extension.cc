@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "alloc/allocator.h"
+#include "alloc/internal/cxx_runtime_weak.h"
 #include "alloc/hooks.h"
 #include "alloc/stats.h"
 #include "gperftools/malloc_extension_c.h"
@@ -160,12 +161,15 @@ void MallocExtension::GetFreeListSizes(std::vector<FreeListInfo>* v) {
   v->push_back({256 * 1024, SIZE_MAX, s.pageheap_unmapped_bytes, "tcmalloc.page_returned"});
 }
 
+namespace {
+// Constant-initialized (the constructor only sets the vtable pointer): no initialization guard,
+// which would need the C++ runtime, and usable from C before any constructor has run.
+constinit MallocExtension default_instance;
+}  // namespace
+
 MallocExtension* MallocExtension::instance() {
   MallocExtension* inst = __atomic_load_n(&current_instance, __ATOMIC_ACQUIRE);
-  if (inst != nullptr) return inst;
-  // A function-local static with a trivial (vtable-only) constructor: no allocation.
-  static MallocExtension default_instance;
-  return &default_instance;
+  return inst != nullptr ? inst : &default_instance;
 }
 
 void MallocExtension::Register(MallocExtension* implementation) {

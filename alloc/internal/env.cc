@@ -90,6 +90,15 @@ bool ParseInt64(const char* text, bool allow_suffix, int64_t* out) {
   return true;
 }
 
+// 10^|exponent| by binary exponentiation (libc alone, no libm); |exponent| <= 308.
+static double PowerOfTen(int64_t exponent) {
+  double result = 1, base = 10;
+  for (uint64_t e = exponent < 0 ? -exponent : exponent; e != 0; e >>= 1, base *= base) {
+    if (e & 1) result *= base;
+  }
+  return result;
+}
+
 bool ParseDouble(const char* text, double* out) {
   // Minimal, locale-free decimal parser: [+-]digits[.digits][e[+-]digits]
   const char* p = text;
@@ -114,7 +123,7 @@ bool ParseDouble(const char* text, double* out) {
     buf[i] = '\0';
     if (*p != '\0' || !ParseInt64(buf, false, &exponent) || exponent > 308 || exponent < -308)
       return false;
-    value *= std::pow(10.0, static_cast<double>(exponent));
+    value = exponent < 0 ? value / PowerOfTen(exponent) : value * PowerOfTen(exponent);
   }
   while (*p == ' ' || *p == '\t') ++p;
   if (*p != '\0' || !std::isfinite(value)) return false;

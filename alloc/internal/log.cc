@@ -1,5 +1,6 @@
 #include "alloc/internal/log.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -193,9 +194,16 @@ void Fatal(const char* fmt, ...) {
 }
 
 int64_t VerboseLevel() {
-  // Parsed once (a malformed value is reported once) for every user of the level.
-  static const int64_t verbose = EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
-  return verbose;
+  // Parsed once for every user of the level. No function-local static: its initialization guard
+  // would need the C++ runtime (cxx_runtime_weak.h). Threads racing on the very first call may
+  // each parse (and report a malformed value); all store the same value.
+  static std::atomic<bool> parsed{false};
+  static std::atomic<int64_t> level{0};
+  if (parsed.load(std::memory_order_acquire)) return level.load(std::memory_order_relaxed);
+  int64_t value = EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
+  level.store(value, std::memory_order_relaxed);
+  parsed.store(true, std::memory_order_release);
+  return value;
 }
 
 bool Verbose() { return VerboseLevel() > 0; }

@@ -132,4 +132,29 @@ PROBE_CASE(new_handler) {
   std::set_new_handler(nullptr);
 }
 
+PROBE_CASE(nothrow_handler_throws) {
+  // A handler that throws bad_alloc ends nothrow new's retries with nullptr (the exception
+  // does not escape the noexcept operator); the throwing forms pass it on to the caller.
+  struct Throwing {
+    static void Handler() {
+      ++g_handler_calls;
+      throw std::bad_alloc();
+    }
+  };
+  g_handler_calls = 0;
+  std::set_new_handler(Throwing::Handler);
+  PROBE_CHECK(::operator new(size_t{1} << 47, std::nothrow) == nullptr);
+  PROBE_CHECK(::operator new[](size_t{1} << 47, std::nothrow) == nullptr);
+  PROBE_CHECK(::operator new(size_t{1} << 47, std::align_val_t(256), std::nothrow) == nullptr);
+  bool threw = false;
+  try {
+    Escape(::operator new(size_t{1} << 47));
+  } catch (const std::bad_alloc&) {
+    threw = true;
+  }
+  std::set_new_handler(nullptr);
+  PROBE_CHECK(threw);
+  PROBE_CHECK_MSG(g_handler_calls == 4, "handler called %d times, want 4", g_handler_calls);
+}
+
 }  // namespace heapkit::probe

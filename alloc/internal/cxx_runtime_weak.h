@@ -1,0 +1,36 @@
+// The C++ runtime, referenced weakly: libheapkit_minimal.so depends on libc alone.
+//
+// A C program that preloads the allocator must not pay for loading libstdc++, libm and
+// libgcc_s (every process of a build or a shell script would). The allocator needs the C++
+// runtime only on paths that only C++ code reaches: operator new's failure path (the
+// new_handler, throwing std::bad_alloc, catching it in the nothrow forms), the typeinfo of the
+// public MallocExtension class, and the std::string/std::vector arguments of its methods. A
+// program that reaches those paths is a C++ program, so libstdc++ is loaded and the weak
+// references below resolve to it; a C program never calls them and they stay null.
+//
+// Include this header in every translation unit of the allocator that references one of these
+// symbols (the binding is per object file: one strong reference anywhere keeps the dependency).
+// The test alloc.install.minimal_needs_only_libc checks the shared library's DT_NEEDED list.
+#pragma once
+
+// Undefined symbols a TU may reference, made weak. The list is what the compiler emits for
+// exceptions (personality, unwinding, allocation/throw/catch of the exception object), the
+// new_handler, std::bad_alloc's vtable/typeinfo/destructor, the class_type_info vtable of
+// polymorphic classes with RTTI, and the throw helpers of inline std::string/std::vector code.
+__asm__(
+    ".weak __gxx_personality_v0\n"
+    ".weak _Unwind_Resume\n"
+    ".weak __cxa_allocate_exception\n"
+    ".weak __cxa_throw\n"
+    ".weak __cxa_begin_catch\n"
+    ".weak __cxa_end_catch\n"
+    ".weak __cxa_pure_virtual\n"
+    ".weak _ZSt15get_new_handlerv\n"
+    ".weak _ZTISt9bad_alloc\n"
+    ".weak _ZTVSt9bad_alloc\n"
+    ".weak _ZNSt9bad_allocD1Ev\n"
+    ".weak _ZTVN10__cxxabiv117__class_type_infoE\n"
+    ".weak _ZTVN10__cxxabiv120__si_class_type_infoE\n"
+    ".weak _ZSt17__throw_bad_allocv\n"
+    ".weak _ZSt20__throw_length_errorPKc\n"
+    ".weak _ZSt28__throw_bad_array_new_lengthv\n");

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Start-up cost of each allocator preloaded into a short C program (/bin/true): interleaved
+# rounds of N spawns each, median and range of the per-spawn mean (µs), and the program's max RSS.
+# Usage: exec_startup.sh <build dir> [rounds=9] [N=200] [name=lib.so ...]  (extra rows, e.g. an
+# older build's library for a before/after pair)
+set -euo pipefail
+build=$1 rounds=${2:-9} n=${3:-200}
+shift $(($# < 3 ? $# : 3))
+here=$(cd "$(dirname "$0")" && pwd)
+launcher=$(mktemp -d)/exec_startup
+trap 'rm -rf "$(dirname "$launcher")"' EXIT
+cc -O2 -o "$launcher" "$here/exec_startup.c"
+lib=/usr/lib/x86_64-linux-gnu
+names=(glibc mimalloc jemalloc tcmalloc_minimal heapkit_minimal heapkit)
+libs=("" "$lib/libmimalloc.so.2" "$lib/libjemalloc.so.2" "$lib/libtcmalloc_minimal.so.4"
+      "$build/libheapkit_minimal.so" "$build/libheapkit.so")
+for extra in "$@"; do names+=("${extra%%=*}"); libs+=("${extra#*=}"); done
+declare -A samples
+for ((r = 0; r < rounds; r++)); do
+  for i in "${!names[@]}"; do
+    [[ -z ${libs[$i]} || -f ${libs[$i]} ]] || continue
+    samples[${names[$i]}]+="$("$launcher" "$n" "${libs[$i]}" /bin/true) "
+  done
+done
+printf '| allocator | µs per spawn (median) | min–max | max RSS of /bin/true (KiB) |\n|---|---|---|---|\n'
+for i in "${!names[@]}"; do
+  [[ -n ${samples[${names[$i]}]:-} ]] || continue
+  read -r med lo hi < <(tr ' ' '\n' <<<"${samples[${names[$i]}]}" | sed '/^$/d' | sort -g |
+    awk '{v[NR]=$1} END {print v[int((NR+1)/2)], v[1], v[NR]}')
+  rss=$(env ${libs[$i]:+LD_PRELOAD=${libs[$i]}} /usr/bin/time -f %M /bin/true 2>&1)
+  printf '| %s | %s | %s–%s | %s |\n' "${names[$i]}" "$med" "$lo" "$hi" "$rss"
+done
