@@ -50,6 +50,10 @@ inline void* AlignedMalloc(size_t align, size_t size) {
 
 // operator new failure: call the new_handler until it succeeds or throws.
 void* NewSlow(size_t size, size_t align, bool nothrow) {
+  if (!heapkit::internal::CxxRuntimeLoaded()) {  // no handler can be set, nothing can catch
+    if (nothrow) return nullptr;
+    heapkit::internal::Fatal("operator new(%zu) failed: out of memory", size);
+  }
   for (;;) {
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) {

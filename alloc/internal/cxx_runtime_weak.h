@@ -34,3 +34,20 @@ __asm__(
     ".weak _ZSt17__throw_bad_allocv\n"
     ".weak _ZSt20__throw_length_errorPKc\n"
     ".weak _ZSt28__throw_bad_array_new_lengthv\n");
+
+namespace heapkit::internal {
+
+// The same symbols seen from C++ as weak objects, so that their addresses can be tested (the
+// compiler assumes any function it knows of is non-null). They are null only in a process that
+// never loaded the C++ runtime (a C program calling tc_new, a static link whose libstdc++.a
+// members were not pulled in): there operator new's failure path must neither call the
+// new_handler nor throw.
+extern "C" const char heapkit_weak_cxa_throw __asm__("__cxa_throw") __attribute__((weak));
+extern "C" const char heapkit_weak_get_new_handler __asm__("_ZSt15get_new_handlerv")
+    __attribute__((weak));
+
+inline bool CxxRuntimeLoaded() {
+  return &heapkit_weak_cxa_throw != nullptr && &heapkit_weak_get_new_handler != nullptr;
+}
+
+}  // namespace heapkit::internal
