@@ -60,7 +60,8 @@ constexpr const char* kDescription =
     "by base name in the --symbol_path directories, then in PPROF_BINARY_PATH's (go pprof's\n"
     "variable, <dir>[:<dir>...]), then at the paths the profile recorded; a file whose build-id\n"
     "differs from the recorded one is refused. Separate debug info is also found under\n"
-    "/usr/lib/debug and by .gnu_debuglink.";
+    "/usr/lib/debug and by .gnu_debuglink, and, only when DEBUGINFOD_URLS is set, fetched from\n"
+    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH).";
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
   const char* g = "Reports";

@@ -5,14 +5,16 @@
 #   --demo   only what building heapkit without its tests and running the demo need
 #   --peers  the test set plus the allocators/profilers the benchmarks compare against
 set -euo pipefail
+# libdebuginfod-dev: elfutils' debuginfod client, which libdw loads to fetch missing debug info
+# when DEBUGINFOD_URLS is set.
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
-            libgraphviz-dev graphviz libcli11-dev
+            libdebuginfod-dev libgraphviz-dev graphviz libcli11-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # The test suite's own build dependencies.
 test_build_pkgs=(libgtest-dev libbenchmark-dev)
 # Oracles used by the test suite (google-pprof, go tool pprof) and real programs it runs.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
-           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2)
+           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 debuginfod)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;
