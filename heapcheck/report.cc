@@ -321,8 +321,12 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
       wanted.PushBack('\n');
     }
   }
+  // The files are the ones mapped, at their paths: no symbol path (PPROF_BINARY_PATH is
+  // pprof-tool's, for profiles read elsewhere); debug info as libdw finds it, when allowed.
+  pprof::SymbolSearch search;
+  search.standard_search = options.standard_debuginfo_search;
   std::unique_ptr<pprof::Symbolizer> symbolizer = pprof::Symbolizer::FromMaps(
-      std::string_view(wanted.data(), wanted.size()), &warnings);
+      std::string_view(wanted.data(), wanted.size()), search, &warnings);
   auto frames_of = [&](uintptr_t pc) -> const std::vector<pprof::SourceFrame>* {
     if (!symbolizer) return nullptr;
     return &symbolizer->Symbolize(pc - 1);  // all are return addresses, the leaf too
