@@ -101,6 +101,9 @@ void InitCheckerFromEnvironment() {
   s.check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);
   s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
   s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
+  // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
+  // its caller's environment make it fetch files, so it gets the build-id search only.
+  s.report.standard_debuginfo_search = !internal::SecureExecution();
   s.report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
                                    g_suppressions_path, sizeof(g_suppressions_path));
   s.exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));

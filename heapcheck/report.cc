@@ -14,6 +14,7 @@
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/suppressed_closure.h"
 #include "profiler/legacy_writer.h"
+#include "profiler/unloaded_modules.h"
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
@@ -320,9 +321,24 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
       for (const char* c = begin; c < end; ++c) wanted.PushBack(*c);
       wanted.PushBack('\n');
     }
+    // Plugins dlclose()d before the check: their mappings as they were (unloaded_modules.h).
+    prof::LiveModuleScan live;
+    live.Feed(maps.text(), maps.text_size());
+    prof::ForEachUnloadedModuleLine(
+        live,
+        [](void* out, const char* text, size_t length) {
+          auto* w = static_cast<MmapArray<char>*>(out);
+          for (size_t i = 0; i < length; ++i) w->PushBack(text[i]);
+          w->PushBack('\n');
+        },
+        &wanted);
   }
+  // The files are the ones mapped, at their paths: no symbol path (PPROF_BINARY_PATH is
+  // pprof-tool's, for profiles read elsewhere); debug info as libdw finds it, when allowed.
+  pprof::SymbolSearch search;
+  search.standard_search = options.standard_debuginfo_search;
   std::unique_ptr<pprof::Symbolizer> symbolizer = pprof::Symbolizer::FromMaps(
-      std::string_view(wanted.data(), wanted.size()), &warnings);
+      std::string_view(wanted.data(), wanted.size()), search, &warnings);
   auto frames_of = [&](uintptr_t pc) -> const std::vector<pprof::SourceFrame>* {
     if (!symbolizer) return nullptr;
     return &symbolizer->Symbolize(pc - 1);  // all are return addresses, the leaf too

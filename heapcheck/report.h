@@ -24,6 +24,10 @@ struct ReportOptions {
   bool only_under_main = false;       // minimal mode: drop leaks not allocated under main()
   bool test_pointer_alignment = false;
   FloodOptions flood;                 // the check's pointer rule (what a suppressed leak owns)
+  // libdw's standard debug-info search: build-id under /usr/lib/debug, .gnu_debuglink, and
+  // debuginfod when the environment has DEBUGINFOD_URLS. false (a privileged process, decided
+  // at start-up): build-id directories only, never the network.
+  bool standard_debuginfo_search = false;
 };
 
 struct ReportTotals {

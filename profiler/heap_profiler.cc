@@ -29,6 +29,7 @@
 #include "profiler/sampled_objects.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
+#include "profiler/unloaded_modules.h"
 
 namespace heapkit::prof {
 namespace {
@@ -488,12 +489,15 @@ void ReadConfig() {
 void ForkPrepare() {
   g_state_lock.Lock();
   GlobalStackTable().ForkPrepare();
+  UnloadedModulesForkPrepare();
 }
 void ForkParent() {
+  UnloadedModulesForkDone();
   GlobalStackTable().ForkParent();
   g_state_lock.Unlock();
 }
 void ForkChild() {
+  UnloadedModulesForkDone();
   GlobalStackTable().ForkChild();
   if (g_profiling.load(std::memory_order_relaxed)) {
     // The child writes <prefix>_<pid>.NNNN.heap, numbered from .0001 again.

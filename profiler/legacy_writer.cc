@@ -7,6 +7,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
+#include "profiler/unloaded_modules.h"
 
 namespace heapkit::prof {
 namespace {
@@ -59,6 +60,7 @@ void LineVisitor(void* ctx, const RecordCounts& c, const void* const* pcs, int d
 }  // namespace
 
 bool AppendProcMaps(OutputSink* sink) {
+  LiveModuleScan scan;
   int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[4096];
@@ -72,8 +74,10 @@ bool AppendProcMaps(OutputSink* sink) {
     }
     if (n == 0) break;
     sink->Append(buf, static_cast<size_t>(n));
+    scan.Feed(buf, static_cast<size_t>(n));
   }
   close(fd);
+  AppendUnloadedModules(sink, scan);
   return ok;
 }
 

@@ -6,6 +6,7 @@
 //   <blank line>
 //   MAPPED_LIBRARIES:
 //   <the /proc/self/maps lines, verbatim>
+//   [# heapkit: unloaded modules ... and the maps lines of dlclose()d modules]
 //
 // Rules both pprofs rely on: the header is the first line (no comment before it), hex is
 // lowercase with 0x, maps lines carry their offsets (we copy /proc/self/maps verbatim).
@@ -62,7 +63,8 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile);
 // the kernel kill the program with SIGXFSZ.
 bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error);
 
-// Appends /proc/self/maps verbatim. False if it could not be read.
+// Appends /proc/self/maps verbatim, then the modules dlclose()d since that are no longer mapped
+// (unloaded_modules.h). False if the maps could not be read.
 bool AppendProcMaps(OutputSink* sink);
 
 }  // namespace heapkit::prof

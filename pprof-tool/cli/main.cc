@@ -7,8 +7,8 @@
 #include "pprof-tool/cli/run.h"
 
 int main(int argc, char** argv) {
-  // Never reach out to debuginfod servers: symbolization is local and offline.
-  unsetenv("DEBUGINFOD_URLS");
+  // DEBUGINFOD_URLS is left as the user set it: libdw asks those servers for missing debug
+  // info, and nothing goes to the network when it is unset (symbolize/README.md).
   // A file size limit (ulimit -f) must give "cannot write ...: File too large", not a kill.
   signal(SIGXFSZ, SIG_IGN);
   try {

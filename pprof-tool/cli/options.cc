@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -34,6 +36,7 @@ struct RawOptions {
   bool inuse_space = false, inuse_objects = false, alloc_space = false, alloc_objects = false;
   bool functions = false, lines = false, files = false, addresses = false;
   std::vector<std::string> positional;
+  std::string symbol_path;  // --symbol_path=<dir>[:<dir>...]
 };
 
 // The value an optional-value option (--top, --flamegraph, --icicle) gets when it is given
@@ -52,7 +55,13 @@ constexpr const char* kDescription =
     "Names are simplified (std::vector::push_back; --full_names for the whole name) and the\n"
     "allocation path (malloc, operator new, std:: allocation code, strdup...) is dropped from\n"
     "the leaf end of every stack, so memory is charged to the code that asked for it.\n"
-    "Go-style single-dash spellings (-top=10, -text, -o out.svg) are accepted too.";
+    "Go-style single-dash spellings (-top=10, -text, -o out.svg) are accepted too.\n\n"
+    "Binaries and debug files are looked up by build-id (<dir>/.build-id/xx/yyyy[.debug]) and\n"
+    "by base name in the --symbol_path directories, then in PPROF_BINARY_PATH's (go pprof's\n"
+    "variable, <dir>[:<dir>...]), then at the paths the profile recorded; a file whose build-id\n"
+    "differs from the recorded one is refused. Separate debug info is also found under\n"
+    "/usr/lib/debug and by .gnu_debuglink, and, only when DEBUGINFOD_URLS is set, fetched from\n"
+    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH).";
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
   const char* g = "Reports";
@@ -129,6 +138,14 @@ void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {  // and 
   app.add_option("--symbolize", r.symbolize, "go pprof's spelling of --full_names. E.g. --symbolize=demangle=full")->group(g);
 }
 
+void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
+  const char* g = "Symbols";
+  app.add_option("--symbol_path", r.symbol_path,
+                 "Directories searched first for binaries and debug files (by build-id, then "
+                 "base name); before PPROF_BINARY_PATH. E.g. --symbol_path=/srv/bin:/srv/debug")
+      ->group(g);
+}
+
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION, "Print the version and exit. E.g. --version");
@@ -137,6 +154,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineGraphOptions(app, r, o);
   DefineValueOptions(app, r, o);
   DefineFilterOptions(app, r, o);
+  DefineSymbolOptions(app, r);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 
@@ -369,6 +387,26 @@ bool ResolveFiles(const RawOptions& r, CliOptions* o, std::string* error) {
   return true;
 }
 
+// --symbol_path's directories, then PPROF_BINARY_PATH's; relative ones made absolute (libdwfl
+// looks for debug files under absolute directories only).
+void ResolveSymbolPath(const RawOptions& r, CliOptions* o) {
+  char cwd[PATH_MAX];
+  const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
+  const char* env = getenv("PPROF_BINARY_PATH");
+  for (const std::string& list : {r.symbol_path, std::string(env ? env : "")}) {
+    size_t at = 0;
+    while (at <= list.size()) {
+      size_t end = list.find(':', at);
+      if (end == std::string::npos) end = list.size();
+      std::string dir = list.substr(at, end - at);
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      if (!dir.empty() && dir[0] != '/' && have_cwd) dir = std::string(cwd) + "/" + dir;
+      if (!dir.empty()) o->symbol_path.push_back(dir);
+      at = end + 1;
+    }
+  }
+}
+
 int UsageError(const std::string& message) {
   fprintf(stderr, "pprof-tool: %s\n%s\n", message.c_str(), UsageLine());
   return 2;
@@ -410,6 +448,7 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
       !ResolveFiles(raw, o, &error)) {
     return UsageError(error);
   }
+  ResolveSymbolPath(raw, o);
   return -1;
 }
 

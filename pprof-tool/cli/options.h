@@ -39,6 +39,9 @@ struct CliOptions {
   bool full_names = false;             // --full_names, --symbolize=demangle=full
   bool noinlines = false;              // --noinlines (Go pprof's name)
   std::string program;                 // optional <program>
+  // --symbol_path dirs, then PPROF_BINARY_PATH's: searched for binaries and debug files
+  // before the paths the profile recorded.
+  std::vector<std::string> symbol_path;
   std::vector<std::string> profiles;   // <profile>...
 };
 

@@ -73,7 +73,7 @@ int RunPprofTool(const CliOptions& o) {
 
   if (o.report == ReportKind::kSymbols) {
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    std::string out = SymbolsReport(input, o.program, &warnings);
+    std::string out = SymbolsReport(input, o.program, o.symbol_path, &warnings);
     flush_warnings();
     return Emit(out, o.output);
   }
@@ -93,7 +93,7 @@ int RunPprofTool(const CliOptions& o) {
   SampleType sample_type = o.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
   if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
-  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(profile, o.program, &warnings);
+  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(profile, o.program, o.symbol_path, &warnings);
 
   std::string program_name = !o.program.empty() ? o.program : profile.binary;
   if (program_name.empty()) {

@@ -55,6 +55,7 @@ struct Mapping {
   uint64_t offset = 0;  // file offset of `start`
   std::string perms;    // "r-xp"
   std::string path;     // "" for anonymous mappings; "[vdso]", "/usr/lib/libc.so.6", ...
+  std::string build_id;  // lower-case hex when the profile recorded it (profile.proto), else ""
 };
 
 // A symbol recorded in a self-contained (--raw) profile: the lookup PC (already adjusted: the

@@ -153,6 +153,7 @@ class Converter {
       out.offset = m.file_offset();
       out.perms = "r-xp";  // profile.proto keeps code mappings only
       out.path = *name;
+      out.build_id = *build_id;
       char buf[128];
       snprintf(buf, sizeof buf, "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 0", out.start,
                out.limit, out.offset);

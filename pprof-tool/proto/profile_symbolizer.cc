@@ -12,8 +12,9 @@ namespace {
 class EmbeddedThenMapsSymbolizer final : public Symbolizer {
  public:
   EmbeddedThenMapsSymbolizer(const Profile& profile, const std::string& program,
+                             const std::vector<std::string>& symbol_path,
                              std::vector<std::string>* warnings)
-      : profile_(profile), program_(program), warnings_(warnings) {
+      : profile_(profile), program_(program), symbol_path_(symbol_path), warnings_(warnings) {
     for (const EmbeddedSymbol& s : profile.symbols) {
       std::vector<SourceFrame> frames;
       for (size_t i = 0; i < s.frames.size(); ++i) {
@@ -36,16 +37,22 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
       Profile maps_only;  // same mappings, no embedded symbols: libdwfl over the maps
       maps_only.file = profile_.file;
       maps_only.maps_text = MapsTextForProtoMappings(profile_.mappings);
+      std::unordered_map<std::string, std::string> build_ids;
+      for (const Mapping& m : profile_.mappings) {
+        if (!m.build_id.empty()) build_ids.emplace(m.path, m.build_id);
+      }
       size_t at = 0;  // the same lines as mappings (MakeSymbolizer substitutes `program` in them)
       while (at < maps_only.maps_text.size()) {
         size_t end = maps_only.maps_text.find('\n', at);
         Mapping m;
         if (ParseMapsLine(std::string_view(maps_only.maps_text).substr(at, end - at), &m)) {
+          auto id = build_ids.find(m.path);
+          if (id != build_ids.end()) m.build_id = id->second;
           maps_only.mappings.push_back(std::move(m));
         }
         at = end + 1;
       }
-      maps_ = MakeSymbolizer(maps_only, program_, warnings_);
+      maps_ = MakeSymbolizer(maps_only, program_, symbol_path_, warnings_);
     }
     return maps_->Symbolize(pc);
   }
@@ -53,6 +60,7 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
  private:
   const Profile& profile_;
   std::string program_;
+  std::vector<std::string> symbol_path_;
   std::vector<std::string>* warnings_;
   std::unordered_map<uint64_t, std::vector<SourceFrame>> table_;
   std::unique_ptr<Symbolizer> maps_;
@@ -62,9 +70,10 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
 
 std::unique_ptr<Symbolizer> MakeProfileSymbolizer(const Profile& profile,
                                                   const std::string& program,
+                                                  const std::vector<std::string>& symbol_path,
                                                   std::vector<std::string>* warnings) {
-  if (!profile.symbols_partial) return MakeSymbolizer(profile, program, warnings);
-  return std::make_unique<EmbeddedThenMapsSymbolizer>(profile, program, warnings);
+  if (!profile.symbols_partial) return MakeSymbolizer(profile, program, symbol_path, warnings);
+  return std::make_unique<EmbeddedThenMapsSymbolizer>(profile, program, symbol_path, warnings);
 }
 
 }  // namespace heapkit::pprof

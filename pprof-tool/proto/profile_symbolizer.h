@@ -16,6 +16,7 @@ namespace heapkit::pprof {
 // `profile` must outlive the result; `warnings` too (the fallback may add some later).
 std::unique_ptr<Symbolizer> MakeProfileSymbolizer(const Profile& profile,
                                                   const std::string& program,
+                                                  const std::vector<std::string>& symbol_path,
                                                   std::vector<std::string>* warnings);
 
 }  // namespace heapkit::pprof

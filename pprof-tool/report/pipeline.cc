@@ -165,18 +165,26 @@ double SampleValue(const RawSample& s, SampleType t) {
 }
 
 std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
+                                           const std::vector<std::string>& symbol_path,
                                            std::vector<std::string>* warnings) {
   if (!profile.symbols.empty()) return MakeTableSymbolizer(profile.symbols);
+  SymbolSearch search;
+  search.dirs = symbol_path;
+  for (const Mapping& m : profile.mappings) {
+    if (!m.build_id.empty() && !m.path.empty()) search.build_ids.emplace(m.path, m.build_id);
+  }
   if (program.empty()) {
     if (profile.mappings.empty() && warnings) {
       warnings->push_back(profile.file + ": no memory map (MAPPED_LIBRARIES) and no program "
                           "given; addresses are not symbolized");
     }
-    return Symbolizer::FromMaps(profile.maps_text, warnings);
+    return Symbolizer::FromMaps(profile.maps_text, search, warnings);
   }
   char resolved[PATH_MAX];
   std::string prog = realpath(program.c_str(), resolved) ? std::string(resolved) : program;
-  if (profile.mappings.empty()) return Symbolizer::FromMaps(SyntheticMaps(prog, warnings), warnings);
+  if (profile.mappings.empty()) {
+    return Symbolizer::FromMaps(SyntheticMaps(prog, warnings), search, warnings);
+  }
   // Substitute the given binary for the main executable's mapping lines.
   std::string target;
   for (const Mapping& m : profile.mappings) {
@@ -197,7 +205,9 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
   for (const Mapping& m : profile.mappings) {
     text += MapsLine(m, m.path == target ? prog : m.path);
   }
-  return Symbolizer::FromMaps(text, warnings);
+  auto target_id = search.build_ids.find(target);
+  if (target_id != search.build_ids.end()) search.build_ids[prog] = target_id->second;
+  return Symbolizer::FromMaps(text, search, warnings);
 }
 
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,

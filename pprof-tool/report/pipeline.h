@@ -44,8 +44,11 @@ struct PipelineOptions {
 };
 
 // Symbolizer for a profile: its embedded symbols if it has a "--- symbol" section, else
-// libdwfl over its maps (with `program` substituted for the main executable).
+// libdwfl over its maps (with `program` substituted for the main executable), binaries and
+// debug files looked for in `symbol_path` first and checked against the build-ids the
+// profile recorded.
 std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
+                                           const std::vector<std::string>& symbol_path,
                                            std::vector<std::string>* warnings);
 
 // Returns false and sets *error (one line) on a bad option (e.g. invalid regex).

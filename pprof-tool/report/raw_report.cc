@@ -65,6 +65,7 @@ std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::strin
 }
 
 std::string SymbolsReport(const std::string& input, const std::string& program,
+                          const std::vector<std::string>& symbol_path,
                           std::vector<std::string>* warnings) {
   std::string maps;
   std::vector<uint64_t> addrs;
@@ -93,7 +94,7 @@ std::string SymbolsReport(const std::string& input, const std::string& program,
     Mapping m;
     if (ParseMapsLine(line, &m)) p.mappings.push_back(m);
   }
-  auto sym = MakeSymbolizer(p, program, warnings);
+  auto sym = MakeSymbolizer(p, program, symbol_path, warnings);
   std::string out;
   char buf[32];
   for (uint64_t a : addrs) {

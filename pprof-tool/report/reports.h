@@ -47,6 +47,7 @@ std::string RawReport(const Profile& profile, Symbolizer& symbolizer, const std:
 // --symbols: maps lines and hex addresses (one per line) in, "0x<addr> <name>[--<caller>...]"
 // out, one line per address (inlined frames innermost first).
 std::string SymbolsReport(const std::string& input, const std::string& program,
+                          const std::vector<std::string>& symbol_path,
                           std::vector<std::string>* warnings);
 
 }  // namespace heapkit::pprof

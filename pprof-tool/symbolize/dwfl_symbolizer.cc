@@ -3,16 +3,22 @@
 // The profiled process is gone, so modules are reported from the maps lines ourselves: for
 // each file-backed mapping we open the ELF file, find the PT_LOAD segment holding the mapping's
 // file offset and derive the load bias (runtime address - link-time address). That works the
-// same for PIE/non-PIE executables and shared libraries. Modules are reported with
-// dwfl_report_elf; dwfl_standard_find_debuginfo then finds separate debug info via build-id
-// (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink. Lookups go through ModuleIndex
-// (sorted symbols, per-CU inline index) and a per-PC cache.
+// same for PIE/non-PIE executables and shared libraries. The file is the first of
+// CandidateFiles (binary_lookup.h: the symbol path by build-id and by base name, then the
+// recorded path) that fits: the build-id the profile recorded, when it has one, and the
+// mapping's segments. Modules are reported with dwfl_report_elf under the recorded path;
+// the find_debuginfo callback then finds separate debug info by build-id under the symbol
+// path and /usr/lib/debug, by .gnu_debuglink, and through debuginfod when allowed
+// (SymbolSearch::standard_search). Lookups go through ModuleIndex (sorted symbols, per-CU
+// inline index) and a per-PC cache.
 //
 // Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files, and
 // (with a warning) anything that is not a regular file once opened: a FIFO, or a link to a
 // device or to /proc/self/fd/N, is never read.
-// A missing file or one whose segments do not match the mapping gives one warning and
-// "module+0xoffset" names for its addresses; a file that is not ELF is skipped silently.
+// When no candidate fits — missing, a different build-id, segments that do not match the
+// mapping — one warning names the first refusal and addresses get "module+0xoffset" names; a
+// file that is not ELF is skipped silently.
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -28,6 +34,7 @@
 #include <unordered_map>
 
 #include "alloc/internal/safe_file.h"
+#include "pprof-tool/symbolize/binary_lookup.h"
 #include "pprof-tool/symbolize/module_index.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
@@ -84,21 +91,38 @@ std::string Hex(uint64_t v) {
 // a replaced binary and gets its warning.
 constexpr const char* kNotElf = "not an ELF file";
 
-// Computes the load bias of `path` given its mapping lines. Returns false with *why set.
-bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lines,
-                 uint64_t* bias, std::string* why) {
+std::string BuildIdHex(Elf* elf) {
+  const void* bits = nullptr;
+  const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+  std::string hex;
+  for (ssize_t i = 0; i < n; ++i) {
+    char b[3];
+    snprintf(b, sizeof b, "%02x", static_cast<const unsigned char*>(bits)[i]);
+    hex += b;
+  }
+  return hex;
+}
+
+// Opens `path` and computes its load bias given its mapping lines; when `build_id` is not
+// empty the file's build-id must equal it. Returns the open descriptor, or -1 with *why set.
+int OpenMatching(const std::string& path, const std::vector<const MapLine*>& lines,
+                 const std::string& build_id, uint64_t* bias, std::string* why) {
   int err = 0;
   const int fd = internal::OpenRegularFile(path.c_str(), &err);
   if (fd < 0) {
     *why = err == EINVAL ? std::string("not a regular file")
                          : std::string("cannot open (") + strerror(err) + ")";
-    return false;
+    return -1;
   }
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   bool ok = false;
+  std::string id;
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
     *why = kNotElf;
+  } else if (!build_id.empty() && (id = BuildIdHex(elf)) != build_id) {
+    *why = "build-id " + (id.empty() ? std::string("(none)") : id) + " differs from the " +
+           "profile's " + build_id;
   } else {
     size_t phnum = 0;
     if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
@@ -164,17 +188,23 @@ bool ComputeBias(const std::string& path, const std::vector<const MapLine*>& lin
     }
   }
   if (elf) elf_end(elf);
+  if (ok) return fd;
   close(fd);
-  return ok;
+  return -1;
 }
 
 class DwflSymbolizer final : public Symbolizer {
  public:
-  DwflSymbolizer() {
+  explicit DwflSymbolizer(const SymbolSearch& search)
+      : search_(search), debuginfo_path_(DebuginfoPath(search.dirs)) {
     callbacks_.find_elf = dwfl_build_id_find_elf;
-    callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
+    // dwfl_standard_find_debuginfo asks debuginfod (when DEBUGINFOD_URLS is set) after the
+    // local search; dwfl_build_id_find_debuginfo never does.
+    callbacks_.find_debuginfo = search.standard_search ? dwfl_standard_find_debuginfo
+                                                       : dwfl_build_id_find_debuginfo;
     callbacks_.section_address = dwfl_offline_section_address;
-    callbacks_.debuginfo_path = nullptr;
+    debuginfo_path_ptr_ = debuginfo_path_.data();
+    callbacks_.debuginfo_path = &debuginfo_path_ptr_;
     dwfl_ = dwfl_begin(&callbacks_);
   }
   ~DwflSymbolizer() override {
@@ -205,22 +235,40 @@ class DwflSymbolizer final : public Symbolizer {
     std::vector<std::pair<Dwfl_Module*, std::string>> reported;
     for (const std::string& path : order) {
       uint64_t bias = 0;
-      std::string why;
+      std::string why, refused;
       int index = -1;
-      if (ComputeBias(path, by_path[path], &bias, &why)) {
-        Dwfl_Module* mod = dwfl_ ? dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, bias, true)
+      auto id = search_.build_ids.find(path);
+      const std::string build_id = id == search_.build_ids.end() ? std::string() : id->second;
+      for (const std::string& file : CandidateFiles(path, build_id, search_.dirs)) {
+        std::string why_not;
+        const int fd = OpenMatching(file, by_path[path], build_id, &bias, &why_not);
+        if (fd < 0) {
+          // A symbol-path candidate that is absent is not worth a word; one that is there but
+          // does not fit is (it is what the user pointed at).
+          if (refused.empty() && (file == path || why_not.compare(0, 11, "cannot open") != 0)) {
+            refused = file;
+            why = why_not;
+          }
+          continue;
+        }
+        Dwfl_Module* mod = dwfl_ ? dwfl_report_elf(dwfl_, path.c_str(), file.c_str(), fd, bias, true)
                                  : nullptr;
         if (mod == nullptr) {
-          why = std::string("cannot be loaded (") + dwfl_errmsg(-1) + ")";
-        } else {
-          index = int(reported.size());
-          reported.emplace_back(mod, path);
+          close(fd);
+          if (refused.empty()) {
+            refused = file;
+            why = std::string("cannot be loaded (") + dwfl_errmsg(-1) + ")";
+          }
+          continue;
         }
+        index = int(reported.size());
+        reported.emplace_back(mod, path);
+        break;
       }
       const std::vector<const MapLine*>& maps = by_path[path];
       bool executable = std::any_of(maps.begin(), maps.end(), [](const MapLine* m) { return m->exec; });
       if (index < 0 && warnings && (why != kNotElf || executable)) {
-        warnings->push_back(path + ": " + why + "; its addresses are shown as " +
+        warnings->push_back(refused + ": " + why + "; its addresses are shown as " +
                             Basename(path) + "+0x<offset>");
       }
       module_of_path[path] = index;
@@ -274,6 +322,9 @@ class DwflSymbolizer final : public Symbolizer {
     return pc < it->limit ? &*it : nullptr;
   }
 
+  const SymbolSearch search_;
+  std::string debuginfo_path_;
+  char* debuginfo_path_ptr_ = nullptr;
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;
   std::vector<std::unique_ptr<ModuleIndex>> modules_;
@@ -285,7 +336,13 @@ class DwflSymbolizer final : public Symbolizer {
 
 std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
                                                  std::vector<std::string>* warnings) {
-  auto s = std::make_unique<DwflSymbolizer>();
+  return FromMaps(maps_text, SymbolSearch(), warnings);
+}
+
+std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
+                                                 const SymbolSearch& search,
+                                                 std::vector<std::string>* warnings) {
+  auto s = std::make_unique<DwflSymbolizer>(search);
   s->Init(maps_text, warnings);
   return s;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace heapkit::pprof {
@@ -27,6 +28,22 @@ struct SourceFrame {
   const char* linkage_name = nullptr;
 };
 
+// Where binaries and separate debug info are looked for (binary_lookup.h has the order).
+struct SymbolSearch {
+  // Searched before the paths in the maps: by build-id (.build-id/xx/yyyy[.debug]), then by
+  // base name; and for debug files, before /usr/lib/debug.
+  std::vector<std::string> dirs;
+  // The build-id (lower-case hex) recorded for a path of the maps, when the profile has one
+  // (profile.proto's Mapping.build_id). A file whose build-id differs is refused.
+  std::unordered_map<std::string, std::string> build_ids;
+  // true: libdwfl's standard search (build-id directories, .gnu_debuglink) and, when the
+  // process's environment has DEBUGINFOD_URLS, elfutils' debuginfod client (cache under
+  // DEBUGINFOD_CACHE_PATH); nothing goes to the network when it is unset.
+  // false: build-id directories only; never the network, whatever the environment says (a
+  // privileged process must not let its caller's environment choose what it fetches).
+  bool standard_search = true;
+};
+
 class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
@@ -35,6 +52,11 @@ class Symbolizer {
   // the live /proc/self/maps). Missing binaries are not an error: they produce one warning each
   // (appended to *warnings, one line per warning) and "module+0xoffset" names.
   static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
+                                              std::vector<std::string>* warnings);
+  // The same, looking for files as `search` says. A file found for a path is reported under
+  // the path of the maps (SourceFrame::module).
+  static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
+                                              const SymbolSearch& search,
                                               std::vector<std::string>* warnings);
 
   // `pc` is looked up as given: callers subtract 1 from return addresses to land inside the

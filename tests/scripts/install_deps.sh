@@ -5,6 +5,8 @@
 #   --demo   only what building heapkit without its tests and running the demo need
 #   --peers  the test set plus the allocators/profilers the benchmarks compare against
 set -euo pipefail
+# libdw loads elfutils' debuginfod client (libdebuginfod1) itself, when it is installed, to fetch
+# missing debug info when DEBUGINFOD_URLS is set; the test set installs it with the server.
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
             libgraphviz-dev graphviz libcli11-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
@@ -13,7 +15,8 @@ test_build_pkgs=(libgtest-dev libbenchmark-dev)
 # Oracles used by the test suite (google-pprof, go tool pprof), real programs it runs, and the
 # peer allocators the benchmark smoke run loads.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
-           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0)
+           clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0
+           debuginfod)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;

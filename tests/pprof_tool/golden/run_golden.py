@@ -412,7 +412,7 @@ def cli():
                 "--png", "--pdf", "--web", "--flamegraph", "--output", "--tree", "--peek",
                 "--diff_base", "--drop_negative", "--drop_frames", "--show_from",
                 "--keep_allocator_frames", "--no_drop_allocator", "--full_names",
-                "--symbolize", "--version"]:
+                "--symbolize", "--symbol_path", "--version"]:
         if opt not in text:
             fail("--help does not mention " + opt)
     if "E.g." not in text:

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "pprof-tool/cli/options.h"
 
 namespace heapkit::pprof {
@@ -37,6 +39,19 @@ TEST(Options, ProgramDetectedByElfMagic) {
   EXPECT_EQ(Parse({"/proc/self/exe", "a.heap"}, &o), -1);
   EXPECT_EQ(o.program, "/proc/self/exe");
   EXPECT_EQ(o.profiles, (std::vector<std::string>{"a.heap"}));
+}
+
+TEST(Options, SymbolPathFlagBeforeEnvironment) {
+  CliOptions o;
+  setenv("PPROF_BINARY_PATH", "/env1::/env2/", 1);
+  EXPECT_EQ(Parse({"--symbol_path=/flag1:/flag2", "a.heap"}, &o), -1);
+  unsetenv("PPROF_BINARY_PATH");
+  EXPECT_EQ(o.symbol_path, (std::vector<std::string>{"/flag1", "/flag2", "/env1", "/env2"}));
+  CliOptions rel;
+  EXPECT_EQ(Parse({"-symbol_path=syms", "a.heap"}, &rel), -1);
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(rel.symbol_path, (std::vector<std::string>{std::string(cwd) + "/syms"}));
 }
 
 TEST(Options, RenderOptions) {
