@@ -190,6 +190,7 @@ class ProtoBuilder {
     f->set_name(Intern(names.name));
     f->set_system_name(Intern(names.system_name));
     f->set_filename(Intern(node.file));
+    f->set_start_line(node.start_line);
     functions_.emplace(std::make_pair(std::string_view(node.name), std::string_view(node.file)),
                        f->id());
     return f->id();

@@ -233,12 +233,14 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         key = name;
         info.name = name;
         info.file = f.file;
+        info.start_line = f.start_line;
         break;
       case Granularity::kLines:
         key = name + '\x01' + f.file + ':' + std::to_string(f.line);
         info.name = name;
         info.file = f.file;
         info.line = f.line;
+        info.start_line = f.start_line;
         break;
       case Granularity::kFiles:
         key = f.file.empty() ? name : f.file;
@@ -257,6 +259,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         info.name = name;
         info.file = f.file;
         info.line = f.line;
+        info.start_line = f.start_line;
         info.address = pc;
         break;
       }
