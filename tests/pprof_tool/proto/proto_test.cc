@@ -183,6 +183,22 @@ TEST(ProtoWriter, DeterministicBytes) {
   EXPECT_EQ(GzipCompress(a.Encode()), GzipCompress(b.Encode()));
 }
 
+TEST(ProtoWriter, GzipOptionSerializesStraightIntoTheSameGzipBytes) {
+  Fixture fx;
+  ProtoWriteOptions o;
+  o.gzip = true;
+  const std::string file = fx.Encode(o);
+  EXPECT_TRUE(IsGzip(file));
+  EXPECT_EQ(file, GzipCompress(fx.Encode()));  // what the file was before: same bytes
+  std::string plain, error;
+  ASSERT_TRUE(GunzipBounded(file, 1 << 20, &plain, &error)) << error;
+  EXPECT_EQ(plain, fx.Encode());
+  // Larger than the gzip stream's buffers: several blocks in and out.
+  pb::Profile big;
+  for (int i = 0; i < 200000; ++i) big.add_string_table("name" + std::to_string(i % 5000));
+  EXPECT_EQ(GzipSerialize(big), GzipCompress(big.SerializeAsString()));
+}
+
 TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
   Fixture fx;
   ProtoWriteOptions o;
