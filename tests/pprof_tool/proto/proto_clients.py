@@ -4,7 +4,8 @@
   proto_clients.py <args> go_pprof    `go tool pprof -top/-traces` on every --proto export shows
                                       the functions and values of `pprof-tool --text/--traces`
                                       on the legacy file (inuse and alloc, inline frames,
-                                      --heapcheck); go pprof's own address-only conversion
+                                      --heapcheck; -raw: Function.start_line); go pprof's
+                                      own address-only conversion
                                       of the legacy file reads like the legacy file
   proto_clients.py <args> roundtrip   legacy -> --proto -> report == legacy -> report
   proto_clients.py <args> decoder     Python protobuf (same schema, protoc --python_out):
@@ -183,6 +184,14 @@ def check_go_pprof():
                 if want != got or want != with_prog:
                     fail("%s %s: go pprof's address-only conversion reads differently:\n%s\n%s"
                          % (os.path.basename(legacy), r, want, got))
+        # go pprof -raw prints each Line's function with its start line ("s=N").
+        raw = run([go, "tool", "pprof", "-raw", pb], env=env).stdout.decode()
+        for arg in golden_start_lines():
+            name, line = arg[len("--start-line="):].rsplit(":", 1)
+            shown = set(re.findall(r"\s%s \S+:\d+ s=(\d+)" % re.escape(name), raw))
+            if shown != {line}:
+                fail("%s: go pprof -raw shows %s with start lines %s, expected %s" %
+                     (os.path.basename(legacy), name, sorted(shown), line))
         # A leak-checker export (inuse_* only) reads the same in go pprof.
         hc = export(prog, legacy, "--heapcheck", tag=".heapcheck")
         ours = top_rows(pprof("--text", "--show_bytes", "--nodefraction=0", "--heapcheck", prog,
