@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "pprof-tool/parse/legacy_parser.h"
-#include "pprof-tool/proto/gzip_io.h"
 #include "pprof-tool/proto/profile_loader.h"
 #include "pprof-tool/proto/profile_symbolizer.h"
 #include "pprof-tool/proto/profile_writer.h"
@@ -134,10 +133,11 @@ int RunPprofTool(const CliOptions& o) {
     wo.pipeline = po;
     wo.heapcheck = o.heapcheck;
     wo.main_binary = program_name;
-    std::string bytes;
-    if (!EncodeProfileProto(profile, *symbolizer, wo, &bytes, &error)) return Fail(error);
+    wo.gzip = true;
+    std::string file;
+    if (!EncodeProfileProto(profile, *symbolizer, wo, &file, &error)) return Fail(error);
     flush_warnings();
-    return Emit(GzipCompress(bytes), o.output);
+    return Emit(file, o.output);
   }
 
   StackSamples samples;

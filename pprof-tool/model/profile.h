@@ -67,6 +67,7 @@ struct EmbeddedSymbol {
   std::vector<std::string> frames;
   std::vector<std::string> files;
   std::vector<int> lines;
+  std::vector<int> start_lines;  // Function.start_line of each frame, 0 if unknown
   std::string module;
 };
 

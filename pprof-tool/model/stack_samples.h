@@ -38,6 +38,8 @@ struct NodeInfo {
   std::string name;     // demangled function name ("module+0xoffset" if unknown)
   std::string file;     // source file, "" if unknown
   int line = 0;         // 0 unless granularity is lines/addresses
+  int start_line = 0;   // the function's declaration line (SourceFrame::start_line); 0 if
+                        // unknown or granularity is files
   uint64_t address = 0; // 0 unless granularity is addresses
   std::string module;   // mapped object path, "" if unknown
   std::string full_name;  // the whole demangled name when `name` is simplified and differs

@@ -14,7 +14,7 @@ bool IsHexDigits(const std::string& s, size_t from) {
 
 }  // namespace
 
-FunctionNames NamesForProto(const std::string& report_name, const std::string& full_name) {
+FunctionNames NamesForProto(std::string_view report_name, std::string_view full_name) {
   return {report_name, full_name.empty() ? report_name : full_name};
 }
 

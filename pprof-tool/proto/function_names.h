@@ -5,15 +5,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace heapkit::pprof {
 
+// Views of the arguments of NamesForProto: valid as long as they are.
 struct FunctionNames {
-  std::string name;
-  std::string system_name;
+  std::string_view name;
+  std::string_view system_name;
 };
 
-FunctionNames NamesForProto(const std::string& report_name, const std::string& full_name);
+FunctionNames NamesForProto(std::string_view report_name, std::string_view full_name);
 
 // True for the placeholders the symbolizer uses for addresses it could not name
 // ("0x4005d0", "libfoo.so+0x1234"): such frames are written without a Line, so readers

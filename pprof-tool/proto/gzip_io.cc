@@ -1,5 +1,7 @@
 #include "pprof-tool/proto/gzip_io.h"
 
+#include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -45,6 +47,20 @@ std::string GzipCompress(std::string_view data) {
   }
   out.resize(z.total_out);
   deflateEnd(&z);
+  return out;
+}
+
+std::string GzipSerialize(const google::protobuf::MessageLite& message) {
+  namespace io = google::protobuf::io;
+  std::string out;
+  {
+    io::StringOutputStream sink(&out);
+    io::GzipOutputStream::Options options;  // gzip framing with zlib's default header
+    options.compression_level = Z_BEST_SPEED;
+    io::GzipOutputStream gzip(&sink, options);
+    message.SerializeToZeroCopyStream(&gzip);
+    gzip.Close();
+  }
   return out;
 }
 

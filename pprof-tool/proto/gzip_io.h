@@ -1,6 +1,6 @@
 // gzip framing for profile.proto files (zlib): what go pprof writes and reads.
-//   - GzipCompress is deterministic: no file name, modification time 0, fixed level (1), so the
-//     same profile always gives the same bytes.
+//   - GzipCompress and GzipSerialize are deterministic: no file name, modification time 0,
+//     fixed level (1, like Go's runtime/pprof), so the same profile always gives the same bytes.
 //   - GunzipBounded never holds more than `limit` decompressed bytes: a gzip bomb fails after
 //     `limit` bytes, not after exhausting memory. Concatenated gzip members are read like gzip(1).
 #pragma once
@@ -9,12 +9,18 @@
 #include <string>
 #include <string_view>
 
+#include <google/protobuf/message_lite.h>
+
 namespace heapkit::pprof {
 
 // The two magic bytes every gzip stream starts with.
 bool IsGzip(std::string_view data);
 
 std::string GzipCompress(std::string_view data);
+
+// `message` serialized straight into the gzip stream, never held uncompressed: the same bytes
+// as GzipCompress(message.SerializeAsString()).
+std::string GzipSerialize(const google::protobuf::MessageLite& message);
 
 // Decompresses `data` into *out. False with one line in *error (no file name) on a corrupt or
 // truncated stream or when the result would exceed `limit` bytes.

@@ -206,6 +206,7 @@ class Converter {
       if (l.mapping_id() != 0) sym.module = out_->mappings[mapping_index_[l.mapping_id()]].path;
       for (const pb::Line& line : l.line()) {
         std::string name, file;
+        int64_t start_line = 0;
         if (line.function_id() != 0) {
           auto it = function_index_.find(line.function_id());
           if (it == function_index_.end()) {
@@ -215,6 +216,7 @@ class Converter {
           name = p_.string_table(int(it->second->name()));
           if (name.empty()) name = p_.string_table(int(it->second->system_name()));
           file = p_.string_table(int(it->second->filename()));
+          start_line = it->second->start_line();
         }
         if (name.empty()) {
           char buf[32];
@@ -224,6 +226,7 @@ class Converter {
         sym.frames.push_back(std::move(name));
         sym.files.push_back(std::move(file));
         sym.lines.push_back(int(line.line() > 0 && line.line() < INT32_MAX ? line.line() : 0));
+        sym.start_lines.push_back(int(start_line > 0 && start_line < INT32_MAX ? start_line : 0));
       }
       out_->symbols.push_back(std::move(sym));
     }

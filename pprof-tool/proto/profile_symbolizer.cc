@@ -22,6 +22,7 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
         f.function = s.frames[i];
         if (i < s.files.size()) f.file = s.files[i];
         if (i < s.lines.size()) f.line = s.lines[i];
+        if (i < s.start_lines.size()) f.start_line = s.start_lines[i];
         f.inlined = i + 1 < s.frames.size();
         f.module = s.module;
         frames.push_back(std::move(f));

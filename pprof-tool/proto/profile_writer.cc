@@ -12,6 +12,7 @@
 #include "profile.pb.h"
 #include "pprof-tool/proto/build_id.h"
 #include "pprof-tool/proto/function_names.h"
+#include "pprof-tool/proto/gzip_io.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -59,11 +60,13 @@ class ProtoBuilder {
     AddMappings(profile, main_binary);
   }
 
-  int64_t Intern(const std::string& s) {
+  // The keys view the message's own copies (strings in a repeated field never move).
+  int64_t Intern(std::string_view s) {
     auto it = strings_.find(s);
     if (it != strings_.end()) return it->second;
-    out_->add_string_table(s);
-    return strings_.emplace(s, int64_t(strings_.size())).first->second;
+    std::string* stored = out_->add_string_table();
+    stored->assign(s.data(), s.size());
+    return strings_.emplace(*stored, int64_t(strings_.size())).first->second;
   }
 
   // Adds the samples of the pipeline run (address granularity, all values). The pipeline has
@@ -82,6 +85,7 @@ class ProtoBuilder {
       if (!any) continue;  // e.g. a leak-checker export of a stack with alloc values only
       pb::Sample* sample = out_->add_sample();
       sample->mutable_value()->Add(values.begin(), values.end());
+      sample->mutable_location_id()->Reserve(int(s.frames.size()));  // at most one per frame
       for (size_t i = 0; i < s.frames.size();) {
         // One Location per PC: frames inlined into the next frame at the same address.
         const uint64_t address = run.nodes[s.frames[i].node].address;
@@ -99,7 +103,7 @@ class ProtoBuilder {
     }
   }
 
-  std::string Finish(const std::vector<ExportedType>& types, uint64_t period) {
+  std::string Finish(const std::vector<ExportedType>& types, uint64_t period, bool gzip) {
     for (const ExportedType& t : types) {
       pb::ValueType* vt = out_->add_sample_type();
       vt->set_type(Intern(t.name));
@@ -121,7 +125,7 @@ class ProtoBuilder {
     out_->set_period(int64_t(period));
     out_->set_default_sample_type(Intern("inuse_space"));
     // The schema has no map fields, so the encoding is fixed by field order: deterministic.
-    return out_->SerializeAsString();
+    return gzip ? GzipSerialize(*out_) : out_->SerializeAsString();
   }
 
  private:
@@ -190,6 +194,7 @@ class ProtoBuilder {
     f->set_name(Intern(names.name));
     f->set_system_name(Intern(names.system_name));
     f->set_filename(Intern(node.file));
+    f->set_start_line(node.start_line);
     functions_.emplace(std::make_pair(std::string_view(node.name), std::string_view(node.file)),
                        f->id());
     return f->id();
@@ -225,7 +230,7 @@ class ProtoBuilder {
 
   google::protobuf::Arena arena_;  // one block list for the many small messages: cheap to build and free
   pb::Profile* out_ = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena_);
-  std::unordered_map<std::string, int64_t> strings_;
+  std::unordered_map<std::string_view, int64_t> strings_;
   std::unordered_map<std::pair<std::string_view, std::string_view>, uint64_t, ViewPairHash> functions_;
   std::vector<const Mapping*> mappings_;  // in output order (id = index + 1)
   std::vector<size_t> order_;             // indexes into mappings_, by start address
@@ -249,7 +254,7 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
   StackSamples run;
   if (!BuildStackSamples(profile, symbolizer, po, &run, error)) return false;
   builder.AddRun(run, types);
-  *out = builder.Finish(types, profile.sample_period);
+  *out = builder.Finish(types, profile.sample_period, options.gzip);
   return true;
 }
 

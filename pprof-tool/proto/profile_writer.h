@@ -26,9 +26,10 @@ struct ProtoWriteOptions {
   PipelineOptions pipeline;  // filters, inlines, allocator frames (sample_type, granularity unused)
   bool heapcheck = false;    // leak-checker dump: only inuse_objects/inuse_space (the leaks)
   std::string main_binary;   // path of the program; its mapping is written first
+  bool gzip = false;         // *out is the .pb.gz file: serialized straight into the gzip stream
 };
 
-// Serialized (not yet gzipped) profile.proto bytes in *out. False with one line in *error on
+// profile.proto bytes in *out (gzipped with options.gzip). False with one line in *error on
 // a bad option (e.g. an invalid regex).
 bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
                         const ProtoWriteOptions& options, std::string* out, std::string* error);

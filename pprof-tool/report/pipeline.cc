@@ -110,7 +110,16 @@ class NameCache {
       simplified_ = SimplifiedFunctionName(f.function);
       return simplified_;
     }
-    auto [it, inserted] = full_names_.try_emplace(f.linkage_name ? f.linkage_name : f.function);
+    return Full(f);
+  }
+  // FullFunctionName(f), demangled once per linkage name (a function is met at many PCs).
+  // Keyed by the linkage name's address: it points into the symbolizer's data, one string per
+  // symbol, so equal pointers are equal names (and a name met twice at two addresses is only
+  // demangled twice, never wrong). A frame without a mangled name is its own full name.
+  const std::string& Full(const SourceFrame& f) {
+    const char* raw = f.linkage_name;
+    if (raw == nullptr || raw[0] != '_' || raw[1] != 'Z') return f.function;
+    auto [it, inserted] = full_names_.try_emplace(raw);
     if (inserted) it->second = FullFunctionName(f);
     return it->second;
   }
@@ -118,7 +127,7 @@ class NameCache {
  private:
   bool full_;
   std::string simplified_;
-  std::unordered_map<std::string, std::string> full_names_;
+  std::unordered_map<const char*, std::string> full_names_;
 };
 
 struct VecHash {
@@ -243,43 +252,41 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         key = name;
         info.name = name;
         info.file = f.file;
+        info.start_line = f.start_line;
         break;
       case Granularity::kLines:
         key = name + '\x01' + f.file + ':' + std::to_string(f.line);
         info.name = name;
         info.file = f.file;
         info.line = f.line;
+        info.start_line = f.start_line;
         break;
       case Granularity::kFiles:
         key = f.file.empty() ? name : f.file;
         info.name = key;
         info.file = f.file;
         break;
-      case Granularity::kAddresses: {
-        // One allocation: the raw pc bytes, then the frame (every PC's chain is distinct).
-        key.reserve(sizeof pc + name.size() + f.file.size() + 16);
-        key.append(reinterpret_cast<const char*>(&pc), sizeof pc);
-        key += name;
-        key += '\x01';
-        key += f.file;
-        key += ':';
-        key += std::to_string(f.line);
+      case Granularity::kAddresses:
+        // One node per frame of a PC's chain: this is called once per PC and frame (the
+        // `locations` cache below), so every call is a new node and needs no key.
         info.name = name;
         info.file = f.file;
         info.line = f.line;
+        info.start_line = f.start_line;
         info.address = pc;
         break;
-      }
     }
-    auto [it, inserted] = node_ids.emplace(std::move(key), uint32_t(out->nodes.size()));
-    if (inserted) {
-      if (options.record_full_names && options.granularity != Granularity::kFiles && !options.full_names) {
-        std::string full = FullFunctionName(f);
-        if (full != info.name) info.full_name = std::move(full);
-      }
-      out->nodes.push_back(std::move(info));
+    uint32_t id = uint32_t(out->nodes.size());
+    if (options.granularity != Granularity::kAddresses) {
+      auto [it, inserted] = node_ids.emplace(std::move(key), id);
+      if (!inserted) return it->second;
     }
-    return it->second;
+    if (options.record_full_names && options.granularity != Granularity::kFiles && !options.full_names) {
+      const std::string& full = names.Full(f);
+      if (full != info.name) info.full_name = full;
+    }
+    out->nodes.push_back(std::move(info));
+    return id;
   };
   auto role_of = [&](const SourceFrame& f, uint32_t node) {
     if (drop_frames.MatchName(out->nodes[node])) return FrameRole::kAllocator;

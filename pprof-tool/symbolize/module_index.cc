@@ -130,6 +130,9 @@ void ModuleIndex::Walk(CuIndex* cu, Dwarf_Die* parent_die, int parent, int depth
         int me = parent;
         if (!e.ranges.empty()) {
           e.raw_name = EntryName(&child);
+          // Integrates DW_AT_abstract_origin/DW_AT_specification: an inlined instance or an
+          // out-of-line copy gets the line of the function's own definition.
+          if (dwarf_decl_line(&child, &e.decl_line) != 0) e.decl_line = 0;
           if (tag == DW_TAG_inlined_subroutine) {
             Dwarf_Attribute attr;
             Dwarf_Word w = 0;
@@ -186,6 +189,19 @@ ModuleIndex::CuIndex* ModuleIndex::GetCu(Dwarf_Die* cudie) {
   return raw;
 }
 
+// A frame named by the symbol table alone (no DWARF subprogram covers the address): no
+// declaration line.
+SourceFrame ModuleIndex::SymbolFrame(const Symbol* sym, const std::string& name, std::string file,
+                                     int line) const {
+  SourceFrame f;
+  f.function = name;
+  f.file = std::move(file);
+  f.line = line;
+  f.module = path_;
+  f.linkage_name = sym->name;
+  return f;
+}
+
 bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
   const Symbol* sym = FindSymbol(pc);
   std::string sym_name = sym ? Clean(sym->name) : std::string();
@@ -229,6 +245,7 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
           if (e.raw_name) {
             f.function = Clean(e.raw_name);
             f.linkage_name = e.raw_name;
+            f.start_line = e.decl_line;
           }
           if (f.function.empty() && sym) {
             f.function = sym_name;
@@ -245,13 +262,13 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
         return true;
       }
       if (sym) {
-        out->push_back({sym_name, line_file, line_no, false, path_, sym->name});
+        out->push_back(SymbolFrame(sym, sym_name, line_file, line_no));
         return true;
       }
     }
   }
   if (sym) {
-    out->push_back({sym_name, std::string(), 0, false, path_, sym->name});
+    out->push_back(SymbolFrame(sym, sym_name, std::string(), 0));
     return true;
   }
   return false;

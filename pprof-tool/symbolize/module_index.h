@@ -49,6 +49,7 @@ class ModuleIndex {
     std::vector<uint32_t> children;
     int call_file = -1;
     int call_line = 0;
+    int decl_line = 0;  // dwarf_decl_line: the function's own definition line, 0 if unknown
     bool Contains(uint64_t a) const {
       for (auto& r : ranges) if (a >= r.first && a < r.second) return true;
       return false;
@@ -71,6 +72,8 @@ class ModuleIndex {
   void Walk(CuIndex* cu, Dwarf_Die* die, int parent, int depth);
   const Symbol* FindSymbol(uint64_t pc) const;
   const std::string& Clean(const char* raw);
+  SourceFrame SymbolFrame(const Symbol* sym, const std::string& name, std::string file,
+                          int line) const;
   std::string FileName(CuIndex* cu, int index);
 
   Dwfl_Module* mod_;

@@ -26,6 +26,9 @@ struct SourceFrame {
   // The symbol's raw (mangled) name, for FullFunctionName; nullptr if unknown. Points into
   // the Symbolizer's data: valid as long as the Symbolizer that returned the frame.
   const char* linkage_name = nullptr;
+  // Declaration line of `function` (DW_AT_decl_line of the subprogram, or of the abstract
+  // origin of an inlined instance): where its definition starts, in its own file. 0 if unknown.
+  int start_line = 0;
 };
 
 // Where binaries and separate debug info are looked for (binary_lookup.h has the order).

@@ -2,7 +2,8 @@
 """Structure of profile.proto files, checked with Python's protobuf package (Debian's
 python3-protobuf) and code protoc generated from the same schema: a decoder no one here wrote.
 
-  decode_check.py <dir with profile_pb2.py> <file.pb.gz>...
+  decode_check.py <dir with profile_pb2.py> [--start-line=NAME:LINE]... <file.pb.gz>...
+--start-line: every file has a Function named NAME, and its start_line is LINE.
 Exit 77 when the protobuf package is missing.
 """
 import gzip
@@ -16,6 +17,14 @@ except ImportError as e:
     sys.exit(77)
 
 errors = []
+expected_start = {}
+files = []
+for arg in sys.argv[2:]:
+    if arg.startswith("--start-line="):
+        name, line = arg[len("--start-line="):].rsplit(":", 1)
+        expected_start[name] = int(line)
+    else:
+        files.append(arg)
 
 
 def check(cond, msg):
@@ -23,7 +32,7 @@ def check(cond, msg):
         errors.append(msg)
 
 
-for path in sys.argv[2:]:
+for path in files:
     data = open(path, "rb").read()
     p = profile_pb2.Profile()
     p.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
@@ -51,6 +60,12 @@ for path in sys.argv[2:]:
     for f in p.function:
         s(f.name, "function.name"); s(f.system_name, "function.system_name")
         s(f.filename, "function.filename")
+    start = {}
+    for f in p.function:
+        start.setdefault(p.string_table[f.name], set()).add(f.start_line)
+    for name, line in expected_start.items():
+        check(start.get(name) == {line}, w + "function %s: start_line %s, expected %d" %
+              (name, sorted(start.get(name, [])) or "missing", line))
     inline = 0
     for l in p.location:
         check(l.mapping_id == 0 or l.mapping_id in mappings, w + "location -> missing mapping")

@@ -4,11 +4,14 @@
   proto_clients.py <args> go_pprof    `go tool pprof -top/-traces` on every --proto export shows
                                       the functions and values of `pprof-tool --text/--traces`
                                       on the legacy file (inuse and alloc, inline frames,
-                                      --heapcheck); go pprof's own address-only conversion
+                                      --heapcheck; -raw: Function.start_line); go pprof's
+                                      own address-only conversion
                                       of the legacy file reads like the legacy file
   proto_clients.py <args> roundtrip   legacy -> --proto -> report == legacy -> report
   proto_clients.py <args> decoder     Python protobuf (same schema, protoc --python_out):
-                                      ids unique, references valid, string_table[0] == ""
+                                      ids unique, references valid, string_table[0] == "",
+                                      Function.start_line = the golden program's definition
+                                      lines (an inlined function's too)
   proto_clients.py <args> go_program  a Go program's runtime/pprof.WriteHeapProfile output:
                                       pprof-tool --text names the Go function that allocates
   proto_clients.py <args> jemalloc    Debian's libjemalloc2 (prof:true) dumps: same totals and
@@ -181,6 +184,14 @@ def check_go_pprof():
                 if want != got or want != with_prog:
                     fail("%s %s: go pprof's address-only conversion reads differently:\n%s\n%s"
                          % (os.path.basename(legacy), r, want, got))
+        # go pprof -raw prints each Line's function with its start line ("s=N").
+        raw = run([go, "tool", "pprof", "-raw", pb], env=env).stdout.decode()
+        for arg in golden_start_lines():
+            name, line = arg[len("--start-line="):].rsplit(":", 1)
+            shown = set(re.findall(r"\s%s \S+:\d+ s=(\d+)" % re.escape(name), raw))
+            if shown != {line}:
+                fail("%s: go pprof -raw shows %s with start lines %s, expected %s" %
+                     (os.path.basename(legacy), name, sorted(shown), line))
         # A leak-checker export (inuse_* only) reads the same in go pprof.
         hc = export(prog, legacy, "--heapcheck", tag=".heapcheck")
         ours = top_rows(pprof("--text", "--show_bytes", "--nodefraction=0", "--heapcheck", prog,
@@ -236,6 +247,24 @@ def check_roundtrip():
         fail("missing sample type: exit %d, stderr %s" % (p.returncode, err))
 
 
+def golden_start_lines():
+    """--start-line=NAME:LINE arguments of decode_check.py: the line of each definition in the
+    golden program's source, found there (InlineHelper is only ever inlined; Box<int>::Make is
+    defined inside its class)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "golden_prog.cc")
+    definitions = {"Phase1": "void Phase1() {", "OuterInl": "void* OuterInl(size_t n) {",
+                   "InlineHelper": "void* InlineHelper(size_t n) {",
+                   "ns::Box::Make": "static void* Make(size_t n) {"}
+    lines = open(src).read().splitlines()
+    args = []
+    for name, text in definitions.items():
+        found = [i + 1 for i, l in enumerate(lines) if text in l]
+        if len(found) != 1:
+            raise SystemExit("expected one definition of %s in %s, found lines %s" % (name, src, found))
+        args.append("--start-line=%s:%d" % (name, found[0]))
+    return args
+
+
 def check_decoder():
     if not A.python_gen or not os.path.exists(os.path.join(A.python_gen, "profile_pb2.py")):
         skip("profile_pb2.py was not generated (protoc missing?)")
@@ -244,7 +273,8 @@ def check_decoder():
         files.append(export(prog, legacy))
         files.append(export(prog, legacy, "--heapcheck", tag=".heapcheck"))
     p = run([A.debian_python, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "decode_check.py"), A.python_gen] + files, check=False)
+                                           "decode_check.py"), A.python_gen] +
+            golden_start_lines() + files, check=False)
     sys.stdout.write(p.stdout.decode())
     if p.returncode == 77:
         skip(p.stdout.decode().strip() or "Python protobuf missing")

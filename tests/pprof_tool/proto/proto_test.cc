@@ -35,12 +35,14 @@ class FakeSymbolizer : public Symbolizer {
   }
 };
 
-SourceFrame Frame(const char* fn, const char* file, int line, bool inlined = false) {
+SourceFrame Frame(const char* fn, const char* file, int line, bool inlined = false,
+                  int start_line = 0) {
   SourceFrame f;
   f.function = fn;
   f.file = file;
   f.line = line;
   f.inlined = inlined;
+  f.start_line = start_line;
   f.module = "/bin/prog";
   return f;
 }
@@ -66,8 +68,9 @@ struct Fixture {
     b.pcs = {0x3001, 0x2001};
     b.raw = b.value = {0, 0, 1, 64};
     profile.samples = {a, b};
-    symbolizer.table[0x1000] = {Frame("Leaf", "leaf.h", 3, true), Frame("Outer", "outer.cc", 10)};
-    symbolizer.table[0x2000] = {Frame("main", "main.cc", 20)};
+    symbolizer.table[0x1000] = {Frame("Leaf", "leaf.h", 3, true, 2),
+                                Frame("Outer", "outer.cc", 10, false, 8)};
+    symbolizer.table[0x2000] = {Frame("main", "main.cc", 20)};  // declaration line unknown
     symbolizer.table[0x3000] = {Frame("Other", "other.cc", 7)};
   }
   std::string Encode(ProtoWriteOptions options = ProtoWriteOptions()) {
@@ -180,6 +183,22 @@ TEST(ProtoWriter, DeterministicBytes) {
   EXPECT_EQ(GzipCompress(a.Encode()), GzipCompress(b.Encode()));
 }
 
+TEST(ProtoWriter, GzipOptionSerializesStraightIntoTheSameGzipBytes) {
+  Fixture fx;
+  ProtoWriteOptions o;
+  o.gzip = true;
+  const std::string file = fx.Encode(o);
+  EXPECT_TRUE(IsGzip(file));
+  EXPECT_EQ(file, GzipCompress(fx.Encode()));  // what the file was before: same bytes
+  std::string plain, error;
+  ASSERT_TRUE(GunzipBounded(file, 1 << 20, &plain, &error)) << error;
+  EXPECT_EQ(plain, fx.Encode());
+  // Larger than the gzip stream's buffers: several blocks in and out.
+  pb::Profile big;
+  for (int i = 0; i < 200000; ++i) big.add_string_table("name" + std::to_string(i % 5000));
+  EXPECT_EQ(GzipSerialize(big), GzipCompress(big.SerializeAsString()));
+}
+
 TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
   Fixture fx;
   ProtoWriteOptions o;
@@ -206,6 +225,16 @@ TEST(ProtoWriter, UnsampledValuesAreRounded) {
   EXPECT_EQ(p.sample(0).value(3), 201);
 }
 
+TEST(ProtoWriter, FunctionStartLineIsTheDeclarationLineZeroWhenUnknown) {
+  Fixture fx;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  std::map<std::string, int64_t> start;
+  for (const pb::Function& f : p.function()) start[Str(p, f.name())] = f.start_line();
+  EXPECT_EQ(start, (std::map<std::string, int64_t>{
+                       {"Leaf", 2}, {"Outer", 8}, {"main", 0}, {"Other", 0}}));
+}
+
 TEST(ProtoReader, RoundTripKeepsValuesNamesFilesAndLines) {
   Fixture fx;
   Profile back;
@@ -228,6 +257,7 @@ TEST(ProtoReader, RoundTripKeepsValuesNamesFilesAndLines) {
   EXPECT_EQ(leaf->frames, (std::vector<std::string>{"Leaf", "Outer"}));
   EXPECT_EQ(leaf->files, (std::vector<std::string>{"leaf.h", "outer.cc"}));
   EXPECT_EQ(leaf->lines, (std::vector<int>{3, 10}));
+  EXPECT_EQ(leaf->start_lines, (std::vector<int>{2, 8}));
 }
 
 // A minimal valid message to break in one place per test.
