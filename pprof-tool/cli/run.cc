@@ -19,6 +19,8 @@
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/render/render.h"
 #include "pprof-tool/report/reports.h"
+#include "pprof-tool/web/timeline.h"
+#include "pprof-tool/web/web_server.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -40,8 +42,9 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
+// Loads every file; with `each`, also keeps each profile on its own (--http, --timeline).
 bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
-             std::vector<std::string>* warnings) {
+             std::vector<std::string>* warnings, std::vector<Profile>* each = nullptr) {
   bool first = true;
   for (const std::string& f : files) {
     Profile p;
@@ -52,6 +55,7 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
     }
     for (std::string& w : p.warnings) warnings->push_back(std::move(w));
     p.warnings.clear();
+    if (each != nullptr) each->push_back(p);
     if (first) {
       *merged = std::move(p);
       first = false;
@@ -80,7 +84,11 @@ int RunPprofTool(const CliOptions& o) {
 
   Profile profile;
   std::string error;
-  if (!LoadAll(o.profiles, &profile, &error, &warnings)) return Fail(error);
+  std::vector<Profile> dumps;
+  const bool keep_dumps = o.report == ReportKind::kHttp || o.report == ReportKind::kTimeline;
+  if (!LoadAll(o.profiles, &profile, &error, &warnings, keep_dumps ? &dumps : nullptr)) {
+    return Fail(error);
+  }
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
   if (!base_files.empty()) {
     Profile base;
@@ -88,7 +96,10 @@ int RunPprofTool(const CliOptions& o) {
     if (!o.diff_base.empty()) profile.diff_base_begin = profile.samples.size();
     profile.AddProfile(base, /*negate=*/true);
   }
-  if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;
+  if (o.heapcheck) {
+    profile.kind = ProfileKind::kHeapCheck;
+    for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;
+  }
 
   SampleType sample_type = o.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
@@ -138,6 +149,39 @@ int RunPprofTool(const CliOptions& o) {
     if (!EncodeProfileProto(profile, *symbolizer, wo, &bytes, &error)) return Fail(error);
     flush_warnings();
     return Emit(GzipCompress(bytes), o.output);
+  }
+
+  if (o.report == ReportKind::kTimeline) {
+    TimelineChart chart;
+    if (!BuildTimeline(dumps, *symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+    flush_warnings();
+    TimelineStyle style;
+    style.show_bytes = o.show_bytes;
+    if (!program_name.empty()) style.title += ": " + Basename(program_name);
+    return Emit(TimelineSvg(chart, style), o.output);
+  }
+  if (o.report == ReportKind::kHttp) {
+    ListenAddress address;
+    if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
+    WebInput web;
+    web.pipeline = po;
+    web.graph.node_count = o.nodecount;
+    web.graph.node_fraction = o.nodefraction;
+    web.graph.edge_fraction = o.edgefraction;
+    web.graph.drop_negative = o.drop_negative;
+    web.text_graph = web.graph;
+    web.heapcheck = o.heapcheck;
+    web.diff = !base_files.empty();
+    web.show_bytes = o.show_bytes;
+    web.title = program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
+    // Check the command line's filters once, before serving.
+    StackSamples check;
+    if (!BuildStackSamples(profile, *symbolizer, po, &check, &error)) return Fail(error);
+    flush_warnings();
+    web.profile = &profile;
+    web.dumps = &dumps;
+    web.symbolizer = symbolizer.get();
+    return ServeWebUi(web, address, !o.no_browser);
   }
 
   StackSamples samples;

@@ -6,7 +6,7 @@
 #   --peers  the test set plus the allocators/profilers the benchmarks compare against
 set -euo pipefail
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
-            libgraphviz-dev graphviz libcli11-dev
+            libgraphviz-dev graphviz libcli11-dev libcpp-httplib-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # The test suite's own build dependencies.
 test_build_pkgs=(libgtest-dev libbenchmark-dev)
