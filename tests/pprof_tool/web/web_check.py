@@ -68,15 +68,25 @@ def get(port, path):
         return e.code, e.read().decode("utf-8", "replace")
 
 
+servers = []
+
+
+def start_server(args):
+    """Starts pprof-tool with `args`; returns (process, port) or (process, None)."""
+    server = subprocess.Popen([pprof, "--no_browser"] + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    servers.append(server)
+    line = server.stdout.readline().decode()
+    prefix = "Serving web UI on http://127.0.0.1:"
+    if not line.startswith(prefix):
+        fail("%s: first line %r, stderr %r" % (args[0], line, server.stderr.read().decode()))
+        return server, None
+    return server, int(line[len(prefix):])
+
+
 def check_server(dumps):
-    server = subprocess.Popen([pprof, "--http=127.0.0.1:0", "--no_browser", prog] + dumps,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        line = server.stdout.readline().decode()
-        prefix = "Serving web UI on http://127.0.0.1:"
-        if not line.startswith(prefix):
-            return fail("first line %r, stderr %r" % (line, server.stderr.read().decode()))
-        port = int(line[len(prefix):])
+    server, port = start_server(["--http=127.0.0.1:0", prog] + dumps)
+    if port is not None:
         views = {
             "/ui/": KNOWN, "/ui/top": KNOWN, "/ui/top?si=alloc_space": KNOWN + ["Type: alloc_space"],
             "/ui/top?si=alloc_objects": ["app::FillMap", "Type: alloc_objects"],
@@ -115,15 +125,45 @@ def check_server(dumps):
         rc = server.wait(timeout=20)
         if rc != 0:
             fail("exit %d after SIGTERM, want 0" % rc)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+
+
+def check_diff_and_leaks(dumps):
+    # --base: app::FillVector is the same in the first and the last dump, so the difference
+    # leaves it out; app::FillString grew. An empty host binds 127.0.0.1.
+    server, port = start_server(["--http=:0", "--base=" + dumps[0], prog, dumps[-1]])
+    if port is not None:
+        status, body = get(port, "/ui/top")
+        if status != 200 or "difference to the base" not in body or \
+                "app::FillString" not in body or "app::FillVector" in body:
+            fail("--base: /ui/top is not the difference (%d): %s" % (status, body[-600:]))
+    # Leak-checker dump: pages titled as leaks, in-use values only.
+    hc = os.path.join(work, "hc")
+    os.makedirs(hc)
+    subprocess.run([prog], env=dict(os.environ, HEAPCHECK="normal", HEAP_CHECK_DUMP_DIRECTORY=hc,
+                                    LD_PRELOAD=lib), capture_output=True, timeout=60)
+    leaks = [os.path.join(hc, f) for f in os.listdir(hc) if f.endswith("-end.heap")]
+    if not leaks:
+        return fail("the leak checker wrote no *-end.heap dump")
+    server, port = start_server(["--http=127.0.0.1:0", "--heapcheck", prog, leaks[0]])
+    if port is not None:
+        status, body = get(port, "/ui/top")
+        if status != 200 or "<title>Leaks: Top" not in body or "app::FillVector" not in body:
+            fail("--heapcheck: /ui/top is not titled as leaks or misses app::FillVector (%d)" % status)
+        status, _ = get(port, "/ui/top?si=alloc_space")
+        if status != 400:
+            fail("--heapcheck: si=alloc_space answered %d, want 400" % status)
 
 
 dumps = make_dumps()
-check_timeline(dumps)
-check_server(dumps)
+try:
+    check_timeline(dumps)
+    check_server(dumps)
+    check_diff_and_leaks(dumps)
+finally:
+    for s in servers:
+        if s.poll() is None:
+            s.kill()
+            s.wait()
 if failures:
     sys.exit(1)
 print("PASS: %d dumps; views, bad requests, SIGTERM and --timeline" % len(dumps))
