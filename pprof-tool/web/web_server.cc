@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdio>
@@ -38,6 +39,12 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
   WebUi ui(input);
   std::mutex ui_mutex;
   httplib::Server server;
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second
+  // server (or another process of the user) listen on the same port and take requests.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     WebResponse r;
     {

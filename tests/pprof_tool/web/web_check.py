@@ -121,6 +121,11 @@ def check_server(dumps):
         status, _ = get(port, "/ui/top")
         if status != 200:
             fail("the server stopped answering after the bad requests (%d)" % status)
+        # The port is taken: a second server says so and exits 2 (it must not share the port).
+        p = subprocess.run([pprof, "--no_browser", "--http=127.0.0.1:%d" % port, prog, dumps[0]],
+                           capture_output=True, timeout=60)
+        if p.returncode != 2 or b"cannot listen" not in p.stderr:
+            fail("a second server on port %d: exit %d, stderr %r" % (port, p.returncode, p.stderr))
         server.send_signal(signal.SIGTERM)
         rc = server.wait(timeout=20)
         if rc != 0:
