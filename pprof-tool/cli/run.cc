@@ -136,7 +136,8 @@ int RunPprofTool(const CliOptions& o) {
   po.show_from = o.show_from;
   po.drop_allocator_frames = !o.keep_allocator_frames;
   po.full_names = o.full_names;
-  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto;
+  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
+                         o.report == ReportKind::kHttp;
   po.inlines = !o.noinlines;
   po.program = o.program;
 

@@ -1,5 +1,6 @@
 #include "pprof-tool/web/view_query.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
