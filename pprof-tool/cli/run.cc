@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -64,6 +65,48 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
     }
   }
   return true;
+}
+
+// --timeline[=file]: the memory timeline over the dumps, written like any report.
+int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbolizer& symbolizer,
+                  const PipelineOptions& po, const std::string& program_name,
+                  const std::function<void()>& flush_warnings) {
+  TimelineChart chart;
+  std::string error;
+  if (!BuildTimeline(dumps, symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+  flush_warnings();
+  TimelineStyle style;
+  style.show_bytes = o.show_bytes;
+  if (!program_name.empty()) style.title += ": " + Basename(program_name);
+  return Emit(TimelineSvg(chart, style), o.output);
+}
+
+// --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
+// checked once first, so a bad regex is a usage error rather than a page of errors.
+int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
+                  Symbolizer& symbolizer, const PipelineOptions& po, const std::string& title,
+                  bool diff, const std::function<void()>& flush_warnings) {
+  ListenAddress address;
+  std::string error;
+  if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
+  StackSamples check;
+  if (!BuildStackSamples(profile, symbolizer, po, &check, &error)) return Fail(error);
+  flush_warnings();
+  WebInput web;
+  web.profile = &profile;
+  web.dumps = &dumps;
+  web.symbolizer = &symbolizer;
+  web.pipeline = po;
+  web.graph.node_count = o.nodecount;
+  web.graph.node_fraction = o.nodefraction;
+  web.graph.edge_fraction = o.edgefraction;
+  web.graph.drop_negative = o.drop_negative;
+  web.text_graph = web.graph;
+  web.heapcheck = o.heapcheck;
+  web.diff = diff;
+  web.show_bytes = o.show_bytes;
+  web.title = title;
+  return ServeWebUi(web, address, !o.no_browser);
 }
 
 }  // namespace
@@ -153,36 +196,13 @@ int RunPprofTool(const CliOptions& o) {
   }
 
   if (o.report == ReportKind::kTimeline) {
-    TimelineChart chart;
-    if (!BuildTimeline(dumps, *symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
-    flush_warnings();
-    TimelineStyle style;
-    style.show_bytes = o.show_bytes;
-    if (!program_name.empty()) style.title += ": " + Basename(program_name);
-    return Emit(TimelineSvg(chart, style), o.output);
+    return WriteTimeline(o, dumps, *symbolizer, po, program_name, flush_warnings);
   }
   if (o.report == ReportKind::kHttp) {
-    ListenAddress address;
-    if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
-    WebInput web;
-    web.pipeline = po;
-    web.graph.node_count = o.nodecount;
-    web.graph.node_fraction = o.nodefraction;
-    web.graph.edge_fraction = o.edgefraction;
-    web.graph.drop_negative = o.drop_negative;
-    web.text_graph = web.graph;
-    web.heapcheck = o.heapcheck;
-    web.diff = !base_files.empty();
-    web.show_bytes = o.show_bytes;
-    web.title = program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
-    // Check the command line's filters once, before serving.
-    StackSamples check;
-    if (!BuildStackSamples(profile, *symbolizer, po, &check, &error)) return Fail(error);
-    flush_warnings();
-    web.profile = &profile;
-    web.dumps = &dumps;
-    web.symbolizer = symbolizer.get();
-    return ServeWebUi(web, address, !o.no_browser);
+    const std::string title =
+        program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
+    return ServeProfiles(o, profile, dumps, *symbolizer, po, title, !base_files.empty(),
+                         flush_warnings);
   }
 
   StackSamples samples;
