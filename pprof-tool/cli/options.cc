@@ -7,6 +7,8 @@
 //   4. Resolve*: the raw values are checked against each other and turned into CliOptions.
 #include "pprof-tool/cli/options.h"
 
+#include "pprof-tool/web/web_server.h"
+
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -32,7 +34,7 @@ struct RawOptions {
   std::string list, peek;
   std::string symbolize;  // --symbolize=demangle=full
   bool dot = false, svg = false, png = false, pdf = false, ps = false, web = false;
-  std::string flamegraph, icicle;  // "-": no file given (stdout, or --output)
+  std::string flamegraph, icicle, timeline;  // "-": no file given (stdout, or --output)
   bool inuse_space = false, inuse_objects = false, alloc_space = false, alloc_objects = false;
   bool functions = false, lines = false, files = false, addresses = false;
   std::vector<std::string> positional;
@@ -78,7 +80,21 @@ void DefineReportOptions(CLI::App& app, RawOptions& r) {
   app.add_flag("--symbols", r.symbols,
                "Read maps lines and hex addresses from stdin, print '0x<addr> <name>' per address. "
                "E.g. cat maps addrs | pprof-tool --symbols")->group(g);
+  app.add_option("--timeline", r.timeline,
+                 "In-use memory over several dumps as a stacked-area SVG, one band per top-10 function. "
+                 "E.g. --timeline=t.svg ./prog prof.*.heap")
+      ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
   app.add_flag("--proto", r.proto, "Gzipped profile.proto for go tool pprof and profiling servers. E.g. --proto -o heap.pb.gz")->group(g);
+}
+
+void DefineWebOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Web UI";
+  app.add_option("--http", o.http,
+                 "Serve a web UI (graph, top, flame graph, peek, source, timeline) on [host]:port "
+                 "until Ctrl-C; host defaults to 127.0.0.1, port 0 picks one. E.g. --http=:8080")
+      ->option_text("[HOST]:PORT")->group(g);
+  app.add_flag("--no_browser", o.no_browser,
+               "With --http: do not open a browser (one is opened only if $BROWSER or xdg-open is there). E.g. --http=:0 --no_browser")->group(g);
 }
 
 void DefineGraphOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
@@ -155,6 +171,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineValueOptions(app, r, o);
   DefineFilterOptions(app, r, o);
   DefineSymbolOptions(app, r);
+  DefineWebOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 
@@ -177,22 +194,6 @@ Spellings SpellingsOf(const CLI::App& app) {
     for (const std::string& n : opt->get_snames()) s.short_names.insert(n);
   }
   return s;
-}
-
-// go pprof options that would be read as something else (CLI11 reads "-http" as "-h ttp"): one
-// line and exit 2 instead of usage.
-constexpr std::pair<const char*, const char*> kNotSupported[] = {
-    {"http", "the web interface is not supported yet (use --svg, --flamegraph or --web)"},
-    {"no_browser", "the web interface is not supported yet"}};
-
-const char* NotSupported(const std::string& arg) {
-  size_t start = arg.find_first_not_of('-');
-  if (start == 0 || start == std::string::npos || start > 2) return nullptr;
-  std::string name = arg.substr(start, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - start);
-  for (const auto& [option, why] : kNotSupported) {
-    if (name == option) return why;
-  }
-  return nullptr;
 }
 
 // Rewrites one argument (before "--") to CLI11's spelling:
@@ -235,10 +236,6 @@ bool NormalizeArguments(int argc, const char* const* argv, const Spellings& s,
   bool positional_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (!positional_only && NotSupported(a) != nullptr) {
-      *error = a.substr(0, a.find('=')) + ": " + NotSupported(a);
-      return false;
-    }
     if (positional_only || a == "--") {
       positional_only = true;
       args->push_back(a);
@@ -263,8 +260,8 @@ bool IsElf(const std::string& path) {
 }
 
 bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
-  bool flame = !r.flamegraph.empty(), icicle = !r.icicle.empty();
-  int reports = int(r.text) + (r.top >= 0) + r.traces + r.tree + !r.peek.empty() +
+  bool flame = !r.flamegraph.empty(), icicle = !r.icicle.empty(), timeline = !r.timeline.empty();
+  int reports = int(r.text) + timeline + !o->http.empty() + (r.top >= 0) + r.traces + r.tree + !r.peek.empty() +
                 !r.list.empty() + r.collapsed +
                 r.callgrind + r.raw + r.symbols + r.dot + r.svg + r.png + r.pdf + r.ps + r.web +
                 flame + icicle + r.proto;
@@ -281,9 +278,16 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
       {r.tree, ReportKind::kTree},            {!r.peek.empty(), ReportKind::kPeek},
       {!r.list.empty(), ReportKind::kList},   {r.collapsed, ReportKind::kCollapsed},
       {r.callgrind, ReportKind::kCallgrind},  {r.raw, ReportKind::kRaw},
-      {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto}};
+      {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto},
+      {timeline, ReportKind::kTimeline},      {!o->http.empty(), ReportKind::kHttp}};
   for (const auto& [on, kind] : reports_by_flag) {
     if (on) o->report = kind;
+  }
+  ListenAddress address;
+  if (!o->http.empty() && !ParseListenAddress(o->http, &address, error)) return false;
+  if (o->no_browser && o->http.empty()) {
+    *error = "--no_browser applies to --http only";
+    return false;
   }
   if (r.top >= 0) o->top_n = r.top;
   o->list_regex = r.list;
@@ -299,10 +303,11 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
       o->render_format = format;
     }
   }
-  const std::string& file = flame ? r.flamegraph : r.icicle;
-  if ((flame || icicle) && file != kNoFile) {
+  const std::string& file = flame ? r.flamegraph : icicle ? r.icicle : r.timeline;
+  if ((flame || icicle || timeline) && file != kNoFile) {
     if (!o->output.empty() && o->output != file) {
-      *error = "--flamegraph=<file> and --output=<file> name different files";
+      *error = std::string(flame ? "--flamegraph" : icicle ? "--icicle" : "--timeline") +
+               "=<file> and --output=<file> name different files";
       return false;
     }
     o->output = file;
@@ -425,11 +430,7 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
 
   std::vector<std::string> args;
   std::string error;
-  if (!NormalizeArguments(argc, argv, SpellingsOf(app), &args, &error)) {
-    if (error.find("not supported") == std::string::npos) return UsageError(error);
-    fprintf(stderr, "pprof-tool: %s\n", error.c_str());
-    return 2;
-  }
+  if (!NormalizeArguments(argc, argv, SpellingsOf(app), &args, &error)) return UsageError(error);
   try {
     app.parse(std::vector<std::string>(args.rbegin(), args.rend()));  // CLI11 wants them reversed
   } catch (const CLI::CallForHelp&) {

@@ -12,7 +12,9 @@
 namespace heapkit::pprof {
 
 enum class ReportKind {
-  kText, kTop, kTraces, kTree, kPeek, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto
+  kText, kTop, kTraces, kTree, kPeek, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto,
+  kTimeline,  // --timeline[=file]: the memory timeline SVG (web/timeline.h)
+  kHttp,      // --http=[host]:port: the web UI (web/web_server.h)
 };
 
 struct CliOptions {
@@ -38,6 +40,8 @@ struct CliOptions {
   bool keep_allocator_frames = false;  // --keep_allocator_frames (alias --no_drop_allocator)
   bool full_names = false;             // --full_names, --symbolize=demangle=full
   bool noinlines = false;              // --noinlines (Go pprof's name)
+  std::string http;                    // --http=[host]:port
+  bool no_browser = false;             // --no_browser: never open a browser for --http
   std::string program;                 // optional <program>
   // --symbol_path dirs, then PPROF_BINARY_PATH's: searched for binaries and debug files
   // before the paths the profile recorded.

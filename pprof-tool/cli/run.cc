@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -18,6 +19,8 @@
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/render/render.h"
 #include "pprof-tool/report/reports.h"
+#include "pprof-tool/web/timeline.h"
+#include "pprof-tool/web/web_server.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -39,8 +42,9 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
+// Loads every file; with `each`, also keeps each profile on its own (--http, --timeline).
 bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
-             std::vector<std::string>* warnings) {
+             std::vector<std::string>* warnings, std::vector<Profile>* each = nullptr) {
   bool first = true;
   for (const std::string& f : files) {
     Profile p;
@@ -51,6 +55,7 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
     }
     for (std::string& w : p.warnings) warnings->push_back(std::move(w));
     p.warnings.clear();
+    if (each != nullptr) each->push_back(p);
     if (first) {
       *merged = std::move(p);
       first = false;
@@ -59,6 +64,48 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
     }
   }
   return true;
+}
+
+// --timeline[=file]: the memory timeline over the dumps, written like any report.
+int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbolizer& symbolizer,
+                  const PipelineOptions& po, const std::string& program_name,
+                  const std::function<void()>& flush_warnings) {
+  TimelineChart chart;
+  std::string error;
+  if (!BuildTimeline(dumps, symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+  flush_warnings();
+  TimelineStyle style;
+  style.show_bytes = o.show_bytes;
+  if (!program_name.empty()) style.title += ": " + Basename(program_name);
+  return Emit(TimelineSvg(chart, style), o.output);
+}
+
+// --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
+// checked once first, so a bad regex is a usage error rather than a page of errors.
+int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
+                  Symbolizer& symbolizer, const PipelineOptions& po, const std::string& title,
+                  bool diff, const std::function<void()>& flush_warnings) {
+  ListenAddress address;
+  std::string error;
+  if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
+  StackSamples check;
+  if (!BuildStackSamples(profile, symbolizer, po, &check, &error)) return Fail(error);
+  flush_warnings();
+  WebInput web;
+  web.profile = &profile;
+  web.dumps = &dumps;
+  web.symbolizer = &symbolizer;
+  web.pipeline = po;
+  web.graph.node_count = o.nodecount;
+  web.graph.node_fraction = o.nodefraction;
+  web.graph.edge_fraction = o.edgefraction;
+  web.graph.drop_negative = o.drop_negative;
+  web.text_graph = web.graph;
+  web.heapcheck = o.heapcheck;
+  web.diff = diff;
+  web.show_bytes = o.show_bytes;
+  web.title = title;
+  return ServeWebUi(web, address, !o.no_browser);
 }
 
 }  // namespace
@@ -79,7 +126,11 @@ int RunPprofTool(const CliOptions& o) {
 
   Profile profile;
   std::string error;
-  if (!LoadAll(o.profiles, &profile, &error, &warnings)) return Fail(error);
+  std::vector<Profile> dumps;
+  const bool keep_dumps = o.report == ReportKind::kHttp || o.report == ReportKind::kTimeline;
+  if (!LoadAll(o.profiles, &profile, &error, &warnings, keep_dumps ? &dumps : nullptr)) {
+    return Fail(error);
+  }
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
   if (!base_files.empty()) {
     Profile base;
@@ -87,7 +138,10 @@ int RunPprofTool(const CliOptions& o) {
     if (!o.diff_base.empty()) profile.diff_base_begin = profile.samples.size();
     profile.AddProfile(base, /*negate=*/true);
   }
-  if (o.heapcheck) profile.kind = ProfileKind::kHeapCheck;
+  if (o.heapcheck) {
+    profile.kind = ProfileKind::kHeapCheck;
+    for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;
+  }
 
   SampleType sample_type = o.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
@@ -124,7 +178,8 @@ int RunPprofTool(const CliOptions& o) {
   po.show_from = o.show_from;
   po.drop_allocator_frames = !o.keep_allocator_frames;
   po.full_names = o.full_names;
-  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto;
+  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
+                         o.report == ReportKind::kHttp;
   po.inlines = !o.noinlines;
   po.program = o.program;
 
@@ -138,6 +193,16 @@ int RunPprofTool(const CliOptions& o) {
     if (!EncodeProfileProto(profile, *symbolizer, wo, &file, &error)) return Fail(error);
     flush_warnings();
     return Emit(file, o.output);
+  }
+
+  if (o.report == ReportKind::kTimeline) {
+    return WriteTimeline(o, dumps, *symbolizer, po, program_name, flush_warnings);
+  }
+  if (o.report == ReportKind::kHttp) {
+    const std::string title =
+        program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
+    return ServeProfiles(o, profile, dumps, *symbolizer, po, title, !base_files.empty(),
+                         flush_warnings);
   }
 
   StackSamples samples;

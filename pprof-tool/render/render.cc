@@ -54,10 +54,10 @@ bool WithinLayoutLimits(const CallGraph& graph, std::string* error) {
   return false;
 }
 
-int Render(const RenderRequest& request, std::string* error) {
+bool RenderImage(const RenderRequest& request, std::string* image, std::string* error) {
   if (request.samples == nullptr || request.graph == nullptr) {
     *error = "internal error: render request without samples or graph";
-    return 1;
+    return false;
   }
   const bool diff = IsDiff(request);
 
@@ -68,12 +68,13 @@ int Render(const RenderRequest& request, std::string* error) {
     options.icicle = request.format == RenderFormat::kIcicle;
     options.diff = diff;
     options.show_bytes = request.show_bytes;
-    return WriteOutput(request.output_path, WriteFlameGraphSvg(*request.samples, options), error)
-               ? 0
-               : 1;
+    *image = WriteFlameGraphSvg(*request.samples, options);
+    return true;
   }
 
-  if (request.format != RenderFormat::kDot && !WithinLayoutLimits(*request.graph, error)) return 1;
+  if (request.format != RenderFormat::kDot && !WithinLayoutLimits(*request.graph, error)) {
+    return false;
+  }
 
   DotStyle style;
   style.title = request.title;
@@ -81,13 +82,17 @@ int Render(const RenderRequest& request, std::string* error) {
   style.show_bytes = request.show_bytes;
   style.diff = diff;
   style.heapcheck = request.heapcheck;
-  const std::string dot = WriteDot(*request.graph, style);
+  std::string dot = WriteDot(*request.graph, style);
   if (request.format == RenderFormat::kDot) {
-    return WriteOutput(request.output_path, dot, error) ? 0 : 1;
+    *image = std::move(dot);
+    return true;
   }
+  return RenderDotInProcess(dot, ImageFormatName(request.format), image, error);
+}
 
+int Render(const RenderRequest& request, std::string* error) {
   std::string image;
-  if (!RenderDotInProcess(dot, ImageFormatName(request.format), &image, error)) return 1;
+  if (!RenderImage(request, &image, error)) return 1;
   if (request.format != RenderFormat::kWeb) {
     return WriteOutput(request.output_path, image, error) ? 0 : 1;
   }

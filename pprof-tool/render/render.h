@@ -27,6 +27,10 @@ namespace heapkit::pprof {
 
 int Render(const RenderRequest& request, std::string* error);
 
+// The bytes Render would write, for every format but kWeb (which yields the SVG): the web UI
+// (pprof-tool/web/) serves them. Returns false with one line in *error like Render.
+bool RenderImage(const RenderRequest& request, std::string* image, std::string* error);
+
 // The largest pruned graph handed to graphviz for layout (svg, png, pdf, ps, web). dot's layout
 // grows faster than linearly: a 5,000-node chain takes ~4 s and 45 MB, 10,000 nodes ~20 s, and
 // 100k-node graphs ran for minutes or out of memory. Above either bound Render refuses with one

@@ -412,7 +412,8 @@ def cli():
                 "--png", "--pdf", "--web", "--flamegraph", "--output", "--tree", "--peek",
                 "--diff_base", "--drop_negative", "--drop_frames", "--show_from",
                 "--keep_allocator_frames", "--no_drop_allocator", "--full_names",
-                "--symbolize", "--symbol_path", "--version"]:
+                "--symbolize", "--symbol_path", "--version", "--http", "--no_browser",
+                "--timeline"]:
         if opt not in text:
             fail("--help does not mention " + opt)
     if "E.g." not in text:
@@ -420,11 +421,8 @@ def cli():
     p = pprof(["--version"])
     if p.returncode != 0 or not re.match(r"pprof-tool \(heapkit\) \d+\.\d+", p.stdout.decode()):
         fail("--version: %r %r" % (p.stdout, p.stderr))
-    for spelling in ["-http=localhost:8080", "--http=:0", "-http"]:
-        p = pprof([spelling, W("pie.final.heap")])
-        err = p.stderr.decode()
-        if p.returncode != 2 or len(err.splitlines()) != 1 or "not supported yet" not in err:
-            fail("%s: want one line 'not supported yet' and exit 2, got %d %r" % (spelling, p.returncode, err))
+    expect_error("bad http address", ["-http=localhost", W("pie.final.heap")], "expected [host]:port")
+    expect_error("no_browser without http", ["--no_browser", W("pie.final.heap")], "--http only")
     expect_error("program without profile", [A.pie], "no profile given")
     expect_error("base and diff_base", ["--base=" + W("pie.final.heap"), "--diff_base=" + W("pie.final.heap"), W("pie.final.heap")], "choose one of --base")
     expect_error("bad symbolize", ["--symbolize=none", W("pie.final.heap")], "demangle=full")

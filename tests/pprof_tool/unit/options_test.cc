@@ -184,12 +184,19 @@ TEST(Options, VersionHttpAndProgramWithoutProfile) {
   EXPECT_EQ(Parse({"--version"}, &v), 0);
   EXPECT_EQ(testing::internal::GetCapturedStdout().rfind("pprof-tool (heapkit) ", 0), 0u);
   testing::internal::CaptureStderr();
-  CliOptions h, p, s;
-  EXPECT_EQ(Parse({"-http=:8080", "a.heap"}, &h), 2);
+  CliOptions h, p, s, b, t;
+  EXPECT_EQ(Parse({"-http=:8080", "--no_browser", "a.heap"}, &h), -1);  // go pprof's spelling
+  EXPECT_EQ(h.report, ReportKind::kHttp);
+  EXPECT_EQ(h.http, ":8080");
+  EXPECT_TRUE(h.no_browser);
+  EXPECT_EQ(Parse({"--timeline=t.svg", "a.heap", "b.heap"}, &t), -1);
+  EXPECT_EQ(t.report, ReportKind::kTimeline);
+  EXPECT_EQ(t.output, "t.svg");
   EXPECT_EQ(Parse({"/proc/self/exe"}, &p), 2);
   EXPECT_EQ(Parse({"--symbolize=none", "a.heap"}, &s), 2);
+  EXPECT_EQ(Parse({"--http=:0", "--top", "a.heap"}, &b), 2);
   std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("pprof-tool: -http: the web interface is not supported yet"), std::string::npos) << err;
+  EXPECT_NE(err.find("choose one report"), std::string::npos) << err;
   EXPECT_NE(err.find("no profile given (/proc/self/exe is a program)"), std::string::npos) << err;
   EXPECT_NE(err.find("only demangle=full"), std::string::npos) << err;
 }

@@ -1,0 +1,63 @@
+#include "pprof-tool/web/page.h"
+
+#include "pprof-tool/render/flame_graph.h"
+#include "pprof-tool/web/page_assets.h"
+
+namespace heapkit::pprof {
+namespace {
+
+struct MenuEntry {
+  const char* path;
+  const char* label;
+};
+constexpr MenuEntry kMenu[] = {{"/ui/", "Graph"},       {"/ui/top", "Top"},
+                               {"/ui/flamegraph", "Flame Graph"}, {"/ui/peek", "Peek"},
+                               {"/ui/source", "Source"}, {"/ui/timeline", "Timeline"}};
+
+std::string Input(const char* name, const char* label, const std::string& value) {
+  return std::string("<label>") + label + " <input name=\"" + name + "\" value=\"" +
+         EscapeXml(value) + "\"></label>";
+}
+
+}  // namespace
+
+std::string ErrorHtml(const std::string& message) {
+  return "<p class=\"error\">" + EscapeXml(message) + "</p>";
+}
+
+std::string PageHtml(const Page& page) {
+  const ViewQuery& q = page.query;
+  std::string query = q.Encode();
+  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
+                    EscapeXml(page.title) + "</title><style>" + kPageCss +
+                    "</style></head>\n<body>\n<div id=\"menu\"><b>pprof-tool</b>";
+  for (const MenuEntry& m : kMenu) {
+    if (std::string(m.path) == "/ui/timeline" && !page.timeline) continue;
+    ViewQuery link_query = q;
+    if (std::string(m.path) == "/ui/timeline") link_query.dump = -1;
+    std::string lq = link_query.Encode();
+    out += std::string("<a href=\"") + m.path + (lq.empty() ? "" : "?" + EscapeXml(lq)) + "\"" +
+           (page.view_path == m.path ? " class=\"active\"" : "") + ">" + m.label + "</a>";
+  }
+  out += "<form method=\"get\" action=\"" + page.view_path + "\"><select name=\"si\">";
+  const char* types[] = {"inuse_space", "inuse_objects", "alloc_space", "alloc_objects"};
+  for (const char* t : types) {
+    if (page.heapcheck && std::string(t).rfind("alloc", 0) == 0) continue;
+    bool selected = q.has_sample_type && SampleTypeName(q.sample_type) == std::string(t);
+    out += std::string("<option") + (selected ? " selected" : "") + ">" + t + "</option>";
+  }
+  out += "</select>" + Input("f", "focus", q.focus) + Input("i", "ignore", q.ignore) +
+         Input("h", "hide", q.hide) + Input("s", "show", q.show) +
+         Input("sf", "show_from", q.show_from);
+  if (q.dump >= 0) {
+    out += "<input type=\"hidden\" name=\"dump\" value=\"" + std::to_string(q.dump) + "\">";
+  }
+  out += "<button type=\"submit\">Apply</button></form></div>\n<div id=\"content\">\n<h2>" +
+         EscapeXml(page.title) + "</h2>\n<div id=\"legend\">";
+  for (const std::string& line : page.legend) out += EscapeXml(line) + "<br>";
+  out += "</div>\n" + page.body_html + "\n</div>\n<script>" + kPageScript +
+         "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace heapkit::pprof

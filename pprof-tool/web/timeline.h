@@ -1,0 +1,51 @@
+// The memory timeline: in-use memory over several heap dumps of one process, as a stacked-area
+// chart (x = dump number in the order given, y = the chosen value). One band per function of the
+// top `bands` by their largest value in any dump (memory charged where pprof-tool charges it:
+// the leaf frame after the allocation path is dropped), the rest summed as "other".
+//
+// The SVG is self-contained and readable without script: every band and every dump column
+// carries a <title> (the dump's file, its header line's totals and each band's value), so
+// hovering works in any viewer. The web UI wraps the columns in links to /ui/top?dump=N and adds
+// a little script that shows the same text beside the chart.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pprof-tool/model/profile.h"
+#include "pprof-tool/model/value_format.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+
+namespace heapkit::pprof {
+
+struct TimelineBand {
+  std::string name;             // function, or "other"
+  std::vector<double> values;   // one per dump
+};
+
+struct TimelineChart {
+  std::vector<std::string> dump_labels;  // per dump: "<file>: heap profile: N objects, B bytes"
+  std::vector<double> totals;            // per dump: the sum over all bands
+  std::vector<TimelineBand> bands;       // largest first, "other" last (if any)
+  ValueUnit unit = ValueUnit::kBytes;
+  std::string sample_type;
+};
+
+inline constexpr int kTimelineBands = 10;
+
+// Runs the pipeline on each dump. Returns false with one line in *error (e.g. a bad regex).
+bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
+                   const PipelineOptions& options, int bands, TimelineChart* chart,
+                   std::string* error);
+
+struct TimelineStyle {
+  std::string title = "Memory timeline";
+  bool show_bytes = false;
+  // Non-empty: each dump column links to "<link_prefix><dump number>" (the web UI).
+  std::string link_prefix;
+};
+
+std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style);
+
+}  // namespace heapkit::pprof

@@ -1,0 +1,31 @@
+// What the CLI hands to the web UI and the timeline: the profiles, loaded and with their
+// symbolizer, plus the command line's choices that every view starts from. Loaded once; each
+// request re-runs only the pipeline (report/pipeline.h), whose symbol lookups the Symbolizer
+// caches per PC, so nothing is read or symbolized twice. The profiles and the symbolizer are
+// the caller's (the symbolizer refers to the profile) and outlive the server.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pprof-tool/graph/call_graph.h"
+#include "pprof-tool/model/profile.h"
+#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+
+namespace heapkit::pprof {
+
+struct WebInput {
+  const Profile* profile = nullptr;             // the given profiles summed, --base subtracted
+  const std::vector<Profile>* dumps = nullptr;  // each given profile alone (timeline points)
+  Symbolizer* symbolizer = nullptr;             // for `profile` and every dump (one process)
+  PipelineOptions pipeline;         // the command line's; a view's query overrides the filters
+  GraphOptions graph;               // --nodecount & co. (node_count < 0: 80 for graphs)
+  GraphOptions text_graph;          // the same for the top table (node_count < 0: unlimited)
+  bool heapcheck = false;           // leak-checker dumps: the views speak of leaks
+  bool diff = false;                // --base / --diff_base: the views show the difference
+  bool show_bytes = false;
+  std::string title;                // program (or first profile) base name
+};
+
+}  // namespace heapkit::pprof

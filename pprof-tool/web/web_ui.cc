@@ -1,0 +1,260 @@
+#include "pprof-tool/web/web_ui.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pprof-tool/render/flame_graph.h"
+#include "pprof-tool/render/render.h"
+#include "pprof-tool/report/reports.h"
+#include "pprof-tool/web/page.h"
+#include "pprof-tool/web/timeline.h"
+
+namespace heapkit::pprof {
+
+struct WebUi::View {
+  std::string path;
+  ViewQuery query;
+};
+
+namespace {
+
+WebResponse Error(int status, const std::string& message) {
+  WebResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = "pprof-tool: " + message + "\n";
+  std::replace(r.body.begin(), r.body.end() - 1, '\n', ' ');
+  return r;
+}
+
+// An ECMAScript regex matching exactly `name`.
+std::string ExactRegex(const std::string& name) {
+  std::string out = "^";
+  for (char c : name) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out + "$";
+}
+
+std::string Cell(double v, const std::string& text) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.17g", v);
+  return std::string("<td data-v=\"") + buf + "\">" + EscapeXml(text) + "</td>";
+}
+
+}  // namespace
+
+WebUi::WebUi(const WebInput& input) : in_(input) {
+  defaults_.has_sample_type = true;
+  defaults_.sample_type = in_.pipeline.sample_type;
+  defaults_.focus = in_.pipeline.focus;
+  defaults_.ignore = in_.pipeline.ignore;
+  defaults_.hide = in_.pipeline.hide;
+  defaults_.show = in_.pipeline.show;
+  defaults_.show_from = in_.pipeline.show_from;
+}
+
+WebResponse WebUi::Handle(const std::string& path,
+                          const std::multimap<std::string, std::string>& params) {
+  View v{path, defaults_};
+  std::string error;
+  if (!ParseViewQuery(params, in_.dumps->size(), &v.query, &error)) return Error(400, error);
+  if (in_.heapcheck && (v.query.sample_type == SampleType::kAllocSpace ||
+                        v.query.sample_type == SampleType::kAllocObjects)) {
+    return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
+  }
+  if (path == "/" || path == "/ui" || path == "/ui/") {
+    v.path = "/ui/";
+    return Graph(v);
+  }
+  if (path == "/ui/top") return Top(v);
+  if (path == "/ui/flamegraph") return FlameGraphPage(v);
+  if (path == "/ui/flamegraph.svg") return FlameGraphSvg(v);
+  if (path == "/ui/peek") return Peek(v);
+  if (path == "/ui/source") return Source(v);
+  if (path == "/ui/timeline") return Timeline(v);
+  return Error(404, "no such page: " + path.substr(0, 200));
+}
+
+bool WebUi::Samples(const ViewQuery& q, Granularity granularity, StackSamples* out,
+                    std::string* error) {
+  PipelineOptions po = in_.pipeline;
+  po.sample_type = q.sample_type;
+  po.granularity = granularity;
+  po.focus = q.focus;
+  po.ignore = q.ignore;
+  po.hide = q.hide;
+  po.show = q.show;
+  po.show_from = q.show_from;
+  const Profile& profile = q.dump >= 0 ? (*in_.dumps)[size_t(q.dump)] : *in_.profile;
+  if (!BuildStackSamples(profile, *in_.symbolizer, po, out, error)) return false;
+  if (!in_.title.empty()) out->description.push_back("File: " + in_.title);
+  if (q.dump >= 0) out->description.push_back("Dump: " + profile.file);
+  out->description.push_back(std::string("Type: ") + out->sample_type +
+                             (in_.heapcheck ? " (leak check: leaked memory)" : "") +
+                             (in_.diff && q.dump < 0 ? " (difference to the base)" : ""));
+  return true;
+}
+
+WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std::string> legend,
+                        const std::string& body) {
+  Page page;
+  page.view_path = v.path;
+  page.title = (in_.heapcheck ? "Leaks: " : "") + title + (in_.title.empty() ? "" : " - " + in_.title);
+  page.query = v.query;
+  page.heapcheck = in_.heapcheck;
+  page.timeline = in_.dumps->size() > 1;
+  page.legend = std::move(legend);
+  page.body_html = body;
+  WebResponse r;
+  r.body = PageHtml(page);
+  return r;
+}
+
+WebResponse WebUi::Graph(const View& v) {
+  StackSamples samples;
+  std::string error;
+  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  GraphOptions go = in_.graph;
+  if (go.node_count < 0) go.node_count = 80;
+  CallGraph graph = CallGraph::Build(samples, go);
+  RenderRequest req;
+  req.format = RenderFormat::kSvg;
+  req.samples = &samples;
+  req.graph = &graph;
+  req.graph_options = go;
+  req.show_bytes = in_.show_bytes;
+  req.heapcheck = in_.heapcheck;
+  req.diff = in_.diff && v.query.dump < 0;
+  req.title = in_.title;
+  req.legend = samples.description;
+  for (const std::string& l : graph.LegendLines(in_.show_bytes)) req.legend.push_back(l);
+  std::string svg;
+  if (!RenderImage(req, &svg, &error)) return Error(400, error);
+  size_t start = svg.find("<svg");
+  if (start != std::string::npos) svg.erase(0, start);
+  return Html(v, "Call graph", req.legend, "<div id=\"graph\">" + svg + "</div>");
+}
+
+WebResponse WebUi::Top(const View& v) {
+  StackSamples samples;
+  std::string error;
+  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  GraphOptions go = in_.text_graph;
+  go.edge_fraction = 0;
+  CallGraph g = CallGraph::Build(samples, go);
+  const bool sb = in_.show_bytes;
+  std::string body =
+      "<table class=\"top\"><thead><tr><th>flat</th><th>flat%</th><th>sum%</th><th>cum</th>"
+      "<th>cum%</th><th class=\"name\">name</th></tr></thead><tbody>\n";
+  const double total = std::fabs(samples.total);
+  auto pct = [&](double x) { return total == 0 ? 0.0 : 100.0 * x / total; };
+  double sum = 0;
+  ViewQuery peek = v.query;
+  for (const GraphNode& n : g.nodes) {
+    sum += n.flat;
+    peek.focus = ExactRegex(n.info.name);
+    body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) +
+            Cell(pct(n.flat), FormatPercent(n.flat, samples.total)) +
+            Cell(pct(sum), FormatPercent(sum, samples.total)) +
+            Cell(n.cum, FormatValue(n.cum, samples.unit, sb)) +
+            Cell(pct(n.cum), FormatPercent(n.cum, samples.total)) +
+            "<td class=\"name\"><a href=\"/ui/peek?" + EscapeXml(peek.Encode()) + "\">" +
+            EscapeXml(n.info.Label()) + "</a></td></tr>\n";
+  }
+  body += "</tbody></table>";
+  std::vector<std::string> legend = samples.description;
+  for (const std::string& l : g.LegendLines(sb)) legend.push_back(l);
+  return Html(v, "Top", legend, body);
+}
+
+WebResponse WebUi::FlameGraphPage(const View& v) {
+  StackSamples samples;  // validates the query before the page refers to the picture
+  std::string error;
+  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  std::string q = v.query.Encode();
+  return Html(v, "Flame graph", samples.description,
+              "<object id=\"flame\" type=\"image/svg+xml\" data=\"/ui/flamegraph.svg" +
+                  (q.empty() ? "" : "?" + EscapeXml(q)) + "\"></object>");
+}
+
+WebResponse WebUi::FlameGraphSvg(const View& v) {
+  StackSamples samples;
+  std::string error;
+  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  CallGraph unused;
+  RenderRequest req;
+  req.format = RenderFormat::kFlameGraph;
+  req.samples = &samples;
+  req.graph = &unused;
+  req.show_bytes = in_.show_bytes;
+  req.diff = in_.diff && v.query.dump < 0;
+  req.title = in_.title;
+  WebResponse r;
+  r.content_type = "image/svg+xml";
+  if (!RenderImage(req, &r.body, &error)) return Error(400, error);
+  return r;
+}
+
+WebResponse WebUi::Peek(const View& v) {
+  StackSamples samples;
+  std::string error, out;
+  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  ReportOptions ro;
+  ro.show_bytes = in_.show_bytes;
+  ro.graph = in_.text_graph;
+  if (!TreeReport(samples, v.query.focus, ro, &out, &error)) return Error(404, error);
+  return Html(v, v.query.focus.empty() ? "Call tree" : "Peek " + v.query.focus, {},
+              "<pre>" + EscapeXml(out) + "</pre>");
+}
+
+WebResponse WebUi::Source(const View& v) {
+  std::string error, out;
+  std::string regex = v.query.focus;
+  if (regex.empty()) {  // the ten functions with the largest flat value
+    StackSamples functions;
+    if (!Samples(v.query, Granularity::kFunctions, &functions, &error)) return Error(400, error);
+    GraphOptions go = in_.text_graph;
+    go.node_count = 10;
+    CallGraph g = CallGraph::Build(functions, go);
+    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactRegex(n.info.name);
+    if (regex.empty()) return Error(404, "no functions to list");
+  }
+  StackSamples lines;
+  if (!Samples(v.query, Granularity::kLines, &lines, &error)) return Error(400, error);
+  ReportOptions ro;
+  ro.show_bytes = in_.show_bytes;
+  ro.graph = in_.text_graph;
+  if (!ListReport(lines, regex, ro, &out, &error)) return Error(404, error);
+  return Html(v, "Source", {}, "<pre>" + EscapeXml(out) + "</pre>");
+}
+
+WebResponse WebUi::Timeline(const View& v) {
+  if (in_.dumps->size() < 2) {
+    return Error(404, "the timeline needs several dumps (pprof-tool --http=:0 ./prog prof.*.heap)");
+  }
+  PipelineOptions po = in_.pipeline;
+  po.sample_type = v.query.sample_type;
+  po.focus = v.query.focus;
+  po.ignore = v.query.ignore;
+  po.hide = v.query.hide;
+  po.show = v.query.show;
+  po.show_from = v.query.show_from;
+  po.granularity = Granularity::kFunctions;
+  TimelineChart chart;
+  std::string error;
+  if (!BuildTimeline(*in_.dumps, *in_.symbolizer, po, kTimelineBands, &chart, &error)) {
+    return Error(400, error);
+  }
+  TimelineStyle style;
+  style.show_bytes = in_.show_bytes;
+  ViewQuery link = v.query;
+  link.dump = -1;
+  std::string q = link.Encode();
+  style.link_prefix = "/ui/top?" + (q.empty() ? "" : q + "&") + "dump=";
+  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table."},
+              TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
+}
+
+}  // namespace heapkit::pprof

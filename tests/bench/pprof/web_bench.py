@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""pprof-tool --http on the 12,000-stack benchmark profile: time to first page and per view.
+
+Builds the generated program and profile as run.sh does (WORK dir, reused when present), then
+RUNS times: starts `pprof-tool --http=127.0.0.1:0 --no_browser bigprog big.heap`, measures
+from the start of the process until GET /ui/top has answered (load + symbolize + first page),
+then fetches each view once more (its own time, symbols cached), and stops the server with
+SIGTERM. Prints medians.
+Usage: tests/bench/pprof/web_bench.py <build dir>   (env: WORK, RUNS=5, STACKS=12000)
+"""
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+here = os.path.dirname(os.path.abspath(__file__))
+build = sys.argv[1]
+pprof = os.path.join(build, "pprof-tool", "pprof-tool")
+work = os.environ.get("WORK", "/tmp/heapkit-pprof-bench")
+runs = int(os.environ.get("RUNS", "5"))
+stacks = os.environ.get("STACKS", "12000")
+os.makedirs(work, exist_ok=True)
+prog, heap = os.path.join(work, "bigprog"), os.path.join(work, "big.heap")
+if not os.access(prog, os.X_OK):
+    subprocess.run([sys.executable, os.path.join(here, "gen_program.py"), os.path.join(work, "src"),
+                    "40", "100"], check=True)
+    src = os.path.join(work, "src")
+    objs = []
+    for f in sorted(os.listdir(src)):
+        if f.endswith(".cc"):
+            subprocess.run(["g++", "-O2", "-g", "-fno-pie", "-c", os.path.join(src, f), "-o",
+                            os.path.join(src, f + ".o")], check=True)
+            objs.append(os.path.join(src, f + ".o"))
+    subprocess.run(["g++", "-no-pie", "-o", prog] + objs, check=True)
+if not os.path.exists(heap):
+    subprocess.run([sys.executable, os.path.join(here, "gen_profile.py"), prog, stacks, heap],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+def fetch(port, view):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, view), timeout=120) as r:
+        assert r.status == 200, view
+        r.read()
+
+
+views = ["/ui/top", "/ui/", "/ui/flamegraph.svg", "/ui/peek?f=leaf_210%24", "/ui/source?f=leaf_210%24"]
+first, per_view = [], {v: [] for v in views}
+for _ in range(runs):
+    t0 = time.monotonic()
+    server = subprocess.Popen([pprof, "--http=127.0.0.1:0", "--no_browser", prog, heap],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        port = int(server.stdout.readline().decode().rsplit(":", 1)[1])
+        fetch(port, views[0])
+        first.append(time.monotonic() - t0)
+        for v in views:  # after the first page: each view's own time
+            t = time.monotonic()
+            fetch(port, v)
+            per_view[v].append(time.monotonic() - t)
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+print("| measure (median of %d) | seconds |" % runs)
+print("|---|---|")
+print("| start to first page (/ui/top answered) | %.3f |" % statistics.median(first))
+for v in views:
+    print("| %s | %.3f |" % (v, statistics.median(per_view[v])))

@@ -1,0 +1,134 @@
+// The web UI without a socket: listen addresses, query parsing, the views' status codes and
+// contents (WebUi::Handle) and the timeline's bands, on small hand-written profiles.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/web/timeline.h"
+#include "pprof-tool/web/view_query.h"
+#include "pprof-tool/web/web_server.h"
+#include "pprof-tool/web/web_ui.h"
+
+namespace heapkit::pprof {
+namespace {
+
+// pc 0x1ff -> "Grow", 0x2ff -> "Keep", 0x3ff -> "main" (callers' pcs are looked up minus 1).
+class NamesSymbolizer : public Symbolizer {
+ public:
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = cache_.find(pc);
+    if (it != cache_.end()) return it->second;
+    const char* name = pc == 0x1ff ? "Grow" : pc == 0x2ff ? "Keep" : pc == 0x3ff ? "main" : "other";
+    return cache_.emplace(pc, std::vector<SourceFrame>{{name, "w.cc", 1, false, "/bin/w"}})
+        .first->second;
+  }
+  std::map<uint64_t, std::vector<SourceFrame>> cache_;
+};
+
+Profile Dump(const char* file, int grow_bytes) {
+  std::string text = "heap profile: 2: 0 [ 2: 0] @ heapprofile\n"
+                     " 1: " + std::to_string(grow_bytes) + " [ 1: " + std::to_string(grow_bytes) +
+                     "] @ 0x200 0x400\n"
+                     " 1: 1000 [ 1: 1000] @ 0x300 0x400\n";
+  Profile p;
+  ParseError e;
+  EXPECT_TRUE(ParseProfileText(text, file, &p, &e)) << e.Message();
+  return p;
+}
+
+using Params = std::multimap<std::string, std::string>;
+
+TEST(Web, ListenAddress) {
+  ListenAddress a;
+  std::string error;
+  ASSERT_TRUE(ParseListenAddress(":8080", &a, &error));
+  EXPECT_EQ(a.host, "127.0.0.1");  // never all interfaces by default
+  EXPECT_EQ(a.port, 8080);
+  ASSERT_TRUE(ParseListenAddress("[::1]:0", &a, &error));
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 0);
+  EXPECT_FALSE(ParseListenAddress("localhost", &a, &error));
+  EXPECT_FALSE(ParseListenAddress(":70000", &a, &error));
+  EXPECT_FALSE(ParseListenAddress(":80x", &a, &error));
+}
+
+TEST(Web, QueryParsing) {
+  ViewQuery q;
+  std::string error;
+  ASSERT_TRUE(ParseViewQuery({{"si", "alloc_space"}, {"f", "a b&c"}, {"dump", "1"}}, 2, &q, &error));
+  EXPECT_EQ(q.sample_type, SampleType::kAllocSpace);
+  EXPECT_EQ(q.Encode(), "si=alloc_space&f=a%20b%26c&dump=1");
+  ViewQuery bad;
+  EXPECT_FALSE(ParseViewQuery({{"si", "cpu"}}, 2, &bad, &error));
+  EXPECT_NE(error.find("unknown sample type"), std::string::npos);
+  EXPECT_FALSE(ParseViewQuery({{"dump", "2"}}, 2, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"dump", "-1"}}, 2, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"f", std::string(kMaxQueryValue + 1, 'a')}}, 2, &bad, &error));
+}
+
+class WebUiTest : public testing::Test {
+ protected:
+  WebUiTest() {
+    dumps_ = {Dump("w.0001.heap", 1000), Dump("w.0002.heap", 5000)};
+    profile_ = dumps_[1];
+    input_.profile = &profile_;
+    input_.dumps = &dumps_;
+    input_.symbolizer = &symbolizer_;
+    input_.graph.node_count = -1;
+    input_.text_graph.node_count = -1;
+    input_.title = "w";
+  }
+  Profile profile_;
+  std::vector<Profile> dumps_;
+  NamesSymbolizer symbolizer_;
+  WebInput input_;
+};
+
+TEST_F(WebUiTest, ViewsAndBadRequests) {
+  WebUi ui(input_);
+  WebResponse top = ui.Handle("/ui/top", {});
+  EXPECT_EQ(top.status, 200);
+  EXPECT_NE(top.body.find(">Grow</a>"), std::string::npos);
+  EXPECT_NE(top.body.find(">Keep</a>"), std::string::npos);
+  WebResponse ignored = ui.Handle("/ui/top", Params{{"i", "^Grow$"}});
+  EXPECT_EQ(ignored.body.find(">Grow</a>"), std::string::npos);
+  EXPECT_NE(ignored.body.find(">Keep</a>"), std::string::npos);
+  EXPECT_NE(ignored.body.find("name=\"i\" value=\"^Grow$\""), std::string::npos);  // form keeps it
+  EXPECT_EQ(ui.Handle("/ui/", {}).status, 200);
+  EXPECT_EQ(ui.Handle("/ui/flamegraph.svg", {}).content_type, "image/svg+xml");
+  EXPECT_EQ(ui.Handle("/ui/timeline", {}).status, 200);
+  for (const auto& [path, params, status] :
+       std::vector<std::tuple<std::string, Params, int>>{
+           {"/nosuch", {}, 404}, {"/ui/top", {{"f", "("}}, 400},
+           {"/ui/top", {{"si", "bogus"}}, 400}, {"/ui/peek", {{"f", "NoSuchFunction"}}, 404}}) {
+    WebResponse r = ui.Handle(path, params);
+    EXPECT_EQ(r.status, status) << path;
+    EXPECT_EQ(r.body.find('\n'), r.body.size() - 1) << "one line: " << r.body;
+  }
+}
+
+TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
+  input_.heapcheck = true;
+  WebUi ui(input_);
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"si", "alloc_space"}}).status, 400);
+  EXPECT_NE(ui.Handle("/ui/top", {}).body.find("<title>Leaks: Top"), std::string::npos);
+}
+
+TEST_F(WebUiTest, TimelineBands) {
+  TimelineChart chart;
+  std::string error;
+  ASSERT_TRUE(BuildTimeline(dumps_, symbolizer_, PipelineOptions{}, 1, &chart, &error)) << error;
+  ASSERT_EQ(chart.bands.size(), 2u);  // the top function, then "other"
+  EXPECT_EQ(chart.bands[0].name, "Grow");
+  EXPECT_EQ(chart.bands[0].values, (std::vector<double>{1000, 5000}));
+  EXPECT_EQ(chart.bands[1].name, "other");
+  EXPECT_EQ(chart.totals, (std::vector<double>{2000, 6000}));
+  std::string svg = TimelineSvg(chart, TimelineStyle{});
+  EXPECT_NE(svg.find("w.0002.heap: heap profile:"), std::string::npos);
+  EXPECT_EQ(svg.find("<script"), std::string::npos);
+  EXPECT_EQ(svg.find("<a "), std::string::npos);  // links only for the web UI
+}
+
+}  // namespace
+}  // namespace heapkit::pprof

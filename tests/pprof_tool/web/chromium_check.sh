@@ -1,0 +1,78 @@
+#!/bin/sh
+# The web UI in headless Chromium: pprof-tool --http=127.0.0.1:0 serves heap dumps of
+# user_frames_prog.cc; Chromium loads the top table, the call graph and the timeline, and
+#  - the page scripts run without errors and mark the page ready (data-hk-ready on <body>);
+#  - the top table's DOM names the known functions; the call graph's SVG was set up for pan/zoom;
+#  - the timeline's DOM has one band per function and a link per dump to its top table;
+#  - a screenshot of the timeline is not blank.
+# The server is killed on exit whatever happens.
+# Usage: chromium_check.sh <pprof-tool> <libheapkit.so> <program> <work dir>
+# Exit 77 (ctest SKIP_RETURN_CODE) when no Chromium is installed.
+set -u
+pprof=$1 lib=$2 prog=$3 work=$4
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -z "$chrome" ]; then
+  echo "SKIP: chromium is not installed (apt-get install chromium)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work/home"
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null' EXIT INT TERM
+
+HEAPPROFILE="$work/prof" HEAP_PROFILE_INUSE_INTERVAL=2097152 TCMALLOC_SAMPLE_PARAMETER=1 \
+  LD_PRELOAD="$lib" "$prog" 2>/dev/null
+"$pprof" --http=127.0.0.1:0 --no_browser "$prog" "$work"/prof.*.heap >"$work/server.out" 2>"$work/server.err" &
+server=$!
+url=
+for _ in $(seq 100); do
+  url=$(sed -n 's|^Serving web UI on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$work/server.out")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "FAIL: the server did not print its address: $(cat "$work/server.out" "$work/server.err")"
+  exit 1
+fi
+
+fail=0
+run() {  # run <log> <args...>: headless Chromium, bounded in time, its own profile dir
+  log=$1
+  shift
+  HOME="$work/home" timeout 60 "$chrome" --headless --no-sandbox --disable-gpu \
+    --no-first-run --disable-extensions --disable-dev-shm-usage --virtual-time-budget=5000 \
+    --user-data-dir="$work/home/profile" --enable-logging=stderr --v=0 "$@" 2>"$log"
+}
+check() {  # check <page> <file> <pattern> <what>
+  if ! grep -q -- "$3" "$2"; then
+    echo "FAIL: $1: $4"
+    fail=1
+  fi
+}
+
+for page in top graph timeline; do
+  path=/ui/$page
+  [ $page = graph ] && path=/ui/
+  run "$work/$page.log" --dump-dom "$url$path" >"$work/$page.html"
+  if grep -E "Uncaught|SyntaxError|ReferenceError|TypeError" "$work/$page.log"; then
+    echo "FAIL: $path: JavaScript errors (see $work/$page.log)"
+    fail=1
+  fi
+  check $path "$work/$page.html" '<body data-hk-ready="1"' "the page script did not run"
+done
+for f in app::FillVector app::FillString app::FillMap; do
+  check /ui/top "$work/top.html" "<td class=\"name\"><a [^>]*>$f</a>" "the table does not name $f"
+done
+check /ui/ "$work/graph.html" '<svg[^>]*data-hk-ready="1"' "the call graph was not set up for pan/zoom"
+check /ui/ "$work/graph.html" 'app::FillVector' "the call graph does not name app::FillVector"
+check /ui/timeline "$work/timeline.html" 'class="band" data-name="app::FillVector"' "no band for app::FillVector"
+check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=0"' "dump 0 does not link to its top table"
+
+run "$work/shot.log" --window-size=1100,700 --screenshot="$work/timeline.png" "$url/ui/timeline" >/dev/null
+size=$(wc -c <"$work/timeline.png" 2>/dev/null || echo 0)
+if [ "$size" -lt 10000 ]; then
+  echo "FAIL: the timeline screenshot is missing or blank ($size bytes)"
+  fail=1
+fi
+
+[ $fail -eq 0 ] && echo "PASS: top, graph and timeline pages in Chromium"
+exit $fail
