@@ -109,7 +109,8 @@ int64_t EstimateBytes(size_t size, int64_t rate) {
 void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
     RecordCounts c{b.InUseCount(), b.InUseBytes(), b.AllocCount(), b.AllocBytes()};
-    visit(visit_ctx, c, b.pcs, b.depth);
+    void* pcs[kMaxStackDepth];
+    visit(visit_ctx, c, pcs, GlobalStackTable().ReadStack(b, pcs, kMaxStackDepth));
   });
 }
 
@@ -702,14 +703,22 @@ void ProfilerStartup() {
 
 void SetThreadRecordingDisabled(bool disabled) { tls_recording_disabled = disabled; }
 
+namespace {
+AllocationStack StackOf(const Bucket& b) {
+  return {b.id.load(std::memory_order_relaxed), b.depth, GlobalStackTable().LeafFrame(b)};
+}
+}  // namespace
+
+int ReadAllocationStack(const AllocationStack& stack, void** out, int max) {
+  const Bucket* b = GlobalStackTable().BucketById(stack.id);
+  return b != nullptr ? GlobalStackTable().ReadStack(*b, out, max) : 0;
+}
+
 bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size) {
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().DecodeSlot(slot, &b, &size)) return false;
-  if (stack != nullptr) {
-    stack->pcs = b->pcs;
-    stack->depth = b->depth;
-  }
+  if (stack != nullptr) *stack = StackOf(*b);
   if (requested_size != nullptr) *requested_size = size;
   return true;
 }
@@ -725,10 +734,7 @@ bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* r
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().Lookup(object, &b, &size)) return false;
-  if (stack != nullptr) {
-    stack->pcs = b->pcs;
-    stack->depth = b->depth;
-  }
+  if (stack != nullptr) *stack = StackOf(*b);
   if (requested_size != nullptr) *requested_size = size;
   return true;
 }

@@ -54,15 +54,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/trace_tree.h"
+
 namespace heapkit::prof {
 
 struct Bucket {
-  Bucket* next_in_chain;   // immutable once published
-  Bucket* next_in_list;    // list of all buckets (immutable once published)
-  uint64_t hash;
+  uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
+  uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
   uint32_t size_key;
-  int32_t depth;
-  uint32_t id;             // 1, 2, ...: index in the table's id map (slot values)
+  int32_t depth;           // frames of the stack
+  std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
   // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
   std::atomic<int64_t> alloc_bytes;
@@ -79,7 +80,6 @@ struct Bucket {
   // last ForEachBucketWithCounts.
   std::atomic<int64_t> pending_alloc_count;
   std::atomic<int64_t> pending_alloc_bytes;
-  void* pcs[1];  // really [depth] (at least 1 slot allocated)
 
   // All recorded allocations; exact inside ForEachBucketWithCounts.
   int64_t AllocCount() const {
@@ -185,7 +185,7 @@ class StackTable {
     // there belonged to an object whose free was never reported; overwriting drops it.
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
-    slot->store((static_cast<uint64_t>(bucket->id) << 32) | size, std::memory_order_release);
+    slot->store((static_cast<uint64_t>(bucket->id.load(std::memory_order_relaxed)) << 32) | size, std::memory_order_release);
   }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
@@ -193,11 +193,18 @@ class StackTable {
 
   // Bucket with the given id (slot values), nullptr if none.
   Bucket* BucketById(uint32_t id) const {
-    std::atomic<Bucket*>* chunk =
+    Bucket* chunk =
         id_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr
-                            : chunk[id & (kIdChunkSize - 1)].load(std::memory_order_acquire);
+    if (chunk == nullptr || id == 0) return nullptr;
+    Bucket* b = &chunk[id & (kIdChunkSize - 1)];
+    return b->id.load(std::memory_order_acquire) == id ? b : nullptr;
   }
+  // Writes the bucket's stack, leaf first, into out[0..max); returns the number of frames.
+  // Lock-free (safe in a stopped world).
+  int ReadStack(const Bucket& b, void** out, int max) const { return tree_.Read(b.stack, out, max); }
+  // The leaf frame of the bucket's stack (nullptr if empty).
+  void* LeafFrame(const Bucket& b) const { return tree_.Leaf(b.stack); }
+  size_t num_stack_nodes() const { return tree_.num_nodes(); }
   // Decodes a non-zero slot value.
   bool DecodeSlot(uint64_t value, Bucket** bucket, size_t* size) const {
     Bucket* b = value != 0 ? BucketById(static_cast<uint32_t>(value >> 32)) : nullptr;
@@ -225,9 +232,8 @@ class StackTable {
   // side-slot records are those of the last ForEachBucketWithCounts.
   template <class F>
   void ForEachBucket(F&& f) const {
-    for (Bucket* b = all_buckets_.load(std::memory_order_acquire); b != nullptr;
-         b = b->next_in_list)
-      f(*b);
+    for (uint32_t id = next_id_.load(std::memory_order_acquire); id != 0; --id)
+      if (Bucket* b = BucketById(id)) f(*b);
   }
   // Same, with every bucket's in-use counts brought up to date first (one pass over the side
   // slots when any are used). Readers are serialised by a leaf lock held across the visit
@@ -253,7 +259,10 @@ class StackTable {
   void ForkParent();
   void ForkChild();
 
-  static uint64_t HashStack(void* const* pcs, int depth, uint32_t size_key);
+  static uint64_t HashBucket(uint32_t stack, uint32_t size_key) {
+    uint64_t h = ((static_cast<uint64_t>(size_key) << 32) | stack) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+  }
   static uint64_t HashAddress(uintptr_t a) {
     uint64_t h = (a >> 4) * 0x9e3779b97f4a7c15ULL;  // Fibonacci hashing; fold high bits down
     return h ^ (h >> 29);
@@ -274,7 +283,7 @@ class StackTable {
     size_t count = 0;
     Node* free_nodes = nullptr;
   };
-  static constexpr int kBucketHashBits = 16;
+  static constexpr int kBucketHashBits = 20;
   static constexpr int kInsertLocks = 64;
   static constexpr int kStripes = 64;
   static constexpr size_t kInitialStripeHeads = 1024;
@@ -287,7 +296,8 @@ class StackTable {
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
   void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
   bool RecordFreeFromSlot(const void* object, size_t* size);
-  bool AssignId(Bucket* b);
+  Bucket* NewBucket(uint32_t id);
+  Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();
@@ -304,13 +314,13 @@ class StackTable {
   static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
   static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
 
-  std::atomic<Bucket*>* bucket_heads_ = nullptr;
+  std::atomic<uint32_t>* bucket_heads_ = nullptr;  // bucket ids
   const SlotProvider* slots_ = nullptr;
   std::atomic<bool> slots_used_{false};
   std::atomic<uint32_t> next_id_{0};
-  std::atomic<std::atomic<Bucket*>*> id_chunks_[kIdChunks] = {};
+  std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
   std::atomic<uint32_t>* filter_ = nullptr;
-  std::atomic<Bucket*> all_buckets_{nullptr};
+  TraceTree tree_;
   std::atomic<PendingAllocs*> pending_{nullptr};
   std::atomic<size_t> num_buckets_{0};
   struct alignas(64) PaddedLock {

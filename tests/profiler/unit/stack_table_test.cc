@@ -36,7 +36,10 @@ TEST(StackTable, BucketIdentity) {
   EXPECT_NE(t.FindOrCreateBucket(a, 3, 5), ba);  // different size key
   EXPECT_EQ(t.num_buckets(), 4u);
   EXPECT_EQ(ba->depth, 3);
-  EXPECT_EQ(ba->pcs[2], Pc(0x3000));
+  void* read[4] = {};
+  ASSERT_EQ(t.ReadStack(*ba, read, 4), 3);
+  EXPECT_EQ(read[0], Pc(0x1000));
+  EXPECT_EQ(read[2], Pc(0x3000));
   Bucket* empty = t.FindOrCreateBucket(nullptr, 0, 0);
   ASSERT_NE(empty, nullptr);
   EXPECT_EQ(empty->depth, 0);
@@ -148,9 +151,9 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   void* s2[] = {Pc(0x22)};
   Bucket* b1 = t.FindOrCreateBucket(s1, 1, 0);
   Bucket* b2 = t.FindOrCreateBucket(s2, 1, 0);
-  EXPECT_NE(b1->id, b2->id);
-  EXPECT_EQ(t.BucketById(b1->id), b1);
-  EXPECT_EQ(t.BucketById(b2->id), b2);
+  EXPECT_NE(b1->id.load(), b2->id.load());
+  EXPECT_EQ(t.BucketById(b1->id.load()), b1);
+  EXPECT_EQ(t.BucketById(b2->id.load()), b2);
   // use_slot: goes to the slot, not the hash map.
   t.RecordAlloc(Obj(kSlotBase), b1, 0);  // a zero-size object still has a non-zero slot
   t.RecordAlloc(Obj(kSlotBase + 16), b1, 12, true);
