@@ -108,7 +108,8 @@ int64_t EstimateBytes(size_t size, int64_t rate) {
 
 void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
-    RecordCounts c{b.InUseCount(), b.InUseBytes(), b.AllocCount(), b.AllocBytes()};
+    const StackTable& t = GlobalStackTable();
+    RecordCounts c{t.InUseCount(b), t.InUseBytes(b), t.AllocCount(b), t.AllocBytes(b)};
     void* pcs[kMaxStackDepth];
     visit(visit_ctx, c, pcs, GlobalStackTable().ReadStack(b, pcs, kMaxStackDepth));
   });
@@ -196,8 +197,10 @@ void ResetEstimatesFromTable() {
   const int64_t rate = alloc::GetSampleParameter();
   int64_t inuse = 0;
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
-    const int64_t n = b.InUseCount();
-    if (n > 0) inuse += n * EstimateBytes(static_cast<size_t>(b.InUseBytes() / n), rate);
+    const int64_t n = GlobalStackTable().InUseCount(b);
+    if (n > 0) {
+      inuse += n * EstimateBytes(static_cast<size_t>(GlobalStackTable().InUseBytes(b) / n), rate);
+    }
   });
   g_est_alloc.store(inuse, std::memory_order_relaxed);
   g_est_free.store(0, std::memory_order_relaxed);
@@ -723,12 +726,7 @@ bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* request
   return true;
 }
 
-size_t RecordedLiveObjects() {
-  size_t n = 0;
-  GlobalStackTable().ForEachBucketWithCounts(
-      [&](const Bucket& b) { n += static_cast<size_t>(b.InUseCount()); });
-  return n;
-}
+size_t RecordedLiveObjects() { return GlobalStackTable().num_live_objects(); }
 
 bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* requested_size) {
   Bucket* b;

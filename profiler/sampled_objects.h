@@ -28,8 +28,8 @@ bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* r
 // lookup. False for 0 or a value that names no bucket.
 bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size);
 
-// Number of recorded live objects (sum over the table's buckets; cheap, racy while the world
-// runs). For sizing snapshots.
+// Number of recorded live objects (hash-map records plus used side slots; racy while the world
+// runs; no per-bucket counts are built). For sizing snapshots.
 size_t RecordedLiveObjects();
 
 // Makes sure sampled allocations are recorded in the table: registers the profiler's sampling

@@ -145,12 +145,10 @@ void StackTable::AccountFree(Bucket* b, size_t size) {
 
 void StackTable::RefreshSlotCounts() {
   if (!slots_used_.load(std::memory_order_acquire)) return;
-  ForEachBucket([](Bucket& b) {
-    b.slot_live_count.store(0, std::memory_order_relaxed);
-    b.slot_live_bytes.store(0, std::memory_order_relaxed);
-    b.pending_alloc_count.store(0, std::memory_order_relaxed);
-    b.pending_alloc_bytes.store(0, std::memory_order_relaxed);
-  });
+  if (!ReserveReaderCounts()) return;
+  ReaderCounts* counts = reader_counts_.load(std::memory_order_relaxed);
+  memset(static_cast<void*>(counts), 0,
+         sizeof(ReaderCounts) * reader_capacity_.load(std::memory_order_relaxed));
   // Threads' batches (sequence-counter reads; a batch whose owner stopped mid-write — a
   // thread that did not survive fork — is read as it is after a bounded number of retries).
   for (PendingAllocs* p = pending_.load(std::memory_order_acquire); p != nullptr; p = p->next) {
@@ -165,25 +163,38 @@ void StackTable::RefreshSlotCounts() {
       if ((s1 & 1) == 0 && p->seq.load(std::memory_order_relaxed) == s1) break;
       sched_yield();
     }
-    if (b == nullptr) continue;
-    b->pending_alloc_count.store(b->pending_alloc_count.load(std::memory_order_relaxed) + count,
-                                 std::memory_order_relaxed);
-    b->pending_alloc_bytes.store(b->pending_alloc_bytes.load(std::memory_order_relaxed) + bytes,
-                                 std::memory_order_relaxed);
+    const uint32_t id = b != nullptr ? b->id.load(std::memory_order_relaxed) : 0;
+    if (id == 0 || id >= reader_capacity_.load(std::memory_order_relaxed)) continue;
+    ReaderCounts& c = counts[id];
+    c.pending_alloc_count += count;
+    c.pending_alloc_bytes += bytes;
   }
   slots_->for_each_slot(
       [](void* table, const void*, uint64_t value) {
         Bucket* b;
         size_t size;
-        if (!static_cast<StackTable*>(table)->DecodeSlot(value, &b, &size)) return;
+        auto* t = static_cast<StackTable*>(table);
+        if (!t->DecodeSlot(value, &b, &size)) return;
         // Only this pass (under count_lock_) writes these: no locked add needed.
-        b->slot_live_count.store(b->slot_live_count.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_relaxed);
-        b->slot_live_bytes.store(
-            b->slot_live_bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
-            std::memory_order_relaxed);
+        const uint32_t id = b->id.load(std::memory_order_relaxed);
+        if (id >= t->reader_capacity_.load(std::memory_order_relaxed)) return;  // newer bucket
+        ReaderCounts& c = t->reader_counts_.load(std::memory_order_relaxed)[id];
+        ++c.slot_live_count;
+        c.slot_live_bytes += static_cast<int64_t>(size);
       },
       this);
+}
+
+bool StackTable::ReserveReaderCounts() {
+  const uint32_t need = next_id_.load(std::memory_order_acquire) + 1;
+  if (need <= reader_capacity_.load(std::memory_order_relaxed)) return true;
+  uint32_t capacity = 1024;
+  while (capacity < need) capacity *= 2;
+  void* mem = internal::ArenaAlloc(sizeof(ReaderCounts) * capacity, 64);
+  if (mem == nullptr) return false;
+  reader_counts_.store(static_cast<ReaderCounts*>(mem), std::memory_order_release);
+  reader_capacity_.store(capacity, std::memory_order_release);
+  return true;
 }
 
 __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec"))) = nullptr;

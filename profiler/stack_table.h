@@ -1,10 +1,14 @@
 // The sampled-allocation table: per-stack buckets plus the map of live sampled objects.
 //
 // Buckets. One per (stack, size key); never freed while the process runs (profiles stay
-// consistent and lock-free readers never see freed memory). Lookup is lock-free: 64 Ki hash
-// chains whose links are written once, before the bucket is published with a release store;
-// insertion takes one of 64 striped spin locks (by hash) and re-checks the chain. Counters are
-// relaxed atomics (see Bucket and "Object slots" for what each counts).
+// consistent and lock-free readers never see freed memory). A bucket names its stack by a node
+// of the trace tree (trace_tree.h: shared callers stored once; ReadStack rebuilds the frames
+// into the caller's buffer), so a bucket's size does not grow with its depth. Buckets are
+// stored by id in arena chunks (BucketById: no pointer map); a bucket is published by the
+// release store of its id, after its fields. Lookup is lock-free: 1 Mi hash chains of bucket
+// ids keyed by (stack node, size key), links written once before the chain head's release
+// store; insertion takes one of 64 striped spin locks (by hash) and re-checks the chain.
+// Counters are relaxed atomics (see Bucket and "Object slots" for what each counts).
 //
 // Live objects (hash map: sampled mode, large objects, tests). address -> (bucket, requested
 // size), split into 64 stripes by a hash of the
@@ -25,7 +29,8 @@
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
 // (map_alloc - free) plus its live slot records, counted by one pass over the slots when a
-// reader asks (ForEachBucketWithCounts: dumps, GetHeapSample). AllocCount()/AllocBytes() count
+// reader asks (ForEachBucketWithCounts: dumps, GetHeapSample) into a reader-side array indexed
+// by bucket id (ReaderCounts), so that buckets carry no reader-only words. StackTable::AllocCount/AllocBytes count
 // all allocations: slot-mode ones are batched per thread (PendingAllocs) and added by readers.
 //
 // Negative filter (hash map). The allocator calls RecordFree for every free in a span that
@@ -36,18 +41,21 @@
 // (which happens after, in every thread's view) always sees it.
 //
 // Memory: everything comes from the internal metadata arena (alloc/internal/arena.h), never
-// from the public malloc, so the profiler's own memory never appears in a profile.
+// from the public malloc, so the profiler's own memory never appears in a profile. Per distinct
+// stack: one bucket plus the trace-tree nodes of the frames it does not share.
 //
 // Locking rules: no lock of this file is held while calling anything that can allocate,
 // unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
-// bucket-insert lock are never held together; the readers' count lock (ForEachBucketWithCounts)
-// is taken by readers only, never on the allocation or free path. Fork: ForkPrepare() takes every lock (called
-// from a pthread_atfork prepare handler), ForkParent()/ForkChild() release them.
+// bucket-insert lock are never held together (a trace-tree lock is taken before, never under,
+// a bucket-insert lock); the readers' count lock (ForEachBucketWithCounts)
+// is taken by readers only, never on the allocation or free path. Fork: ForkPrepare() takes every lock, the trace
+// tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
+// release them.
 //
 // Stopped-world reads (the leak checker): Lookup() try-locks the stripe; if a stopped thread
 // holds it, it reads without the lock. Nodes and head arrays are never unmapped and chains
 // stay acyclic during a rehash, so such a read terminates and never faults; at worst it misses
-// the one object that thread was inserting or removing.
+// the one object that thread was inserting or removing. Reading a bucket's stack takes no lock.
 #pragma once
 
 #include <atomic>
@@ -72,37 +80,8 @@ struct Bucket {
   std::atomic<int64_t> map_alloc_bytes;
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
-  // Objects recorded in side slots that are live, as counted by the last
-  // StackTable::ForEachBucketWithCounts (slot frees update no counter: see "Object slots").
-  std::atomic<int64_t> slot_live_count;
-  std::atomic<int64_t> slot_live_bytes;
-  // Slot-mode allocations still pending in threads' batches (PendingAllocs), as counted by the
-  // last ForEachBucketWithCounts.
-  std::atomic<int64_t> pending_alloc_count;
-  std::atomic<int64_t> pending_alloc_bytes;
-
-  // All recorded allocations; exact inside ForEachBucketWithCounts.
-  int64_t AllocCount() const {
-    return alloc_count.load(std::memory_order_relaxed) +
-           pending_alloc_count.load(std::memory_order_relaxed);
-  }
-  int64_t AllocBytes() const {
-    return alloc_bytes.load(std::memory_order_relaxed) +
-           pending_alloc_bytes.load(std::memory_order_relaxed);
-  }
-
-  // In use = live hash-map records + live slot records. Exact for slot records only inside
-  // ForEachBucketWithCounts.
-  int64_t InUseCount() const {
-    int64_t v = map_alloc_count.load(std::memory_order_relaxed) -
-                free_count.load(std::memory_order_relaxed);
-    return (v > 0 ? v : 0) + slot_live_count.load(std::memory_order_relaxed);
-  }
-  int64_t InUseBytes() const {
-    int64_t v = map_alloc_bytes.load(std::memory_order_relaxed) -
-                free_bytes.load(std::memory_order_relaxed);
-    return (v > 0 ? v : 0) + slot_live_bytes.load(std::memory_order_relaxed);
-  }
+  // Reader-side counts (live slot records, pending batches) are kept by the table, not here:
+  // see StackTable::InUseCount and friends.
 };
 
 // Per-object side slots (alloc/live_objects.h), injected so that this file stays free of
@@ -186,6 +165,26 @@ class StackTable {
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
     slot->store((static_cast<uint64_t>(bucket->id.load(std::memory_order_relaxed)) << 32) | size, std::memory_order_release);
+  }
+
+  // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
+  int64_t AllocCount(const Bucket& b) const {
+    return b.alloc_count.load(std::memory_order_relaxed) + Counts(b).pending_alloc_count;
+  }
+  int64_t AllocBytes(const Bucket& b) const {
+    return b.alloc_bytes.load(std::memory_order_relaxed) + Counts(b).pending_alloc_bytes;
+  }
+  // In use = live hash-map records + live slot records. Exact for slot records only inside
+  // ForEachBucketWithCounts.
+  int64_t InUseCount(const Bucket& b) const {
+    int64_t v = b.map_alloc_count.load(std::memory_order_relaxed) -
+                b.free_count.load(std::memory_order_relaxed);
+    return (v > 0 ? v : 0) + Counts(b).slot_live_count;
+  }
+  int64_t InUseBytes(const Bucket& b) const {
+    int64_t v = b.map_alloc_bytes.load(std::memory_order_relaxed) -
+                b.free_bytes.load(std::memory_order_relaxed);
+    return (v > 0 ? v : 0) + Counts(b).slot_live_bytes;
   }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
@@ -306,6 +305,23 @@ class StackTable {
   void Grow(Stripe& s);
   static void AccountFree(Bucket* b, size_t size);
 
+  // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and
+  // slot-mode allocations still pending in threads' batches. Indexed by bucket id; only readers
+  // (under count_lock_) write it, so buckets do not carry these words. Replaced by a larger
+  // array when buckets outgrow it (the old one is retired, never unmapped).
+  struct ReaderCounts {
+    int64_t slot_live_count, slot_live_bytes, pending_alloc_count, pending_alloc_bytes;
+  };
+  const ReaderCounts& Counts(const Bucket& b) const {
+    static constexpr ReaderCounts kNone{};
+    const uint32_t id = b.id.load(std::memory_order_relaxed);
+    // Capacity first: a capacity seen implies its array (stored before it) is seen.
+    const uint32_t capacity = reader_capacity_.load(std::memory_order_acquire);
+    ReaderCounts* c = reader_counts_.load(std::memory_order_acquire);
+    return c != nullptr && id < capacity ? c[id] : kNone;
+  }
+  bool ReserveReaderCounts();
+
   std::atomic<uint32_t>& FilterSlot(uint64_t h) {
     return filter_[h & ((size_t{1} << kFilterBits) - 1)];
   }
@@ -321,6 +337,8 @@ class StackTable {
   std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
   std::atomic<uint32_t>* filter_ = nullptr;
   TraceTree tree_;
+  std::atomic<ReaderCounts*> reader_counts_{nullptr};
+  std::atomic<uint32_t> reader_capacity_{0};
   std::atomic<PendingAllocs*> pending_{nullptr};
   std::atomic<size_t> num_buckets_{0};
   struct alignas(64) PaddedLock {
