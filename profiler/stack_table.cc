@@ -138,9 +138,26 @@ void StackTable::Grow(Stripe& s) {
   // The old array is retired, not returned (lock-free readers may still walk it).
 }
 
+MapCounts* StackTable::MapCountsFor(const Bucket* b) {
+  const uint32_t id = b->id.load(std::memory_order_relaxed);
+  std::atomic<MapCounts*>& slot = map_chunks_[id >> kIdChunkBits];
+  MapCounts* chunk = slot.load(std::memory_order_acquire);
+  if (__builtin_expect(chunk == nullptr, 0)) {
+    auto* fresh =
+        static_cast<MapCounts*>(internal::ArenaAlloc(sizeof(MapCounts) * kIdChunkSize, 4096));
+    if (fresh == nullptr) return nullptr;
+    // A loser's chunk stays in the arena unused (untouched pages: no resident cost).
+    if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
+  }
+  return &chunk[id & (kIdChunkSize - 1)];
+}
+
 void StackTable::AccountFree(Bucket* b, size_t size) {
-  b->free_count.fetch_add(1, std::memory_order_relaxed);
-  b->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  // The chunk exists: the object's record was counted in it.
+  MapCounts* m = MapCountsFor(b);
+  if (m == nullptr) return;
+  m->free_count.fetch_add(1, std::memory_order_relaxed);
+  m->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
 void StackTable::RefreshSlotCounts() {
@@ -250,8 +267,10 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
 void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size) {
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-  bucket->map_alloc_count.fetch_add(1, std::memory_order_relaxed);
-  bucket->map_alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  MapCounts* m = MapCountsFor(bucket);
+  if (m == nullptr) return;  // arena exhausted: the object is not recorded
+  m->alloc_count.fetch_add(1, std::memory_order_relaxed);
+  m->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);

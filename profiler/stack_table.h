@@ -28,10 +28,11 @@
 // is never 0).
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
-// (map_alloc - free) plus its live slot records, counted by one pass over the slots when a
-// reader asks (ForEachBucketWithCounts: dumps, GetHeapSample) into a reader-side array indexed
-// by bucket id (ReaderCounts), so that buckets carry no reader-only words. StackTable::AllocCount/AllocBytes count
-// all allocations: slot-mode ones are batched per thread (PendingAllocs) and added by readers.
+// (MapCounts: alloc - free) plus its live slot records, counted by one pass over the slots
+// when a reader asks (ForEachBucketWithCounts: dumps, GetHeapSample) into a reader-side array
+// indexed by bucket id (ReaderCounts), so that buckets carry no reader-only words.
+// StackTable::AllocCount/AllocBytes count all allocations: slot-mode ones are batched per
+// thread (PendingAllocs) and added by readers.
 //
 // Negative filter (hash map). The allocator calls RecordFree for every free in a span that
 // holds a live recorded object — in exact mode, nearly every free. A counting
@@ -46,9 +47,9 @@
 //
 // Locking rules: no lock of this file is held while calling anything that can allocate,
 // unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
-// bucket-insert lock are never held together (a trace-tree lock is taken before, never under,
-// a bucket-insert lock); the readers' count lock (ForEachBucketWithCounts)
-// is taken by readers only, never on the allocation or free path. Fork: ForkPrepare() takes every lock, the trace
+// bucket-insert lock are never held together (a trace-tree lock is held with no other lock
+// of this file); the readers' count lock (ForEachBucketWithCounts) is taken by readers
+// only, never on the allocation or free path. Fork: ForkPrepare() takes every lock, the trace
 // tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
 // release them.
 //
@@ -66,6 +67,14 @@
 
 namespace heapkit::prof {
 
+// The part of a bucket's allocations recorded in the hash map, and the frees of those.
+struct MapCounts {
+  std::atomic<int64_t> alloc_count;
+  std::atomic<int64_t> alloc_bytes;
+  std::atomic<int64_t> free_count;
+  std::atomic<int64_t> free_bytes;
+};
+
 struct Bucket {
   uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
   uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
@@ -75,13 +84,9 @@ struct Bucket {
   // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
   std::atomic<int64_t> alloc_bytes;
-  // The part of them recorded in the hash map, and the frees of those.
-  std::atomic<int64_t> map_alloc_count;
-  std::atomic<int64_t> map_alloc_bytes;
-  std::atomic<int64_t> free_count;
-  std::atomic<int64_t> free_bytes;
-  // Reader-side counts (live slot records, pending batches) are kept by the table, not here:
-  // see StackTable::InUseCount and friends.
+  // The counts of its hash-map records (MapCounts) and the reader-side counts (ReaderCounts)
+  // are kept by the table by bucket id, not here: most buckets of exact mode have no hash-map
+  // record, and reader-only words need not be paid per bucket (StackTable::InUseCount).
 };
 
 // Per-object side slots (alloc/live_objects.h), injected so that this file stays free of
@@ -164,7 +169,8 @@ class StackTable {
     // there belonged to an object whose free was never reported; overwriting drops it.
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
-    slot->store((static_cast<uint64_t>(bucket->id.load(std::memory_order_relaxed)) << 32) | size, std::memory_order_release);
+    const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+    slot->store((id << 32) | size, std::memory_order_release);
   }
 
   // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
@@ -177,14 +183,25 @@ class StackTable {
   // In use = live hash-map records + live slot records. Exact for slot records only inside
   // ForEachBucketWithCounts.
   int64_t InUseCount(const Bucket& b) const {
-    int64_t v = b.map_alloc_count.load(std::memory_order_relaxed) -
-                b.free_count.load(std::memory_order_relaxed);
+    const MapCounts* m = MapCountsOf(b.id.load(std::memory_order_relaxed));
+    int64_t v = m == nullptr ? 0
+                             : m->alloc_count.load(std::memory_order_relaxed) -
+                                   m->free_count.load(std::memory_order_relaxed);
     return (v > 0 ? v : 0) + Counts(b).slot_live_count;
   }
   int64_t InUseBytes(const Bucket& b) const {
-    int64_t v = b.map_alloc_bytes.load(std::memory_order_relaxed) -
-                b.free_bytes.load(std::memory_order_relaxed);
+    const MapCounts* m = MapCountsOf(b.id.load(std::memory_order_relaxed));
+    int64_t v = m == nullptr ? 0
+                             : m->alloc_bytes.load(std::memory_order_relaxed) -
+                                   m->free_bytes.load(std::memory_order_relaxed);
     return (v > 0 ? v : 0) + Counts(b).slot_live_bytes;
+  }
+  // The hash-map counts of bucket `id` (nullptr: it never had a hash-map record). Chunks of
+  // kIdChunkSize buckets' counts are allocated on the first record of one of them.
+  const MapCounts* MapCountsOf(uint32_t id) const {
+    MapCounts* chunk = map_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(
+        std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[id & (kIdChunkSize - 1)];
   }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
@@ -200,7 +217,9 @@ class StackTable {
   }
   // Writes the bucket's stack, leaf first, into out[0..max); returns the number of frames.
   // Lock-free (safe in a stopped world).
-  int ReadStack(const Bucket& b, void** out, int max) const { return tree_.Read(b.stack, out, max); }
+  int ReadStack(const Bucket& b, void** out, int max) const {
+    return tree_.Read(b.stack, out, max);
+  }
   // The leaf frame of the bucket's stack (nullptr if empty).
   void* LeafFrame(const Bucket& b) const { return tree_.Leaf(b.stack); }
   size_t num_stack_nodes() const { return tree_.num_nodes(); }
@@ -303,7 +322,8 @@ class StackTable {
   Stripe& StripeFor(uint64_t h) { return stripes_[h >> 58]; }
   Node* NewNode(Stripe& s);
   void Grow(Stripe& s);
-  static void AccountFree(Bucket* b, size_t size);
+  void AccountFree(Bucket* b, size_t size);
+  MapCounts* MapCountsFor(const Bucket* b);
 
   // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and
   // slot-mode allocations still pending in threads' batches. Indexed by bucket id; only readers
@@ -335,6 +355,7 @@ class StackTable {
   std::atomic<bool> slots_used_{false};
   std::atomic<uint32_t> next_id_{0};
   std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
+  std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id
   std::atomic<uint32_t>* filter_ = nullptr;
   TraceTree tree_;
   std::atomic<ReaderCounts*> reader_counts_{nullptr};

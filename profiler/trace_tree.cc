@@ -102,7 +102,8 @@ uint32_t TraceTree::Insert(void* const* pcs, int depth) {
   }
   // j: frames from the root end shared with the last path (their nodes are known).
   int j = 0;
-  while (j < depth && j < last.depth && last.pcs[j] == reinterpret_cast<uintptr_t>(pcs[depth - 1 - j]))
+  while (j < depth && j < last.depth &&
+         last.pcs[j] == reinterpret_cast<uintptr_t>(pcs[depth - 1 - j]))
     ++j;
   uint32_t node = j > 0 ? last.nodes[j - 1] : kRoot;
   for (; j < depth; ++j) {

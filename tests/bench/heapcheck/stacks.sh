@@ -2,13 +2,15 @@
 # Per-stack cost of the leak checker: binary_tree.cc (2^20 live objects, each allocated from a
 # distinct call stack) uninstrumented, under heapkit HEAPCHECK=normal, gcc -fsanitize=leak and
 # gperftools 2.10 HEAPCHECK=normal (LD_PRELOAD libtcmalloc.so.4). The variants run interleaved,
-# `runs` rounds; each cell is the median wall seconds, cpu (user+sys) seconds and max RSS.
+# `runs` rounds (gperftools only in the first `gperftools-runs`: it takes a minute a run on a
+# loaded machine); each cell is the median wall seconds, cpu (user+sys) seconds and max RSS.
 #
-#   tests/bench/heapcheck/stacks.sh [build-dir] [runs]
+#   tests/bench/heapcheck/stacks.sh [build-dir] [runs] [gperftools-runs]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../../build}" && pwd)
 runs=${2:-5}
+gruns=${3:-1}
 lib="$build/libheapkit.so"
 tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
 work=$(mktemp -d /tmp/heapcheck-stacks.XXXXXX)
@@ -29,7 +31,7 @@ command_for() {  # sets cmd to the command line of variant $1
 }
 for ((i = 0; i < runs; i++)); do
   for v in "${names[@]}"; do
-    [[ $v == gperftools && ! -f $tcmalloc ]] && continue
+    [[ $v == gperftools && (! -f $tcmalloc || $i -ge $gruns) ]] && continue
     command_for "$v"
     /usr/bin/time -o "$work/t" -f '%e %U %S %M' "${cmd[@]}" >/dev/null 2>&1 || true
     read -r w u s m < <(tail -n 1 "$work/t")
