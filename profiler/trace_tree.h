@@ -11,7 +11,7 @@
 // is lock-free: a fixed array of chain heads (node ids), chain links written once before the
 // node is published with a release store of its head; insertion takes one of 64 striped spin
 // locks (by hash) and re-checks the chain. Memory: the internal metadata arena only (heads
-// reserve 4 MiB, resident only where touched; 16 bytes per node). Fork: ForkPrepare() takes
+// reserve 8 MiB, resident only where touched; 16 bytes per node). Fork: ForkPrepare() takes
 // every lock, ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
 // through an id is complete, so a reader in a stopped world (the leak checker) never waits.
 #pragma once
@@ -51,7 +51,7 @@ class TraceTree {
     uint32_t parent;
     uint32_t next;  // next node id in the hash chain (0: end); immutable once published
   };
-  static constexpr int kHeadBits = 20;
+  static constexpr int kHeadBits = 21;
   static constexpr int kLocks = 64;
   static constexpr int kChunkBits = 16;
   static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
