@@ -164,8 +164,11 @@ void StackTable::RefreshSlotCounts() {
   if (!slots_used_.load(std::memory_order_acquire)) return;
   if (!ReserveReaderCounts()) return;
   ReaderCounts* counts = reader_counts_.load(std::memory_order_relaxed);
-  memset(static_cast<void*>(counts), 0,
-         sizeof(ReaderCounts) * reader_capacity_.load(std::memory_order_relaxed));
+  for (uint32_t i = 0, n = reader_capacity_.load(std::memory_order_relaxed); i < n; ++i) {
+    for (int64_t* f : {&counts[i].slot_live_count, &counts[i].slot_live_bytes,
+                       &counts[i].pending_alloc_count, &counts[i].pending_alloc_bytes})
+      __atomic_store_n(f, 0, __ATOMIC_RELAXED);
+  }
   // Threads' batches (sequence-counter reads; a batch whose owner stopped mid-write — a
   // thread that did not survive fork — is read as it is after a bounded number of retries).
   for (PendingAllocs* p = pending_.load(std::memory_order_acquire); p != nullptr; p = p->next) {
@@ -183,8 +186,8 @@ void StackTable::RefreshSlotCounts() {
     const uint32_t id = b != nullptr ? b->id.load(std::memory_order_relaxed) : 0;
     if (id == 0 || id >= reader_capacity_.load(std::memory_order_relaxed)) continue;
     ReaderCounts& c = counts[id];
-    c.pending_alloc_count += count;
-    c.pending_alloc_bytes += bytes;
+    Add(&c.pending_alloc_count, count);
+    Add(&c.pending_alloc_bytes, bytes);
   }
   slots_->for_each_slot(
       [](void* table, const void*, uint64_t value) {
@@ -196,8 +199,8 @@ void StackTable::RefreshSlotCounts() {
         const uint32_t id = b->id.load(std::memory_order_relaxed);
         if (id >= t->reader_capacity_.load(std::memory_order_relaxed)) return;  // newer bucket
         ReaderCounts& c = t->reader_counts_.load(std::memory_order_relaxed)[id];
-        ++c.slot_live_count;
-        c.slot_live_bytes += static_cast<int64_t>(size);
+        Add(&c.slot_live_count, 1);
+        Add(&c.slot_live_bytes, static_cast<int64_t>(size));
       },
       this);
 }

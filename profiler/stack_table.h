@@ -332,13 +332,22 @@ class StackTable {
   struct ReaderCounts {
     int64_t slot_live_count, slot_live_bytes, pending_alloc_count, pending_alloc_bytes;
   };
-  const ReaderCounts& Counts(const Bucket& b) const {
-    static constexpr ReaderCounts kNone{};
+  // Relaxed atomic view of one ReaderCounts (readers outside count_lock_ may see a refresh).
+  static ReaderCounts Load(const ReaderCounts& c) {
+    return {__atomic_load_n(&c.slot_live_count, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.slot_live_bytes, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.pending_alloc_count, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.pending_alloc_bytes, __ATOMIC_RELAXED)};
+  }
+  static void Add(int64_t* field, int64_t v) {  // by the one refreshing reader
+    __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+  }
+  ReaderCounts Counts(const Bucket& b) const {
     const uint32_t id = b.id.load(std::memory_order_relaxed);
     // Capacity first: a capacity seen implies its array (stored before it) is seen.
     const uint32_t capacity = reader_capacity_.load(std::memory_order_acquire);
     ReaderCounts* c = reader_counts_.load(std::memory_order_acquire);
-    return c != nullptr && id < capacity ? c[id] : kNone;
+    return c != nullptr && id < capacity ? Load(c[id]) : ReaderCounts{};
   }
   bool ReserveReaderCounts();
 
