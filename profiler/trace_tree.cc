@@ -1,26 +1,9 @@
 #include "profiler/trace_tree.h"
 
-#include <sched.h>
-
 #include "alloc/internal/arena.h"
 
 namespace heapkit::prof {
 namespace {
-
-void Lock(std::atomic<bool>* l) {
-  for (int spins = 0;; ++spins) {
-    if (!l->exchange(true, std::memory_order_acquire)) return;
-    while (l->load(std::memory_order_relaxed)) {
-      if (spins++ < 100) {
-        __builtin_ia32_pause();
-      } else {
-        sched_yield();
-      }
-    }
-  }
-}
-
-void Unlock(std::atomic<bool>* l) { l->store(false, std::memory_order_release); }
 
 constexpr uint32_t kNone = ~0u;
 
@@ -75,8 +58,7 @@ uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
   std::atomic<uint32_t>& head = heads_[h >> (64 - kHeadBits)];
   uint32_t found = Find(head.load(std::memory_order_acquire), parent, pc);
   if (found != kNone) return found;
-  std::atomic<bool>* lock = &locks_[h % kLocks].lock;
-  Lock(lock);
+  internal::SpinLockHolder hold(&locks_[h % kLocks].lock);
   const uint32_t first = head.load(std::memory_order_acquire);
   found = Find(first, parent, pc);
   if (found == kNone) {
@@ -90,7 +72,6 @@ uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
       found = id;
     }
   }
-  Unlock(lock);
   return found;
 }
 
@@ -139,11 +120,11 @@ void* TraceTree::Leaf(uint32_t node) const {
 }
 
 void TraceTree::ForkPrepare() {
-  for (PaddedLock& l : locks_) Lock(&l.lock);
+  for (PaddedLock& l : locks_) l.lock.Lock();
 }
 
 void TraceTree::ForkParent() {
-  for (PaddedLock& l : locks_) Unlock(&l.lock);
+  for (PaddedLock& l : locks_) l.lock.Unlock();
 }
 
 }  // namespace heapkit::prof

@@ -19,6 +19,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "alloc/internal/spin_lock.h"
+
 namespace heapkit::prof {
 
 class TraceTree {
@@ -72,7 +74,7 @@ class TraceTree {
   std::atomic<uint32_t> next_id_{1};  // 0 is the root
   std::atomic<Node*> chunks_[kChunks] = {};
   struct alignas(64) PaddedLock {
-    std::atomic<bool> lock{false};
+    internal::SpinLock lock;
   };
   PaddedLock locks_[kLocks];
 };
