@@ -56,14 +56,16 @@ void IgnoreAllocationsSince(DisablerState* st) {
   void* const* want = st->pcs + 1;
   for (uintptr_t object : after) {
     if (std::binary_search(st->before.begin(), st->before.end(), object)) continue;
-    prof::AllocationStack stack{nullptr, 0};
+    prof::AllocationStack stack{0, 0, nullptr};
     size_t size = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(object), &stack, &size))
       continue;
-    if (stack.depth <= tail) continue;
+    void* frames[prof::kMaxStackDepth];
+    const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
+    if (depth <= tail) continue;
     bool match = true;
     for (int i = 0; i < tail && match; ++i)
-      match = stack.pcs[stack.depth - tail + i] == want[i];
+      match = frames[depth - tail + i] == want[i];
     if (match) IgnoreListAdd(object);
   }
 }

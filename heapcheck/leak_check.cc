@@ -13,6 +13,7 @@
 #include "heapcheck/roots.h"
 #include "heapcheck/thread_stopper.h"
 #include "profiler/sampled_objects.h"
+#include "profiler/stack_capture.h"
 
 namespace heapkit::check {
 namespace {
@@ -41,7 +42,7 @@ void CollectObject(void* ctx, void* object, size_t size) {
 bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t requested,
                  const MmapArray<Region>& loader_text) {
   if (requested < o->size) o->size = requested;
-  if (stack.depth > 0 && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.pcs[0])))
+  if (stack.depth > 0 && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.leaf)))
     o->flags |= kRootObject;
   return true;
 }
@@ -51,7 +52,7 @@ bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t reque
 void CollectObjectWithSlot(void* ctx, void* object, size_t size, uint64_t slot) {
   auto* s = static_cast<SnapshotState*>(ctx);
   HeapObject o{reinterpret_cast<uintptr_t>(object), size, 0, kNeedsLookup};
-  prof::AllocationStack stack{nullptr, 0};
+  prof::AllocationStack stack{0, 0, nullptr};
   size_t requested = 0;
   if (slot != 0 && prof::DecodeAllocationSlot(slot, &stack, &requested)) {
     ApplyRecord(&o, stack, requested, *s->loader_text);
@@ -177,7 +178,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     HeapObject& o = s.objects[i];
     if (o.aux == kNeedsLookup) {
       o.aux = 0;
-      prof::AllocationStack stack{nullptr, 0};
+      prof::AllocationStack stack{0, 0, nullptr};
       size_t requested = 0;
       if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack,
                                       &requested)) {
@@ -253,10 +254,10 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     }
     if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
       continue;
-    prof::AllocationStack stack{nullptr, 0};
+    prof::AllocationStack stack{0, 0, nullptr};
     size_t requested = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
-      stack = {nullptr, 0};
+      stack = {0, 0, nullptr};
     LeakRecord rec{};
     rec.address = o.start;
     rec.bytes = o.size;
@@ -265,8 +266,11 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     rec.state = state;
     rec.unaligned_reachable =
         config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
-    for (int d = 0; d < stack.depth; ++d)
-      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(stack.pcs[d]));
+    void* frames[prof::kMaxStackDepth];
+    const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
+    rec.depth = static_cast<uint16_t>(depth);
+    for (int d = 0; d < depth; ++d)
+      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(frames[d]));
     ok = ok && out->leaks.PushBack(rec);
     out->leaked_bytes += o.size;
   }

@@ -109,8 +109,10 @@ int64_t EstimateBytes(size_t size, int64_t rate) {
 
 void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
-    RecordCounts c{b.InUseCount(), b.InUseBytes(), b.AllocCount(), b.AllocBytes()};
-    visit(visit_ctx, c, b.pcs, b.depth);
+    const StackTable& t = GlobalStackTable();
+    RecordCounts c{t.InUseCount(b), t.InUseBytes(b), t.AllocCount(b), t.AllocBytes(b)};
+    void* pcs[kMaxStackDepth];
+    visit(visit_ctx, c, pcs, GlobalStackTable().ReadStack(b, pcs, kMaxStackDepth));
   });
 }
 
@@ -196,8 +198,10 @@ void ResetEstimatesFromTable() {
   const int64_t rate = alloc::GetSampleParameter();
   int64_t inuse = 0;
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
-    const int64_t n = b.InUseCount();
-    if (n > 0) inuse += n * EstimateBytes(static_cast<size_t>(b.InUseBytes() / n), rate);
+    const int64_t n = GlobalStackTable().InUseCount(b);
+    if (n > 0) {
+      inuse += n * EstimateBytes(static_cast<size_t>(GlobalStackTable().InUseBytes(b) / n), rate);
+    }
   });
   g_est_alloc.store(inuse, std::memory_order_relaxed);
   g_est_free.store(0, std::memory_order_relaxed);
@@ -706,33 +710,33 @@ void ProfilerStartup() {
 
 void SetThreadRecordingDisabled(bool disabled) { tls_recording_disabled = disabled; }
 
+namespace {
+AllocationStack StackOf(const Bucket& b) {
+  return {b.id.load(std::memory_order_relaxed), b.depth, GlobalStackTable().LeafFrame(b)};
+}
+}  // namespace
+
+int ReadAllocationStack(const AllocationStack& stack, void** out, int max) {
+  const Bucket* b = GlobalStackTable().BucketById(stack.id);
+  return b != nullptr ? GlobalStackTable().ReadStack(*b, out, max) : 0;
+}
+
 bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size) {
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().DecodeSlot(slot, &b, &size)) return false;
-  if (stack != nullptr) {
-    stack->pcs = b->pcs;
-    stack->depth = b->depth;
-  }
+  if (stack != nullptr) *stack = StackOf(*b);
   if (requested_size != nullptr) *requested_size = size;
   return true;
 }
 
-size_t RecordedLiveObjects() {
-  size_t n = 0;
-  GlobalStackTable().ForEachBucketWithCounts(
-      [&](const Bucket& b) { n += static_cast<size_t>(b.InUseCount()); });
-  return n;
-}
+size_t RecordedLiveObjects() { return GlobalStackTable().num_live_objects(); }
 
 bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* requested_size) {
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().Lookup(object, &b, &size)) return false;
-  if (stack != nullptr) {
-    stack->pcs = b->pcs;
-    stack->depth = b->depth;
-  }
+  if (stack != nullptr) *stack = StackOf(*b);
   if (requested_size != nullptr) *requested_size = size;
   return true;
 }

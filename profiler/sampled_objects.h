@@ -10,9 +10,14 @@
 namespace heapkit::prof {
 
 struct AllocationStack {
-  const void* const* pcs;  // return addresses, leaf first (allocator frames already skipped)
-  int depth;
+  uint32_t id;       // the stack's bucket in the table (0: none); frames: ReadAllocationStack
+  int depth;         // number of frames
+  const void* leaf;  // innermost return address (allocator frames already skipped), or nullptr
 };
+
+// Writes the frames of `stack`, leaf first, into out[0..max); returns how many. Lock-free: safe
+// while the world is stopped.
+int ReadAllocationStack(const AllocationStack& stack, void** out, int max);
 
 // Returns false if `object` (an object start) is not a live sampled object.
 // Safe while the world is stopped (lock-free read or caller holds the table lock).
@@ -23,8 +28,8 @@ bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* r
 // lookup. False for 0 or a value that names no bucket.
 bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* requested_size);
 
-// Number of recorded live objects (sum over the table's buckets; cheap, racy while the world
-// runs). For sizing snapshots.
+// Number of recorded live objects (hash-map records plus used side slots; racy while the world
+// runs; no per-bucket counts are built). For sizing snapshots.
 size_t RecordedLiveObjects();
 
 // Makes sure sampled allocations are recorded in the table: registers the profiler's sampling

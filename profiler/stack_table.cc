@@ -10,15 +10,6 @@
 namespace heapkit::prof {
 namespace {
 
-inline uint64_t Mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
-
 }  // namespace
 
 constinit StackTable g_stack_table;
@@ -36,20 +27,10 @@ void StackTable::Lock(std::atomic<bool>* l) {
   }
 }
 
-uint64_t StackTable::HashStack(void* const* pcs, int depth, uint32_t size_key) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (static_cast<uint64_t>(size_key) << 32) ^
-               static_cast<uint64_t>(depth);
-  for (int i = 0; i < depth; ++i) {
-    h = (h ^ reinterpret_cast<uintptr_t>(pcs[i])) * 0x100000001b3ULL;
-    h ^= h >> 29;
-  }
-  return Mix(h);
-}
-
 bool StackTable::Init() {
   if (bucket_heads_ != nullptr) return true;
-  size_t heads_bytes = sizeof(std::atomic<Bucket*>) << kBucketHashBits;
-  void* heads = internal::ArenaAlloc(heads_bytes, 64);
+  if (!tree_.Init()) return false;
+  void* heads = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kBucketHashBits, 4096);
   if (heads == nullptr) return false;
   void* filter = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kFilterBits, 4096);
   if (filter == nullptr) return false;
@@ -60,71 +41,63 @@ bool StackTable::Init() {
     s.mask = kInitialStripeHeads - 1;
     s.heads.store(static_cast<Node**>(h), std::memory_order_release);
   }
-  bucket_heads_ = static_cast<std::atomic<Bucket*>*>(heads);  // zeroed by the arena
+  bucket_heads_ = static_cast<std::atomic<uint32_t>*>(heads);  // zeroed by the arena
   return true;
+}
+
+Bucket* StackTable::FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const {
+  for (uint32_t id = first; id != 0;) {
+    Bucket* b = BucketById(id);
+    if (b == nullptr) return nullptr;
+    if (b->stack == stack && b->size_key == size_key) return b;
+    id = b->next_in_chain;
+  }
+  return nullptr;
 }
 
 Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
   if (depth < 0) depth = 0;
-  uint64_t h = HashStack(pcs, depth, size_key);
-  std::atomic<Bucket*>& head = bucket_heads_[h >> (64 - kBucketHashBits)];
-  auto matches = [&](const Bucket* b) {
-    return b->hash == h && b->size_key == size_key && b->depth == depth &&
-           memcmp(b->pcs, pcs, sizeof(void*) * static_cast<size_t>(depth)) == 0;
-  };
-  for (Bucket* b = head.load(std::memory_order_acquire); b != nullptr; b = b->next_in_chain)
-    if (matches(b)) return b;
+  const uint32_t stack = tree_.Insert(pcs, depth);
+  if (stack == ~0u) return nullptr;
+  uint64_t h = HashBucket(stack, size_key);
+  std::atomic<uint32_t>& head = bucket_heads_[h >> (64 - kBucketHashBits)];
+  if (Bucket* b = FindInChain(head.load(std::memory_order_acquire), stack, size_key)) return b;
   std::atomic<bool>* lock = &insert_locks_[h % kInsertLocks].lock;
   Lock(lock);
-  Bucket* first = head.load(std::memory_order_acquire);
-  for (Bucket* b = first; b != nullptr; b = b->next_in_chain) {
-    if (matches(b)) {
-      Unlock(lock);
-      return b;
-    }
+  const uint32_t first = head.load(std::memory_order_acquire);
+  Bucket* b = FindInChain(first, stack, size_key);
+  if (b != nullptr) {
+    Unlock(lock);
+    return b;
   }
-  size_t bytes = sizeof(Bucket) + sizeof(void*) * static_cast<size_t>(depth > 1 ? depth - 1 : 0);
-  auto* b = static_cast<Bucket*>(internal::ArenaAlloc(bytes, 16));
+  uint32_t id = next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  b = NewBucket(id);
   if (b == nullptr) {
     Unlock(lock);
     return nullptr;
   }
-  b->hash = h;
-  if (!AssignId(b)) {
-    Unlock(lock);
-    return nullptr;
-  }
+  b->stack = stack;
   b->size_key = size_key;
   b->depth = depth;
-  memcpy(b->pcs, pcs, sizeof(void*) * static_cast<size_t>(depth));
   b->next_in_chain = first;
-  head.store(b, std::memory_order_release);
+  b->id.store(id, std::memory_order_release);  // published for BucketById/ForEachBucket
+  head.store(id, std::memory_order_release);
   Unlock(lock);
-  // Publish on the all-buckets list (lock-free push).
-  Bucket* old = all_buckets_.load(std::memory_order_relaxed);
-  do {
-    b->next_in_list = old;
-  } while (!all_buckets_.compare_exchange_weak(old, b, std::memory_order_release,
-                                               std::memory_order_relaxed));
   num_buckets_.fetch_add(1, std::memory_order_relaxed);
   return b;
 }
 
-bool StackTable::AssignId(Bucket* b) {
-  const uint32_t id = next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (id >= kIdChunks * kIdChunkSize) return false;
-  std::atomic<std::atomic<Bucket*>*>& slot = id_chunks_[id >> kIdChunkBits];
-  std::atomic<Bucket*>* chunk = slot.load(std::memory_order_acquire);
+Bucket* StackTable::NewBucket(uint32_t id) {
+  if (id >= kIdChunks * kIdChunkSize) return nullptr;
+  std::atomic<Bucket*>& slot = id_chunks_[id >> kIdChunkBits];
+  Bucket* chunk = slot.load(std::memory_order_acquire);
   if (chunk == nullptr) {
-    auto* fresh = static_cast<std::atomic<Bucket*>*>(
-        internal::ArenaAlloc(sizeof(std::atomic<Bucket*>) * kIdChunkSize, 64));
-    if (fresh == nullptr) return false;
-    // A loser's chunk stays in the arena unused (at most once per chunk and racing thread).
+    auto* fresh = static_cast<Bucket*>(internal::ArenaAlloc(sizeof(Bucket) * kIdChunkSize, 4096));
+    if (fresh == nullptr) return nullptr;
+    // A loser's chunk stays in the arena unused (untouched pages: no resident cost).
     if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
   }
-  b->id = id;
-  chunk[id & (kIdChunkSize - 1)].store(b, std::memory_order_release);
-  return true;
+  return &chunk[id & (kIdChunkSize - 1)];
 }
 
 StackTable::Node* StackTable::NewNode(Stripe& s) {
@@ -165,19 +138,37 @@ void StackTable::Grow(Stripe& s) {
   // The old array is retired, not returned (lock-free readers may still walk it).
 }
 
+MapCounts* StackTable::MapCountsFor(const Bucket* b) {
+  const uint32_t id = b->id.load(std::memory_order_relaxed);
+  std::atomic<MapCounts*>& slot = map_chunks_[id >> kIdChunkBits];
+  MapCounts* chunk = slot.load(std::memory_order_acquire);
+  if (__builtin_expect(chunk == nullptr, 0)) {
+    auto* fresh =
+        static_cast<MapCounts*>(internal::ArenaAlloc(sizeof(MapCounts) * kIdChunkSize, 4096));
+    if (fresh == nullptr) return nullptr;
+    // A loser's chunk stays in the arena unused (untouched pages: no resident cost).
+    if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
+  }
+  return &chunk[id & (kIdChunkSize - 1)];
+}
+
 void StackTable::AccountFree(Bucket* b, size_t size) {
-  b->free_count.fetch_add(1, std::memory_order_relaxed);
-  b->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  // The chunk exists: the object's record was counted in it.
+  MapCounts* m = MapCountsFor(b);
+  if (m == nullptr) return;
+  m->free_count.fetch_add(1, std::memory_order_relaxed);
+  m->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
 void StackTable::RefreshSlotCounts() {
   if (!slots_used_.load(std::memory_order_acquire)) return;
-  ForEachBucket([](Bucket& b) {
-    b.slot_live_count.store(0, std::memory_order_relaxed);
-    b.slot_live_bytes.store(0, std::memory_order_relaxed);
-    b.pending_alloc_count.store(0, std::memory_order_relaxed);
-    b.pending_alloc_bytes.store(0, std::memory_order_relaxed);
-  });
+  if (!ReserveReaderCounts()) return;
+  ReaderCounts* counts = reader_counts_.load(std::memory_order_relaxed);
+  for (uint32_t i = 0, n = reader_capacity_.load(std::memory_order_relaxed); i < n; ++i) {
+    for (int64_t* f : {&counts[i].slot_live_count, &counts[i].slot_live_bytes,
+                       &counts[i].pending_alloc_count, &counts[i].pending_alloc_bytes})
+      __atomic_store_n(f, 0, __ATOMIC_RELAXED);
+  }
   // Threads' batches (sequence-counter reads; a batch whose owner stopped mid-write — a
   // thread that did not survive fork — is read as it is after a bounded number of retries).
   for (PendingAllocs* p = pending_.load(std::memory_order_acquire); p != nullptr; p = p->next) {
@@ -192,25 +183,38 @@ void StackTable::RefreshSlotCounts() {
       if ((s1 & 1) == 0 && p->seq.load(std::memory_order_relaxed) == s1) break;
       sched_yield();
     }
-    if (b == nullptr) continue;
-    b->pending_alloc_count.store(b->pending_alloc_count.load(std::memory_order_relaxed) + count,
-                                 std::memory_order_relaxed);
-    b->pending_alloc_bytes.store(b->pending_alloc_bytes.load(std::memory_order_relaxed) + bytes,
-                                 std::memory_order_relaxed);
+    const uint32_t id = b != nullptr ? b->id.load(std::memory_order_relaxed) : 0;
+    if (id == 0 || id >= reader_capacity_.load(std::memory_order_relaxed)) continue;
+    ReaderCounts& c = counts[id];
+    Add(&c.pending_alloc_count, count);
+    Add(&c.pending_alloc_bytes, bytes);
   }
   slots_->for_each_slot(
       [](void* table, const void*, uint64_t value) {
         Bucket* b;
         size_t size;
-        if (!static_cast<StackTable*>(table)->DecodeSlot(value, &b, &size)) return;
+        auto* t = static_cast<StackTable*>(table);
+        if (!t->DecodeSlot(value, &b, &size)) return;
         // Only this pass (under count_lock_) writes these: no locked add needed.
-        b->slot_live_count.store(b->slot_live_count.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_relaxed);
-        b->slot_live_bytes.store(
-            b->slot_live_bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
-            std::memory_order_relaxed);
+        const uint32_t id = b->id.load(std::memory_order_relaxed);
+        if (id >= t->reader_capacity_.load(std::memory_order_relaxed)) return;  // newer bucket
+        ReaderCounts& c = t->reader_counts_.load(std::memory_order_relaxed)[id];
+        Add(&c.slot_live_count, 1);
+        Add(&c.slot_live_bytes, static_cast<int64_t>(size));
       },
       this);
+}
+
+bool StackTable::ReserveReaderCounts() {
+  const uint32_t need = next_id_.load(std::memory_order_acquire) + 1;
+  if (need <= reader_capacity_.load(std::memory_order_relaxed)) return true;
+  uint32_t capacity = 1024;
+  while (capacity < need) capacity *= 2;
+  void* mem = internal::ArenaAlloc(sizeof(ReaderCounts) * capacity, 64);
+  if (mem == nullptr) return false;
+  reader_counts_.store(static_cast<ReaderCounts*>(mem), std::memory_order_release);
+  reader_capacity_.store(capacity, std::memory_order_release);
+  return true;
 }
 
 __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -266,8 +270,10 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
 void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size) {
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-  bucket->map_alloc_count.fetch_add(1, std::memory_order_relaxed);
-  bucket->map_alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  MapCounts* m = MapCountsFor(bucket);
+  if (m == nullptr) return;  // arena exhausted: the object is not recorded
+  m->alloc_count.fetch_add(1, std::memory_order_relaxed);
+  m->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);
@@ -401,6 +407,7 @@ size_t StackTable::num_live_objects() const {
 
 void StackTable::ForkPrepare() {
   Lock(&count_lock_.lock);
+  tree_.ForkPrepare();
   for (PaddedLock& l : insert_locks_) Lock(&l.lock);
   for (Stripe& s : stripes_) Lock(&s.lock);
 }
@@ -408,6 +415,7 @@ void StackTable::ForkPrepare() {
 void StackTable::ForkParent() {
   for (Stripe& s : stripes_) Unlock(&s.lock);
   for (PaddedLock& l : insert_locks_) Unlock(&l.lock);
+  tree_.ForkParent();
   Unlock(&count_lock_.lock);
 }
 

@@ -1,10 +1,14 @@
 // The sampled-allocation table: per-stack buckets plus the map of live sampled objects.
 //
 // Buckets. One per (stack, size key); never freed while the process runs (profiles stay
-// consistent and lock-free readers never see freed memory). Lookup is lock-free: 64 Ki hash
-// chains whose links are written once, before the bucket is published with a release store;
-// insertion takes one of 64 striped spin locks (by hash) and re-checks the chain. Counters are
-// relaxed atomics (see Bucket and "Object slots" for what each counts).
+// consistent and lock-free readers never see freed memory). A bucket names its stack by a node
+// of the trace tree (trace_tree.h: shared callers stored once; ReadStack rebuilds the frames
+// into the caller's buffer), so a bucket's size does not grow with its depth. Buckets are
+// stored by id in arena chunks (BucketById: no pointer map); a bucket is published by the
+// release store of its id, after its fields. Lookup is lock-free: 1 Mi hash chains of bucket
+// ids keyed by (stack node, size key), links written once before the chain head's release
+// store; insertion takes one of 64 striped spin locks (by hash) and re-checks the chain.
+// Counters are relaxed atomics (see Bucket and "Object slots" for what each counts).
 //
 // Live objects (hash map: sampled mode, large objects, tests). address -> (bucket, requested
 // size), split into 64 stripes by a hash of the
@@ -24,9 +28,11 @@
 // is never 0).
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
-// (map_alloc - free) plus its live slot records, counted by one pass over the slots when a
-// reader asks (ForEachBucketWithCounts: dumps, GetHeapSample). AllocCount()/AllocBytes() count
-// all allocations: slot-mode ones are batched per thread (PendingAllocs) and added by readers.
+// (MapCounts: alloc - free) plus its live slot records, counted by one pass over the slots
+// when a reader asks (ForEachBucketWithCounts: dumps, GetHeapSample) into a reader-side array
+// indexed by bucket id (ReaderCounts), so that buckets carry no reader-only words.
+// StackTable::AllocCount/AllocBytes count all allocations: slot-mode ones are batched per
+// thread (PendingAllocs) and added by readers.
 //
 // Negative filter (hash map). The allocator calls RecordFree for every free in a span that
 // holds a live recorded object — in exact mode, nearly every free. A counting
@@ -36,73 +42,51 @@
 // (which happens after, in every thread's view) always sees it.
 //
 // Memory: everything comes from the internal metadata arena (alloc/internal/arena.h), never
-// from the public malloc, so the profiler's own memory never appears in a profile.
+// from the public malloc, so the profiler's own memory never appears in a profile. Per distinct
+// stack: one bucket plus the trace-tree nodes of the frames it does not share.
 //
 // Locking rules: no lock of this file is held while calling anything that can allocate,
 // unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
-// bucket-insert lock are never held together; the readers' count lock (ForEachBucketWithCounts)
-// is taken by readers only, never on the allocation or free path. Fork: ForkPrepare() takes every lock (called
-// from a pthread_atfork prepare handler), ForkParent()/ForkChild() release them.
+// bucket-insert lock are never held together (a trace-tree lock is held with no other lock
+// of this file); the readers' count lock (ForEachBucketWithCounts) is taken by readers
+// only, never on the allocation or free path. Fork: ForkPrepare() takes every lock, the trace
+// tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
+// release them.
 //
 // Stopped-world reads (the leak checker): Lookup() try-locks the stripe; if a stopped thread
 // holds it, it reads without the lock. Nodes and head arrays are never unmapped and chains
 // stay acyclic during a rehash, so such a read terminates and never faults; at worst it misses
-// the one object that thread was inserting or removing.
+// the one object that thread was inserting or removing. Reading a bucket's stack takes no lock.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/trace_tree.h"
+
 namespace heapkit::prof {
 
+// The part of a bucket's allocations recorded in the hash map, and the frees of those.
+struct MapCounts {
+  std::atomic<int64_t> alloc_count;
+  std::atomic<int64_t> alloc_bytes;
+  std::atomic<int64_t> free_count;
+  std::atomic<int64_t> free_bytes;
+};
+
 struct Bucket {
-  Bucket* next_in_chain;   // immutable once published
-  Bucket* next_in_list;    // list of all buckets (immutable once published)
-  uint64_t hash;
+  uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
+  uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
   uint32_t size_key;
-  int32_t depth;
-  uint32_t id;             // 1, 2, ...: index in the table's id map (slot values)
+  int32_t depth;           // frames of the stack
+  std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
   // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
   std::atomic<int64_t> alloc_bytes;
-  // The part of them recorded in the hash map, and the frees of those.
-  std::atomic<int64_t> map_alloc_count;
-  std::atomic<int64_t> map_alloc_bytes;
-  std::atomic<int64_t> free_count;
-  std::atomic<int64_t> free_bytes;
-  // Objects recorded in side slots that are live, as counted by the last
-  // StackTable::ForEachBucketWithCounts (slot frees update no counter: see "Object slots").
-  std::atomic<int64_t> slot_live_count;
-  std::atomic<int64_t> slot_live_bytes;
-  // Slot-mode allocations still pending in threads' batches (PendingAllocs), as counted by the
-  // last ForEachBucketWithCounts.
-  std::atomic<int64_t> pending_alloc_count;
-  std::atomic<int64_t> pending_alloc_bytes;
-  void* pcs[1];  // really [depth] (at least 1 slot allocated)
-
-  // All recorded allocations; exact inside ForEachBucketWithCounts.
-  int64_t AllocCount() const {
-    return alloc_count.load(std::memory_order_relaxed) +
-           pending_alloc_count.load(std::memory_order_relaxed);
-  }
-  int64_t AllocBytes() const {
-    return alloc_bytes.load(std::memory_order_relaxed) +
-           pending_alloc_bytes.load(std::memory_order_relaxed);
-  }
-
-  // In use = live hash-map records + live slot records. Exact for slot records only inside
-  // ForEachBucketWithCounts.
-  int64_t InUseCount() const {
-    int64_t v = map_alloc_count.load(std::memory_order_relaxed) -
-                free_count.load(std::memory_order_relaxed);
-    return (v > 0 ? v : 0) + slot_live_count.load(std::memory_order_relaxed);
-  }
-  int64_t InUseBytes() const {
-    int64_t v = map_alloc_bytes.load(std::memory_order_relaxed) -
-                free_bytes.load(std::memory_order_relaxed);
-    return (v > 0 ? v : 0) + slot_live_bytes.load(std::memory_order_relaxed);
-  }
+  // The counts of its hash-map records (MapCounts) and the reader-side counts (ReaderCounts)
+  // are kept by the table by bucket id, not here: most buckets of exact mode have no hash-map
+  // record, and reader-only words need not be paid per bucket (StackTable::InUseCount).
 };
 
 // Per-object side slots (alloc/live_objects.h), injected so that this file stays free of
@@ -185,7 +169,39 @@ class StackTable {
     // there belonged to an object whose free was never reported; overwriting drops it.
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
-    slot->store((static_cast<uint64_t>(bucket->id) << 32) | size, std::memory_order_release);
+    const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+    slot->store((id << 32) | size, std::memory_order_release);
+  }
+
+  // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
+  int64_t AllocCount(const Bucket& b) const {
+    return b.alloc_count.load(std::memory_order_relaxed) + Counts(b).pending_alloc_count;
+  }
+  int64_t AllocBytes(const Bucket& b) const {
+    return b.alloc_bytes.load(std::memory_order_relaxed) + Counts(b).pending_alloc_bytes;
+  }
+  // In use = live hash-map records + live slot records. Exact for slot records only inside
+  // ForEachBucketWithCounts.
+  int64_t InUseCount(const Bucket& b) const {
+    const MapCounts* m = MapCountsOf(b.id.load(std::memory_order_relaxed));
+    int64_t v = m == nullptr ? 0
+                             : m->alloc_count.load(std::memory_order_relaxed) -
+                                   m->free_count.load(std::memory_order_relaxed);
+    return (v > 0 ? v : 0) + Counts(b).slot_live_count;
+  }
+  int64_t InUseBytes(const Bucket& b) const {
+    const MapCounts* m = MapCountsOf(b.id.load(std::memory_order_relaxed));
+    int64_t v = m == nullptr ? 0
+                             : m->alloc_bytes.load(std::memory_order_relaxed) -
+                                   m->free_bytes.load(std::memory_order_relaxed);
+    return (v > 0 ? v : 0) + Counts(b).slot_live_bytes;
+  }
+  // The hash-map counts of bucket `id` (nullptr: it never had a hash-map record). Chunks of
+  // kIdChunkSize buckets' counts are allocated on the first record of one of them.
+  const MapCounts* MapCountsOf(uint32_t id) const {
+    MapCounts* chunk = map_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(
+        std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[id & (kIdChunkSize - 1)];
   }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
@@ -193,11 +209,20 @@ class StackTable {
 
   // Bucket with the given id (slot values), nullptr if none.
   Bucket* BucketById(uint32_t id) const {
-    std::atomic<Bucket*>* chunk =
+    Bucket* chunk =
         id_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr
-                            : chunk[id & (kIdChunkSize - 1)].load(std::memory_order_acquire);
+    if (chunk == nullptr || id == 0) return nullptr;
+    Bucket* b = &chunk[id & (kIdChunkSize - 1)];
+    return b->id.load(std::memory_order_acquire) == id ? b : nullptr;
   }
+  // Writes the bucket's stack, leaf first, into out[0..max); returns the number of frames.
+  // Lock-free (safe in a stopped world).
+  int ReadStack(const Bucket& b, void** out, int max) const {
+    return tree_.Read(b.stack, out, max);
+  }
+  // The leaf frame of the bucket's stack (nullptr if empty).
+  void* LeafFrame(const Bucket& b) const { return tree_.Leaf(b.stack); }
+  size_t num_stack_nodes() const { return tree_.num_nodes(); }
   // Decodes a non-zero slot value.
   bool DecodeSlot(uint64_t value, Bucket** bucket, size_t* size) const {
     Bucket* b = value != 0 ? BucketById(static_cast<uint32_t>(value >> 32)) : nullptr;
@@ -225,9 +250,8 @@ class StackTable {
   // side-slot records are those of the last ForEachBucketWithCounts.
   template <class F>
   void ForEachBucket(F&& f) const {
-    for (Bucket* b = all_buckets_.load(std::memory_order_acquire); b != nullptr;
-         b = b->next_in_list)
-      f(*b);
+    for (uint32_t id = next_id_.load(std::memory_order_acquire); id != 0; --id)
+      if (Bucket* b = BucketById(id)) f(*b);
   }
   // Same, with every bucket's in-use counts brought up to date first (one pass over the side
   // slots when any are used). Readers are serialised by a leaf lock held across the visit
@@ -253,7 +277,10 @@ class StackTable {
   void ForkParent();
   void ForkChild();
 
-  static uint64_t HashStack(void* const* pcs, int depth, uint32_t size_key);
+  static uint64_t HashBucket(uint32_t stack, uint32_t size_key) {
+    uint64_t h = ((static_cast<uint64_t>(size_key) << 32) | stack) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+  }
   static uint64_t HashAddress(uintptr_t a) {
     uint64_t h = (a >> 4) * 0x9e3779b97f4a7c15ULL;  // Fibonacci hashing; fold high bits down
     return h ^ (h >> 29);
@@ -274,7 +301,7 @@ class StackTable {
     size_t count = 0;
     Node* free_nodes = nullptr;
   };
-  static constexpr int kBucketHashBits = 16;
+  static constexpr int kBucketHashBits = 20;
   static constexpr int kInsertLocks = 64;
   static constexpr int kStripes = 64;
   static constexpr size_t kInitialStripeHeads = 1024;
@@ -287,14 +314,42 @@ class StackTable {
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
   void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
   bool RecordFreeFromSlot(const void* object, size_t* size);
-  bool AssignId(Bucket* b);
+  Bucket* NewBucket(uint32_t id);
+  Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();
   Stripe& StripeFor(uint64_t h) { return stripes_[h >> 58]; }
   Node* NewNode(Stripe& s);
   void Grow(Stripe& s);
-  static void AccountFree(Bucket* b, size_t size);
+  void AccountFree(Bucket* b, size_t size);
+  MapCounts* MapCountsFor(const Bucket* b);
+
+  // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and
+  // slot-mode allocations still pending in threads' batches. Indexed by bucket id; only readers
+  // (under count_lock_) write it, so buckets do not carry these words. Replaced by a larger
+  // array when buckets outgrow it (the old one is retired, never unmapped).
+  struct ReaderCounts {
+    int64_t slot_live_count, slot_live_bytes, pending_alloc_count, pending_alloc_bytes;
+  };
+  // Relaxed atomic view of one ReaderCounts (readers outside count_lock_ may see a refresh).
+  static ReaderCounts Load(const ReaderCounts& c) {
+    return {__atomic_load_n(&c.slot_live_count, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.slot_live_bytes, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.pending_alloc_count, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.pending_alloc_bytes, __ATOMIC_RELAXED)};
+  }
+  static void Add(int64_t* field, int64_t v) {  // by the one refreshing reader
+    __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+  }
+  ReaderCounts Counts(const Bucket& b) const {
+    const uint32_t id = b.id.load(std::memory_order_relaxed);
+    // Capacity first: a capacity seen implies its array (stored before it) is seen.
+    const uint32_t capacity = reader_capacity_.load(std::memory_order_acquire);
+    ReaderCounts* c = reader_counts_.load(std::memory_order_acquire);
+    return c != nullptr && id < capacity ? Load(c[id]) : ReaderCounts{};
+  }
+  bool ReserveReaderCounts();
 
   std::atomic<uint32_t>& FilterSlot(uint64_t h) {
     return filter_[h & ((size_t{1} << kFilterBits) - 1)];
@@ -304,13 +359,16 @@ class StackTable {
   static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
   static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
 
-  std::atomic<Bucket*>* bucket_heads_ = nullptr;
+  std::atomic<uint32_t>* bucket_heads_ = nullptr;  // bucket ids
   const SlotProvider* slots_ = nullptr;
   std::atomic<bool> slots_used_{false};
   std::atomic<uint32_t> next_id_{0};
-  std::atomic<std::atomic<Bucket*>*> id_chunks_[kIdChunks] = {};
+  std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
+  std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id
   std::atomic<uint32_t>* filter_ = nullptr;
-  std::atomic<Bucket*> all_buckets_{nullptr};
+  TraceTree tree_;
+  std::atomic<ReaderCounts*> reader_counts_{nullptr};
+  std::atomic<uint32_t> reader_capacity_{0};
   std::atomic<PendingAllocs*> pending_{nullptr};
   std::atomic<size_t> num_buckets_{0};
   struct alignas(64) PaddedLock {

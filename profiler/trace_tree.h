@@ -1,0 +1,82 @@
+// Trace tree: call stacks stored as paths of a tree, so that what stacks share is stored once.
+//
+// A stack is a node id. Node 0 is the root (the empty stack); every other node is
+// (parent node, pc) and stands for the stack "pc, then the parent's frames". Stacks arrive leaf
+// first and are inserted from the outermost frame inwards, so stacks with the same callers share
+// the nodes of those callers: N stacks that differ only in their last frames cost about N nodes,
+// not N times their depth. Reading a stack walks the parent chain from its node: that yields
+// its frames leaf first, the order they were captured in.
+//
+// Nodes live in fixed-size chunks found by id (never moved or freed). Lookup of (parent, pc)
+// is lock-free: a fixed array of chain heads (node ids), chain links written once before the
+// node is published with a release store of its head; insertion takes one of 64 striped spin
+// locks (by hash) and re-checks the chain. Memory: the internal metadata arena only (heads
+// reserve 8 MiB, resident only where touched; 16 bytes per node). Fork: ForkPrepare() takes
+// every lock, ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
+// through an id is complete, so a reader in a stopped world (the leak checker) never waits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "alloc/internal/spin_lock.h"
+
+namespace heapkit::prof {
+
+class TraceTree {
+ public:
+  static constexpr uint32_t kRoot = 0;
+
+  // Allocates the head array from the arena (once). False on OOM.
+  bool Init();
+
+  // The node of pcs[0..depth) (leaf first), created as needed. kRoot for depth 0;
+  // ~0u on arena OOM.
+  uint32_t Insert(void* const* pcs, int depth);
+  // The child (parent, pc), created if missing. ~0u on arena OOM.
+  uint32_t Child(uint32_t parent, uintptr_t pc);
+
+  // Writes the frames of `node`, leaf first, into out[0..max); returns how many were written.
+  int Read(uint32_t node, void** out, int max) const;
+  // The leaf frame of `node` (nullptr for the root).
+  void* Leaf(uint32_t node) const;
+
+  size_t num_nodes() const { return next_id_.load(std::memory_order_relaxed); }
+
+  void ForkPrepare();
+  void ForkParent();
+  void ForkChild() { ForkParent(); }
+
+ private:
+  struct Node {
+    uintptr_t pc;
+    uint32_t parent;
+    uint32_t next;  // next node id in the hash chain (0: end); immutable once published
+  };
+  static constexpr int kHeadBits = 21;
+  static constexpr int kLocks = 64;
+  static constexpr int kChunkBits = 16;
+  static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
+  static constexpr uint32_t kChunks = 4096;  // 256 Mi nodes
+
+  static uint64_t Hash(uint32_t parent, uintptr_t pc) {
+    uint64_t h = (pc ^ (static_cast<uint64_t>(parent) << 40 | parent)) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 31);
+  }
+  const Node* NodeAt(uint32_t id) const {
+    Node* chunk = chunks_[id >> kChunkBits].load(std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[id & (kChunkSize - 1)];
+  }
+  uint32_t Find(uint32_t first, uint32_t parent, uintptr_t pc) const;
+  Node* NewNode(uint32_t* id);
+
+  std::atomic<uint32_t>* heads_ = nullptr;
+  std::atomic<uint32_t> next_id_{1};  // 0 is the root
+  std::atomic<Node*> chunks_[kChunks] = {};
+  struct alignas(64) PaddedLock {
+    internal::SpinLock lock;
+  };
+  PaddedLock locks_[kLocks];
+};
+
+}  // namespace heapkit::prof

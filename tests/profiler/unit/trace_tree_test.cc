@@ -1,0 +1,91 @@
+// The trace tree: shared outer frames are stored once, stacks read back as inserted, and
+// threads inserting the same stacks at once agree on their ids.
+#include "profiler/trace_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace heapkit::prof {
+namespace {
+
+TraceTree& FreshTree() {
+  static TraceTree trees[4];
+  static int next = 0;
+  TraceTree& t = trees[next++];
+  EXPECT_TRUE(t.Init());
+  return t;
+}
+
+void* Pc(uintptr_t v) { return reinterpret_cast<void*>(v); }
+
+// Stack i: a distinct leaf frame, then the same 30 callers (leaf first, like a capture).
+std::vector<void*> SharedPrefixStack(int i) {
+  std::vector<void*> s{Pc(0x100000 + i)};
+  for (int f = 0; f < 30; ++f) s.push_back(Pc(0x5000 + f));
+  return s;
+}
+
+TEST(TraceTree, SharedCallersAreStoredOnce) {
+  TraceTree& t = FreshTree();
+  constexpr int kStacks = 1000;
+  for (int i = 0; i < kStacks; ++i) {
+    std::vector<void*> s = SharedPrefixStack(i);
+    ASSERT_NE(t.Insert(s.data(), static_cast<int>(s.size())), ~0u);
+  }
+  // 30 shared callers plus one leaf per stack (and the root): not 31 nodes per stack.
+  EXPECT_EQ(t.num_nodes(), 1u + 30 + kStacks);
+}
+
+TEST(TraceTree, RoundTripAndIdentity) {
+  TraceTree& t = FreshTree();
+  void* a[] = {Pc(0x1), Pc(0x2), Pc(0x3)};
+  void* b[] = {Pc(0x9), Pc(0x2), Pc(0x3)};
+  const uint32_t na = t.Insert(a, 3);
+  const uint32_t nb = t.Insert(b, 3);
+  EXPECT_NE(na, nb);
+  EXPECT_EQ(t.Insert(a, 3), na);
+  EXPECT_NE(t.Insert(a + 1, 2), na);  // a suffix of callers is another stack
+  EXPECT_EQ(t.Insert(nullptr, 0), TraceTree::kRoot);
+  void* out[8] = {};
+  ASSERT_EQ(t.Read(na, out, 8), 3);
+  EXPECT_EQ(out[0], Pc(0x1));
+  EXPECT_EQ(out[1], Pc(0x2));
+  EXPECT_EQ(out[2], Pc(0x3));
+  EXPECT_EQ(t.Read(na, out, 2), 2);  // truncated to the buffer, leaf first
+  EXPECT_EQ(out[0], Pc(0x1));
+  EXPECT_EQ(t.Leaf(nb), Pc(0x9));
+  EXPECT_EQ(t.Leaf(TraceTree::kRoot), nullptr);
+  EXPECT_EQ(t.Read(TraceTree::kRoot, out, 8), 0);
+}
+
+TEST(TraceTree, ConcurrentInsertsAgreeOnIds) {
+  TraceTree& t = FreshTree();
+  constexpr int kThreads = 4, kStacks = 2000;
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kStacks));
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      for (int k = 0; k < kStacks; ++k) {
+        // Threads walk the stacks in different orders so that they race on the same nodes.
+        const int i = (th % 2 == 0) ? k : kStacks - 1 - k;
+        void* s[] = {Pc(0x7000 + i % 7), Pc(0x100000 + i), Pc(0x200 + i % 3), Pc(0x10)};
+        ids[th][i] = t.Insert(s, 4);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int th = 1; th < kThreads; ++th) EXPECT_EQ(ids[th], ids[0]);
+  for (int i = 0; i < kStacks; ++i) {
+    void* out[4];
+    ASSERT_EQ(t.Read(ids[0][i], out, 4), 4);
+    EXPECT_EQ(out[1], Pc(0x100000 + i));
+  }
+  // Root, 0x10, three 0x200+ nodes, a 0x100000+i node and a leaf per stack.
+  EXPECT_EQ(t.num_nodes(), 1u + 1 + 3 + 2 * kStacks);
+}
+
+}  // namespace
+}  // namespace heapkit::prof
