@@ -16,6 +16,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/live_objects.h"
+#include "alloc/malloc_hooks.h"
 #include "alloc/sample_origin.h"
 #include "alloc/sampled_spans.h"
 #include "alloc/sampling_hook.h"
@@ -117,6 +118,14 @@ ThreadCache* GetCache() {
   }
   tc->sampler_.Seed(SeedForThread(tc));
   ResetSampleCounter(tc);
+  // Hooked mode switched on before this cache was in the registry's sight: hold the counter
+  // below zero here (the fence orders the store above before the flag's load, against
+  // SetMallocHooksActive's flag store before its registry walk).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) {
+    tc->hooked_sample_left_ = tc->sample_left_;
+    tc->sample_left_ = -1;
+  }
   pthread_setspecific(cache_key, tc);  // may allocate: re-entry sees kCreating
   tls_cache = tc;
   tls_state = kActive;
@@ -306,6 +315,54 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
 
 }  // namespace
 
+namespace {
+
+// The sampling counter of tc crossed zero (MallocSampled without the hooks' check).
+HEAPKIT_ALWAYS_INLINE void* SampleAllocation(ThreadCache* tc, void* p, size_t size) {
+  // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
+  // that never leaves its thread cache still drives the time-driven release. With dense
+  // sampling (exact mode: every allocation) this would read the clock on every malloc; the
+  // page heap's and central lists' slow paths tick often enough then.
+  constexpr int64_t kDenseSampling = 64 * 1024;
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  // Exact mode, the common case: FinishSample's first branch, with one call level less.
+  if (HEAPKIT_LIKELY(mean == 1 &&
+                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
+    tc->sample_left_ = Sampler::kExactGap;
+    if (tc->in_callback_) return p;
+    return RecordExact(tc, p, size);  // p != nullptr: it came from a list
+  }
+  if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
+  return FinishSample(tc, p, size);
+}
+
+// Hooked mode (malloc_hooks.h): every allocation comes here. Calls the New hooks, then runs the
+// sampler on its own counter, hooked_sample_left_, as the fast path would have.
+__attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t size) {
+  InvokeNewHooks(p, size);
+  const int64_t left = tc->hooked_sample_left_ - static_cast<int64_t>(size);
+  if (HEAPKIT_LIKELY(left >= 0 &&
+                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
+    tc->hooked_sample_left_ = left;
+    tc->sample_left_ = -1;
+    return p;
+  }
+  tc->sample_left_ = left;
+  p = SampleAllocation(tc, p, size);
+  tc->hooked_sample_left_ = tc->sample_left_;
+  tc->sample_left_ = -1;
+  return p;
+}
+
+// MallocSlow's and MallocRefill's end, when the counter crossed zero.
+inline void* CounterFired(ThreadCache* tc, void* p, size_t size) {
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    return MallocHooked(tc, p, size);
+  return FinishSample(tc, p, size);
+}
+
+}  // namespace
+
 void InitSlow() {
   {
     internal::SpinLockHolder h(&init_lock);
@@ -379,7 +436,9 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   ReportPendingGrowth();
   if (tc != nullptr) {
     tc->sample_left_ -= static_cast<int64_t>(size);
-    if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+    if (tc->sample_left_ < 0) return CounterFired(tc, p, size);
+  } else if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) {
+    InvokeNewHooks(p, size);  // no cache (being created, or the thread is exiting)
   }
   return p;
 }
@@ -400,26 +459,14 @@ void* MallocRefill(size_t size) noexcept {
   if (p == nullptr) return OutOfMemory(size, 0);
   ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);
-  if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+  if (tc->sample_left_ < 0) return CounterFired(tc, p, size);
   return p;
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
-  // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
-  // that never leaves its thread cache still drives the time-driven release. With dense
-  // sampling (exact mode: every allocation) this would read the clock on every malloc; the
-  // page heap's and central lists' slow paths tick often enough then.
-  constexpr int64_t kDenseSampling = 64 * 1024;
-  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  // Exact mode, the common case: FinishSample's first branch, with one call level less.
-  if (HEAPKIT_LIKELY(mean == 1 &&
-                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
-    tc->sample_left_ = Sampler::kExactGap;
-    if (tc->in_callback_) return p;
-    return RecordExact(tc, p, size);  // p != nullptr: it came from a list
-  }
-  if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
-  return FinishSample(tc, p, size);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    return MallocHooked(tc, p, size);
+  return SampleAllocation(tc, p, size);
 }
 
 void FreeOverflow(void* ptr) noexcept {
@@ -446,6 +493,8 @@ void FreeOtherLeaf(void* ptr) noexcept {
 }
 
 void FreeSlow(void* ptr) noexcept {
+  // Hooked mode sends every free here (malloc_hooks.h); the hooks hear of it first.
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
   if (ptr == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
   if (!g_initialized.load(std::memory_order_acquire)) InvalidFree(ptr);
@@ -553,6 +602,20 @@ int64_t GetSampleParameter() { return sample_parameter.load(std::memory_order_re
 bool SampleParameterFromEnvironment() {
   EnsureInit();
   return sample_from_env.load(std::memory_order_relaxed);
+}
+
+// ---- malloc_hooks.h ---------------------------------------------------------------------------
+void SetMallocHooksActive(bool active) {
+  EnsureInit();
+  g_malloc_hooks_active.store(active, std::memory_order_seq_cst);
+  g_state.sizemap.RouteAllFreesToSlowPath(active);
+  // Every thread's next allocation takes the slow path; the new epoch makes it re-draw its
+  // sampling gap there (in hooked mode: into hooked_sample_left_; leaving it: back into
+  // sample_left_), so that the switch itself is never counted as a sample.
+  sample_epoch.fetch_add(1, std::memory_order_acq_rel);
+  g_state.registry.ForEach([](ThreadCache* tc) {
+    __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED);
+  });
 }
 
 // ---- hooks.h ------------------------------------------------------------------------------------
