@@ -9,17 +9,13 @@
 
 #include <cstring>
 
-#include "alloc/heap_growth.h"
-#include "alloc/hooks.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/live_objects.h"
-#include "alloc/malloc_hooks.h"
-#include "alloc/sample_origin.h"
+#include "alloc/observer_hooks.h"
 #include "alloc/sampled_spans.h"
-#include "alloc/sampling_hook.h"
 #include "alloc/stats.h"
 
 namespace heapkit::alloc {
@@ -239,14 +235,14 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
 
 // The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
 // MallocSampled), so that the frame that called it is the one where the allocation entered the
-// allocator (sample_origin.h); were it a real call, that frame would be FinishSample's, one
+// allocator (observer_hooks.h, SampleOrigin); were it a real call, that frame would be FinishSample's, one
 // allocator frame more for the profiler to strip.
 __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t requested) {
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
   size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
                                            : span->Bytes();
 #if defined(__x86_64__)
-  // Where the stack above us starts (sample_origin.h).
+  // Where the stack above us starts (observer_hooks.h, SampleOrigin).
   SampleOrigin& origin = tls_sample_origin;
   const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
   origin.rbp = fp[0];
@@ -264,7 +260,7 @@ __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t re
   return p;
 }
 
-// Exact mode's lean path (sampling_hook.h, ExactRecorder): the slot from the span in hand (no
+// Exact mode's lean path (observer_hooks.h, ExactRecorder): the slot from the span in hand (no
 // second page-map lookup, no provider call), the origin in registers (no thread-local stores),
 // and the span marked before the call (in exact mode it stays routed while it lives anyway).
 // Reached by a tail call, like NotifySample, which it falls back to without a recorder.
@@ -336,7 +332,7 @@ HEAPKIT_ALWAYS_INLINE void* SampleAllocation(ThreadCache* tc, void* p, size_t si
   return FinishSample(tc, p, size);
 }
 
-// Hooked mode (malloc_hooks.h): every allocation comes here. Calls the New hooks, then runs the
+// Hooked mode (observer_hooks.h, MallocHook): every allocation comes here. Calls the New hooks, then runs the
 // sampler on its own counter, hooked_sample_left_, as the fast path would have.
 __attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t size) {
   InvokeNewHooks(p, size);
@@ -493,7 +489,7 @@ void FreeOtherLeaf(void* ptr) noexcept {
 }
 
 void FreeSlow(void* ptr) noexcept {
-  // Hooked mode sends every free here (malloc_hooks.h); the hooks hear of it first.
+  // Hooked mode sends every free here (observer_hooks.h, MallocHook); the hooks hear of it first.
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
   if (ptr == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
@@ -575,7 +571,7 @@ void MarkThreadIdle() {
   tls_state = kNoCache;
 }
 
-// ---- sampling_hook.h ---------------------------------------------------------------------------
+// ---- observer_hooks.h: sampling ----------------------------------------------------------------
 void SetSampleObserver(const SampleObserver* obs) {
   observer.store(obs, std::memory_order_release);
 }
@@ -604,7 +600,7 @@ bool SampleParameterFromEnvironment() {
   return sample_from_env.load(std::memory_order_relaxed);
 }
 
-// ---- malloc_hooks.h ---------------------------------------------------------------------------
+// ---- observer_hooks.h: MallocHook's hooked mode ------------------------------------------------
 void SetMallocHooksActive(bool active) {
   EnsureInit();
   g_malloc_hooks_active.store(active, std::memory_order_seq_cst);
@@ -618,7 +614,7 @@ void SetMallocHooksActive(bool active) {
   });
 }
 
-// ---- hooks.h ------------------------------------------------------------------------------------
+// ---- observer_hooks.h: stack capture, heap sample provider --------------------------------------
 void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
 StackCaptureHook GetStackCaptureHook() { return stack_hook.load(); }
 void SetHeapSampleProvider(const HeapSampleProvider* p) { sample_provider.store(p); }

@@ -1,14 +1,13 @@
 // MallocHook (<gperftools/malloc_hook.h>, <gperftools/malloc_hook_c.h>): the hook lists, the
-// C API, and the switch into hooked mode (malloc_hooks.h) when New or Delete hooks come and go.
+// C API, and the switch into hooked mode (observer_hooks.h) when New or Delete hooks come and go.
 #include <gperftools/malloc_hook.h>
 
 #include <sys/mman.h>
 
 #include <atomic>
 
-#include "alloc/hooks.h"
 #include "alloc/internal/spin_lock.h"
-#include "alloc/malloc_hooks.h"
+#include "alloc/observer_hooks.h"
 
 namespace heapkit::alloc {
 namespace {

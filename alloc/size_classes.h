@@ -78,7 +78,7 @@ class SizeMap {
   int num_classes() const { return num_classes_; }  // classes are 1..num_classes()-1
 
   // Sends every free to the slow path (true) or only those FreeMagic routes there (false), by
-  // clearing or restoring the FreeMagic entries (MallocHook's Delete hooks, malloc_hooks.h).
+  // clearing or restoring the FreeMagic entries (MallocHook's Delete hooks, observer_hooks.h).
   // A free racing with the switch takes the old path once.
   void RouteAllFreesToSlowPath(bool all);
 
