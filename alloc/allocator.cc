@@ -52,8 +52,17 @@ uint64_t SeedForThread(const void* cache) {
          static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32);
 }
 
+// In hooked mode (observer_hooks.h, MallocHook) each thread's sample_epoch_ carries this bit,
+// which the global epoch never has: the exact-mode test in MallocSampled then fails, so that
+// the hooks' flag is read only after it and exact sampling without hooks does not pay for it.
+constexpr uint64_t kHookedEpochBit = uint64_t{1} << 63;
+
 void ResetSampleCounter(ThreadCache* tc) {
-  tc->sample_epoch_ = sample_epoch.load(std::memory_order_acquire);
+  uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
+  // A new epoch read here makes SetMallocHooksActive's earlier flag store visible.
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    epoch |= kHookedEpochBit;
+  tc->sample_epoch_ = epoch;
   tc->sample_left_ = tc->sampler_.NextGap(sample_parameter.load(std::memory_order_relaxed));
 }
 
@@ -119,6 +128,7 @@ ThreadCache* GetCache() {
   // SetMallocHooksActive's flag store before its registry walk).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) {
+    tc->sample_epoch_ |= kHookedEpochBit;
     tc->hooked_sample_left_ = tc->sample_left_;
     tc->sample_left_ = -1;
   }
@@ -313,21 +323,24 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
 
 namespace {
 
-// The sampling counter of tc crossed zero (MallocSampled without the hooks' check).
-HEAPKIT_ALWAYS_INLINE void* SampleAllocation(ThreadCache* tc, void* p, size_t size) {
+// Exact mode, the common case: FinishSample's first branch, with one call level less. Never
+// taken in hooked mode, whose epochs carry kHookedEpochBit.
+HEAPKIT_ALWAYS_INLINE bool ExactAndCurrent(const ThreadCache* tc, int64_t mean) {
+  return mean == 1 && tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire);
+}
+HEAPKIT_ALWAYS_INLINE void* RecordExactFromList(ThreadCache* tc, void* p, size_t size) {
+  tc->sample_left_ = Sampler::kExactGap;
+  if (tc->in_callback_) return p;
+  return RecordExact(tc, p, size);  // p != nullptr: it came from a list
+}
+
+// The rest of MallocSampled, after the exact-mode and hooks tests.
+HEAPKIT_ALWAYS_INLINE void* SampleOther(ThreadCache* tc, void* p, size_t size, int64_t mean) {
   // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
   // that never leaves its thread cache still drives the time-driven release. With dense
   // sampling (exact mode: every allocation) this would read the clock on every malloc; the
   // page heap's and central lists' slow paths tick often enough then.
   constexpr int64_t kDenseSampling = 64 * 1024;
-  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  // Exact mode, the common case: FinishSample's first branch, with one call level less.
-  if (HEAPKIT_LIKELY(mean == 1 &&
-                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
-    tc->sample_left_ = Sampler::kExactGap;
-    if (tc->in_callback_) return p;
-    return RecordExact(tc, p, size);  // p != nullptr: it came from a list
-  }
   if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
   return FinishSample(tc, p, size);
 }
@@ -337,14 +350,19 @@ HEAPKIT_ALWAYS_INLINE void* SampleAllocation(ThreadCache* tc, void* p, size_t si
 __attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t size) {
   InvokeNewHooks(p, size);
   const int64_t left = tc->hooked_sample_left_ - static_cast<int64_t>(size);
-  if (HEAPKIT_LIKELY(left >= 0 &&
-                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
+  const uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
+  if (HEAPKIT_LIKELY(left >= 0 && tc->sample_epoch_ == (epoch | kHookedEpochBit))) {
     tc->hooked_sample_left_ = left;
     tc->sample_left_ = -1;
     return p;
   }
+  // The sampler's turn, on its own counter and an untagged epoch (FinishSample compares them).
   tc->sample_left_ = left;
-  p = SampleAllocation(tc, p, size);
+  tc->sample_epoch_ &= ~kHookedEpochBit;
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  p = ExactAndCurrent(tc, mean) ? RecordExactFromList(tc, p, size)
+                                : SampleOther(tc, p, size, mean);
+  tc->sample_epoch_ |= kHookedEpochBit;
   tc->hooked_sample_left_ = tc->sample_left_;
   tc->sample_left_ = -1;
   return p;
@@ -460,9 +478,11 @@ void* MallocRefill(size_t size) noexcept {
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  if (HEAPKIT_LIKELY(ExactAndCurrent(tc, mean))) return RecordExactFromList(tc, p, size);
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
     return MallocHooked(tc, p, size);
-  return SampleAllocation(tc, p, size);
+  return SampleOther(tc, p, size, mean);
 }
 
 void FreeOverflow(void* ptr) noexcept {

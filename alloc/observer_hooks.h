@@ -179,7 +179,8 @@ const HeapSampleProvider* GetHeapSampleProvider();
 //    the sampled slow path (as in exact sampling); there MallocHooked calls the New hooks and
 //    keeps the sampler's own counter in ThreadCache::hooked_sample_left_, so that the
 //    profiler's and checker's sampling goes on unchanged (the sampling callbacks above are
-//    called after the New hooks);
+//    called after the New hooks); threads' sample epochs carry a tag bit meanwhile, so that
+//    MallocSampled's exact-mode test fails before it reads the flag (allocator.cc);
 //  - free: the free-magic table (size_classes.h) is cleared, so that every free takes FreeSlow,
 //    which calls the Delete hooks before anything else (before on_maybe_sampled_free).
 // Removing the last one restores both. A thread allocating or freeing at the very moment of the
