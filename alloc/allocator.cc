@@ -76,6 +76,7 @@ void DestroyThreadCache(void* arg) {
 
 void PreFork() {
   if (!g_initialized.load(std::memory_order_acquire)) return;
+  LockMallocHookRegistry();
   init_lock.Lock();
   for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].lock_.Lock();
   g_state.pageheap.lock_.Lock();
@@ -92,6 +93,7 @@ void PostFork() {
   g_state.pageheap.lock_.Unlock();
   for (int c = g_state.sizemap.num_classes() - 1; c >= 1; --c) g_state.central[c].lock_.Unlock();
   init_lock.Unlock();
+  UnlockMallocHookRegistry();
 }
 
 void RegisterAtFork() {

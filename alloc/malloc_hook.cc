@@ -126,6 +126,9 @@ int RemoveReplacement(List& list, Hook hook) {
 
 constinit std::atomic<bool> g_malloc_hooks_active{false};
 
+void LockMallocHookRegistry() { registry_lock.Lock(); }
+void UnlockMallocHookRegistry() { registry_lock.Unlock(); }
+
 void InvokeNewHooks(const void* ptr, size_t size) {
   if (tls_in_hook) return;
   tls_in_hook = true;

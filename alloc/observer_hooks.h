@@ -190,5 +190,9 @@ extern std::atomic<bool> g_malloc_hooks_active;  // read on the slow paths only
 void InvokeNewHooks(const void* ptr, size_t size);
 void InvokeDeleteHooks(const void* ptr);
 void SetMallocHooksActive(bool active);
+// fork(): the hook registry's lock, held across it (taken before every allocator lock, the
+// order Add/Remove take them in), so that the child never inherits it taken.
+void LockMallocHookRegistry();
+void UnlockMallocHookRegistry();
 
 }  // namespace heapkit::alloc

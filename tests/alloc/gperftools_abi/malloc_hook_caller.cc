@@ -6,12 +6,15 @@
 //  - a Delete hook runs before the memory is reused (the object still holds its bytes);
 //  - removed hooks are no longer called; the eighth Add fails; Set returns the previous hook;
 //  - hooks on several threads each see their own allocations;
-//  - the mmap hooks are registrable and removable (heapkit calls them only through Invoke).
+//  - the mmap hooks are registrable and removable (heapkit calls them only through Invoke);
+//  - a child forked while another thread registers hooks can register hooks.
 // Run also under HEAPPROFILE and HEAPCHECK (CMakeLists.txt): the observers and the hooks share
 // the slow path.
 #include <gperftools/malloc_hook.h>
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -249,6 +252,34 @@ void MmapHooks() {
   CHECK(mmap_calls == 0);
 }
 
+// fork() while another thread adds and removes hooks: every child can still register one
+// (the registry's lock is never inherited taken).
+void ForkWhileRegistering() {
+  std::atomic<bool> stop{false};
+  std::thread churn([&stop] {
+    while (!stop.load()) {
+      MallocHook::AddNewHook(&NthHook<2>);
+      MallocHook::RemoveNewHook(&NthHook<2>);
+    }
+  });
+  int bad_children = 0;
+  for (int i = 0; i < 50; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      alarm(10);  // a child stuck on the lock dies of SIGALRM
+      const bool ok = MallocHook::AddNewHook(&NthHook<3>) && MallocHook::RemoveNewHook(&NthHook<3>);
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+      ++bad_children;
+  }
+  stop.store(true);
+  churn.join();
+  CHECK(bad_children == 0);
+}
+
 }  // namespace
 
 int main(int argc, char**) {
@@ -270,6 +301,7 @@ int main(int argc, char**) {
   Capacity();
   DeprecatedSet();
   MmapHooks();
+  ForkWhileRegistering();
   if (argc > 1) {
     // For the checker run: an object allocated and lost while a hook is installed is still
     // sampled (CMakeLists.txt expects its leak report).
