@@ -9,16 +9,13 @@
 
 #include <cstring>
 
-#include "alloc/heap_growth.h"
-#include "alloc/hooks.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/live_objects.h"
-#include "alloc/sample_origin.h"
+#include "alloc/observer_hooks.h"
 #include "alloc/sampled_spans.h"
-#include "alloc/sampling_hook.h"
 #include "alloc/stats.h"
 
 namespace heapkit::alloc {
@@ -55,8 +52,17 @@ uint64_t SeedForThread(const void* cache) {
          static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32);
 }
 
+// In hooked mode (observer_hooks.h, MallocHook) each thread's sample_epoch_ carries this bit,
+// which the global epoch never has: the exact-mode test in MallocSampled then fails, so that
+// the hooks' flag is read only after it and exact sampling without hooks does not pay for it.
+constexpr uint64_t kHookedEpochBit = uint64_t{1} << 63;
+
 void ResetSampleCounter(ThreadCache* tc) {
-  tc->sample_epoch_ = sample_epoch.load(std::memory_order_acquire);
+  uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
+  // A new epoch read here makes SetMallocHooksActive's earlier flag store visible.
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    epoch |= kHookedEpochBit;
+  tc->sample_epoch_ = epoch;
   tc->sample_left_ = tc->sampler_.NextGap(sample_parameter.load(std::memory_order_relaxed));
 }
 
@@ -70,6 +76,7 @@ void DestroyThreadCache(void* arg) {
 
 void PreFork() {
   if (!g_initialized.load(std::memory_order_acquire)) return;
+  LockMallocHookRegistry();
   init_lock.Lock();
   for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].lock_.Lock();
   g_state.pageheap.lock_.Lock();
@@ -86,6 +93,7 @@ void PostFork() {
   g_state.pageheap.lock_.Unlock();
   for (int c = g_state.sizemap.num_classes() - 1; c >= 1; --c) g_state.central[c].lock_.Unlock();
   init_lock.Unlock();
+  UnlockMallocHookRegistry();
 }
 
 void RegisterAtFork() {
@@ -117,6 +125,15 @@ ThreadCache* GetCache() {
   }
   tc->sampler_.Seed(SeedForThread(tc));
   ResetSampleCounter(tc);
+  // Hooked mode switched on before this cache was in the registry's sight: hold the counter
+  // below zero here (the fence orders the store above before the flag's load, against
+  // SetMallocHooksActive's flag store before its registry walk).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) {
+    tc->sample_epoch_ |= kHookedEpochBit;
+    tc->hooked_sample_left_ = tc->sample_left_;
+    tc->sample_left_ = -1;
+  }
   pthread_setspecific(cache_key, tc);  // may allocate: re-entry sees kCreating
   tls_cache = tc;
   tls_state = kActive;
@@ -230,14 +247,14 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
 
 // The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
 // MallocSampled), so that the frame that called it is the one where the allocation entered the
-// allocator (sample_origin.h); were it a real call, that frame would be FinishSample's, one
+// allocator (observer_hooks.h, SampleOrigin); were it a real call, that frame would be FinishSample's, one
 // allocator frame more for the profiler to strip.
 __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t requested) {
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
   size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
                                            : span->Bytes();
 #if defined(__x86_64__)
-  // Where the stack above us starts (sample_origin.h).
+  // Where the stack above us starts (observer_hooks.h, SampleOrigin).
   SampleOrigin& origin = tls_sample_origin;
   const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
   origin.rbp = fp[0];
@@ -255,7 +272,7 @@ __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t re
   return p;
 }
 
-// Exact mode's lean path (sampling_hook.h, ExactRecorder): the slot from the span in hand (no
+// Exact mode's lean path (observer_hooks.h, ExactRecorder): the slot from the span in hand (no
 // second page-map lookup, no provider call), the origin in registers (no thread-local stores),
 // and the span marked before the call (in exact mode it stays routed while it lives anyway).
 // Reached by a tail call, like NotifySample, which it falls back to without a recorder.
@@ -302,6 +319,62 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested) {
   if (p == nullptr || mean <= 0 || tc->in_callback_) return p;
   if (mean == 1) return RecordExact(tc, p, requested);
   return NotifySample(tc, p, requested);
+}
+
+}  // namespace
+
+namespace {
+
+// Exact mode, the common case: FinishSample's first branch, with one call level less. Never
+// taken in hooked mode, whose epochs carry kHookedEpochBit.
+HEAPKIT_ALWAYS_INLINE bool ExactAndCurrent(const ThreadCache* tc, int64_t mean) {
+  return mean == 1 && tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire);
+}
+HEAPKIT_ALWAYS_INLINE void* RecordExactFromList(ThreadCache* tc, void* p, size_t size) {
+  tc->sample_left_ = Sampler::kExactGap;
+  if (tc->in_callback_) return p;
+  return RecordExact(tc, p, size);  // p != nullptr: it came from a list
+}
+
+// The rest of MallocSampled, after the exact-mode and hooks tests.
+HEAPKIT_ALWAYS_INLINE void* SampleOther(ThreadCache* tc, void* p, size_t size, int64_t mean) {
+  // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
+  // that never leaves its thread cache still drives the time-driven release. With dense
+  // sampling (exact mode: every allocation) this would read the clock on every malloc; the
+  // page heap's and central lists' slow paths tick often enough then.
+  constexpr int64_t kDenseSampling = 64 * 1024;
+  if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
+  return FinishSample(tc, p, size);
+}
+
+// Hooked mode (observer_hooks.h, MallocHook): every allocation comes here. Calls the New hooks, then runs the
+// sampler on its own counter, hooked_sample_left_, as the fast path would have.
+__attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t size) {
+  InvokeNewHooks(p, size);
+  const int64_t left = tc->hooked_sample_left_ - static_cast<int64_t>(size);
+  const uint64_t epoch = sample_epoch.load(std::memory_order_acquire);
+  if (HEAPKIT_LIKELY(left >= 0 && tc->sample_epoch_ == (epoch | kHookedEpochBit))) {
+    tc->hooked_sample_left_ = left;
+    tc->sample_left_ = -1;
+    return p;
+  }
+  // The sampler's turn, on its own counter and an untagged epoch (FinishSample compares them).
+  tc->sample_left_ = left;
+  tc->sample_epoch_ &= ~kHookedEpochBit;
+  const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
+  p = ExactAndCurrent(tc, mean) ? RecordExactFromList(tc, p, size)
+                                : SampleOther(tc, p, size, mean);
+  tc->sample_epoch_ |= kHookedEpochBit;
+  tc->hooked_sample_left_ = tc->sample_left_;
+  tc->sample_left_ = -1;
+  return p;
+}
+
+// MallocSlow's and MallocRefill's end, when the counter crossed zero.
+inline void* CounterFired(ThreadCache* tc, void* p, size_t size) {
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    return MallocHooked(tc, p, size);
+  return FinishSample(tc, p, size);
 }
 
 }  // namespace
@@ -379,7 +452,9 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   ReportPendingGrowth();
   if (tc != nullptr) {
     tc->sample_left_ -= static_cast<int64_t>(size);
-    if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+    if (tc->sample_left_ < 0) return CounterFired(tc, p, size);
+  } else if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) {
+    InvokeNewHooks(p, size);  // no cache (being created, or the thread is exiting)
   }
   return p;
 }
@@ -400,26 +475,16 @@ void* MallocRefill(size_t size) noexcept {
   if (p == nullptr) return OutOfMemory(size, 0);
   ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);
-  if (tc->sample_left_ < 0) return FinishSample(tc, p, size);
+  if (tc->sample_left_ < 0) return CounterFired(tc, p, size);
   return p;
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
-  // Also reached every 16 MiB allocated when sampling is off: a steady small-object workload
-  // that never leaves its thread cache still drives the time-driven release. With dense
-  // sampling (exact mode: every allocation) this would read the clock on every malloc; the
-  // page heap's and central lists' slow paths tick often enough then.
-  constexpr int64_t kDenseSampling = 64 * 1024;
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  // Exact mode, the common case: FinishSample's first branch, with one call level less.
-  if (HEAPKIT_LIKELY(mean == 1 &&
-                     tc->sample_epoch_ == sample_epoch.load(std::memory_order_acquire))) {
-    tc->sample_left_ = Sampler::kExactGap;
-    if (tc->in_callback_) return p;
-    return RecordExact(tc, p, size);  // p != nullptr: it came from a list
-  }
-  if (mean == 0 || mean >= kDenseSampling) g_state.pageheap.ReleaseTick();
-  return FinishSample(tc, p, size);
+  if (HEAPKIT_LIKELY(ExactAndCurrent(tc, mean))) return RecordExactFromList(tc, p, size);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    return MallocHooked(tc, p, size);
+  return SampleOther(tc, p, size, mean);
 }
 
 void FreeOverflow(void* ptr) noexcept {
@@ -446,6 +511,8 @@ void FreeOtherLeaf(void* ptr) noexcept {
 }
 
 void FreeSlow(void* ptr) noexcept {
+  // Hooked mode sends every free here (observer_hooks.h, MallocHook); the hooks hear of it first.
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
   if (ptr == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
   if (!g_initialized.load(std::memory_order_acquire)) InvalidFree(ptr);
@@ -526,7 +593,7 @@ void MarkThreadIdle() {
   tls_state = kNoCache;
 }
 
-// ---- sampling_hook.h ---------------------------------------------------------------------------
+// ---- observer_hooks.h: sampling ----------------------------------------------------------------
 void SetSampleObserver(const SampleObserver* obs) {
   observer.store(obs, std::memory_order_release);
 }
@@ -555,7 +622,21 @@ bool SampleParameterFromEnvironment() {
   return sample_from_env.load(std::memory_order_relaxed);
 }
 
-// ---- hooks.h ------------------------------------------------------------------------------------
+// ---- observer_hooks.h: MallocHook's hooked mode ------------------------------------------------
+void SetMallocHooksActive(bool active) {
+  EnsureInit();
+  g_malloc_hooks_active.store(active, std::memory_order_seq_cst);
+  g_state.sizemap.RouteAllFreesToSlowPath(active);
+  // Every thread's next allocation takes the slow path; the new epoch makes it re-draw its
+  // sampling gap there (in hooked mode: into hooked_sample_left_; leaving it: back into
+  // sample_left_), so that the switch itself is never counted as a sample.
+  sample_epoch.fetch_add(1, std::memory_order_acq_rel);
+  g_state.registry.ForEach([](ThreadCache* tc) {
+    __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED);
+  });
+}
+
+// ---- observer_hooks.h: stack capture, heap sample provider --------------------------------------
 void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
 StackCaptureHook GetStackCaptureHook() { return stack_hook.load(); }
 void SetHeapSampleProvider(const HeapSampleProvider* p) { sample_provider.store(p); }

@@ -1,8 +1,7 @@
-#include "alloc/heap_growth.h"
-
+// Heap growth reporting (observer_hooks.h, "Heap growth").
 #include <atomic>
 
-#include "alloc/hooks.h"
+#include "alloc/observer_hooks.h"
 
 namespace heapkit::alloc {
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alloc/observer_hooks.h"
 #include "alloc/span.h"
 
 namespace heapkit::alloc {
@@ -64,15 +65,11 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // means the observer recorded the object in its slot: the free is then complete without
 // calling the observer's on_maybe_sampled_free (for slot records the owner counts live objects
 // from the slots themselves, see profiler/stack_table.h "Object slots"), except for the
-// optional hook below, which TakeObjectSlot calls. This skips four call levels and a second
+// optional SlotFreeHook, which TakeObjectSlot calls. This skips four call levels and a second
 // page-map lookup per free.
 // `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
 uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index);
-// Called (if set) by TakeObjectSlot with each value it took, on the freeing thread, outside all
-// allocator locks; for owners that keep running totals (the heap profiler while it profiles).
-using SlotFreeHook = void (*)(const void* object, uint64_t value);
-void SetSlotFreeHook(SlotFreeHook hook);
-extern std::atomic<SlotFreeHook> g_slot_free_hook;
+// TakeObjectSlot and TakeSlot call the SlotFreeHook (observer_hooks.h) with each value taken.
 
 // Inline fast paths of SlotOfNewObject and TakeObjectSlot for the allocator (allocator.cc),
 // which owns the object and has its span and index in hand: the span's cached array as is

@@ -1,11 +1,11 @@
-// MallocExtension (gperftools API) and its C wrappers, implemented on stats.h / hooks.h.
+// MallocExtension (gperftools API) and its C wrappers, implemented on stats.h / observer_hooks.h.
 #include "gperftools/malloc_extension.h"
 
 #include <cstring>
 
 #include "alloc/allocator.h"
 #include "alloc/internal/cxx_runtime_weak.h"
-#include "alloc/hooks.h"
+#include "alloc/observer_hooks.h"
 #include "alloc/stats.h"
 #include "gperftools/malloc_extension_c.h"
 

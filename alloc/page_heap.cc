@@ -2,9 +2,9 @@
 
 #include <time.h>
 
-#include "alloc/heap_growth.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
+#include "alloc/observer_hooks.h"
 
 namespace heapkit::alloc {
 namespace {

@@ -23,7 +23,9 @@ void SizeMap::Init(int transfer_num_obj) {
     if (move < 2) move = 2;
     if (move > static_cast<size_t>(transfer_num_obj)) move = static_cast<size_t>(transfer_num_obj);
     num_to_move_[c] = static_cast<int32_t>(move);
-    free_magic_[c * (kListStride / 8)] = ((((uint64_t{1} << 52) - 1) / size) + 1) << 12;
+    const uint64_t magic = ((((uint64_t{1} << 52) - 1) / size) + 1) << 12;
+    free_magic_[c * (kListStride / 8)] = magic;
+    free_magic_[c * (kListStride / 8) + kDivMagicSlot] = magic;
     ++c;
   };
   add(8);
@@ -45,6 +47,13 @@ void SizeMap::Init(int transfer_num_obj) {
     const size_t off = SmallSizeClass(size) * size_t{kListStride} / 8;
     if (off > UINT8_MAX) internal::Fatal("size class of %zu bytes beyond the list table", size);
     list_offsets_[size] = static_cast<uint8_t>(off);
+  }
+}
+
+void SizeMap::RouteAllFreesToSlowPath(bool all) {
+  for (int c = 1; c < num_classes_; ++c) {
+    const uint64_t magic = all ? 0 : DivMagic(static_cast<uint32_t>(c));
+    __atomic_store_n(&free_magic_[c * (kListStride / 8)], magic, __ATOMIC_RELAXED);
   }
 }
 

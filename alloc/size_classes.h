@@ -56,12 +56,12 @@ class SizeMap {
   // ClassSize(cls) iff uint64(off * DivMagic(cls)) <= DivMagic(cls) - 1, for off < 2^32
   // (exact for off < 2^(52 - log2(size)); sizes are ≤ 2^18).
   HEAPKIT_ALWAYS_INLINE uint64_t DivMagic(uint32_t cls) const {
-    return free_magic_[cls * (kListStride / 8)];
+    return free_magic_[cls * (kListStride / 8) + kDivMagicSlot];
   }
   // DivMagic looked up by a page-map info word used as a byte offset: 0 for class 0 (not a
   // small object) and for every word with the sampled bit (offset 16 inside a 32-byte entry),
   // so that the free fast path needs no separate range check: off * 0 >= 0 always sends those
-  // frees to the slow path.
+  // frees to the slow path. While RouteAllFreesToSlowPath(true) holds, 0 for every word.
   HEAPKIT_ALWAYS_INLINE uint64_t FreeMagic(uint32_t info) const {
     return *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(free_magic_) + info);
   }
@@ -77,6 +77,11 @@ class SizeMap {
   }
   int num_classes() const { return num_classes_; }  // classes are 1..num_classes()-1
 
+  // Sends every free to the slow path (true) or only those FreeMagic routes there (false), by
+  // clearing or restoring the FreeMagic entries (MallocHook's Delete hooks, observer_hooks.h).
+  // A free racing with the switch takes the old path once.
+  void RouteAllFreesToSlowPath(bool all);
+
  private:
   int num_classes_ = 0;
   uint8_t class_array_[kClassArraySize] = {};
@@ -85,7 +90,10 @@ class SizeMap {
   uint32_t class_pages_[kNumClassesMax] = {};
   int32_t num_to_move_[kNumClassesMax] = {};
   uint32_t objects_per_span_[kNumClassesMax] = {};
-  // free_magic_[cls * 4] = DivMagic(cls); every other slot stays 0 (FreeMagic).
+  // Per class, 32 bytes: [0] what FreeMagic reads for the class (DivMagic(cls), or 0 to route
+  // every free to the slow path), [kDivMagicSlot] DivMagic(cls) (a byte offset no info word
+  // has: info bits 0..3 are always 0), [2] the sampled-bit slot, always 0, [3] unused.
+  static constexpr int kDivMagicSlot = 1;
   uint64_t free_magic_[kNumClassesMax * kListStride / 8] = {};
 };
 

@@ -161,6 +161,9 @@ class ThreadCache {
 
   // Sampling state (owned by allocator.cc).
   int64_t sample_left_ = 0;
+  // While MallocHook hooks are installed sample_left_ stays below zero (every allocation takes
+  // the slow path) and the sampler's counter waits here (observer_hooks.h, MallocHook).
+  int64_t hooked_sample_left_ = 0;
   uint64_t sample_epoch_ = 0;
   Sampler sampler_;
   bool in_callback_ = false;

@@ -10,7 +10,7 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
-#include "alloc/sampling_hook.h"
+#include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/roots.h"
 #include "profiler/heap_profiler.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <new>
 
-#include "alloc/sampling_hook.h"
+#include "alloc/observer_hooks.h"
 #include "profiler/allocator_frames.h"
 #include "profiler/stack_capture.h"
 

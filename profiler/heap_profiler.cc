@@ -12,14 +12,12 @@
 #include <atomic>
 #include <climits>
 
-#include "alloc/hooks.h"
-#include "alloc/live_objects.h"
-#include "alloc/sample_origin.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
 #include "alloc/internal/spin_lock.h"
-#include "alloc/sampling_hook.h"
+#include "alloc/live_objects.h"
+#include "alloc/observer_hooks.h"
 #include "profiler/allocator_frames.h"
 #include "profiler/calibration.h"
 #include "profiler/growth_stacks.h"
@@ -246,7 +244,7 @@ struct LastStack {
 };
 __thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
 
-// Where the allocation entered the allocator (alloc/sample_origin.h).
+// Where the allocation entered the allocator (alloc/observer_hooks.h, SampleOrigin).
 struct Origin {
   uintptr_t pc, sp, rbp;  // pc 0: none
 };
@@ -319,7 +317,7 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
   return Record(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
 }
 
-// Exact mode's lean entry (alloc/sampling_hook.h, ExactRecorder): the allocator hands over the
+// Exact mode's lean entry (alloc/observer_hooks.h, ExactRecorder): the allocator hands over the
 // slot and the origin, the rate is 1.
 bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uintptr_t pc,
                   uintptr_t sp, uintptr_t rbp) {

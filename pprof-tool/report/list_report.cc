@@ -1,9 +1,14 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
-#include <fstream>
+#include <cstring>
 #include <map>
 #include <regex>
 #include <set>
 
+#include "alloc/internal/safe_file.h"
 #include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
@@ -16,6 +21,36 @@ std::string Pad(const std::string& s, size_t width) {
 struct LineStat {
   double flat = 0, cum = 0;
 };
+
+// Reads the source file named by the debug info into lines. Opened like the mapped files
+// (OpenRegularFile: non-blocking, fstat on the descriptor), so a FIFO, a device or a link to
+// /proc/self/fd/N is refused instead of blocking the report. Returns false with *why set.
+bool ReadSource(const std::string& path, std::vector<std::string>* lines, std::string* why) {
+  int err = 0;
+  const int fd = internal::OpenRegularFile(path.c_str(), &err);
+  if (fd < 0) {
+    *why = err == EINVAL ? "not a regular file" : strerror(err);
+    return false;
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, size_t(n));
+  }
+  close(fd);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines->push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (lines->empty()) *why = "empty";
+  return !lines->empty();
+}
 
 }  // namespace
 
@@ -66,14 +101,11 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
               Pad(FormatValue(c, samples.unit, sb), 10) + " (flat, cum) " +
               FormatPercent(c, samples.total) + " of Total\n";
       std::vector<std::string> src;
-      if (!file.empty()) {
-        std::ifstream in(file);
-        std::string line;
-        while (in && std::getline(in, line)) src.push_back(line);
-      }
+      std::string why = "no file name";
+      if (!file.empty()) ReadSource(file, &src, &why);
       int lo = lines.begin()->first, hi = lines.rbegin()->first;
       if (src.empty()) {
-        *out += "         .          .           (source not available)\n";
+        *out += "         .          .           (source not available: " + why + ")\n";
         for (const auto& [l, st] : lines) {
           *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) + ":\n";
         }

@@ -20,7 +20,8 @@ for f in "$libdir"/libheapkit.so "$libdir"/libheapkit.a "$libdir"/libheapkit_min
          "$libdir"/pkgconfig/heapkit_minimal.pc "$libdir"/cmake/heapkit/heapkitConfig.cmake \
          "$libdir"/cmake/heapkit/heapkitConfigVersion.cmake \
          "$prefix"/include/gperftools/malloc_extension.h \
-         "$prefix"/include/gperftools/malloc_extension_c.h; do
+         "$prefix"/include/gperftools/malloc_extension_c.h \
+         "$prefix"/include/gperftools/malloc_hook.h "$prefix"/include/gperftools/malloc_hook_c.h; do
   [[ -e $f ]] || fail "not installed: ${f#$prefix/}"
 done
 for h in heap-profiler.h heap-checker.h; do

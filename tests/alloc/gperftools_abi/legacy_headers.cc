@@ -4,6 +4,8 @@
 #include <google/heap-profiler.h>
 #include <google/malloc_extension.h>
 #include <google/malloc_extension_c.h>
+#include <google/malloc_hook.h>
+#include <google/malloc_hook_c.h>
 #include <google/tcmalloc.h>
 #include <gperftools/nallocx.h>
 
@@ -19,7 +21,8 @@ int main() {
   size_t heap = 0;
   const bool have = MallocExtension::instance()->GetNumericProperty("generic.heap_size", &heap);
   const bool ok = n >= 100 && n == usable && aligned >= 4096 && have && heap > 0 &&
-                  !IsHeapProfilerRunning();
+                  !IsHeapProfilerRunning() && MallocHook::GetNewHook() == nullptr &&
+                  MallocHook_RemoveDeleteHook(nullptr) == 0;
   std::printf("%s: nallocx(100)=%zu tc_malloc_size=%zu tc_nallocx(100, 4 KiB)=%zu heap=%zu\n",
               ok ? "PASS" : "FAIL", n, usable, aligned, heap);
   return ok ? 0 : 1;

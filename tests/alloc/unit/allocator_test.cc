@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "alloc/sampling_hook.h"
+#include "alloc/observer_hooks.h"
 #include "alloc/stats.h"
 
 namespace heapkit::alloc {

@@ -1,0 +1,2 @@
+/* Old spelling of <gperftools/malloc_hook_c.h>, kept for code that still includes it. */
+#include <gperftools/malloc_hook_c.h>
