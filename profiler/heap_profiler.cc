@@ -146,7 +146,9 @@ bool DumpLocked(const char* reason) {
   internal::FormatTo(file, sizeof(file), "%s.%s%s.heap", g_prefix, zeros, seq);
   if (!Quiet()) internal::LogRaw("Dumping heap profile to %s (%s)", file, reason);
   int err = 0;
-  bool ok = WriteLegacyProfileFile(file, TableProfile(), &err);
+  LegacyProfile profile = TableProfile();
+  profile.reason = reason;  // the same words as the log line, as a comment after the header
+  bool ok = WriteLegacyProfileFile(file, profile, &err);
   if (!ok) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));

@@ -23,6 +23,16 @@ void AppendCounts(OutputSink* sink, const RecordCounts& c) {
   sink->Append("] @", 3);
 }
 
+// "# heapkit: dump reason: <reason>\n", the reason kept to one line.
+void AppendReason(OutputSink* sink, const char* reason) {
+  sink->Append("# heapkit: dump reason: ");
+  for (const char* p = reason; *p != '\0'; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    sink->AppendChar(c < 0x20 || c == 0x7F ? ' ' : *p);
+  }
+  sink->AppendChar('\n');
+}
+
 bool IsEmpty(const RecordCounts& c) {
   return c.inuse_count == 0 && c.inuse_bytes == 0 && c.alloc_count == 0 && c.alloc_bytes == 0;
 }
@@ -95,6 +105,7 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
       break;
     case ProfileKind::kGrowth: sink->Append(" growthz\n"); break;
   }
+  if (profile.reason != nullptr && profile.reason[0] != '\0') AppendReason(sink, profile.reason);
   LineContext lines{sink, profile.skip_empty_records};
   if (profile.source != nullptr) profile.source(profile.source_ctx, &LineVisitor, &lines);
   if (profile.write_mapped_libraries) {

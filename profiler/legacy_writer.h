@@ -2,16 +2,21 @@
 // HEAPPROFILE dumps, GetHeapProfile/GetHeapSample, and by heapcheck/ for its *-end.heap file.
 //
 //   heap profile: <inuse_n>: <inuse_bytes> [<alloc_n>: <alloc_bytes>] @ heapprofile|heap_v2/<R>
+//   [# heapkit: dump reason: <why this dump was written, one line>]
 //        <n>: <bytes> [<n>: <bytes>] @ 0x<pc> 0x<pc> ...      (return addresses, leaf first)
 //   <blank line>
 //   MAPPED_LIBRARIES:
 //   <the /proc/self/maps lines, verbatim>
 //   [# heapkit: unloaded modules ... and the maps lines of dlclose()d modules]
 //
-// Rules both pprofs rely on: the header is the first line (no comment before it), hex is
+// Rules both pprofs rely on: the header is the first line (no comment before it, nothing after
+// its last field: google-pprof takes the rest of the line as the profile type), hex is
 // lowercase with 0x, maps lines carry their offsets (we copy /proc/self/maps verbatim).
 // `heap_v2/<R>` lines carry raw sampled counts (readers un-sample, see sample_weight.h);
 // `heapprofile` lines carry exact counts. Header totals are the sums of the lines written.
+// Comment lines ('#') between the header and MAPPED_LIBRARIES are skipped by both pprofs
+// (google-pprof's sample loop ignores lines that are not records, go pprof's parseHeap skips
+// comments), so the dump reason rides there.
 //
 // Records come from a RecordSource, called twice: once to sum the header totals, once to write
 // the lines (the stream is never rewound, so any sink works). Sources must produce the same
@@ -49,6 +54,9 @@ struct LegacyProfile {
   void* source_ctx = nullptr;
   bool write_mapped_libraries = true;
   bool skip_empty_records = true;  // records with all four counts zero are left out
+  // Why the dump was written ("1026 MB allocated cumulatively, 5 MB currently in use"); written
+  // as the comment line after the header, control characters as spaces. nullptr or "": none.
+  const char* reason = nullptr;
 };
 
 // Streams the whole profile to `sink` and flushes it. False if the sink failed.

@@ -77,6 +77,7 @@ struct Profile {
   uint64_t sample_period = 0;   // <rate> of heap_v2/<rate> or heap/<rate>; 0 if exact
   bool has_alloc_columns = false;  // the "[ n: bytes]" alloc pair was present
   SampleValues header_totals;      // the header line's numbers (raw)
+  std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

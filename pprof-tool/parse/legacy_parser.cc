@@ -472,7 +472,14 @@ struct Parser {
         WarnIncomplete("line");
         break;
       }
-      if (t.empty() || t[0] == '#') continue;
+      if (!t.empty() && t[0] == '#') {
+        constexpr std::string_view kReason = "# heapkit: dump reason: ";
+        if (t.substr(0, kReason.size()) == kReason && profile->dump_reason.empty()) {
+          profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
+        }
+        continue;
+      }
+      if (t.empty()) continue;
       if (IsMapsTrigger(t)) return ParseMaps(lines);
       if (jemalloc) {
         if (lines.incomplete()) {

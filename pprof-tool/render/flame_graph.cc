@@ -1,10 +1,11 @@
 #include "flame_graph.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <unordered_map>
+#include <system_error>
 
 #include "pprof-tool/model/value_format.h"
 #include "pprof-tool/render/dot_escape.h"
@@ -21,26 +22,124 @@ constexpr int kLegendLine = 14;
 constexpr int kBottomPad = 26;   // status line
 constexpr double kCharPx = 7.2;  // must match HK_CHAR_PX in the script
 
-// Call-path tree. Node 0 is the root ("all").
-struct TreeNode {
-  int32_t label = -1;  // index into the label table; -1 for the root
+// One frame of the call-path tree. The tree is built in preorder (see BuildTree), so a frame's
+// subtree is the run of frames after it with a greater depth, and `offset` (in value units,
+// from the left edge) is known when the frame is created.
+struct TreeFrame {
+  uint32_t node = kRootNode;  // index into StackSamples::nodes; kRootNode for "all"
   uint32_t depth = 0;
+  double offset = 0;
   double width = 0;  // sum |value|
   double net = 0;    // sum value
   bool inlined = false;
-  std::vector<uint32_t> children;
+  static constexpr uint32_t kRootNode = UINT32_MAX;
 };
 
+// Appends `v` as printf's %.<precision>g (general) or %.<precision>f (fixed) would, without
+// printf's locale and varargs costs.
+void AppendDouble(std::string* out, double v, std::chars_format format, int precision) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, format, precision);
+  out->append(buf, r.ec == std::errc() ? r.ptr : buf);
+}
+void AppendNum(std::string* out, double v) { AppendDouble(out, v, std::chars_format::general, 10); }
+void AppendPx(std::string* out, double v) { AppendDouble(out, v, std::chars_format::fixed, 2); }
+void AppendInt(std::string* out, long v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+// EscapeXml(text) appended to *out; text that needs no escaping (the usual case) is copied.
+void AppendEscaped(std::string* out, std::string_view text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7F || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'') {
+      *out += EscapeXml(text);
+      return;
+    }
+  }
+  out->append(text);
+}
+
+// The call-path tree, in preorder with siblings by name. The samples are sorted by their frames
+// root first (each frame compared by its name's rank, so equal prefixes are adjacent and siblings
+// come in name order; a stack that is a prefix of another sorts after it, so a frame's own value
+// lies right of its children), then merged with the previous stack's common prefix: no hash map
+// and no per-node child lists. Samples of value 0 are left out. Frame 0 is the root.
+std::vector<TreeFrame> BuildTree(const StackSamples& samples, const std::vector<std::string>& labels) {
+  std::vector<uint32_t> by_name(labels.size());
+  for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
+    const int c = labels[a].compare(labels[b]);
+    return c != 0 ? c < 0 : a < b;
+  });
+  std::vector<uint32_t> rank(labels.size());
+  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
+
+  std::vector<uint32_t> order;
+  order.reserve(samples.samples.size());
+  for (uint32_t i = 0; i < samples.samples.size(); ++i) {
+    if (samples.samples[i].value != 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const std::vector<StackFrame>& fa = samples.samples[a].frames;
+    const std::vector<StackFrame>& fb = samples.samples[b].frames;
+    const size_t na = fa.size(), nb = fb.size();
+    for (size_t k = 0; k < na && k < nb; ++k) {
+      const uint32_t ra = rank[fa[na - 1 - k].node], rb = rank[fb[nb - 1 - k].node];
+      if (ra != rb) return ra < rb;
+    }
+    return na > nb;
+  });
+
+  std::vector<TreeFrame> tree(1);
+  std::vector<uint32_t> path{0};  // path[d]: the frame at depth d of the current stack
+  const std::vector<StackFrame>* prev = nullptr;
+  double x = 0;
+  for (const uint32_t i : order) {
+    const StackSample& s = samples.samples[i];
+    const size_t n = s.frames.size();
+    size_t common = 0;
+    if (prev != nullptr) {
+      const size_t pn = prev->size();
+      while (common < n && common < pn &&
+             (*prev)[pn - 1 - common].node == s.frames[n - 1 - common].node) {
+        ++common;
+      }
+    }
+    path.resize(common + 1);
+    for (size_t k = common; k < n; ++k) {
+      TreeFrame f;
+      f.node = s.frames[n - 1 - k].node;
+      f.depth = static_cast<uint32_t>(k + 1);
+      f.offset = x;
+      path.push_back(static_cast<uint32_t>(tree.size()));
+      tree.push_back(f);
+    }
+    const double a = std::fabs(s.value);
+    for (size_t d = 0; d < path.size(); ++d) {
+      TreeFrame& f = tree[path[d]];
+      f.width += a;
+      f.net += s.value;
+      if (d > 0 && s.frames[n - d].inlined) f.inlined = true;
+    }
+    x += a;
+    prev = &s.frames;
+  }
+  return tree;
+}
+
 std::string Num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
+  std::string s;
+  AppendNum(&s, v);
+  return s;
 }
 
 std::string Px(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  std::string s;
+  AppendPx(&s, v);
+  return s;
 }
 
 uint64_t Fnv1a(std::string_view s) {
@@ -125,54 +224,51 @@ std::string FlameColorForName(std::string_view name) {
 }
 
 std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOptions& options) {
-  // Labels, computed once per distinct node.
+  // Labels, computed once per distinct node; so are the escaped names, hover names and colours
+  // of the nodes that are drawn (a node is drawn once per call path it is on).
   std::vector<std::string> labels(samples.nodes.size());
   for (size_t i = 0; i < samples.nodes.size(); ++i) labels[i] = samples.nodes[i].Label();
-
-  // Build the tree. Children are found through one hash map keyed by (parent, node).
-  std::vector<TreeNode> tree(1);
-  std::unordered_map<uint64_t, uint32_t> child_of;
-  child_of.reserve(samples.samples.size() * 4);
-  for (const StackSample& s : samples.samples) {
-    if (s.value == 0) continue;
-    const double a = std::fabs(s.value);
-    tree[0].width += a;
-    tree[0].net += s.value;
-    uint32_t cur = 0;
-    for (size_t k = s.frames.size(); k-- > 0;) {  // root first
-      const StackFrame& fr = s.frames[k];
-      const uint64_t key = (static_cast<uint64_t>(cur) << 32) | fr.node;
-      auto [it, inserted] = child_of.try_emplace(key, static_cast<uint32_t>(tree.size()));
-      if (inserted) {
-        TreeNode n;
-        n.label = static_cast<int32_t>(fr.node);
-        n.depth = tree[cur].depth + 1;
-        tree.push_back(std::move(n));
-        tree[cur].children.push_back(it->second);
-      }
-      cur = it->second;
-      tree[cur].width += a;
-      tree[cur].net += s.value;
-      tree[cur].inlined = tree[cur].inlined || fr.inlined;
-    }
-  }
-  auto name_of = [&](const TreeNode& n) -> const std::string& {
-    static const std::string kRoot = "all";
-    return n.label < 0 ? kRoot : labels[static_cast<size_t>(n.label)];
+  const std::vector<TreeFrame> tree = BuildTree(samples, labels);
+  struct NodeText {
+    bool done = false;
+    std::string name, full, fill;  // escaped data-n, escaped hover name, plain-palette colour
   };
-  double max_net = 0;
-  uint32_t max_depth = 0;
-  for (TreeNode& n : tree) {
-    std::sort(n.children.begin(), n.children.end(),
-              [&](uint32_t a, uint32_t b) { return name_of(tree[a]) < name_of(tree[b]); });
-    max_net = std::max(max_net, std::fabs(n.net));
-    max_depth = std::max(max_depth, n.depth);
-  }
-
+  std::vector<NodeText> texts(samples.nodes.size());
+  static const std::string kRoot = "all";
+  auto name_of = [&](const TreeFrame& f) -> const std::string& {
+    return f.node == TreeFrame::kRootNode ? kRoot : labels[f.node];
+  };
+  auto text_of = [&](uint32_t node) -> const NodeText& {
+    NodeText& t = texts[node];
+    if (!t.done) {
+      t.done = true;
+      t.name = EscapeXml(labels[node]);
+      t.full = EscapeXml(samples.nodes[node].FullLabel());
+      t.fill = FlameColorForName(labels[node]);
+    }
+    return t;
+  };
   const double total = tree[0].width;
   const double span = std::max(options.width - 2 * kPad, 100);
   const double scale = total > 0 ? span / total : 0;
-  const int legend_px = static_cast<int>(options.legend.size()) * kLegendLine;
+  double max_net = 0;
+  uint32_t max_depth = 0;
+  size_t drawn = 0;
+  for (const TreeFrame& f : tree) {
+    max_net = std::max(max_net, std::fabs(f.net));
+    max_depth = std::max(max_depth, f.depth);
+    if (f.width * scale >= options.min_frame_px) ++drawn;
+  }
+  // Frames left out are said so under the title; their values stay in their callers' widths
+  // (and in the total), so every drawn frame's width and hover value is exact.
+  std::vector<std::string> legend = options.legend;
+  const size_t frames = total > 0 ? tree.size() : 0;
+  if (drawn < frames) {
+    legend.push_back(std::to_string(frames - drawn) + " of " + std::to_string(frames) +
+                     " frames are narrower than " + Num(options.min_frame_px) +
+                     " px and not drawn; their callers' widths include them");
+  }
+  const int legend_px = static_cast<int>(legend.size()) * kLegendLine;
   const int frames_top = kTopPad + legend_px + 8;
   const int height = frames_top + static_cast<int>(max_depth + 1) * kFrameHeight + kBottomPad;
   auto frame_y = [&](uint32_t depth) {
@@ -183,10 +279,10 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
     std::string s = FormatValue(v, samples.unit, options.show_bytes);
     return (options.diff && v > 0) ? "+" + s : s;
   };
-  const std::string what = samples.sample_type.empty() ? "value" : samples.sample_type;
+  const std::string what = EscapeXml(samples.sample_type.empty() ? "value" : samples.sample_type);
 
   std::string out;
-  out.reserve(4096 + tree.size() * 200);
+  out.reserve(sizeof kFlameGraphScript + 4096 + drawn * 300);
   const std::string w = std::to_string(options.width), h = std::to_string(height);
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
   out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" +
@@ -199,10 +295,10 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
   out += "<rect x=\"0\" y=\"0\" width=\"" + w + "\" height=\"" + h + "\" fill=\"#fdfaf3\"/>\n";
   out += "<text id=\"hk-title\" x=\"" + Px(options.width / 2.0) +
          "\" y=\"22\" text-anchor=\"middle\">" + EscapeXml(options.title) + "</text>\n";
-  for (size_t i = 0; i < options.legend.size(); ++i) {
+  for (size_t i = 0; i < legend.size(); ++i) {
     out += "<text class=\"hk-legend\" x=\"" + Px(options.width / 2.0) + "\" y=\"" +
            std::to_string(kTopPad + static_cast<int>(i + 1) * kLegendLine - 2) +
-           "\" text-anchor=\"middle\">" + EscapeXml(options.legend[i]) + "</text>\n";
+           "\" text-anchor=\"middle\">" + EscapeXml(legend[i]) + "</text>\n";
   }
   out += "<text id=\"hk-reset\" class=\"hk-button hk-hidden\" x=\"" + std::to_string(kPad) +
          "\" y=\"22\">Reset Zoom</text>\n";
@@ -219,47 +315,66 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
   out += "<g id=\"frames\" data-total=\"" + Num(total) + "\" data-span=\"" + Num(span) +
          "\" data-pad=\"" + std::to_string(kPad) + "\">\n";
 
-  // Depth-first walk with explicit stack: (node, offset in value units).
-  std::vector<std::pair<uint32_t, double>> stack;
-  if (total > 0) stack.emplace_back(0, 0.0);
-  while (!stack.empty()) {
-    const auto [id, offset] = stack.back();
-    stack.pop_back();
-    const TreeNode& n = tree[id];
-    const double px_w = n.width * scale;
-    if (px_w < options.min_frame_px) continue;  // and so are all its children
-    const std::string& name = name_of(n);
-    const double x = kPad + offset * scale;
+  // Preorder is drawing order (parents before children, siblings left to right). A frame is
+  // never wider than its parent, so testing each frame alone drops whole narrow subtrees.
+  for (size_t i = total > 0 ? 0 : tree.size(); i < tree.size(); ++i) {
+    const TreeFrame& f = tree[i];
+    const double px_w = f.width * scale;
+    if (px_w < options.min_frame_px) continue;
+    const bool root = f.node == TreeFrame::kRootNode;
+    const std::string& name = name_of(f);
+    const double x = kPad + f.offset * scale;
+    const int y = frame_y(f.depth);
+    const NodeText* t = root ? nullptr : &text_of(f.node);
 
+    out += "<g class=\"f\" data-n=\"";
+    out += root ? name : t->name;
+    out += "\" data-d=\"";
+    AppendInt(&out, f.depth);
+    out += "\" data-o=\"";
+    AppendNum(&out, f.offset);
+    out += "\" data-v=\"";
+    AppendNum(&out, f.width);
     // The hover text names the function in full (the box shows the simplified name).
-    std::string info = (n.label < 0 ? name : samples.nodes[static_cast<size_t>(n.label)].FullLabel()) +
-                       (n.inlined ? " (inlined)" : "") + ": ";
+    out += "\"><title>";
+    out += root ? name : t->full;
+    out += f.inlined ? " (inlined): " : ": ";
     if (options.diff) {
-      info += value(n.net) + " net change, " +
-              FormatValue(n.width, samples.unit, options.show_bytes) + " changed (" +
-              FormatPercent(n.width, total) + " of all changes)";
+      AppendEscaped(&out, value(f.net));
+      out += " net change, ";
+      AppendEscaped(&out, FormatValue(f.width, samples.unit, options.show_bytes));
+      out += " changed (";
+      AppendEscaped(&out, FormatPercent(f.width, total));
+      out += " of all changes)";
     } else {
-      info += value(n.net) + " " + what + " (" + FormatPercent(n.width, total) + ")";
+      AppendEscaped(&out, value(f.net));
+      out += ' ';
+      out += what;
+      out += " (";
+      AppendEscaped(&out, FormatPercent(f.width, total));
+      out += ')';
     }
-    const std::string fill =
-        options.diff ? DiffFrameColor(max_net > 0 ? n.net / max_net : 0) : FlameColorForName(name);
-    out += "<g class=\"f\" data-n=\"" + EscapeXml(name) + "\" data-d=\"" + std::to_string(n.depth) +
-           "\" data-o=\"" + Num(offset) + "\" data-v=\"" + Num(n.width) + "\"><title>" +
-           EscapeXml(info) + "</title><rect x=\"" + Px(x) + "\" y=\"" +
-           std::to_string(frame_y(n.depth)) + "\" width=\"" + Px(px_w) + "\" height=\"" +
-           std::to_string(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" + fill + "\"/><text x=\"" +
-           Px(x + 3) + "\" y=\"" + std::to_string(frame_y(n.depth) + 11) + "\">" +
-           EscapeXml(FitText(name, px_w)) + "</text></g>\n";
-
-    // Push children in reverse so they are emitted left to right.
-    double child_offset = offset;
-    std::vector<std::pair<uint32_t, double>> kids;
-    kids.reserve(n.children.size());
-    for (const uint32_t c : n.children) {
-      kids.emplace_back(c, child_offset);
-      child_offset += tree[c].width;
+    out += "</title><rect x=\"";
+    AppendPx(&out, x);
+    out += "\" y=\"";
+    AppendInt(&out, y);
+    out += "\" width=\"";
+    AppendPx(&out, px_w);
+    out += "\" height=\"";
+    AppendInt(&out, kFrameHeight - 1);
+    out += "\" rx=\"2\" fill=\"";
+    if (options.diff) {
+      out += DiffFrameColor(max_net > 0 ? f.net / max_net : 0);
+    } else {
+      out += root ? FlameColorForName(name) : t->fill;
     }
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    out += "\"/><text x=\"";
+    AppendPx(&out, x + 3);
+    out += "\" y=\"";
+    AppendInt(&out, y + 11);
+    out += "\">";
+    if (px_w >= 6 + 3 * kCharPx) AppendEscaped(&out, FitText(name, px_w));
+    out += "</text></g>\n";
   }
   out += "</g>\n</svg>\n";
   return out;

@@ -8,7 +8,15 @@
 // Siblings are ordered by name, so the picture is stable between runs. A frame is drawn at
 //   x = pad + offset / width(root) * (image width - 2 pad),  one row (16 px) per depth;
 // flame orientation puts the root at the bottom, icicle at the top. Frames narrower than
-// min_frame_px are not drawn (nor, necessarily, their children).
+// min_frame_px are not drawn (nor, necessarily, their children: a frame is never wider than its
+// caller), as flamegraph.pl's --minwidth (default 0.1 px, ours too); a legend line then says how
+// many were left out. Totals stay exact: a drawn frame's width and hover value include its
+// undrawn callees, the root is the whole profile; only zooming into a frame shows the gaps
+// (and "Search" counts drawn frames only).
+//
+// Speed: the tree is built by sorting the stacks root first and merging common prefixes (no
+// hash map, no child lists), names/colours are made once per distinct function, and the SVG is
+// appended to one reserved string; 12,000 stacks (32,743 frames) take ~0.1 s.
 //
 // Colours: plain profiles use a warm palette keyed by a hash (FNV-1a) of the function name, so
 // a function has the same colour in every graph; diffs colour each frame by net / max |net|:

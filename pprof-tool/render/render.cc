@@ -68,6 +68,7 @@ bool RenderImage(const RenderRequest& request, std::string* image, std::string* 
     options.icicle = request.format == RenderFormat::kIcicle;
     options.diff = diff;
     options.show_bytes = request.show_bytes;
+    if (request.flame_min_frame_px > 0) options.min_frame_px = request.flame_min_frame_px;
     *image = WriteFlameGraphSvg(*request.samples, options);
     return true;
   }

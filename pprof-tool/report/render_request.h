@@ -41,6 +41,7 @@ struct RenderRequest {
   std::vector<std::string> legend;  // samples->description + graph->LegendLines()
   bool heapcheck = false;           // --heapcheck: values are leaked memory
   bool diff = false;                // --base given: values are differences (may be negative)
+  double flame_min_frame_px = 0;    // flame graphs: narrower frames are not drawn (0: default)
 };
 
 }  // namespace heapkit::pprof

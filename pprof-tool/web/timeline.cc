@@ -45,6 +45,7 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
     chart->unit = samples.unit;
     chart->sample_type = samples.sample_type;
     chart->dump_labels.push_back(DumpLabel(dumps[d]));
+    chart->dump_reasons.push_back(dumps[d].dump_reason);
     for (const StackSample& s : samples.samples) {
       if (s.frames.empty()) {
         unattributed[d] += s.value;
@@ -138,8 +139,11 @@ std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) 
   // One hover/click column per dump.
   const double col_w = n <= 1 ? 40 : plot_w / double(n - 1);
   for (size_t d = 0; d < n; ++d) {
-    std::string text = "dump " + std::to_string(d) + ": " + chart.dump_labels[d] + "\ntotal " +
-                       fmt(chart.totals[d]);
+    const std::string& reason = d < chart.dump_reasons.size() ? chart.dump_reasons[d] : "";
+    std::string text = "dump " + std::to_string(d) + ": " + chart.dump_labels[d] + "\n" +
+                       (reason.empty() ? "(no dump reason recorded in the file)"
+                                       : "reason: " + reason) +
+                       "\ntotal " + fmt(chart.totals[d]);
     for (const TimelineBand& b : chart.bands) text += "\n" + fmt(b.values[d]) + "  " + b.name;
     std::string rect = "<rect class=\"dump\" data-dump=\"" + std::to_string(d) + "\" x=\"" +
                        Num(x(d) - col_w / 2) + "\" y=\"" + Num(kTop) + "\" width=\"" +

@@ -4,8 +4,11 @@
 // the leaf frame after the allocation path is dropped), the rest summed as "other".
 //
 // The SVG is self-contained and readable without script: every band and every dump column
-// carries a <title> (the dump's file, its header line's totals and each band's value), so
-// hovering works in any viewer. The web UI wraps the columns in links to /ui/top?dump=N and adds
+// carries a <title> (the dump's file, the profiler's reason for writing it, its header line's
+// totals and each band's value), so hovering works in any viewer. The reason is the dump's
+// "# heapkit: dump reason: ..." comment line (profiler/legacy_writer.h), the very words the
+// profiler logged ("1026 MB allocated cumulatively, 5 MB currently in use"); dumps of other
+// profilers have none and say so. The web UI wraps the columns in links to /ui/top?dump=N and adds
 // a little script that shows the same text beside the chart.
 #pragma once
 
@@ -26,6 +29,7 @@ struct TimelineBand {
 
 struct TimelineChart {
   std::vector<std::string> dump_labels;  // per dump: "<file>: heap profile: N objects, B bytes"
+  std::vector<std::string> dump_reasons;  // per dump: the profiler's reason; "" if not recorded
   std::vector<double> totals;            // per dump: the sum over all bands
   std::vector<TimelineBand> bands;       // largest first, "other" last (if any)
   ValueUnit unit = ValueUnit::kBytes;

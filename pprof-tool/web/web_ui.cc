@@ -64,10 +64,17 @@ WebResponse WebUi::Handle(const std::string& path,
                         v.query.sample_type == SampleType::kAllocObjects)) {
     return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
   }
-  if (path == "/" || path == "/ui" || path == "/ui/") {
-    v.path = "/ui/";
-    return Graph(v);
-  }
+  if (path == "/" || path == "/ui") v.path = "/ui/";
+  const std::string key = v.path + "?" + v.query.Encode();
+  if (const WebResponse* kept = answers_.Find(key)) return *kept;
+  WebResponse r = Route(v);
+  if (r.status == 200) answers_.Insert(key, r);
+  return r;
+}
+
+WebResponse WebUi::Route(const View& v) {
+  const std::string& path = v.path;
+  if (path == "/ui/") return Graph(v);
   if (path == "/ui/top") return Top(v);
   if (path == "/ui/flamegraph") return FlameGraphPage(v);
   if (path == "/ui/flamegraph.svg") return FlameGraphSvg(v);
@@ -77,8 +84,12 @@ WebResponse WebUi::Handle(const std::string& path,
   return Error(404, "no such page: " + path.substr(0, 200));
 }
 
-bool WebUi::Samples(const ViewQuery& q, Granularity granularity, StackSamples* out,
-                    std::string* error) {
+const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
+                                   std::string* error) {
+  const std::string key = std::to_string(int(granularity)) + "?" + q.Encode();
+  if (memo_valid_ && memo_key_ == key) return &memo_;
+  memo_valid_ = false;
+  memo_ = StackSamples();
   PipelineOptions po = in_.pipeline;
   po.sample_type = q.sample_type;
   po.granularity = granularity;
@@ -88,13 +99,15 @@ bool WebUi::Samples(const ViewQuery& q, Granularity granularity, StackSamples* o
   po.show = q.show;
   po.show_from = q.show_from;
   const Profile& profile = q.dump >= 0 ? (*in_.dumps)[size_t(q.dump)] : *in_.profile;
-  if (!BuildStackSamples(profile, *in_.symbolizer, po, out, error)) return false;
-  if (!in_.title.empty()) out->description.push_back("File: " + in_.title);
-  if (q.dump >= 0) out->description.push_back("Dump: " + profile.file);
-  out->description.push_back(std::string("Type: ") + out->sample_type +
-                             (in_.heapcheck ? " (leak check: leaked memory)" : "") +
-                             (in_.diff && q.dump < 0 ? " (difference to the base)" : ""));
-  return true;
+  if (!BuildStackSamples(profile, *in_.symbolizer, po, &memo_, error)) return nullptr;
+  if (!in_.title.empty()) memo_.description.push_back("File: " + in_.title);
+  if (q.dump >= 0) memo_.description.push_back("Dump: " + profile.file);
+  memo_.description.push_back(std::string("Type: ") + memo_.sample_type +
+                              (in_.heapcheck ? " (leak check: leaked memory)" : "") +
+                              (in_.diff && q.dump < 0 ? " (difference to the base)" : ""));
+  memo_key_ = key;
+  memo_valid_ = true;
+  return &memo_;
 }
 
 WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std::string> legend,
@@ -113,9 +126,10 @@ WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std
 }
 
 WebResponse WebUi::Graph(const View& v) {
-  StackSamples samples;
   std::string error;
-  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  const StackSamples& samples = *found;
   GraphOptions go = in_.graph;
   if (go.node_count < 0) go.node_count = 80;
   CallGraph graph = CallGraph::Build(samples, go);
@@ -138,9 +152,10 @@ WebResponse WebUi::Graph(const View& v) {
 }
 
 WebResponse WebUi::Top(const View& v) {
-  StackSamples samples;
   std::string error;
-  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  const StackSamples& samples = *found;
   GraphOptions go = in_.text_graph;
   go.edge_fraction = 0;
   CallGraph g = CallGraph::Build(samples, go);
@@ -170,9 +185,10 @@ WebResponse WebUi::Top(const View& v) {
 }
 
 WebResponse WebUi::FlameGraphPage(const View& v) {
-  StackSamples samples;  // validates the query before the page refers to the picture
-  std::string error;
-  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  std::string error;  // the pipeline validates the query before the page refers to the picture
+  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  const StackSamples& samples = *found;  // kept for the picture's request that follows
   std::string q = v.query.Encode();
   return Html(v, "Flame graph", samples.description,
               "<object id=\"flame\" type=\"image/svg+xml\" data=\"/ui/flamegraph.svg" +
@@ -180,14 +196,16 @@ WebResponse WebUi::FlameGraphPage(const View& v) {
 }
 
 WebResponse WebUi::FlameGraphSvg(const View& v) {
-  StackSamples samples;
   std::string error;
-  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  const StackSamples& samples = *found;
   CallGraph unused;
   RenderRequest req;
   req.format = RenderFormat::kFlameGraph;
   req.samples = &samples;
   req.graph = &unused;
+  req.flame_min_frame_px = kWebFlameMinFramePx;
   req.show_bytes = in_.show_bytes;
   req.diff = in_.diff && v.query.dump < 0;
   req.title = in_.title;
@@ -198,9 +216,10 @@ WebResponse WebUi::FlameGraphSvg(const View& v) {
 }
 
 WebResponse WebUi::Peek(const View& v) {
-  StackSamples samples;
   std::string error, out;
-  if (!Samples(v.query, in_.pipeline.granularity, &samples, &error)) return Error(400, error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  const StackSamples& samples = *found;
   ReportOptions ro;
   ro.show_bytes = in_.show_bytes;
   ro.graph = in_.text_graph;
@@ -213,20 +232,20 @@ WebResponse WebUi::Source(const View& v) {
   std::string error, out;
   std::string regex = v.query.focus;
   if (regex.empty()) {  // the ten functions with the largest flat value
-    StackSamples functions;
-    if (!Samples(v.query, Granularity::kFunctions, &functions, &error)) return Error(400, error);
+    const StackSamples* functions = Samples(v.query, Granularity::kFunctions, &error);
+    if (functions == nullptr) return Error(400, error);
     GraphOptions go = in_.text_graph;
     go.node_count = 10;
-    CallGraph g = CallGraph::Build(functions, go);
+    CallGraph g = CallGraph::Build(*functions, go);
     for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactRegex(n.info.name);
     if (regex.empty()) return Error(404, "no functions to list");
   }
-  StackSamples lines;
-  if (!Samples(v.query, Granularity::kLines, &lines, &error)) return Error(400, error);
+  const StackSamples* lines = Samples(v.query, Granularity::kLines, &error);
+  if (lines == nullptr) return Error(400, error);
   ReportOptions ro;
   ro.show_bytes = in_.show_bytes;
   ro.graph = in_.text_graph;
-  if (!ListReport(lines, regex, ro, &out, &error)) return Error(404, error);
+  if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);
   return Html(v, "Source", {}, "<pre>" + EscapeXml(out) + "</pre>");
 }
 

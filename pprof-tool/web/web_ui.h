@@ -8,22 +8,28 @@
 // Query parameters: view_query.h; they start from the command line's filters. Every view runs
 // the pipeline on the loaded profile and is bounded like the CLI (--nodecount & co.; the call
 // graph also by render.h's layout limits). Bad requests are answered 4xx with one line.
+// The last kAnswersKept successful answers are kept (answer_cache.h): the profiles are loaded
+// once and never change, so a view asked for again is answered without re-running anything.
 // Not thread-safe: the server serializes calls.
 #pragma once
 
 #include <map>
 #include <string>
 
+#include "pprof-tool/web/answer_cache.h"
 #include "pprof-tool/web/view_query.h"
 #include "pprof-tool/web/web_input.h"
+#include "pprof-tool/web/web_response.h"
 
 namespace heapkit::pprof {
 
-struct WebResponse {
-  int status = 200;
-  std::string content_type = "text/html; charset=utf-8";
-  std::string body;
-};
+// The web flame graph leaves out frames narrower than one pixel of the 1200 px picture (the
+// CLI's --flamegraph draws down to 0.1 px): a browser lays out and scripts every SVG element,
+// and sub-pixel frames are most of them (12,000 stacks: 32,743 frames, 7,720 of them 1 px or
+// wider; Chromium takes seconds for all, about one for those). The picture says how many.
+inline constexpr double kWebFlameMinFramePx = 1.0;
+inline constexpr size_t kAnswersKept = 8;
+inline constexpr size_t kAnswerBytesKept = size_t{64} << 20;
 
 class WebUi {
  public:
@@ -33,8 +39,10 @@ class WebUi {
 
  private:
   struct View;
-  bool Samples(const ViewQuery& q, Granularity granularity, StackSamples* out,
-               std::string* error);
+  WebResponse Route(const View& v);
+  // The pipeline's samples for `q` (nullptr and one line in *error for a bad query). The last
+  // ones are kept: the flame graph page and its picture ask for the same.
+  const StackSamples* Samples(const ViewQuery& q, Granularity granularity, std::string* error);
   WebResponse Graph(const View& v);
   WebResponse Top(const View& v);
   WebResponse FlameGraphPage(const View& v);
@@ -47,6 +55,10 @@ class WebUi {
 
   WebInput in_;
   ViewQuery defaults_;
+  AnswerCache answers_{kAnswersKept, kAnswerBytesKept};
+  std::string memo_key_;  // granularity and normalized query of memo_
+  bool memo_valid_ = false;
+  StackSamples memo_;
 };
 
 }  // namespace heapkit::pprof
