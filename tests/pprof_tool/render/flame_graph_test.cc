@@ -198,6 +198,66 @@ TEST_F(FlameGraph, TinyFramesAreNotDrawn) {
   EXPECT_EQ(Find(frames, "tiny", 2), nullptr);
 }
 
+// data-n, data-d -> (data-o, data-v) of every drawn frame, read from the SVG text.
+std::map<std::pair<std::string, int>, std::pair<double, double>> Extents(const std::string& svg) {
+  std::map<std::pair<std::string, int>, std::pair<double, double>> out;
+  const std::regex frame(R"re(<g class="f" data-n="([^"]*)" data-d="(\d+)" data-o="([^"]*)" data-v="([^"]*)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), frame); it != std::sregex_iterator();
+       ++it) {
+    out[{(*it)[1].str(), std::stoi((*it)[2].str())}] = {std::stod((*it)[3].str()),
+                                                        std::stod((*it)[4].str())};
+  }
+  return out;
+}
+
+TEST_F(FlameGraph, StacksMergeWhateverTheirOrderAndOwnValueLiesRightOfCallees) {
+  // main has its own 50 right of its callees a (100 + 25, two samples of one path) and b (200).
+  const StackSamples one = testing::SamplesBuilder()
+                               .Add({"b", "main"}, 200)
+                               .Add({"main"}, 50)
+                               .Add({"a", "main"}, 100)
+                               .Add({"x", "a", "main"}, 25)
+                               .Add({"a", "main"}, 25)
+                               .Build();
+  const StackSamples other = testing::SamplesBuilder()
+                                 .Add({"a", "main"}, 25)
+                                 .Add({"x", "a", "main"}, 25)
+                                 .Add({"main"}, 50)
+                                 .Add({"a", "main"}, 100)
+                                 .Add({"b", "main"}, 200)
+                                 .Build();
+  const std::string svg = WriteFlameGraphSvg(one, {});
+  EXPECT_EQ(svg, WriteFlameGraphSvg(other, {}));
+  const auto e = Extents(svg);
+  ASSERT_EQ(e.size(), 5u) << svg;
+  using P = std::pair<double, double>;
+  EXPECT_EQ(e.at({"all", 0}), P(0, 400));
+  EXPECT_EQ(e.at({"main", 1}), P(0, 400));
+  EXPECT_EQ(e.at({"a", 2}), P(0, 150));    // callees in name order from the caller's left edge
+  EXPECT_EQ(e.at({"x", 3}), P(0, 25));
+  EXPECT_EQ(e.at({"b", 2}), P(150, 200));  // main's own 50 is the gap at 350..400
+}
+
+TEST_F(FlameGraph, LeftOutFramesAreCountedAndStayInTheirCallersWidths) {
+  const StackSamples s = testing::SamplesBuilder()
+                             .Add({"big", "main"}, 10000)
+                             .Add({"tiny", "main"}, 1)
+                             .Add({"tinier", "tiny", "main"}, 1)
+                             .Build();
+  FlameGraphOptions o;
+  o.min_frame_px = 1;  // tiny is 0.24 px wide in 1180 px
+  const std::string svg = WriteFlameGraphSvg(s, o);
+  const auto e = Extents(svg);
+  EXPECT_EQ(e.count({"tiny", 2}), 0u);
+  EXPECT_EQ(e.count({"tinier", 3}), 0u);
+  EXPECT_EQ(e.at({"main", 1}).second, 10002);
+  EXPECT_NE(svg.find(">2 of 5 frames are narrower than 1 px and not drawn"), std::string::npos)
+      << svg.substr(0, 3000);
+  const std::string all = WriteFlameGraphSvg(s, {});  // 0.1 px: everything is drawn
+  EXPECT_EQ(Extents(all).size(), 5u);
+  EXPECT_EQ(all.find("not drawn"), std::string::npos);
+}
+
 TEST_F(FlameGraph, EmptyProfileIsStillAValidSvg) {
   const std::vector<Frame> frames = Frames(WriteFlameGraphSvg(StackSamples{}, {}));
   EXPECT_TRUE(frames.empty());

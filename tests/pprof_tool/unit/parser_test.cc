@@ -86,6 +86,24 @@ TEST(Parser, ToleratesCommentsBlankLinesCrlfUppercaseHexNoPrefixNoAllocColumns) 
   EXPECT_EQ(p.mappings.size(), 1u);
 }
 
+TEST(Parser, DumpReasonComment) {
+  Profile p;
+  ParseError e;
+  ASSERT_TRUE(Parse("heap profile:    1:   100 [    1:   100] @ heapprofile\n"
+                    "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\r\n"
+                    "# heapkit: dump reason: a second one is not the reason\n"
+                    "     1:   100 [    1:   100] @ 0x400300\n",
+                    &p, &e))
+      << e.Message();
+  EXPECT_EQ(p.dump_reason, "1026 MB allocated cumulatively, 5 MB currently in use");
+  ASSERT_EQ(p.samples.size(), 1u);
+  Profile plain;
+  ASSERT_TRUE(Parse("heap profile: 1: 100 [1: 100] @ heapprofile\n# other comment\n"
+                    "1: 100 [1: 100] @ 0x400300\n",
+                    &plain, &e));
+  EXPECT_EQ(plain.dump_reason, "");
+}
+
 struct BadCase {
   const char* name;
   std::string text;

@@ -17,6 +17,7 @@ namespace {
 class NamesSymbolizer : public Symbolizer {
  public:
   const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    ++calls;
     auto it = cache_.find(pc);
     if (it != cache_.end()) return it->second;
     const char* name = pc == 0x1ff ? "Grow" : pc == 0x2ff ? "Keep" : pc == 0x3ff ? "main" : "other";
@@ -24,6 +25,7 @@ class NamesSymbolizer : public Symbolizer {
         .first->second;
   }
   std::map<uint64_t, std::vector<SourceFrame>> cache_;
+  int calls = 0;  // every lookup, answered from cache_ or not: the pipeline ran
 };
 
 Profile Dump(const char* file, int grow_bytes) {
@@ -108,6 +110,61 @@ TEST_F(WebUiTest, ViewsAndBadRequests) {
   }
 }
 
+TEST(Web, AnswerCacheKeepsTheLastAnswersWithinItsBounds) {
+  AnswerCache cache(2, 100);
+  auto answer = [](const std::string& body) { return WebResponse{200, "text/plain", body}; };
+  cache.Insert("a", answer("A"));
+  cache.Insert("b", answer("B"));
+  ASSERT_NE(cache.Find("a"), nullptr);  // now the most recent: b goes first
+  cache.Insert("c", answer("C"));
+  EXPECT_EQ(cache.Find("b"), nullptr);
+  ASSERT_NE(cache.Find("a"), nullptr);
+  EXPECT_EQ(cache.Find("a")->body, "A");
+  EXPECT_EQ(cache.Find("c")->body, "C");
+  cache.Insert("c", answer("C2"));  // replaced, not duplicated
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.Find("c")->body, "C2");
+  cache.Insert("big", answer(std::string(99, 'x')));  // count, then bytes bound: both others go
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), 99u);
+  cache.Insert("huge", answer(std::string(101, 'x')));  // larger than the bound: not kept
+  EXPECT_EQ(cache.Find("huge"), nullptr);
+  EXPECT_NE(cache.Find("big"), nullptr);
+}
+
+TEST_F(WebUiTest, AnswersAreKeptPerPathAndNormalizedQuery) {
+  WebUi ui(input_);
+  const WebResponse top = ui.Handle("/ui/top", {});
+  const int after_first = symbolizer_.calls;
+  ASSERT_GT(after_first, 0);
+  // The same view again, also spelled with the default sample type: answered from the kept one.
+  EXPECT_EQ(ui.Handle("/ui/top", {}).body, top.body);
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"si", "inuse_space"}}).body, top.body);
+  EXPECT_EQ(symbolizer_.calls, after_first);
+  // Another query or another view is not mixed up with it.
+  const WebResponse ignored = ui.Handle("/ui/top", Params{{"i", "^Grow$"}});
+  EXPECT_GT(symbolizer_.calls, after_first);
+  EXPECT_NE(ignored.body, top.body);
+  EXPECT_EQ(ui.Handle("/ui/peek", {}).body.find("<table class=\"top\">"), std::string::npos);
+  EXPECT_EQ(ui.Handle("/", {}).body, ui.Handle("/ui/", {}).body);
+  // Errors are not kept: a bad request stays bad and a good one after it is right.
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"f", "("}}).status, 400);
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"f", "("}}).status, 400);
+}
+
+TEST_F(WebUiTest, WebFlameGraphLeavesOutSubPixelFrames) {
+  // Grow holds 1 byte of 5001: 0.24 px of the picture, drawn by the CLI, not by the web UI.
+  dumps_ = {Dump("w.0001.heap", 1)};
+  dumps_[0].samples[1].value.inuse_bytes = 5000;
+  profile_ = dumps_[0];
+  WebUi ui(input_);
+  const WebResponse svg = ui.Handle("/ui/flamegraph.svg", {});
+  ASSERT_EQ(svg.status, 200);
+  EXPECT_EQ(svg.body.find("data-n=\"Grow\""), std::string::npos);
+  EXPECT_NE(svg.body.find("data-n=\"Keep\""), std::string::npos);
+  EXPECT_NE(svg.body.find("frames are narrower than 1 px and not drawn"), std::string::npos);
+}
+
 TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
   input_.heapcheck = true;
   WebUi ui(input_);
@@ -126,8 +183,31 @@ TEST_F(WebUiTest, TimelineBands) {
   EXPECT_EQ(chart.totals, (std::vector<double>{2000, 6000}));
   std::string svg = TimelineSvg(chart, TimelineStyle{});
   EXPECT_NE(svg.find("w.0002.heap: heap profile:"), std::string::npos);
+  EXPECT_NE(svg.find("(no dump reason recorded in the file)"), std::string::npos);
   EXPECT_EQ(svg.find("<script"), std::string::npos);
   EXPECT_EQ(svg.find("<a "), std::string::npos);  // links only for the web UI
+}
+
+TEST_F(WebUiTest, TimelineHoverShowsTheProfilersDumpReason) {
+  Profile with_reason;
+  ParseError e;
+  ASSERT_TRUE(ParseProfileText("heap profile: 1: 10 [ 1: 10] @ heapprofile\n"
+                               "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB "
+                               "currently in use <&>\n"
+                               " 1: 10 [ 1: 10] @ 0x200 0x400\n",
+                               "w.0003.heap", &with_reason, &e))
+      << e.Message();
+  dumps_.push_back(with_reason);
+  TimelineChart chart;
+  std::string error;
+  ASSERT_TRUE(BuildTimeline(dumps_, symbolizer_, PipelineOptions{}, 1, &chart, &error)) << error;
+  ASSERT_EQ(chart.dump_reasons.size(), 3u);
+  EXPECT_EQ(chart.dump_reasons[0], "");
+  const std::string svg = TimelineSvg(chart, TimelineStyle{});
+  EXPECT_NE(svg.find("dump 2: w.0003.heap: heap profile: 1 objects, 10 bytes in use (heapprofile)\n"
+                     "reason: 1026 MB allocated cumulatively, 5 MB currently in use &lt;&amp;&gt;"),
+            std::string::npos)
+      << svg;
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 # user_frames_prog.cc; Chromium loads the top table, the call graph and the timeline, and
 #  - the page scripts run without errors and mark the page ready (data-hk-ready on <body>);
 #  - the top table's DOM names the known functions; the call graph's SVG was set up for pan/zoom;
-#  - the timeline's DOM has one band per function and a link per dump to its top table;
-#  - a screenshot of the timeline is not blank.
+#  - the timeline's DOM has one band per function and a link per dump to its top table, and its
+#    hover text carries the profiler's dump reason;
+#  - the flame graph's SVG script ran and set up its frames;
+#  - a screenshot of every view (top, call graph, flame graph, peek, source, timeline) is kept in
+#    <work dir>/screenshots/ as the run's artifact, and none is blank.
 # The server is killed on exit whatever happens.
 # Usage: chromium_check.sh <pprof-tool> <libheapkit.so> <program> <work dir>
 # Exit 77 (ctest SKIP_RETURN_CODE) when no Chromium is installed.
@@ -66,13 +69,25 @@ check /ui/ "$work/graph.html" '<svg[^>]*data-hk-ready="1"' "the call graph was n
 check /ui/ "$work/graph.html" 'app::FillVector' "the call graph does not name app::FillVector"
 check /ui/timeline "$work/timeline.html" 'class="band" data-name="app::FillVector"' "no band for app::FillVector"
 check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=0"' "dump 0 does not link to its top table"
+check /ui/timeline "$work/timeline.html" 'reason: [0-9]* MB currently in use' "the hover text has no dump reason"
 
-run "$work/shot.log" --window-size=1100,700 --screenshot="$work/timeline.png" "$url/ui/timeline" >/dev/null
-size=$(wc -c <"$work/timeline.png" 2>/dev/null || echo 0)
-if [ "$size" -lt 10000 ]; then
-  echo "FAIL: the timeline screenshot is missing or blank ($size bytes)"
-  fail=1
-fi
+run "$work/flame.log" --dump-dom "$url/ui/flamegraph.svg" >"$work/flame.html"
+check /ui/flamegraph.svg "$work/flame.html" 'data-hk-ready="[1-9][0-9]*"' "the flame graph script did not set up its frames"
+check /ui/flamegraph.svg "$work/flame.html" 'data-n="app::FillVector"' "the flame graph does not name app::FillVector"
 
-[ $fail -eq 0 ] && echo "PASS: top, graph and timeline pages in Chromium"
+# Screenshots of every view, kept as artifacts (a blank page compresses to a few KB).
+mkdir -p "$work/screenshots"
+for shot in top:/ui/top graph:/ui/ flamegraph:/ui/flamegraph peek:/ui/peek?f=FillVector \
+            source:/ui/source?f=FillString timeline:/ui/timeline; do
+  name=${shot%%:*} path=${shot#*:}
+  png="$work/screenshots/$name.png"
+  run "$work/shot-$name.log" --window-size=1200,800 --screenshot="$png" "$url$path" >/dev/null
+  size=$(wc -c <"$png" 2>/dev/null || echo 0)
+  if [ "$size" -lt 10000 ]; then
+    echo "FAIL: the screenshot of $path is missing or blank ($size bytes, $png)"
+    fail=1
+  fi
+done
+
+[ $fail -eq 0 ] && echo "PASS: top, graph, flame graph and timeline pages in Chromium; screenshots in $work/screenshots"
 exit $fail

@@ -10,6 +10,7 @@
 Usage: web_check.py <pprof-tool> <libheapkit.so> <program> <work dir>
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,14 +34,16 @@ def make_dumps():
     os.makedirs(work)
     env = dict(os.environ, HEAPPROFILE=os.path.join(work, "prof"), LD_PRELOAD=lib,
                HEAP_PROFILE_INUSE_INTERVAL=str(2 << 20), TCMALLOC_SAMPLE_PARAMETER="1")
-    subprocess.run([prog], env=env, check=True, timeout=60)
+    p = subprocess.run([prog], env=env, check=True, timeout=60, capture_output=True)
     dumps = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".heap"))
     if len(dumps) < 3:
         sys.exit("FAIL: the program wrote %d dumps, want several" % len(dumps))
-    return dumps
+    # The profiler's log line per dump: "Dumping heap profile to <file> (<reason>)".
+    reasons = dict(re.findall(r"Dumping heap profile to (\S+) \((.*)\)", p.stderr.decode()))
+    return dumps, reasons
 
 
-def check_timeline(dumps):
+def check_timeline(dumps, reasons):
     out = os.path.join(work, "timeline.svg")
     p = subprocess.run([pprof, "--timeline=" + out, prog] + dumps, capture_output=True, timeout=60)
     if p.returncode != 0:
@@ -58,6 +61,12 @@ def check_timeline(dumps):
         fail("--timeline: no hover text names the last dump %s" % dumps[-1])
     if len([c for c in columns if c.get("class") == "dump"]) != len(dumps):
         fail("--timeline: want one column per dump (%d)" % len(dumps))
+    # Each column's hover text gives the reason the profiler logged for that dump.
+    for d, path in enumerate(dumps):
+        want = "reason: %s" % reasons.get(path, "?")
+        if not any(t.startswith("dump %d: %s" % (d, os.path.basename(path))) and want in t.split("\n")
+                   for t in titles):
+            fail("--timeline: dump %d's hover text lacks %r" % (d, want))
 
 
 def get(port, path):
@@ -159,9 +168,9 @@ def check_diff_and_leaks(dumps):
             fail("--heapcheck: si=alloc_space answered %d, want 400" % status)
 
 
-dumps = make_dumps()
+dumps, reasons = make_dumps()
 try:
-    check_timeline(dumps)
+    check_timeline(dumps, reasons)
     check_server(dumps)
     check_diff_and_leaks(dumps)
 finally:

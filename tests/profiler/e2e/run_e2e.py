@@ -19,6 +19,7 @@ HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s
                        r'(heapprofile|heap_v2/(\d+)|growthz)$')
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
 DUMP_RE = re.compile(r'^Dumping heap profile to (\S+) \((.*)\)$', re.M)
+REASON_PREFIX = '# heapkit: dump reason: '
 
 # Known pattern (workload.cc).
 A_N, A_SIZE = 20000, 1000
@@ -66,8 +67,12 @@ def parse_profile(path):
         'rate': int(m.group(6)) if m.group(6) else 1,
         'records': [],
         'maps': [],
+        'reason': None,
     }
     i = 1
+    if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/legacy_writer.h
+        prof['reason'] = lines[1][len(REASON_PREFIX):]
+        i = 2
     while i < len(lines) and lines[i] != '':
         lm = LINE_RE.match(lines[i])
         if not check(lm is not None, '%s: bad record line %r' % (path, lines[i])):
@@ -306,6 +311,10 @@ def trigger_case(ctx, args, env, reason_re, minimum):
     for i, (f, r) in enumerate(d):
         check(f == '%s.%04d.heap' % (prefix(ctx), i + 1), 'dump %d has file name %s' % (i + 1, f))
         check(os.path.exists(f), 'missing %s' % f)
+        # The file carries the logged reason, word for word, as the comment after its header.
+        prof = parse_profile(f) if os.path.exists(f) else None
+        check(prof is not None and prof['reason'] == r,
+              '%s: reason line %r, logged %r' % (f, prof and prof['reason'], r))
     check(d and d[-1][1].startswith('Exiting'), 'last dump should be the exit dump: %s' % d[-1:])
     return d
 

@@ -66,6 +66,26 @@ TEST(LegacyWriter, ExactText) {
             "heap profile:      3:  1048776 [     6:  1049076] @ growthz");
 }
 
+TEST(LegacyWriter, ReasonIsOneCommentLineAfterTheHeader) {
+  FakeSource src;
+  src.records.push_back({{1, 8, 1, 8}, {Pc(0xabc)}});
+  LegacyProfile p;
+  p.source = &FakeSourceFn;
+  p.source_ctx = &src;
+  p.write_mapped_libraries = false;
+  p.reason = "1026 MB allocated cumulatively,\n5 MB\tcurrently in use";
+  MemorySink sink;
+  ASSERT_TRUE(WriteLegacyProfile(&sink, p));
+  EXPECT_EQ(std::string(sink.data(), sink.size()),
+            "heap profile:      1:        8 [     1:        8] @ heapprofile\n"
+            "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\n"
+            "     1:        8 [     1:        8] @ 0x0000000000000abc\n");
+  p.reason = "";  // none: no comment line
+  MemorySink plain;
+  ASSERT_TRUE(WriteLegacyProfile(&plain, p));
+  EXPECT_EQ(std::string(plain.data(), plain.size()).find('#'), std::string::npos);
+}
+
 TEST(LegacyWriter, MappedLibrariesSection) {
   FakeSource src;
   src.records.push_back({{1, 8, 1, 8}, {Pc(0xabc)}});
