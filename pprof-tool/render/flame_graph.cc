@@ -212,6 +212,18 @@ std::string EscapeXml(std::string_view text) {
   return out;
 }
 
+std::string EscapeXmlLines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (;;) {
+    const size_t nl = text.find('\n');
+    out += EscapeXml(text.substr(0, nl));
+    if (nl == std::string_view::npos) return out;
+    out += '\n';
+    text.remove_prefix(nl + 1);
+  }
+}
+
 std::string FlameColorForName(std::string_view name) {
   const uint64_t h = Fnv1a(name);
   // A warm palette: red high, green anywhere up to orange/yellow, little blue.

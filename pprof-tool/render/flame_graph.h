@@ -54,4 +54,7 @@ std::string FlameColorForName(std::string_view name);
 // XML text/attribute escaping (& < > " '), with invalid UTF-8 and control characters replaced.
 std::string EscapeXml(std::string_view text);
 
+// The same for multi-line text (reports in <pre>, hover texts): each line escaped, '\n' kept.
+std::string EscapeXmlLines(std::string_view text);
+
 }  // namespace heapkit::pprof

@@ -139,17 +139,16 @@ std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) 
   // One hover/click column per dump.
   const double col_w = n <= 1 ? 40 : plot_w / double(n - 1);
   for (size_t d = 0; d < n; ++d) {
-    // One line each, escaped one by one (EscapeXml would turn the newlines into spaces).
     const std::string& reason = d < chart.dump_reasons.size() ? chart.dump_reasons[d] : "";
-    std::string text = EscapeXml("dump " + std::to_string(d) + ": " + chart.dump_labels[d]) + "\n" +
-                       EscapeXml(reason.empty() ? "(no dump reason recorded in the file)"
-                                                : "reason: " + reason) +
-                       "\n" + EscapeXml("total " + fmt(chart.totals[d]));
-    for (const TimelineBand& b : chart.bands) text += "\n" + EscapeXml(fmt(b.values[d]) + "  " + b.name);
+    std::string text = "dump " + std::to_string(d) + ": " + chart.dump_labels[d] + "\n" +
+                       (reason.empty() ? "(no dump reason recorded in the file)"
+                                       : "reason: " + reason) +
+                       "\ntotal " + fmt(chart.totals[d]);
+    for (const TimelineBand& b : chart.bands) text += "\n" + fmt(b.values[d]) + "  " + b.name;
     std::string rect = "<rect class=\"dump\" data-dump=\"" + std::to_string(d) + "\" x=\"" +
                        Num(x(d) - col_w / 2) + "\" y=\"" + Num(kTop) + "\" width=\"" +
                        Num(col_w) + "\" height=\"" + Num(plot_h) +
-                       "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + text +
+                       "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + EscapeXmlLines(text) +
                        "</title></rect>";
     if (!style.link_prefix.empty()) {
       rect = "<a href=\"" + EscapeXml(style.link_prefix + std::to_string(d)) + "\">" + rect + "</a>";

@@ -225,7 +225,7 @@ WebResponse WebUi::Peek(const View& v) {
   ro.graph = in_.text_graph;
   if (!TreeReport(samples, v.query.focus, ro, &out, &error)) return Error(404, error);
   return Html(v, v.query.focus.empty() ? "Call tree" : "Peek " + v.query.focus, {},
-              "<pre>" + EscapeXml(out) + "</pre>");
+              "<pre>" + EscapeXmlLines(out) + "</pre>");
 }
 
 WebResponse WebUi::Source(const View& v) {
@@ -246,7 +246,7 @@ WebResponse WebUi::Source(const View& v) {
   ro.show_bytes = in_.show_bytes;
   ro.graph = in_.text_graph;
   if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);
-  return Html(v, "Source", {}, "<pre>" + EscapeXml(out) + "</pre>");
+  return Html(v, "Source", {}, "<pre>" + EscapeXmlLines(out) + "</pre>");
 }
 
 WebResponse WebUi::Timeline(const View& v) {

@@ -2,6 +2,7 @@
 // contents (WebUi::Handle) and the timeline's bands, on small hand-written profiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "pprof-tool/parse/legacy_parser.h"
@@ -100,6 +101,13 @@ TEST_F(WebUiTest, ViewsAndBadRequests) {
   EXPECT_EQ(ui.Handle("/ui/", {}).status, 200);
   EXPECT_EQ(ui.Handle("/ui/flamegraph.svg", {}).content_type, "image/svg+xml");
   EXPECT_EQ(ui.Handle("/ui/timeline", {}).status, 200);
+  // The text reports keep their lines.
+  for (const char* path : {"/ui/peek", "/ui/source"}) {
+    const std::string body = ui.Handle(path, {}).body;
+    const size_t pre = body.find("<pre>"), end = body.find("</pre>");
+    ASSERT_NE(end, std::string::npos) << path;
+    EXPECT_GE(std::count(body.begin() + pre, body.begin() + end, '\n'), 3) << path << ": " << body;
+  }
   for (const auto& [path, params, status] :
        std::vector<std::tuple<std::string, Params, int>>{
            {"/nosuch", {}, 404}, {"/ui/top", {{"f", "("}}, 400},

@@ -24,14 +24,8 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null' EXIT INT
 
 HEAPPROFILE="$work/prof" HEAP_PROFILE_INUSE_INTERVAL=2097152 TCMALLOC_SAMPLE_PARAMETER=1 \
   LD_PRELOAD="$lib" "$prog" 2>/dev/null
-"$pprof" --http=127.0.0.1:0 --no_browser "$prog" "$work"/prof.*.heap >"$work/server.out" 2>"$work/server.err" &
-server=$!
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's|^Serving web UI on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$work/server.out")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
+. "$(dirname "$0")/serve.sh"
+serve_web_ui "$work" "$pprof" "$prog" "$work"/prof.*.heap
 if [ -z "$url" ]; then
   echo "FAIL: the server did not print its address: $(cat "$work/server.out" "$work/server.err")"
   exit 1

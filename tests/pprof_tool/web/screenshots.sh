@@ -1,14 +1,15 @@
 #!/bin/sh
 # Regenerates the README's pictures of pprof-tool's web UI and timeline, from heap dumps of the
 # test program user_frames_prog.cc (tests/pprof_tool/e2e/):
-#   web-ui.png     `pprof-tool --http` in headless Chromium: the flame graph view
+#   web-ui.png     `pprof-tool --http` in headless Chromium: the call graph view (/ui/)
 #   timeline.png   `pprof-tool --timeline=t.svg`, the SVG rendered by Chromium
 # Usage (from a build): tests/pprof_tool/web/screenshots.sh build/pprof-tool/pprof-tool \
 #          build/libheapkit.so build/tests/pprof_tool/e2e/pprof_user_frames_O2 [out dir]
 # The out dir defaults to pprof-tool/docs/images of this checkout. Needs chromium.
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
 pprof=$(realpath "$1") lib=$(realpath "$2") prog=$(realpath "$3")
-out=${4:-$(cd "$(dirname "$0")/../../.." && pwd)/pprof-tool/docs/images}
+out=${4:-$(cd "$here/../../.." && pwd)/pprof-tool/docs/images}
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 work=$(mktemp -d)
 server=
@@ -29,14 +30,8 @@ cd "$work/dumps"
 "$pprof" --timeline="$work/timeline.svg" "$prog" prog.*.heap
 shot "$out/timeline.png" 1000,440 "file://$work/timeline.svg"
 
-"$pprof" --http=127.0.0.1:0 --no_browser "$prog" prog.*.heap >"$work/server.out" 2>/dev/null &
-server=$!
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's|^Serving web UI on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$work/server.out")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
+. "$here/serve.sh"
+serve_web_ui "$work" "$pprof" "$prog" prog.*.heap
 [ -n "$url" ] || { echo "screenshots.sh: the server did not start" >&2; exit 1; }
-shot "$out/web-ui.png" 1200,760 "$url/ui/flamegraph"
+shot "$out/web-ui.png" 1200,760 "$url/ui/"
 ls -l "$out/web-ui.png" "$out/timeline.png"
