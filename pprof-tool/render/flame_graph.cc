@@ -9,6 +9,7 @@
 
 #include "pprof-tool/model/value_format.h"
 #include "pprof-tool/render/dot_escape.h"
+#include "pprof-tool/render/flame_tree.h"
 #include "pprof-tool/render/flame_graph_script.h"
 
 namespace heapkit::pprof {
@@ -22,18 +23,6 @@ constexpr int kLegendLine = 14;
 constexpr int kBottomPad = 26;   // status line
 constexpr double kCharPx = 7.2;  // must match HK_CHAR_PX in the script
 
-// One frame of the call-path tree. The tree is built in preorder (see BuildTree), so a frame's
-// subtree is the run of frames after it with a greater depth, and `offset` (in value units,
-// from the left edge) is known when the frame is created.
-struct TreeFrame {
-  uint32_t node = kRootNode;  // index into StackSamples::nodes; kRootNode for "all"
-  uint32_t depth = 0;
-  double offset = 0;
-  double width = 0;  // sum |value|
-  double net = 0;    // sum value
-  bool inlined = false;
-  static constexpr uint32_t kRootNode = UINT32_MAX;
-};
 
 // Appends `v` as printf's %.<precision>g (general) or %.<precision>f (fixed) would, without
 // printf's locale and varargs costs.
@@ -62,73 +51,6 @@ void AppendEscaped(std::string* out, std::string_view text) {
   out->append(text);
 }
 
-// The call-path tree, in preorder with siblings by name. The samples are sorted by their frames
-// root first (each frame compared by its name's rank, so equal prefixes are adjacent and siblings
-// come in name order; a stack that is a prefix of another sorts after it, so a frame's own value
-// lies right of its children), then merged with the previous stack's common prefix: no hash map
-// and no per-node child lists. Samples of value 0 are left out. Frame 0 is the root.
-std::vector<TreeFrame> BuildTree(const StackSamples& samples, const std::vector<std::string>& labels) {
-  std::vector<uint32_t> by_name(labels.size());
-  for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
-  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
-    const int c = labels[a].compare(labels[b]);
-    return c != 0 ? c < 0 : a < b;
-  });
-  std::vector<uint32_t> rank(labels.size());
-  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
-
-  std::vector<uint32_t> order;
-  order.reserve(samples.samples.size());
-  for (uint32_t i = 0; i < samples.samples.size(); ++i) {
-    if (samples.samples[i].value != 0) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const std::vector<StackFrame>& fa = samples.samples[a].frames;
-    const std::vector<StackFrame>& fb = samples.samples[b].frames;
-    const size_t na = fa.size(), nb = fb.size();
-    for (size_t k = 0; k < na && k < nb; ++k) {
-      const uint32_t ra = rank[fa[na - 1 - k].node], rb = rank[fb[nb - 1 - k].node];
-      if (ra != rb) return ra < rb;
-    }
-    return na > nb;
-  });
-
-  std::vector<TreeFrame> tree(1);
-  std::vector<uint32_t> path{0};  // path[d]: the frame at depth d of the current stack
-  const std::vector<StackFrame>* prev = nullptr;
-  double x = 0;
-  for (const uint32_t i : order) {
-    const StackSample& s = samples.samples[i];
-    const size_t n = s.frames.size();
-    size_t common = 0;
-    if (prev != nullptr) {
-      const size_t pn = prev->size();
-      while (common < n && common < pn &&
-             (*prev)[pn - 1 - common].node == s.frames[n - 1 - common].node) {
-        ++common;
-      }
-    }
-    path.resize(common + 1);
-    for (size_t k = common; k < n; ++k) {
-      TreeFrame f;
-      f.node = s.frames[n - 1 - k].node;
-      f.depth = static_cast<uint32_t>(k + 1);
-      f.offset = x;
-      path.push_back(static_cast<uint32_t>(tree.size()));
-      tree.push_back(f);
-    }
-    const double a = std::fabs(s.value);
-    for (size_t d = 0; d < path.size(); ++d) {
-      TreeFrame& f = tree[path[d]];
-      f.width += a;
-      f.net += s.value;
-      if (d > 0 && s.frames[n - d].inlined) f.inlined = true;
-    }
-    x += a;
-    prev = &s.frames;
-  }
-  return tree;
-}
 
 std::string Num(double v) {
   std::string s;
@@ -240,7 +162,7 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
   // of the nodes that are drawn (a node is drawn once per call path it is on).
   std::vector<std::string> labels(samples.nodes.size());
   for (size_t i = 0; i < samples.nodes.size(); ++i) labels[i] = samples.nodes[i].Label();
-  const std::vector<TreeFrame> tree = BuildTree(samples, labels);
+  const std::vector<TreeFrame> tree = BuildFlameTree(samples, labels);
   struct NodeText {
     bool done = false;
     std::string name, full, fill;  // escaped data-n, escaped hover name, plain-palette colour
