@@ -509,13 +509,19 @@ def group_profiles():
     check(r.rc == 0, "truncation at every byte:\n" + r.out[-3000:])
     lines = text.split(b"\n")
     header = lines[0] + b"\n"
-    second = text.index(b"\n", len(header)) + 1
+    # The end of the first sample line (the profiler's "# heapkit: dump reason:" comment comes
+    # before it) and its line number.
+    sample_start, sample_line = len(header), 2
+    while text[sample_start:sample_start + 1] == b"#":
+        sample_start = text.index(b"\n", sample_start) + 1
+        sample_line += 1
+    sample_end = text.index(b"\n", sample_start) + 1
     maps = text.index(b"MAPPED_LIBRARIES:")
     mid_maps = text.index(b"\n", maps + 20) + 30
     cuts = [("mid header", len(header) // 2, "error", r":1: .*truncated\?\)$"),
-            ("mid sample address", second - 5, "warning",
-             r"^pprof-tool: warning: .*:2: the file ends in the middle of this sample line "
-             r"\(truncated\?\); line ignored$"),
+            ("mid sample address", sample_end - 5, "warning",
+             r"^pprof-tool: warning: .*:%d: the file ends in the middle of this sample line "
+             r"\(truncated\?\); line ignored$" % sample_line),
             ("mid MAPPED_LIBRARIES", maps + 6, "error", r":\d+: expected a sample line .*found "
              r"'MAPPED' \(the file ends in the middle of this line: truncated\?\)$"),
             ("mid maps line", mid_maps, "warning",
