@@ -103,7 +103,7 @@ bool SampleParameterFromEnvironment();
 // rbp are 0 otherwise (the leak checker scans thread-local storage: a heap pointer left here
 // would keep its object reachable). ExactRecorder gets the same three values as arguments.
 //
-// Why: the observer (profiler/heap_profiler.cc) captures the allocation's stack. Starting the
+// Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the
 // observer, the capture: a third of the words the unwinder's memo check compares), which the
 // profiler would strip anyway (profiler/allocator_frames.h). Taking it costs two loads and
