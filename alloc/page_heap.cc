@@ -144,7 +144,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
-  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // object_slots.cc
   span->freelist_ = nullptr;
   span->allocated_ = 0;
   span->carved_ = 0;
@@ -273,7 +273,7 @@ void PageHeap::Delete(Span* span) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
-  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // object_slots.cc
   span->freelist_ = nullptr;
   span->zero_ = false;
   span->free_since_ns_ = CoarseNowNs();

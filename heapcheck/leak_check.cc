@@ -1,6 +1,7 @@
 #include "heapcheck/leak_check.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -4,7 +4,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
-#include "alloc/live_objects.h"
+#include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
 #include "profiler/allocator_frames.h"
 #include "profiler/calibration.h"
