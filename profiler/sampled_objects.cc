@@ -6,8 +6,11 @@
 namespace heapkit::prof {
 namespace {
 
-AllocationStack StackOf(const Bucket& b) {
-  return {b.id.load(std::memory_order_relaxed), b.depth, GlobalStackTable().LeafFrame(b)};
+// A found record's answer: its stack and requested size, each if asked for.
+void Answer(const Bucket& b, size_t size, AllocationStack* stack, size_t* requested_size) {
+  if (stack != nullptr)
+    *stack = {b.id.load(std::memory_order_relaxed), b.depth, GlobalStackTable().LeafFrame(b)};
+  if (requested_size != nullptr) *requested_size = size;
 }
 
 }  // namespace
@@ -21,8 +24,7 @@ bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* request
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().DecodeSlot(slot, &b, &size)) return false;
-  if (stack != nullptr) *stack = StackOf(*b);
-  if (requested_size != nullptr) *requested_size = size;
+  Answer(*b, size, stack, requested_size);
   return true;
 }
 
@@ -32,8 +34,7 @@ bool LookupAllocationStack(const void* object, AllocationStack* stack, size_t* r
   Bucket* b;
   size_t size;
   if (!GlobalStackTable().Lookup(object, &b, &size)) return false;
-  if (stack != nullptr) *stack = StackOf(*b);
-  if (requested_size != nullptr) *requested_size = size;
+  Answer(*b, size, stack, requested_size);
   return true;
 }
 
