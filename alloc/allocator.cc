@@ -13,7 +13,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
-#include "alloc/live_objects.h"
+#include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/sampled_spans.h"
 #include "alloc/stats.h"
@@ -219,7 +219,7 @@ void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
 
 // A free reached the slow path in a span whose page-map sampled bit is set. A record in the
 // object's side slot (exact mode) is taken here, with the span in hand; the observer hears
-// only of other frees (live_objects.h, TakeObjectSlot).
+// only of other frees (object_slots.h, TakeObjectSlot).
 // index: ptr's object index in the span (SizeMap::ObjectIndexOf; 0 for a large span).
 inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, void* ptr,
                                                                   uint64_t index) {

@@ -1,5 +1,6 @@
 #include "alloc/central_free_list.h"
 
+#include "alloc/internal/dcheck.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
 
@@ -8,6 +9,7 @@ namespace heapkit::alloc {
 using internal::SpinLockHolder;
 
 void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap) {
+  HEAPKIT_DCHECK(cls > 0 && cls < static_cast<uint32_t>(sizemap->num_classes()));
   cls_ = cls;
   sizemap_ = sizemap;
   heap_ = heap;
@@ -29,6 +31,7 @@ bool CentralFreeList::Populate() {
   Span* span = heap_->New(sizemap_->ClassPages(cls_));
   if (span == nullptr) return false;
   heap_->RegisterSizeClass(span, cls_, object_size_);
+  HEAPKIT_DCHECK(heap_->pagemap()->GetSpan(span->start_ + span->npages_ - 1) == span);
   if (prefault_) {
     internal::SystemPrefault(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
   }
@@ -48,10 +51,14 @@ int CentralFreeList::FetchFromSpans(void** head, void** tail, int n) {
   while (got < n) {
     if (SpanListEmpty(&nonempty_) && !Populate()) break;
     Span* span = nonempty_.next_;
+    HEAPKIT_DCHECK(span->location_ == Span::kInUse && span->sizeclass_ == cls_);
     while (got < n) {
       void* object;
       if (span->freelist_ != nullptr) {
         object = span->freelist_;
+        // A span's free list holds only its own carved objects.
+        HEAPKIT_DCHECK(reinterpret_cast<uintptr_t>(object) - span->StartAddress() <
+                       span->carved_ * object_size_);
         span->freelist_ = *static_cast<void**>(object);
       } else if (span->carved_ < objects_per_span_) {
         object = reinterpret_cast<void*>(span->StartAddress() + span->carved_ * object_size_);
@@ -81,6 +88,7 @@ int CentralFreeList::FetchFromSpans(void** head, void** tail, int n) {
 }
 
 void CentralFreeList::ReleaseToSpans(void* object) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   Span* span = heap_->pagemap()->GetSpan(a >> kPageShift);
   // Cheap consistency checks that catch double frees which reached the central tier: a span

@@ -1,4 +1,5 @@
 // Enumeration of every live heap object from the allocator's own metadata (for heapcheck/).
+// The profiler's per-object side slots are in object_slots.h.
 //
 // "Live" = handed to the user and not freed: objects sitting in thread caches, transfer caches,
 // central free lists or span free lists are not live. Large (page-level) allocations are one
@@ -9,16 +10,10 @@
 // allocate from the public heap.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "alloc/observer_hooks.h"
-#include "alloc/span.h"
-
 namespace heapkit::alloc {
-
-struct Span;
 
 using LiveObjectVisitor = void (*)(void* context, void* object, size_t size);
 
@@ -29,73 +24,6 @@ void ForEachLiveObject(LiveObjectVisitor visitor, void* context);
 // If `address` lies inside a live-or-free heap object, returns its start and usable size.
 // Cheap (one page-map lookup); does not say whether the object is live.
 bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_size);
-
-// ---- Per-object side slots (for the profiler's exact mode) ----------------------------------
-//
-// One 64-bit word per small object, in an array per span (an "object slot array"), found from
-// the object's address through the page map (span start page + size class) and the span's
-// cached array pointer (validated by the array's install stamp; live_objects.cc "Span cache"),
-// else a radix map keyed by the span's start page. 0 means "empty"; the owner (profiler/stack_table) defines
-// the other values. This replaces a locked hash insert/erase per allocation and free with two
-// radix lookups and a plain store, costs 8 bytes per object of a span that holds a recorded
-// object, and lets the stopped-world enumeration hand out each object's word in bulk.
-//
-// Concurrency: a slot is written only by the thread that owns its object (the allocating thread
-// when it records it, the freeing thread when it clears it); the program's own synchronisation
-// orders the two. Arrays are created lock-free (CAS into the radix leaf) and are never unmapped
-// (freed arrays go to the metadata arena's free lists), so a racing reader never faults. An
-// array belongs to (start page, size class): when a span with another class starts at the same
-// page, a new array replaces it; words still set in the old array (objects whose free was
-// never reported) are handed to `stale` first.
-// Large objects (size class 0) and classes with more than kMaxSlotsPerSpan objects have no
-// slots (nullptr): callers keep those elsewhere.
-inline constexpr uint32_t kMaxSlotsPerSpan = 8192;
-using StaleSlotVisitor = void (*)(void* context, uint64_t value);
-std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
-                                          void* context);
-// The same for the object FinishSample is recording (allocator.cc, exact recorder), with its
-// in-use span already in hand: no page-map lookup; no `stale` visitor (the exact-mode owner
-// counts slot records from the slots themselves). nullptr for large objects.
-std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object);
-// The slot of a small object if its span has a slot array, else nullptr. Lock-free.
-std::atomic<uint64_t>* FindObjectSlot(const void* object);
-// The allocator's free path for a span routed to FreeSlow (allocator.cc, NotifyMaybeSampledFree):
-// empties the slot of `object` (an object start of the in-use span `span`, owned by the
-// caller) and returns its value; 0 if it has no slot or the slot was empty. A non-zero value
-// means the observer recorded the object in its slot: the free is then complete without
-// calling the observer's on_maybe_sampled_free (for slot records the owner counts live objects
-// from the slots themselves, see profiler/stack_table.h "Object slots"), except for the
-// optional SlotFreeHook, which TakeObjectSlot calls. This skips four call levels and a second
-// page-map lookup per free.
-// `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
-uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index);
-// TakeObjectSlot and TakeSlot call the SlotFreeHook (observer_hooks.h) with each value taken.
-
-// Inline fast paths of SlotOfNewObject and TakeObjectSlot for the allocator (allocator.cc),
-// which owns the object and has its span and index in hand: the span's cached array as is
-// (live_objects.cc "Span cache" says why an owner may trust it). Arrays start with a header
-// of kSlotArrayHeaderBytes (live_objects.cc, SlotArray). nullptr: no array cached, call the
-// out-of-line function. `index` must be below the class's ObjectsPerSpan.
-inline constexpr size_t kSlotArrayHeaderBytes = 24;
-inline std::atomic<uint64_t>* OwnedCachedSlot(const Span* span, uint64_t index) {
-  void* a = __atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED);
-  if (a == nullptr) return nullptr;
-  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(a) +
-                                                  kSlotArrayHeaderBytes) + index;
-}
-// Empties a found slot: TakeObjectSlot's work after the lookup.
-inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object) {
-  const uint64_t v = slot->load(std::memory_order_acquire);
-  if (v == 0) return 0;
-  slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
-  if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
-    hook(object, v);
-  return v;
-}
-// Visits every non-zero slot as (object start, value). Racy but safe while the world runs
-// (values read with relaxed loads); exact while it is stopped.
-using SlotVisitor = void (*)(void* context, const void* object, uint64_t value);
-void ForEachObjectSlot(SlotVisitor visitor, void* context);
 
 // Like ForEachLiveObject, also giving each object's slot value (0: no slot or empty slot).
 // Same precondition (world stopped).

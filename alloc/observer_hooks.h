@@ -2,7 +2,7 @@
 // checker (heapcheck/, through the profiler's sampling), and gperftools' MallocHook
 // (malloc_hook.cc). Everything an observer registers, and everything the allocator promises
 // about when it calls back, is declared here; the allocator's side lives in allocator.cc,
-// heap_growth.cc, live_objects.cc and malloc_hook.cc.
+// heap_growth.cc, object_slots.cc and malloc_hook.cc.
 //
 //   callback                     called by (path)                      when / thread
 //   ---------------------------  ------------------------------------  --------------------------
@@ -75,7 +75,7 @@ void SetSampleObserver(const SampleObserver* observer);
 
 // Exact mode's lean path (sample parameter 1: every allocation recorded). When set, FinishSample
 // calls this instead of on_sampled_alloc, with what it already knows: the object's side slot
-// (live_objects.h, taken from the span in hand; nullptr for large objects and classes without
+// (object_slots.h, taken from the span in hand; nullptr for large objects and classes without
 // slots, or if the requested size does not fit a slot value) and the register state where the
 // allocation entered the allocator (SampleOrigin's, below, passed in registers instead of
 // thread-local storage). Same contract as on_sampled_alloc otherwise (returns true if it
@@ -103,7 +103,7 @@ bool SampleParameterFromEnvironment();
 // rbp are 0 otherwise (the leak checker scans thread-local storage: a heap pointer left here
 // would keep its object reachable). ExactRecorder gets the same three values as arguments.
 //
-// Why: the observer (profiler/heap_profiler.cc) captures the allocation's stack. Starting the
+// Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the
 // observer, the capture: a third of the words the unwinder's memo check compares), which the
 // profiler would strip anyway (profiler/allocator_frames.h). Taking it costs two loads and
@@ -122,7 +122,7 @@ struct SampleOrigin {
 extern __thread SampleOrigin tls_sample_origin __attribute__((tls_model("initial-exec")));
 
 // ---- Frees of objects recorded in side slots (exact mode) --------------------------------------
-// Called (if set) by TakeSlot / TakeObjectSlot (live_objects.h) with each value it took, on the
+// Called (if set) by TakeSlot / TakeObjectSlot (object_slots.h) with each value it took, on the
 // freeing thread (FreeSlow), before the memory is reused; for owners that keep running totals
 // (the heap profiler while it profiles). Must be malloc-free.
 using SlotFreeHook = void (*)(const void* object, uint64_t value);

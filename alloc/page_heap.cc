@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include "alloc/internal/dcheck.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
 #include "alloc/observer_hooks.h"
@@ -80,7 +81,9 @@ void PageHeap::RemoveFree(Span* span) {
 // Coalesces `span` (not on any list, location_ set to its free kind, pages of its interior
 // already cleared) with free neighbours of the same kind and puts it on its list.
 void PageHeap::InsertFree(Span* span, bool count_release) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
   const Span::Location loc = span->location_;
+  HEAPKIT_DCHECK(loc == Span::kOnNormalFreelist || loc == Span::kOnReturnedFreelist);
   const Length freed = span->npages_;
   Span* prev = span->start_ > 0 ? map_->GetSpan(span->start_ - 1) : nullptr;
   if (prev != nullptr && prev->location_ == loc &&
@@ -116,6 +119,8 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
 }
 
 Span* PageHeap::Carve(Span* span, Length n) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  HEAPKIT_DCHECK(span->location_ != Span::kInUse && span->npages_ >= n);
   RemoveFree(span);
   const Span::Location loc = span->location_;
   if (span->npages_ > n) {
@@ -144,11 +149,13 @@ Span* PageHeap::Carve(Span* span, Length n) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
-  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // object_slots.cc
   span->freelist_ = nullptr;
   span->allocated_ = 0;
   span->carved_ = 0;
   SetBoundary(span);  // in use: large spans map their ends; small ones all pages later
+  HEAPKIT_DCHECK(map_->GetSpan(span->start_) == span);
+  HEAPKIT_DCHECK(map_->GetSpan(span->start_ + span->npages_ - 1) == span);
   return span;
 }
 
@@ -263,6 +270,8 @@ Span* PageHeap::NewAligned(Length n, Length align_pages) {
 
 void PageHeap::Delete(Span* span) {
   SpinLockHolder h(&lock_);
+  HEAPKIT_DCHECK(span->location_ == Span::kInUse);  // not freed twice
+  HEAPKIT_DCHECK(map_->GetSpan(span->start_) == span);
   stats_.in_use_bytes -= span->Bytes();
   --stats_.in_use_spans;
   if (span->sizeclass_ != 0) {  // small spans map every page; large ones only their ends
@@ -273,7 +282,7 @@ void PageHeap::Delete(Span* span) {
   span->sampled_ = false;
   span->live_sampled_ = 0;
   span->exact_marked_ = false;
-  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // live_objects.cc
+  __atomic_store_n(&span->slot_array_, nullptr, __ATOMIC_RELAXED);  // object_slots.cc
   span->freelist_ = nullptr;
   span->zero_ = false;
   span->free_since_ns_ = CoarseNowNs();
@@ -287,6 +296,8 @@ void PageHeap::Delete(Span* span) {
 }
 
 void PageHeap::RegisterSizeClass(Span* span, uint32_t cls, size_t object_size) {
+  HEAPKIT_DCHECK(cls > 0 && cls < kNumClassesMax);
+  HEAPKIT_DCHECK(span->location_ == Span::kInUse && span->sizeclass_ == 0);
   span->sizeclass_ = static_cast<uint8_t>(cls);
   for (Length i = 0; i < span->npages_; ++i) {
     map_->SetSmall(span->start_ + i, span, cls, object_size, i);

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "alloc/common.h"
+#include "alloc/internal/dcheck.h"
 
 namespace heapkit::alloc {
 
@@ -48,9 +49,20 @@ class SizeMap {
   // into both (PageMap::kClassShift).
   static constexpr uint32_t kListStride = 32;
   HEAPKIT_ALWAYS_INLINE size_t ClassSize(uint32_t cls) const { return class_size_[cls]; }
-  Length ClassPages(uint32_t cls) const { return class_pages_[cls]; }
-  int NumToMove(uint32_t cls) const { return num_to_move_[cls]; }
-  uint32_t ObjectsPerSpan(uint32_t cls) const { return objects_per_span_[cls]; }
+  // Slow-path accessors: cls is a class of this map (1..num_classes()-1; ObjectsPerSpan and
+  // ObjectIndex also take 0, the large "class", within the tables' bounds).
+  Length ClassPages(uint32_t cls) const {
+    HEAPKIT_DCHECK(cls > 0 && cls < static_cast<uint32_t>(num_classes_));
+    return class_pages_[cls];
+  }
+  int NumToMove(uint32_t cls) const {
+    HEAPKIT_DCHECK(cls > 0 && cls < static_cast<uint32_t>(num_classes_));
+    return num_to_move_[cls];
+  }
+  uint32_t ObjectsPerSpan(uint32_t cls) const {
+    HEAPKIT_DCHECK(cls < kNumClassesMax);
+    return objects_per_span_[cls];
+  }
   // Lemire's divisibility magic, c = ceil(2^52 / size) shifted left by 12 (so that it
   // annihilates bits 52..63 of its operand, which carry the page-map info): off is a multiple of
   // ClassSize(cls) iff uint64(off * DivMagic(cls)) <= DivMagic(cls) - 1, for off < 2^32
@@ -73,6 +85,7 @@ class SizeMap {
   }
   // Index of the object containing byte `offset` of its span.
   uint32_t ObjectIndex(uint32_t cls, size_t offset) const {
+    HEAPKIT_DCHECK(cls > 0 && cls < kNumClassesMax);
     return static_cast<uint32_t>(offset / class_size_[cls]);
   }
   int num_classes() const { return num_classes_; }  // classes are 1..num_classes()-1

@@ -37,7 +37,7 @@ struct Span {
   bool exact_marked_ = false;  // marked in exact mode: routed until freed whole (sampled_spans.h)
   bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
   uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
-  // The span's object slot array and its install stamp, cached by alloc/live_objects.cc
+  // The span's object slot array and its install stamp, cached by alloc/object_slots.cc
   // (exact mode). The array is reset (nullptr) when the span comes into use and when it is
   // freed, so an owner of one of its objects trusts it as is; racy readers validate it with
   // the stamp (see "Span cache" there). Accessed with relaxed atomics.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "alloc/internal/dcheck.h"
+
 namespace heapkit::check {
 namespace {
 
@@ -174,7 +176,9 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
   // Phase 1: everything reachable from roots and root objects.
   size_t top = 0;
   auto mark = [&](uint32_t k) {
+    HEAPKIT_DCHECK(k < n);
     if (states[k] == kUnvisited) {
+      HEAPKIT_DCHECK(top < n);  // each object is pushed at most once per phase
       states[k] = kReachable;
       work[top++] = k;
     }
@@ -198,12 +202,14 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
   // another leaked object is demoted to indirect (its subtree is already marked).
   for (size_t i = 0; i < n; ++i) {
     if (states[i] != kUnvisited) continue;
+    HEAPKIT_DCHECK(top == 0);  // the previous candidate's flood is complete
     const uint32_t root = static_cast<uint32_t>(i);
     states[root] = kLeakedDirect;
     work[top++] = root;
     auto demote = [&](uint32_t k) {
       if (k == root) return;
       if (states[k] == kUnvisited) {
+        HEAPKIT_DCHECK(top < n);
         states[k] = kLeakedIndirect;
         work[top++] = k;
       } else if (states[k] == kLeakedDirect) {

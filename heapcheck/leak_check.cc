@@ -1,6 +1,7 @@
 #include "heapcheck/leak_check.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -118,17 +119,12 @@ bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
   return st.ok;
 }
 
-bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
-                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
-  Scratch& s = GetScratch();
-  out->leaks.Clear();
-  out->pcs.Clear();
-  out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
-  out->live_objects = out->unrecorded_objects = 0;
-  out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
-  out->unstopped_threads = 0;
+namespace {
 
-  // World running: things that take locks or may allocate inside libc.
+// World running: what takes locks or may allocate inside libc (the maps, the loaded modules,
+// the ignore list), and the scratch arrays sized and faulted in. False (said in one line) if
+// the check cannot be done.
+bool PrepareWhileRunning(Scratch& s) {
   if (!s.maps.Read()) {
     internal::Log("leak check: cannot read /proc/self/maps; no check done");
     return false;
@@ -144,38 +140,33 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   // Pre-size the snapshot from the profiler's count of recorded live objects (plus slack for
   // unrecorded ones) and fault its pages in with one call each, so the stopped phase neither
   // mremaps nor takes a page fault per 4 KiB.
-  {
-    const size_t expect = prof::RecordedLiveObjects() * 9 / 8 + (1 << 12);
-    s.objects.ReservePopulated(expect);
-    s.states.ReservePopulated(expect);
-    s.work.ReservePopulated(expect);
-  }
+  const size_t expect = prof::RecordedLiveObjects() * 9 / 8 + (1 << 12);
+  s.objects.ReservePopulated(expect);
+  s.states.ReservePopulated(expect);
+  s.work.ReservePopulated(expect);
+  return true;
+}
 
-  ThreadStopper stopper;
-  if (!stopper.StopAll(config.stop_timeout_ms)) {
-    internal::Log("leak check: cannot list threads in /proc/self/task; no check done");
-    return false;
-  }
-  const double t0 = Now();
-  bool ok = true;
-
-  // 1. Snapshot of the live heap, with the records of objects that have side slots, sorted by
-  // address (the allocator walks its page map in address order: sorting is only a fallback).
+// 1. Snapshot of the live heap, with the records of objects that have side slots, sorted by
+// address (the allocator walks its page map in address order: sorting is only a fallback).
+bool SnapshotHeap(Scratch& s, const CheckConfig& config) {
   SnapshotState st{&s.objects, &s.modules.loader_text, true};
   alloc::ForEachLiveObjectWithSlot(CollectObjectWithSlot, &st);
-  ok = st.ok;
+  bool ok = st.ok;
   const size_t n = s.objects.size();
   const auto by_start = [](const HeapObject& a, const HeapObject& b) { return a.start < b.start; };
   if (!std::is_sorted(s.objects.begin(), s.objects.end(), by_start))
     std::sort(s.objects.begin(), s.objects.end(), by_start);
   ok = ok && s.states.Resize(n) && s.work.Resize(n);
   if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
+  return ok;
+}
 
-  // 2. Sizes (and the first frame) of the other objects from the profiler's table; root
-  // objects.
+// 2. Sizes (and the first frame) of the other objects from the profiler's table; root
+// objects.
+void ResolveObjects(Scratch& s, CheckResult* out) {
   size_t ignored_index = 0;
-  for (size_t i = 0; ok && i < n; ++i) {
-    HeapObject& o = s.objects[i];
+  for (HeapObject& o : s.objects) {
     if (o.aux == kNeedsLookup) {
       o.aux = 0;
       prof::AllocationStack stack{0, 0, nullptr};
@@ -192,9 +183,14 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     if (ignored_index < s.ignored.size() && s.ignored[ignored_index] == o.start)
       o.flags |= kRootObject;
   }
+}
 
-  // 3. Roots.
-  if (ok && config.scan_globals) {
+// 3. Roots: writable segments of the loaded modules, every thread's stack and TLS, the
+// registers of the stopped threads and the checking thread's (regs).
+bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp,
+                  const uintptr_t* regs, int reg_count, const ThreadStopper& stopper) {
+  bool ok = true;
+  if (config.scan_globals) {
     for (const Region& r : s.modules.writable) ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
   }
   if (ok && config.scan_threads) {
@@ -215,36 +211,42 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
       ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
     }
   }
+  return ok;
+}
 
-  // 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
-  // the same without).
+// 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
+// the same without); again with any alignment when leaks were found and the config asks.
+bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
+  const size_t n = s.objects.size();
   PageIndex index;
-  if (ok) {
-    const size_t cap = PageIndexCapacity(s.objects.data(), n);
-    if (s.page_index.Resize(cap)) {
-      memset(s.page_index.data(), 0, cap * sizeof(PageIndexEntry));
-      index = BuildPageIndex(s.objects.data(), n, s.page_index.data(), cap);
-    }
+  const size_t cap = PageIndexCapacity(s.objects.data(), n);
+  if (s.page_index.Resize(cap)) {
+    memset(s.page_index.data(), 0, cap * sizeof(PageIndexEntry));
+    index = BuildPageIndex(s.objects.data(), n, s.page_index.data(), cap);
   }
   FloodStats stats;
   FloodOptions flood = config.flood;
   flood.unreadable = s.unreadable.data();
   flood.unreadable_count = s.unreadable.size();
-  if (ok) {
-    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), flood,
-               s.states.data(), s.work.data(), &stats, &index);
-    out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
-    out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
-  }
+  bool ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), flood, s.states.data(),
+                  s.work.data(), &stats, &index);
+  out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
+  out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
     FloodOptions any = flood;
     any.source_alignment = 1;
     ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any,
                s.states_unaligned.data(), s.work.data(), nullptr, &index);
   }
+  return ok;
+}
 
-  // 5. Leak records (stacks copied: the table may change once the world runs again).
-  for (size_t i = 0; ok && i < n; ++i) {
+// 5. Leak records (stacks copied: the table may change once the world runs again) and the
+// reachable totals. Objects in `baseline` (nullptr: none) are not reported.
+bool RecordLeaks(const Scratch& s, const CheckConfig& config,
+                 const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  bool ok = true;
+  for (size_t i = 0; ok && i < s.objects.size(); ++i) {
     const HeapObject& o = s.objects[i];
     const uint8_t state = s.states[i];
     if (state == kReachable) {
@@ -274,7 +276,34 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     ok = ok && out->leaks.PushBack(rec);
     out->leaked_bytes += o.size;
   }
-  out->live_objects = n;
+  return ok;
+}
+
+}  // namespace
+
+bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  Scratch& s = GetScratch();
+  out->leaks.Clear();
+  out->pcs.Clear();
+  out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
+  out->live_objects = out->unrecorded_objects = 0;
+  out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
+  out->unstopped_threads = 0;
+  if (!PrepareWhileRunning(s)) return false;
+
+  ThreadStopper stopper;
+  if (!stopper.StopAll(config.stop_timeout_ms)) {
+    internal::Log("leak check: cannot list threads in /proc/self/task; no check done");
+    return false;
+  }
+  const double t0 = Now();
+  bool ok = SnapshotHeap(s, config);
+  if (ok) ResolveObjects(s, out);
+  ok = ok && CollectRoots(s, config, entry_sp, regs, reg_count, stopper);
+  ok = ok && FloodHeap(s, config, out);
+  ok = ok && RecordLeaks(s, config, baseline, out);
+  out->live_objects = s.objects.size();
   out->threads_stopped = stopper.stopped_count();
   out->unstopped_threads = stopper.unstopped_count();
   for (size_t i = 0; i < out->unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)

@@ -34,6 +34,81 @@ bool SkipBlock(Reader& r) {
   return true;
 }
 
+// The primary opcodes (DW_CFA_advance_loc, DW_CFA_offset, DW_CFA_restore) keep their operand
+// in the low six bits of the opcode byte; the others have those two high bits clear.
+constexpr uint8_t kPrimaryOpcodeMask = 0xc0;
+constexpr uint8_t kPrimaryOperandMask = 0x3f;
+
+// The register-rule and CFA-definition instructions. False on an instruction it does not know
+// or a malformed expression block.
+bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* initial,
+                 CfaState* st) {
+  switch (op) {
+    case DW_CFA_offset_extended: {
+      const uint64_t reg = r.Uleb();
+      SetRule(st, reg, RegRule::kOffset, static_cast<int64_t>(r.Uleb()) * data_align);
+      break;
+    }
+    case DW_CFA_offset_extended_sf: {
+      const uint64_t reg = r.Uleb();
+      SetRule(st, reg, RegRule::kOffset, r.Sleb() * data_align);
+      break;
+    }
+    case DW_CFA_GNU_negative_offset_extended: {
+      const uint64_t reg = r.Uleb();
+      SetRule(st, reg, RegRule::kOffset, -static_cast<int64_t>(r.Uleb()) * data_align);
+      break;
+    }
+    case DW_CFA_restore_extended: Restore(st, initial, r.Uleb()); break;
+    case DW_CFA_undefined: SetRule(st, r.Uleb(), RegRule::kUndefined, 0); break;
+    case DW_CFA_same_value: SetRule(st, r.Uleb(), RegRule::kSameValue, 0); break;
+    case DW_CFA_register: {
+      const uint64_t reg = r.Uleb();
+      r.Uleb();
+      SetRule(st, reg, RegRule::kOther, 0);
+      break;
+    }
+    case DW_CFA_expression:
+    case DW_CFA_val_expression: {  // register rule by an expression: not followed
+      const uint64_t reg = r.Uleb();
+      if (!SkipBlock(r)) return false;
+      SetRule(st, reg, RegRule::kOther, 0);
+      break;
+    }
+    case DW_CFA_val_offset:
+    case DW_CFA_val_offset_sf: {
+      const uint64_t reg = r.Uleb();
+      if (op == DW_CFA_val_offset) r.Uleb(); else r.Sleb();
+      SetRule(st, reg, RegRule::kOther, 0);
+      break;
+    }
+    case DW_CFA_def_cfa:
+      st->cfa_reg = r.Uleb();
+      st->cfa_off = static_cast<int64_t>(r.Uleb());
+      st->cfa_simple = true;
+      break;
+    case DW_CFA_def_cfa_sf:
+      st->cfa_reg = r.Uleb();
+      st->cfa_off = r.Sleb() * data_align;
+      st->cfa_simple = true;
+      break;
+    case DW_CFA_def_cfa_register:
+      st->cfa_reg = r.Uleb();
+      st->cfa_simple = true;
+      break;
+    case DW_CFA_def_cfa_offset: st->cfa_off = static_cast<int64_t>(r.Uleb()); break;
+    case DW_CFA_def_cfa_offset_sf: st->cfa_off = r.Sleb() * data_align; break;
+    case DW_CFA_def_cfa_expression:
+      if (!SkipBlock(r)) return false;
+      st->cfa_simple = false;
+      break;
+    case DW_CFA_GNU_args_size: r.Uleb(); break;
+    default:
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int64_t data_align,
@@ -46,8 +121,8 @@ bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int6
   };
   while (r.ok && r.p < r.end) {
     const uint8_t op = *r.p++;
-    const uint8_t operand = op & 0x3f;
-    switch (op & 0xc0) {  // the three opcodes with an operand in their low six bits
+    const uint8_t operand = op & kPrimaryOperandMask;
+    switch (op & kPrimaryOpcodeMask) {
       case DW_CFA_advance_loc:
         if (!advance(operand)) return true;
         continue;
@@ -71,44 +146,6 @@ bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int6
       case DW_CFA_advance_loc1: if (!advance(r.Fixed<uint8_t>())) return true; break;
       case DW_CFA_advance_loc2: if (!advance(r.Fixed<uint16_t>())) return true; break;
       case DW_CFA_advance_loc4: if (!advance(r.Fixed<uint32_t>())) return true; break;
-      case DW_CFA_offset_extended: {
-        const uint64_t reg = r.Uleb();
-        SetRule(st, reg, RegRule::kOffset, static_cast<int64_t>(r.Uleb()) * data_align);
-        break;
-      }
-      case DW_CFA_offset_extended_sf: {
-        const uint64_t reg = r.Uleb();
-        SetRule(st, reg, RegRule::kOffset, r.Sleb() * data_align);
-        break;
-      }
-      case DW_CFA_GNU_negative_offset_extended: {
-        const uint64_t reg = r.Uleb();
-        SetRule(st, reg, RegRule::kOffset, -static_cast<int64_t>(r.Uleb()) * data_align);
-        break;
-      }
-      case DW_CFA_restore_extended: Restore(st, initial, r.Uleb()); break;
-      case DW_CFA_undefined: SetRule(st, r.Uleb(), RegRule::kUndefined, 0); break;
-      case DW_CFA_same_value: SetRule(st, r.Uleb(), RegRule::kSameValue, 0); break;
-      case DW_CFA_register: {
-        const uint64_t reg = r.Uleb();
-        r.Uleb();
-        SetRule(st, reg, RegRule::kOther, 0);
-        break;
-      }
-      case DW_CFA_expression:
-      case DW_CFA_val_expression: {  // register rule by an expression: not followed
-        const uint64_t reg = r.Uleb();
-        if (!SkipBlock(r)) return false;
-        SetRule(st, reg, RegRule::kOther, 0);
-        break;
-      }
-      case DW_CFA_val_offset:
-      case DW_CFA_val_offset_sf: {
-        const uint64_t reg = r.Uleb();
-        if (op == DW_CFA_val_offset) r.Uleb(); else r.Sleb();
-        SetRule(st, reg, RegRule::kOther, 0);
-        break;
-      }
       case DW_CFA_remember_state:
         if (depth == 8) return false;
         stack[depth++] = *st;
@@ -117,29 +154,9 @@ bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int6
         if (depth == 0) return false;
         *st = stack[--depth];
         break;
-      case DW_CFA_def_cfa:
-        st->cfa_reg = r.Uleb();
-        st->cfa_off = static_cast<int64_t>(r.Uleb());
-        st->cfa_simple = true;
-        break;
-      case DW_CFA_def_cfa_sf:
-        st->cfa_reg = r.Uleb();
-        st->cfa_off = r.Sleb() * data_align;
-        st->cfa_simple = true;
-        break;
-      case DW_CFA_def_cfa_register:
-        st->cfa_reg = r.Uleb();
-        st->cfa_simple = true;
-        break;
-      case DW_CFA_def_cfa_offset: st->cfa_off = static_cast<int64_t>(r.Uleb()); break;
-      case DW_CFA_def_cfa_offset_sf: st->cfa_off = r.Sleb() * data_align; break;
-      case DW_CFA_def_cfa_expression:
-        if (!SkipBlock(r)) return false;
-        st->cfa_simple = false;
-        break;
-      case DW_CFA_GNU_args_size: r.Uleb(); break;
       default:
-        return false;
+        if (!ApplyRuleOp(op, r, data_align, initial, st)) return false;
+        break;
     }
   }
   return r.ok;

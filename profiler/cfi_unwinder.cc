@@ -23,6 +23,7 @@
 
 #ifdef HEAPKIT_CFI_UNWINDER
 
+#include <dwarf.h>
 #include <link.h>
 
 #include <atomic>
@@ -54,9 +55,46 @@ heapkit_caller_regs:
 // ---- packed frame rules ----
 // bits 0-1 kind, bit 2 CFA base is rbp (else rsp), bits 3-8 k: rbp saved at CFA-8k (0: rbp
 // unchanged), bits 9-31 CFA offset. The low 32 bits of a cache word; 0 = no entry.
+// PackedRule is the one encoder and decoder; CallerFrameOf the one place a step's addresses are
+// derived from a rule (Step and CfiFullWalk both use it).
 enum RuleKind : uint32_t { kNone = 0, kStep = 1, kOutermost = 2, kUnsupported = 3 };
 constexpr uint32_t kUnsupportedRule = kUnsupported;
 constexpr uint32_t kOutermostRule = kOutermost;
+
+struct PackedRule {
+  uint32_t bits;
+
+  static constexpr uint32_t kMaxRbpSlot = 63;
+  static constexpr int64_t kCfaOffsetLimit = int64_t{1} << 23;
+  // A kStep rule. rbp_slot <= kMaxRbpSlot, 0 <= cfa_offset < kCfaOffsetLimit.
+  static uint32_t Step(bool cfa_from_rbp, uint32_t rbp_slot, uint32_t cfa_offset) {
+    return kStep | (cfa_from_rbp ? 4u : 0u) | (rbp_slot << 3) | (cfa_offset << 9);
+  }
+  RuleKind kind() const { return static_cast<RuleKind>(bits & 3); }
+  bool cfa_from_rbp() const { return (bits & 4) != 0; }
+  uint32_t rbp_slot() const { return (bits >> 3) & kMaxRbpSlot; }  // 0: rbp unchanged
+  uintptr_t cfa_offset() const { return bits >> 9; }
+};
+
+// Where a kStep rule puts the caller of the frame (sp, rbp).
+struct CallerFrame {
+  uintptr_t cfa;                // the caller's stack pointer
+  const uintptr_t* ra_at;       // the return address (the caller's pc)
+  const uintptr_t* rbp_at;      // the caller's rbp (nullptr: rbp unchanged)
+};
+
+// False if the CFA does not move up the stack: a caller's CFA is above its callee's stack
+// pointer (and not absurdly far). A rule that says otherwise (a corrupt rbp) is left to
+// libunwind.
+inline bool CallerFrameOf(PackedRule rule, uintptr_t sp, uintptr_t rbp, CallerFrame* out) {
+  const uintptr_t cfa = (rule.cfa_from_rbp() ? rbp : sp) + rule.cfa_offset();
+  if (__builtin_expect(cfa - sp - 1 >= (uintptr_t{1} << 30), 0)) return false;
+  const uint32_t k = rule.rbp_slot();
+  out->cfa = cfa;
+  out->ra_at = reinterpret_cast<const uintptr_t*>(cfa - 8);
+  out->rbp_at = k != 0 ? reinterpret_cast<const uintptr_t*>(cfa - 8 * k) : nullptr;
+  return true;
+}
 
 constexpr int kRuleCacheBits = 16;
 std::atomic<uint64_t> g_rule_cache[1u << kRuleCacheBits];
@@ -93,29 +131,104 @@ int FindObjectCallback(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
-// Computes the packed rule for return address `ra` (looks up ra - 1, inside the call).
-uint32_t ComputeRule(uintptr_t ra) {
-  const uintptr_t pc = ra - 1;
+// The FDE covering pc, from the .eh_frame_hdr binary-search table of the object holding it;
+// nullptr if there is none (or the table is not the datarel sdata4 kind every toolchain emits).
+const uint8_t* FindFdeFor(uintptr_t pc) {
   FindFde f;
   f.pc = pc;
   dl_iterate_phdr(&FindObjectCallback, &f);
-  if (f.hdr == nullptr) return kUnsupportedRule;
+  if (f.hdr == nullptr) return nullptr;
   // .eh_frame_hdr: version 1, eh_frame_ptr_enc, fde_count_enc, table_enc, then the table.
   const uintptr_t hdr = reinterpret_cast<uintptr_t>(f.hdr);
   Reader h{f.hdr, f.hdr + 4 + 16};
-  if (f.hdr[0] != 1 || f.hdr[3] != 0x3b) return kUnsupportedRule;  // datarel sdata4 table
+  if (f.hdr[0] != 1 || f.hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return nullptr;
   h.p = f.hdr + 4;
   h.Encoded(f.hdr[1], hdr);
   const uint64_t count = h.Encoded(f.hdr[2], hdr);
-  if (!h.ok || count == 0) return kUnsupportedRule;
+  if (!h.ok || count == 0) return nullptr;
   const auto* table = reinterpret_cast<const int32_t*>(h.p);
   uint64_t lo = 0, hi = count;  // last entry with initial location <= pc
   while (hi - lo > 1) {
     uint64_t mid = (lo + hi) / 2;
     if (hdr + static_cast<intptr_t>(table[2 * mid]) <= pc) lo = mid; else hi = mid;
   }
-  if (hdr + static_cast<intptr_t>(table[2 * lo]) > pc) return kUnsupportedRule;
-  const uint8_t* fde = reinterpret_cast<const uint8_t*>(hdr + static_cast<intptr_t>(table[2 * lo + 1]));
+  if (hdr + static_cast<intptr_t>(table[2 * lo]) > pc) return nullptr;
+  return reinterpret_cast<const uint8_t*>(hdr + static_cast<intptr_t>(table[2 * lo + 1]));
+}
+
+// What the CIE says that the FDE's instructions need.
+struct Cie {
+  Reader instructions{nullptr, nullptr};
+  uint64_t code_align = 0;
+  int64_t data_align = 0;
+  uint8_t fde_enc = DW_EH_PE_absptr;
+  bool augmented = false;  // 'z': FDEs carry augmentation data
+};
+
+// Parses the CIE that starts at `cie` (its length field). False for anything the fast unwinder
+// does not take: a 64-bit CIE, a return address column other than kDwarfReturnAddress, an
+// augmentation other than z/L/P/R ('S', signal frame, included).
+bool ParseCie(const uint8_t* cie, Cie* out) {
+  uint32_t cie_len;
+  memcpy(&cie_len, cie, 4);
+  if (cie_len == 0 || cie_len == 0xffffffffu) return false;
+  Reader cr{cie + 4, cie + 4 + cie_len};
+  if (cr.Fixed<uint32_t>() != 0) return false;  // CIE id
+  const uint8_t version = cr.Fixed<uint8_t>();
+  const char* aug = reinterpret_cast<const char*>(cr.p);
+  const size_t aug_len = strnlen(aug, static_cast<size_t>(cr.end - cr.p));
+  cr.p += aug_len + 1;
+  if (aug[0] != '\0' && aug[0] != 'z') return false;
+  out->code_align = cr.Uleb();
+  out->data_align = cr.Sleb();
+  const uint64_t ra_reg = version == 1 ? cr.Fixed<uint8_t>() : cr.Uleb();
+  if (ra_reg != kDwarfReturnAddress) return false;
+  out->augmented = aug[0] == 'z';
+  if (out->augmented) {
+    const uint64_t len = cr.Uleb();
+    const uint8_t* data_end = cr.p + len;
+    for (size_t i = 1; i < aug_len && cr.ok; ++i) {
+      switch (aug[i]) {
+        case 'L': cr.Fixed<uint8_t>(); break;
+        case 'P': {
+          const uint8_t enc = cr.Fixed<uint8_t>();
+          cr.Encoded(enc & ~DW_EH_PE_indirect, 0);
+          break;
+        }
+        case 'R': out->fde_enc = cr.Fixed<uint8_t>(); break;
+        default: return false;  // 'S' (signal frame) and anything unknown
+      }
+    }
+    if (!cr.ok || data_end > cr.end) return false;
+    cr.p = data_end;
+  }
+  out->instructions = cr;
+  return cr.ok;
+}
+
+// The packed rule for a CFA-program result, or kUnsupportedRule / kOutermostRule.
+uint32_t PackState(const CfaState& st) {
+  if (st.ra == RegRule::kUndefined) return kOutermostRule;
+  if (!st.cfa_simple || (st.cfa_reg != kDwarfRsp && st.cfa_reg != kDwarfRbp) ||
+      st.ra != RegRule::kOffset || st.ra_off != -8 || st.cfa_off < 8 ||
+      st.cfa_off >= PackedRule::kCfaOffsetLimit)
+    return kUnsupportedRule;
+  uint32_t k = 0;
+  if (st.rbp == RegRule::kOffset) {
+    if (st.rbp_off > -8 || st.rbp_off % 8 != 0 || -st.rbp_off / 8 > PackedRule::kMaxRbpSlot)
+      return kUnsupportedRule;
+    k = static_cast<uint32_t>(-st.rbp_off / 8);
+  } else if (st.rbp != RegRule::kSameValue) {
+    return kUnsupportedRule;
+  }
+  return PackedRule::Step(st.cfa_reg == kDwarfRbp, k, static_cast<uint32_t>(st.cfa_off));
+}
+
+// Computes the packed rule for return address `ra` (looks up ra - 1, inside the call).
+uint32_t ComputeRule(uintptr_t ra) {
+  const uintptr_t pc = ra - 1;
+  const uint8_t* fde = FindFdeFor(pc);
+  if (fde == nullptr) return kUnsupportedRule;
   // FDE: length, CIE pointer, pc begin, pc range, [augmentation data], instructions.
   uint32_t fde_len;
   memcpy(&fde_len, fde, 4);
@@ -124,68 +237,24 @@ uint32_t ComputeRule(uintptr_t ra) {
   const uint8_t* cie_ptr_field = fr.p;
   const int32_t cie_off = fr.Fixed<int32_t>();
   if (cie_off == 0) return kUnsupportedRule;
-  const uint8_t* cie = cie_ptr_field - cie_off;
-  uint32_t cie_len;
-  memcpy(&cie_len, cie, 4);
-  if (cie_len == 0 || cie_len == 0xffffffffu) return kUnsupportedRule;
-  Reader cr{cie + 4, cie + 4 + cie_len};
-  if (cr.Fixed<uint32_t>() != 0) return kUnsupportedRule;  // CIE id
-  const uint8_t version = cr.Fixed<uint8_t>();
-  const char* aug = reinterpret_cast<const char*>(cr.p);
-  const size_t aug_len = strnlen(aug, static_cast<size_t>(cr.end - cr.p));
-  cr.p += aug_len + 1;
-  if (aug[0] != '\0' && aug[0] != 'z') return kUnsupportedRule;
-  const uint64_t code_align = cr.Uleb();
-  const int64_t data_align = cr.Sleb();
-  const uint64_t ra_reg = version == 1 ? cr.Fixed<uint8_t>() : cr.Uleb();
-  if (ra_reg != 16) return kUnsupportedRule;
-  uint8_t fde_enc = 0;  // absptr
-  if (aug[0] == 'z') {
-    const uint64_t len = cr.Uleb();
-    const uint8_t* data_end = cr.p + len;
-    for (size_t i = 1; i < aug_len && cr.ok; ++i) {
-      switch (aug[i]) {
-        case 'L': cr.Fixed<uint8_t>(); break;
-        case 'P': {
-          const uint8_t enc = cr.Fixed<uint8_t>();
-          cr.Encoded(enc & 0x7f, 0);
-          break;
-        }
-        case 'R': fde_enc = cr.Fixed<uint8_t>(); break;
-        default: return kUnsupportedRule;  // 'S' (signal frame) and anything unknown
-      }
-    }
-    if (!cr.ok || data_end > cr.end) return kUnsupportedRule;
-    cr.p = data_end;
-  }
-  const uintptr_t pc_begin = fr.Encoded(fde_enc, 0);
-  const uintptr_t pc_range = fr.Encoded(fde_enc & 0x0f, 0);
+  Cie cie;
+  if (!ParseCie(cie_ptr_field - cie_off, &cie)) return kUnsupportedRule;
+  const uintptr_t pc_begin = fr.Encoded(cie.fde_enc, 0);
+  const uintptr_t pc_range = fr.Encoded(cie.fde_enc & kEhPeFormatMask, 0);
   if (!fr.ok || pc < pc_begin || pc >= pc_begin + pc_range) return kUnsupportedRule;
-  if (aug[0] == 'z') {
+  if (cie.augmented) {
     const uint64_t len = fr.Uleb();
     if (!fr.Has(len)) return kUnsupportedRule;
     fr.p += len;
   }
   CfaState st;
-  if (!RunCfa(cr, 0, UINTPTR_MAX, code_align, data_align, fde_enc, nullptr, &st))
+  if (!RunCfa(cie.instructions, 0, UINTPTR_MAX, cie.code_align, cie.data_align, cie.fde_enc,
+              nullptr, &st))
     return kUnsupportedRule;
   const CfaState initial = st;
-  if (!RunCfa(fr, pc_begin, pc, code_align, data_align, fde_enc, &initial, &st))
+  if (!RunCfa(fr, pc_begin, pc, cie.code_align, cie.data_align, cie.fde_enc, &initial, &st))
     return kUnsupportedRule;
-  if (st.ra == RegRule::kUndefined) return kOutermostRule;
-  if (!st.cfa_simple || (st.cfa_reg != kDwarfRsp && st.cfa_reg != kDwarfRbp) ||
-      st.ra != RegRule::kOffset || st.ra_off != -8 || st.cfa_off < 8 ||
-      st.cfa_off >= (int64_t{1} << 23))
-    return kUnsupportedRule;
-  uint32_t k = 0;
-  if (st.rbp == RegRule::kOffset) {
-    if (st.rbp_off > -8 || st.rbp_off % 8 != 0 || -st.rbp_off / 8 > 63) return kUnsupportedRule;
-    k = static_cast<uint32_t>(-st.rbp_off / 8);
-  } else if (st.rbp != RegRule::kSameValue) {
-    return kUnsupportedRule;
-  }
-  return kStep | (st.cfa_reg == kDwarfRbp ? 4u : 0u) | (k << 3) |
-         (static_cast<uint32_t>(st.cfa_off) << 9);
+  return PackState(st);
 }
 
 // Cache miss: computes the rule and stores it (out of line, so that the warm loop below keeps
@@ -206,23 +275,73 @@ inline uint32_t RuleFor(uintptr_t ra) {
 // One step from the frame (pc, sp, rbp) to its caller. False at the outermost frame or when
 // the frame needs libunwind (*unsupported set).
 inline bool Step(uintptr_t& pc, uintptr_t& sp, uintptr_t& rbp, bool* unsupported) {
-  const uint32_t rule = RuleFor(pc);
-  if (__builtin_expect((rule & 3) != kStep, 0)) {
-    *unsupported = (rule & 3) != kOutermost;
+  const PackedRule rule{RuleFor(pc)};
+  if (__builtin_expect(rule.kind() != kStep, 0)) {
+    *unsupported = rule.kind() != kOutermost;
     return false;
   }
-  const uintptr_t cfa = ((rule & 4) ? rbp : sp) + (rule >> 9);
-  // The stack grows down: a caller's CFA is above its callee's stack pointer (and not absurdly
-  // far). A rule that says otherwise (a corrupt rbp) is left to libunwind.
-  if (__builtin_expect(cfa - sp - 1 >= (uintptr_t{1} << 30), 0)) {
+  CallerFrame caller;
+  if (!CallerFrameOf(rule, sp, rbp, &caller)) {
     *unsupported = true;
     return false;
   }
-  const uint32_t k = (rule >> 3) & 63;
-  if (k != 0) rbp = *reinterpret_cast<const uintptr_t*>(cfa - 8 * k);
-  pc = *reinterpret_cast<const uintptr_t*>(cfa - 8);
-  sp = cfa;
+  if (caller.rbp_at != nullptr) rbp = *caller.rbp_at;
+  pc = *caller.ra_at;
+  sp = caller.cfa;
   return pc != 0;
+}
+
+// The walk below the memo's depth limit: frames stepped one by one, nothing recorded.
+int PlainWalk(const CallerRegs& regs, int drop, void** out, int max) {
+  uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
+  bool unsupported = false;
+  for (int i = 0; i < drop; ++i) {
+    if (!Step(pc, sp, rbp, &unsupported)) return unsupported ? -1 : 0;
+  }
+  int n = 0;
+  while (n < max) {
+    out[n++] = reinterpret_cast<void*>(pc);
+    if (!Step(pc, sp, rbp, &unsupported)) return unsupported ? -1 : n;
+  }
+  return n;
+}
+
+// Walks up to kMemoFrames frames into the (reset) memo `m`, recording the words they depend on
+// (cfi_unwinder.h, "What the frames depend on"). Returns the frame count if the walk reached
+// the outermost frame, 0 if the stack is deeper than the memo, -1 if a frame needs libunwind.
+int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
+  uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
+  int frames = 0;
+  // Where the current rbp came from: nullptr = regs.rbp, else the stack word it was restored
+  // from; rbp_checked: that dependency is already recorded.
+  const uintptr_t* rbp_from = nullptr;
+  bool rbp_checked = false;
+  while (frames < kMemoFrames) {
+    m.pcs[frames] = pc;
+    const PackedRule rule{RuleFor(pc)};
+    if (rule.kind() != kStep) return rule.kind() == kOutermost ? frames + 1 : -1;
+    if (rule.cfa_from_rbp() && !rbp_checked) {  // this CFA uses the current rbp
+      rbp_checked = true;
+      if (rbp_from == nullptr) {
+        m.check_rbp0 = true;
+      } else {
+        m.check[m.checks++] = {rbp_from, rbp};
+      }
+    }
+    CallerFrame caller;
+    if (!CallerFrameOf(rule, sp, rbp, &caller)) return -1;
+    if (caller.rbp_at != nullptr) {
+      rbp_from = caller.rbp_at;
+      rbp = *rbp_from;
+      rbp_checked = false;
+    }
+    pc = *caller.ra_at;
+    m.check[m.checks++] = {caller.ra_at, pc};
+    sp = caller.cfa;
+    ++frames;
+    if (pc == 0) return frames;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -241,72 +360,17 @@ __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop, void
   m.checks = 0;
   m.check_rbp0 = false;
   m.id = ++m.next_id;
-  bool complete = false;  // the walk reached the outermost frame
-  {
-    uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
-    int frames = 0;
-    // Where the current rbp came from: nullptr = regs.rbp, else the stack word it was restored
-    // from; rbp_checked: that dependency is already recorded.
-    const uintptr_t* rbp_from = nullptr;
-    bool rbp_checked = false;
-    while (frames < kMemoFrames) {
-      m.pcs[frames] = pc;
-      const uint32_t rule = RuleFor(pc);
-      if ((rule & 3) != kStep) {
-        if ((rule & 3) != kOutermost) return -1;
-        ++frames;
-        complete = true;
-        break;
-      }
-      if ((rule & 4) && !rbp_checked) {  // this CFA uses the current rbp
-        rbp_checked = true;
-        if (rbp_from == nullptr) {
-          m.check_rbp0 = true;
-        } else {
-          m.check[m.checks++] = {rbp_from, rbp};
-        }
-      }
-      const uintptr_t cfa = ((rule & 4) ? rbp : sp) + (rule >> 9);
-      if (cfa - sp - 1 >= (uintptr_t{1} << 30)) return -1;
-      const uint32_t k = (rule >> 3) & 63;
-      if (k != 0) {
-        rbp_from = reinterpret_cast<const uintptr_t*>(cfa - 8 * k);
-        rbp = *rbp_from;
-        rbp_checked = false;
-      }
-      const auto* ra_at = reinterpret_cast<const uintptr_t*>(cfa - 8);
-      pc = *ra_at;
-      m.check[m.checks++] = {ra_at, pc};
-      sp = cfa;
-      ++frames;
-      if (pc == 0) {
-        complete = true;
-        break;
-      }
-    }
-    if (complete) {
-      m.pc0 = regs.pc;
-      m.sp0 = regs.sp;
-      // Kept only when a CFA uses it (then it is a frame pointer): in code without frame
-      // pointers rbp may hold a heap pointer, and the leak checker scans this TLS.
-      m.rbp0 = m.check_rbp0 ? regs.rbp : 0;
-      m.frames = frames;
-      if (walk_id != nullptr) *walk_id = WalkId(m, drop, max);
-      return CfiCopyFrames(m, drop, out, max);
-    }
-  }
-  // Deeper than the memo: a plain walk.
-  uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
-  bool unsupported = false;
-  for (int i = 0; i < drop; ++i) {
-    if (!Step(pc, sp, rbp, &unsupported)) return unsupported ? -1 : 0;
-  }
-  int n = 0;
-  while (n < max) {
-    out[n++] = reinterpret_cast<void*>(pc);
-    if (!Step(pc, sp, rbp, &unsupported)) return unsupported ? -1 : n;
-  }
-  return n;
+  const int frames = RecordWalk(regs, m);
+  if (frames < 0) return -1;
+  if (frames == 0) return PlainWalk(regs, drop, out, max);  // deeper than the memo
+  m.pc0 = regs.pc;
+  m.sp0 = regs.sp;
+  // Kept only when a CFA uses it (then it is a frame pointer): in code without frame pointers
+  // rbp may hold a heap pointer, and the leak checker scans this TLS.
+  m.rbp0 = m.check_rbp0 ? regs.rbp : 0;
+  m.frames = frames;
+  if (walk_id != nullptr) *walk_id = WalkId(m, drop, max);
+  return CfiCopyFrames(m, drop, out, max);
 }
 
 __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));

@@ -6,7 +6,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include <dwarf.h>
+
 namespace heapkit::prof {
+
+// The two halves of a DW_EH_PE_* encoding byte (<dwarf.h> names the values, not the masks):
+// the value's format (DW_EH_PE_udata4, ...) and what it is relative to (DW_EH_PE_pcrel, ...).
+inline constexpr uint8_t kEhPeFormatMask = 0x0f;
+inline constexpr uint8_t kEhPeApplicationMask = 0x70;
 
 struct Reader {
   const uint8_t* p;
@@ -51,25 +58,25 @@ struct Reader {
   // DW_EH_PE_* encoded pointer. data_base: for DW_EH_PE_datarel. Indirection is not followed
   // (only personality pointers use it, and they are skipped).
   uintptr_t Encoded(uint8_t enc, uintptr_t data_base) {
-    if (enc == 0xff) return 0;  // DW_EH_PE_omit
+    if (enc == DW_EH_PE_omit) return 0;
     const uintptr_t here = reinterpret_cast<uintptr_t>(p);
     uintptr_t v = 0;
-    switch (enc & 0x0f) {
-      case 0x00: v = Fixed<uint64_t>(); break;
-      case 0x01: v = Uleb(); break;
-      case 0x02: v = Fixed<uint16_t>(); break;
-      case 0x03: v = Fixed<uint32_t>(); break;
-      case 0x04: v = Fixed<uint64_t>(); break;
-      case 0x09: v = static_cast<uintptr_t>(Sleb()); break;
-      case 0x0a: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
-      case 0x0b: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
-      case 0x0c: v = Fixed<uint64_t>(); break;
+    switch (enc & kEhPeFormatMask) {
+      case DW_EH_PE_absptr: v = Fixed<uint64_t>(); break;
+      case DW_EH_PE_uleb128: v = Uleb(); break;
+      case DW_EH_PE_udata2: v = Fixed<uint16_t>(); break;
+      case DW_EH_PE_udata4: v = Fixed<uint32_t>(); break;
+      case DW_EH_PE_udata8: v = Fixed<uint64_t>(); break;
+      case DW_EH_PE_sleb128: v = static_cast<uintptr_t>(Sleb()); break;
+      case DW_EH_PE_sdata2: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
+      case DW_EH_PE_sdata4: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
+      case DW_EH_PE_sdata8: v = Fixed<uint64_t>(); break;
       default: ok = false; return 0;
     }
-    switch (enc & 0x70) {
-      case 0x00: break;
-      case 0x10: v += here; break;       // pcrel
-      case 0x30: v += data_base; break;  // datarel
+    switch (enc & kEhPeApplicationMask) {
+      case DW_EH_PE_absptr: break;
+      case DW_EH_PE_pcrel: v += here; break;
+      case DW_EH_PE_datarel: v += data_base; break;
       default: ok = false; return 0;
     }
     return v;

@@ -1,16 +1,10 @@
-// HEAPPROFILE: the sampling callbacks, dump triggers, the helper thread and the API behind
+// HEAPPROFILE: starting, stopping and dumping profiles — the API behind
 // <gperftools/heap-profiler.h>. See README.md for the environment variables.
 //
-// State and locking:
-//  * The sampling callbacks (any thread) touch only the stack table (its own striped locks)
-//    and a few atomics; they check the allocation/deallocation/in-use triggers with relaxed
-//    loads and, when one fires, try-lock the state lock and dump on the allocating thread.
-//  * The state lock (a spin lock) guards the file-name prefix, the dump counter and the
-//    trigger baselines. It is held for the whole of a dump; nothing that allocates from the
-//    public heap runs under it.
-//  * The helper thread (only when HEAP_PROFILE_TIME_INTERVAL or HEAPPROFILESIGNAL is set)
-//    sleeps in poll() on a pipe: the signal handler writes one byte to the pipe (the only thing
-//    it does), and the poll timeout implements the time interval, so idle processes dump too.
+// Where the rest lives, each file stating its own invariants: the dump state, its lock and the
+// triggers (dump_triggers.h), the settings (profiler_config.h), recording sampled allocations
+// (sample_recorder.h), the helper thread (profiler_thread.h), the dump signal
+// (profiler_signals.h), fork (profiler_fork.h), start-up (startup.cc).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +13,8 @@
 
 namespace heapkit::prof {
 
-// Reads HEAPPROFILE & co. and starts what they ask for. Called once from the start-up TU.
+// Reads HEAPPROFILE & co. and starts what they ask for. Called once from the start-up
+// constructor (startup.cc, which defines it).
 void ProfilerStartup();
 
 // Registers the sampling observer (idempotent). Afterwards every sampled allocation is in the

@@ -11,7 +11,7 @@
 // Ranges are shifted by the executable's load bias, sorted, merged and stored in anonymous
 // mmap'ed memory; lookups are a binary search, lock-free after start-up.
 // A stripped binary has no .symtab: .dynsym then only names the exported entry points (not the
-// internal slow-path functions), so the caller adds calibration on top (see heap_profiler.cc).
+// internal slow-path functions), so the caller adds calibration on top (see sample_recorder.cc).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "alloc/internal/arena.h"
+#include "alloc/internal/dcheck.h"
 
 namespace heapkit::prof {
 namespace {
@@ -81,6 +82,7 @@ Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t siz
   b->depth = depth;
   b->next_in_chain = first;
   b->id.store(id, std::memory_order_release);  // published for BucketById/ForEachBucket
+  HEAPKIT_DCHECK(lock->load(std::memory_order_relaxed));  // chains change under their lock
   head.store(id, std::memory_order_release);
   Unlock(lock);
   num_buckets_.fetch_add(1, std::memory_order_relaxed);
@@ -101,6 +103,7 @@ Bucket* StackTable::NewBucket(uint32_t id) {
 }
 
 StackTable::Node* StackTable::NewNode(Stripe& s) {
+  HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));  // the stripe's lock is held
   if (s.free_nodes == nullptr) {
     constexpr size_t kSlab = 128;
     auto* slab = static_cast<Node*>(internal::ArenaAlloc(sizeof(Node) * kSlab, 64));
@@ -116,6 +119,7 @@ StackTable::Node* StackTable::NewNode(Stripe& s) {
 }
 
 void StackTable::Grow(Stripe& s) {
+  HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));
   size_t old_size = s.mask + 1;
   size_t new_size = old_size * 2;
   auto* fresh = static_cast<Node**>(internal::ArenaAlloc(new_size * sizeof(Node*), 64));
@@ -161,6 +165,7 @@ void StackTable::AccountFree(Bucket* b, size_t size) {
 }
 
 void StackTable::RefreshSlotCounts() {
+  HEAPKIT_DCHECK(count_lock_.lock.load(std::memory_order_relaxed));  // the one writer below
   if (!slots_used_.load(std::memory_order_acquire)) return;
   if (!ReserveReaderCounts()) return;
   ReaderCounts* counts = reader_counts_.load(std::memory_order_relaxed);

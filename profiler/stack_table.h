@@ -19,7 +19,7 @@
 // Object slots (exact mode). With every allocation recorded, a locked hash insert and erase
 // per malloc/free dominated (and 1M hash nodes cost 40 bytes each). When RecordAlloc is asked
 // to (use_slot) and a SlotProvider is set, a small object's (bucket id, requested size) goes
-// into the allocator's per-object side slot instead (alloc/live_objects.h: one 64-bit word per
+// into the allocator's per-object side slot instead (alloc/object_slots.h: one 64-bit word per
 // object, found through the page map, written only by the object's owner, no lock). Frees and
 // lookups try the slot first (only once any slot was used), then the hash map. (The allocator
 // itself empties the slot of a freed object whose span routes frees to it, with
@@ -89,7 +89,7 @@ struct Bucket {
   // record, and reader-only words need not be paid per bucket (StackTable::InUseCount).
 };
 
-// Per-object side slots (alloc/live_objects.h), injected so that this file stays free of
+// Per-object side slots (alloc/object_slots.h), injected so that this file stays free of
 // allocator dependencies (unit tests use fakes). See "Object slots" above.
 struct SlotProvider {
   // Slot for a newly allocated object (nullptr: keep it in the hash map). `stale` (may be

@@ -1,6 +1,7 @@
 #include "profiler/trace_tree.h"
 
 #include "alloc/internal/arena.h"
+#include "alloc/internal/dcheck.h"
 
 namespace heapkit::prof {
 namespace {
@@ -68,6 +69,8 @@ uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
       n->pc = pc;
       n->parent = parent;
       n->next = first;
+      HEAPKIT_DCHECK(locks_[h % kLocks].lock.IsHeld());  // chains change under their lock
+      HEAPKIT_DCHECK(parent < id);  // a node's parent is older: parent chains end
       head.store(id, std::memory_order_release);
       found = id;
     }

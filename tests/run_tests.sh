@@ -3,6 +3,8 @@
 #   bash tests/run_tests.sh            everything (what CI runs)
 #   bash tests/run_tests.sh --quick    unit and fast end-to-end tests only (labels: tests/README.md)
 # Other arguments go to ctest (e.g. -R heapcheck, -L security).
+# Environment: HEAPKIT_BUILD_DIR (default build/), HEAPKIT_CMAKE_ARGS (extra configure
+# arguments, split on spaces, e.g. "-DHEAPKIT_DEBUG=ON": tests/scripts/debug_build.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 ctest_args=()
@@ -14,7 +16,8 @@ for a in "$@"; do
   fi
 done
 "$root/tests/scripts/install_deps.sh"
-"$root/tests/scripts/build.sh"
+read -r -a cmake_args <<< "${HEAPKIT_CMAKE_ARGS:-}"
+"$root/tests/scripts/build.sh" "${cmake_args[@]}"
 build=${HEAPKIT_BUILD_DIR:-$root/build}
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" --timeout 600 "${ctest_args[@]}"

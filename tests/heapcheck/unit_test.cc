@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "alloc/live_objects.h"
+#include "alloc/object_slots.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
@@ -101,7 +102,7 @@ void* Sleeper(void*) {
   return nullptr;
 }
 
-// The allocator's per-object side slots (alloc/live_objects.h), which hold the profiler's
+// The allocator's per-object side slots (alloc/object_slots.h), which hold the profiler's
 // exact-mode records: one distinct slot per small object, found again by address, enumerated,
 // and handed out with the live-object walk; large objects have none.
 TEST(ObjectSlots, OneSlotPerSmallObjectFoundAndEnumerated) {

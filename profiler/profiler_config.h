@@ -1,0 +1,43 @@
+// HEAPPROFILE's settings (README.md "Environment variables") and the few helpers every part of
+// the profiler shares.
+//
+// The settings are read once per profiling start, under the state lock (dump_triggers.h);
+// afterwards they are only read, with one exception: InstallDumpSignal (profiler_signals.h)
+// clears dump_signal when the signal cannot be used, before the helper thread starts.
+#pragma once
+
+#include <cstdint>
+
+#include "profiler/stack_capture.h"
+
+namespace heapkit::prof {
+
+inline constexpr int64_t kDefaultSampleParameter = 512 * 1024;
+inline constexpr int64_t kMiB = 1 << 20;
+
+struct ProfilerConfig {
+  int64_t allocation_interval = int64_t{1} << 30;
+  int64_t deallocation_interval = 0;
+  int64_t inuse_interval = 100 * kMiB;
+  int64_t time_interval_sec = 0;
+  int stack_depth = kMaxStackDepth;
+  int dump_signal = 0;
+};
+extern constinit ProfilerConfig g_config;
+
+// Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL into g_config.
+void ReadProfilerConfig();
+
+// The triggers advance with the sampled estimates, one sample (~ one period) at a time: an
+// interval shorter than a few periods fires late and irregularly. Below 8 periods, samples every
+// interval/8 bytes for this run instead.
+void FitSamplingToIntervals();
+
+// PERFTOOLS_VERBOSE < 0: no "Starting…"/"Dumping…" lines.
+bool Quiet();
+// CLOCK_MONOTONIC in nanoseconds.
+int64_t NowNs();
+// "ENOENT" for ENOENT; never nullptr.
+const char* ErrName(int err);
+
+}  // namespace heapkit::prof

@@ -1,0 +1,43 @@
+#include "profiler/profiler_fork.h"
+
+#include <pthread.h>
+
+#include "profiler/dump_triggers.h"
+#include "profiler/profiler_thread.h"
+#include "profiler/stack_table.h"
+#include "profiler/unloaded_modules.h"
+
+namespace heapkit::prof {
+namespace {
+
+bool g_atfork_registered = false;
+
+void ForkPrepare() {
+  g_state_lock.Lock();
+  GlobalStackTable().ForkPrepare();
+  UnloadedModulesForkPrepare();
+}
+
+void ForkParent() {
+  UnloadedModulesForkDone();
+  GlobalStackTable().ForkParent();
+  g_state_lock.Unlock();
+}
+
+void ForkChild() {
+  UnloadedModulesForkDone();
+  GlobalStackTable().ForkChild();
+  if (g_profiling.load(std::memory_order_relaxed)) RenameDumpsForChildLocked();
+  HelperThreadForkChild();
+  g_state_lock.Unlock();
+}
+
+}  // namespace
+
+void RegisterProfilerForkHandlers() {
+  if (g_atfork_registered) return;
+  g_atfork_registered = true;
+  pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
+}
+
+}  // namespace heapkit::prof

@@ -1,0 +1,112 @@
+#include "profiler/profiler_thread.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "alloc/internal/log.h"
+#include "profiler/dump_triggers.h"
+#include "profiler/profiler_config.h"
+#include "profiler/sample_recorder.h"
+
+namespace heapkit::prof {
+
+std::atomic<bool> g_helper_restart{false};
+
+namespace {
+
+int g_pipe[2] = {-1, -1};
+std::atomic<bool> g_helper_running{false};
+
+// Milliseconds until the next time dump is due; -1 (wait for the pipe only) without one.
+int PollTimeoutMs(int64_t interval_ns) {
+  if (interval_ns <= 0) return -1;
+  int64_t due = g_last_dump_time_ns.load(std::memory_order_relaxed) + interval_ns;
+  int64_t left = due - NowNs();
+  return left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
+}
+
+void* HelperMain(void*) {
+  pthread_setname_np(pthread_self(), "heapkit-prof");
+  for (;;) {
+    const int64_t interval_ns = g_config.time_interval_sec * 1000000000;
+    pollfd pfd{g_pipe[0], POLLIN, 0};
+    int r = poll(&pfd, 1, PollTimeoutMs(interval_ns));
+    if (g_exiting.load(std::memory_order_relaxed)) continue;
+    bool signalled = false;
+    if (r > 0 && (pfd.revents & POLLIN)) {
+      char buf[64];
+      ssize_t n = read(g_pipe[0], buf, sizeof(buf));
+      signalled = n > 0;
+    }
+    internal::SpinLockHolder h(&g_state_lock);
+    if (!g_profiling.load(std::memory_order_relaxed) || g_exiting.load()) continue;
+    if (signalled) DumpLocked("signal");
+    if (interval_ns > 0) {
+      int64_t since = NowNs() - g_last_dump_time_ns.load(std::memory_order_relaxed);
+      if (since >= interval_ns) {
+        char reason[64];
+        internal::FormatTo(reason, sizeof(reason), "%lld sec since the last dump",
+                           static_cast<long long>(since / 1000000000));
+        DumpLocked(reason);
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void StartHelperThread() {
+  if (g_config.time_interval_sec <= 0 && g_config.dump_signal <= 0) return;
+  if (g_helper_running.exchange(true)) return;
+  if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    internal::Log("cannot create the heap-profiler pipe (%s); time and signal dumps are off",
+                  ErrName(errno));
+    return;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // the helper never takes the program's signals
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t tid;
+  // pthread_create allocates (thread descriptor bits, TLS) through the public heap on our
+  // behalf: keep those allocations out of the profile.
+  bool was_disabled = tls_recording_disabled;
+  tls_recording_disabled = true;
+  int err = pthread_create(&tid, &attr, &HelperMain, nullptr);
+  tls_recording_disabled = was_disabled;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (err != 0) {
+    g_helper_running.store(false);
+    internal::Log("cannot start the heap-profiler thread (%s); time and signal dumps are off",
+                  ErrName(err));
+  }
+}
+
+void WakeHelperFromSignal() {
+  int saved = errno;
+  char c = 'S';
+  if (g_pipe[1] >= 0) (void)!write(g_pipe[1], &c, 1);
+  errno = saved;
+}
+
+void HelperThreadForkChild() {
+  // The helper thread did not survive the fork; the pipe is shared with the parent.
+  if (g_helper_running.exchange(false)) {
+    close(g_pipe[0]);
+    close(g_pipe[1]);
+    g_pipe[0] = g_pipe[1] = -1;
+    if (pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
+    g_helper_restart.store(true);  // restarted at the child's next sampled allocation
+  }
+}
+
+}  // namespace heapkit::prof

@@ -1,0 +1,37 @@
+// The helper thread behind HEAP_PROFILE_TIME_INTERVAL and HEAPPROFILESIGNAL.
+//
+// Invariants:
+//  * It exists only when one of the two is set. It sleeps in poll() on a pipe: the signal
+//    handler writes one byte to the pipe (the only thing it does; WakeHelperFromSignal), and
+//    the poll timeout implements the time interval, so idle processes dump too.
+//  * It dumps under the state lock (dump_triggers.h) like every other dump, and never after the
+//    exit dump.
+//  * It does not survive fork(): the child closes the shared pipe, opens its own and restarts
+//    the thread at its next sampled allocation (MaybeRestartHelperThread), not in the fork
+//    handler, where creating a thread is not allowed.
+//  * It never takes the program's signals and its own allocations are not recorded.
+#pragma once
+
+#include <atomic>
+
+namespace heapkit::prof {
+
+extern std::atomic<bool> g_helper_restart;
+
+// Starts the thread if the settings ask for one and it is not running. Idempotent.
+void StartHelperThread();
+
+// Async-signal-safe: asks the helper thread for a "signal" dump.
+void WakeHelperFromSignal();
+
+// Forked child, from the fork handler: the parent's thread is gone; arranges the restart.
+void HelperThreadForkChild();
+
+// The child's restart, on the sampling path while profiling: one relaxed load when idle.
+inline void MaybeRestartHelperThread() {
+  if (__builtin_expect(g_helper_restart.load(std::memory_order_relaxed), false) &&
+      g_helper_restart.exchange(false))
+    StartHelperThread();
+}
+
+}  // namespace heapkit::prof

@@ -1,0 +1,214 @@
+#include "profiler/sample_recorder.h"
+
+#include <stdint.h>
+
+#include "alloc/internal/log.h"
+#include "alloc/internal/spin_lock.h"
+#include "alloc/object_slots.h"
+#include "alloc/observer_hooks.h"
+#include "profiler/allocator_frames.h"
+#include "profiler/calibration.h"
+#include "profiler/dump_triggers.h"
+#include "profiler/heap_profiler.h"
+#include "profiler/profiler_config.h"
+#include "profiler/profiler_fork.h"
+#include "profiler/profiler_thread.h"
+#include "profiler/runtime_symbols.h"
+#include "profiler/sampled_objects.h"
+#include "profiler/stack_capture.h"
+#include "profiler/stack_table.h"
+
+namespace heapkit::prof {
+
+// HeapLeakChecker::Disabler: this thread's sampled allocations are not recorded.
+__thread bool tls_recording_disabled __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+
+std::atomic<bool> g_recording{false};
+internal::SpinLock g_enable_lock;
+
+// This thread's last recorded raw stack (allocator frames included) and its bucket: the same
+// call site again — the common case — skips the allocator-frame scan, the stack hash and the
+// shared table. Buckets are never freed, so the pointer stays valid. When the capture's walk
+// id (stack_capture.h) is the remembered one, the frames are not even copied or compared;
+// otherwise (a new walk that may still give the same frames, or the libunwind fallback, id 0)
+// they are compared frame by frame.
+struct LastStack {
+  static constexpr int kDepth = 24;  // deeper stacks are matched by walk id only
+  int depth = -1;                    // frames in pcs (-1: none kept)
+  uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of bucket (none: no match)
+  uint64_t walk_id = 0;              // 0 whenever bucket is nullptr
+  Bucket* bucket = nullptr;
+  void* pcs[kDepth] = {};
+
+  static uint64_t Key(uint32_t size_key, int limit) {
+    return (static_cast<uint64_t>(size_key) << 32) | static_cast<uint32_t>(limit);
+  }
+  // The walk id whose frames need no copy for this key; 0 if none.
+  uint64_t KnownWalk(uint64_t k) const { return k == key ? walk_id : 0; }
+  Bucket* Find(void* const* p, int n, uint64_t k) const {
+    if (n != depth || k != key) return nullptr;
+    for (int i = 0; i < n; ++i)
+      if (p[i] != pcs[i]) return nullptr;
+    return bucket;
+  }
+  void Remember(void* const* p, int n, uint64_t k, uint64_t id, Bucket* b) {
+    if (n <= kDepth) {
+      for (int i = 0; i < n; ++i) pcs[i] = p[i];
+      depth = n;
+    } else {
+      depth = -1;
+    }
+    key = k;
+    walk_id = id;
+    bucket = b;
+  }
+};
+__thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
+
+// Where the allocation entered the allocator (alloc/observer_hooks.h, SampleOrigin).
+struct Origin {
+  uintptr_t pc, sp, rbp;  // pc 0: none
+};
+
+// The record of one sampled allocation, shared by both entry points below: `slot` is the
+// object's side slot (exact mode) or nullptr (hash map); the stack is captured from `origin`
+// when its pc is set, else from here.
+// GCC cannot see that pcs is written by the capture whenever it is read (the walk id differs
+// from the remembered one) once Record is inlined into OnExactAlloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
+                                                  std::atomic<uint64_t>* slot,
+                                                  const Origin& origin) {
+  if (__builtin_expect(tls_calibrating, false)) {
+    CalibrationSample();
+    return false;
+  }
+  if (tls_recording_disabled) return false;
+  const uint32_t size_key = SizeKey(requested, rate);
+  const int limit = g_config.stack_depth;
+  LastStack& last = tls_last_stack;
+  StackTable& table = GlobalStackTable();
+  if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
+  const uint64_t last_key = LastStack::Key(size_key, limit);
+  const uint64_t known = last.KnownWalk(last_key);
+  uint64_t walk = known;
+  void* pcs[kMaxCaptureDepth];
+  // The allocator frames of either start are stripped below.
+  int depth = -1;
+  if (origin.pc != 0)
+    depth = CaptureStackFrom(origin.pc, origin.sp, origin.rbp, pcs, kMaxCaptureDepth, &walk);
+  if (depth < 0) {
+    walk = known;
+    depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
+  }
+  Bucket* b;
+  if (walk != 0 && walk == known) {
+    b = last.bucket;  // the same frames as last time; pcs was not written
+  } else if ((b = last.Find(pcs, depth, last_key)) != nullptr) {
+    last.walk_id = walk;
+  } else {
+    int skip = CountAllocatorFrames(pcs, depth);
+    int keep = depth - skip;
+    if (keep > limit) keep = limit;
+    b = table.FindOrCreateBucket(pcs + skip, keep, size_key);
+    if (b == nullptr) return false;
+    last.Remember(pcs, depth, last_key, walk, b);
+  }
+  table.RecordAllocIn(slot, ptr, b, requested);
+  if (g_profiling.load(std::memory_order_relaxed)) {
+    g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
+    MaybeRestartHelperThread();
+    MaybeDump();
+  }
+  return true;
+}
+#pragma GCC diagnostic pop
+
+// The observer's entry: sampled mode (and exact mode without the recorder below).
+bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
+  if (ptr == nullptr) return false;
+  const int64_t rate = alloc::GetSampleParameter();
+  // Exact mode: the object's side slot (see StackTable::SlotForAlloc).
+  std::atomic<uint64_t>* slot =
+      rate == 1 && requested <= UINT32_MAX ? GlobalStackTable().SlotForAlloc(ptr) : nullptr;
+  const alloc::SampleOrigin& o = alloc::tls_sample_origin;
+  return Record(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
+}
+
+// Exact mode's lean entry (alloc/observer_hooks.h, ExactRecorder): the allocator hands over the
+// slot and the origin, the rate is 1.
+bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uintptr_t pc,
+                  uintptr_t sp, uintptr_t rbp) {
+  return Record(ptr, requested, 1, slot, Origin{pc, sp, rbp});
+}
+
+bool OnMaybeSampledFree(void* ptr) {
+  size_t size;
+  if (!GlobalStackTable().RecordFree(ptr, &size)) return false;
+  if (g_profiling.load(std::memory_order_relaxed)) {  // totals: see dump_triggers.h
+    g_est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
+                         std::memory_order_relaxed);
+    MaybeDump();
+  }
+  return true;
+}
+
+constexpr alloc::SampleObserver kObserver = {&OnSampledAlloc, &OnMaybeSampledFree};
+
+// Exact mode keeps small objects' records in the allocator's per-object side slots.
+constexpr SlotProvider kSlotProvider = {&alloc::ObjectSlotForAlloc, &alloc::FindObjectSlot,
+                                        &alloc::ForEachObjectSlot};
+
+// Static runtime: .symtab names every runtime function. Without it (stripped binary), .dynsym
+// covers only the exported entry points, so calibration adds the return addresses of the
+// internal paths it can reach.
+void FindStaticAllocatorFrames() {
+  int ranges = NumRuntimeSymbolRanges();
+  if (ranges > 0 && RuntimeSymbolsFromSymtab()) {
+    if (internal::Verbose())
+      internal::Log("static runtime: allocator frames from %d symbol ranges of /proc/self/exe",
+                    ranges);
+  } else {
+    int seen = CalibrateAllocatorFrames();
+    if (internal::Verbose())
+      internal::Log("static runtime: no .symtab, allocator frames from %d .dynsym ranges + "
+                    "calibration (%d probes)",
+                    ranges, seen);
+  }
+}
+
+}  // namespace
+
+bool SampleRecordingOn() { return g_recording.load(); }
+
+void OnSlotFree(const void*, uint64_t value) {
+  if (!g_profiling.load(std::memory_order_relaxed)) return;
+  g_est_free.fetch_add(EstimateBytes(static_cast<uint32_t>(value), alloc::GetSampleParameter()),
+                       std::memory_order_relaxed);
+  MaybeDump();
+}
+
+void EnableSampleRecording() {
+  if (g_recording.load(std::memory_order_acquire)) return;
+  internal::SpinLockHolder h(&g_enable_lock);
+  if (g_recording.load(std::memory_order_relaxed)) return;
+  InitStackCapture();
+  InitAllocatorFrames();
+  if (!GlobalStackTable().Init()) {
+    internal::Log("cannot allocate the heap-profile table; heap sampling is off");
+    return;
+  }
+  GlobalStackTable().SetSlotProvider(&kSlotProvider);
+  RegisterProfilerForkHandlers();
+  alloc::SetSampleObserver(&kObserver);
+  alloc::SetExactRecorder(&OnExactAlloc);
+  if (!RuntimeIsSharedObject()) FindStaticAllocatorFrames();
+  g_recording.store(true, std::memory_order_release);
+}
+
+void SetThreadRecordingDisabled(bool disabled) { tls_recording_disabled = disabled; }
+
+}  // namespace heapkit::prof
