@@ -22,6 +22,7 @@
 #include "profiler/calibration.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/legacy_writer.h"
+#include "profiler/on_demand_library.h"
 #include "profiler/runtime_symbols.h"
 #include "profiler/sample_weight.h"
 #include "profiler/sampled_objects.h"
@@ -555,6 +556,7 @@ constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks}
 
 void EnableSampleRecording() {
   if (g_recording.load(std::memory_order_acquire)) return;
+  LoadOnDemandLibrary();  // libunwind for stack capture; dlopen, so before any lock
   SpinLockHolder h(&g_enable_lock);
   if (g_recording.load(std::memory_order_relaxed)) return;
   InitStackCapture();
