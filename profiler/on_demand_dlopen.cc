@@ -49,9 +49,9 @@ void Load() {
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
-    internal::Log("cannot load %s (%s): leak reports are not symbolized, stacks through "
-                  "unusual frames are cut",
-                  path, error != nullptr ? error : "unknown error");
+    internal::Log("cannot load the on-demand library: %s; leak reports are not symbolized, "
+                  "stacks through unusual frames are cut",
+                  error != nullptr ? error : path);
     return;
   }
   using Entry = const OnDemandApi* (*)();
