@@ -2,8 +2,8 @@
 // directory this library was loaded from (on_demand_library.h). The path comes from dladdr of
 // one of our own symbols, i.e. from the dynamic loader's record of libheapkit.so: absolute when
 // the library was found through the search path or preloaded by absolute path (a relative
-// LD_PRELOAD path stays relative to the current directory, as the loader took it). Never from
-// the environment.
+// LD_PRELOAD path stays relative to the current directory, as the loader took it; a privileged
+// (AT_SECURE) process refuses such a path). Never from the environment.
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 
+#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/on_demand_library.h"
 
@@ -31,6 +32,8 @@ bool LibraryPath(char* path, size_t size) {
   }
   const char* slash = strrchr(info.dli_fname, '/');
   if (slash == nullptr) return false;
+  // A privileged process loads nothing relative to a current directory its caller chose.
+  if (info.dli_fname[0] != '/' && internal::SecureExecution()) return false;
   const size_t dir_length = static_cast<size_t>(slash - info.dli_fname) + 1;
   if (dir_length + sizeof(kLibraryName) > size) return false;
   memcpy(path, info.dli_fname, dir_length);
