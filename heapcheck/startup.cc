@@ -8,8 +8,9 @@
 //    so ours runs after the program's own atexit handlers and before the destructors of
 //    globals constructed before main.
 //  * after global destructors (strict, draconian): a destructor of this object. It runs from
-//    _dl_fini after every __cxa_atexit destructor of the program, and before the libraries we
-//    depend on (libstdc++, libdw) are finalised.
+//    _dl_fini after every __cxa_atexit destructor of the program. The on-demand library
+//    (libunwind, the symbolizer; profiler/on_demand_library.h), dlopen'd after us, is finalised
+//    before this runs; it keeps no state a finaliser tears down, so the check still uses it.
 // If the interposition did not happen (e.g. a static executable), the early check falls back to
 // the late point.
 // The checking thread's stack is scanned from exit()'s caller upwards (see ExitCheckFrom): dead

@@ -39,8 +39,10 @@ fi
 HEAPPROFILE="$work/prof" LD_PRELOAD="$libdir/libheapkit.so" LD_DEBUG=files /bin/true \
   2>"$work/preload.log" || fail "HEAPPROFILE with the installed libheapkit.so"
 grep -q "calling init: $libdir/libheapkit_ondemand.so" "$work/preload.log" ||
-  fail "HEAPPROFILE did not load $libdir/libheapkit_ondemand.so: $(grep 'calling init' "$work/preload.log")"
-ls "$work"/prof.*.heap >/dev/null 2>&1 || fail "HEAPPROFILE wrote no profile from the installed tree"
+  fail "HEAPPROFILE did not load $libdir/libheapkit_ondemand.so:" \
+       "$(grep 'calling init' "$work/preload.log")"
+ls "$work"/prof.*.heap >/dev/null 2>&1 ||
+  fail "HEAPPROFILE wrote no profile from the installed tree"
 echo "installed: $(cd "$prefix" && find . -type f | sort | tr '\n' ' ')"
 
 # 1. CMake package.

@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 [[ $needed == "libc.so.6 " ]] || fail "$lib needs: $needed(want libc.so.6 only)"
-strong=$(nm -D --undefined-only "$lib" | awk '$1 == "U" && $2 !~ /@GLIBC_/ {print $2}' | tr '\n' ' ')
+strong=$(nm -D --undefined-only "$lib" | awk '$1 == "U" && $2 !~ /@GLIBC_/ {print $2}' |
+         tr '\n' ' ')
 [[ -z $strong ]] || fail "$lib has strong references outside libc: $strong"
 
 # loaded <env...>: base names of the objects whose initialisers ran, sorted.
