@@ -8,8 +8,9 @@
 //    so ours runs after the program's own atexit handlers and before the destructors of
 //    globals constructed before main.
 //  * after global destructors (strict, draconian): a destructor of this object. It runs from
-//    _dl_fini after every __cxa_atexit destructor of the program, and before the libraries we
-//    depend on (libstdc++, libdw) are finalised.
+//    _dl_fini after every __cxa_atexit destructor of the program. The on-demand library
+//    (libunwind, the symbolizer; profiler/on_demand_library.h), dlopen'd after us, is finalised
+//    before this runs; it keeps no state a finaliser tears down, so the check still uses it.
 // If the interposition did not happen (e.g. a static executable), the early check falls back to
 // the late point.
 // The checking thread's stack is scanned from exit()'s caller upwards (see ExitCheckFrom): dead
@@ -19,11 +20,9 @@
 #include <cstdint>
 #include <cstdlib>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
+#include "profiler/on_demand_library.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int heapkit_heapcheck_anchor = 0;
@@ -37,36 +36,19 @@ bool g_early_registered = false;
 
 // The live part of the checking thread's stack at exit starts at the frame that called exit():
 // exit() and __run_exit_handlers() frames below it hold stale slots of dead calls (printf's
-// buffers, the program's last callees), so they are not roots. Found by unwinding (libunwind,
-// .eh_frame: works without frame pointers); the caller's callee-saved registers come from the
-// unwound cursor. Falls back to the handler's own frame and registers if exit() is not found
-// (e.g. called through an unusual path).
+// buffers, the program's last callees), so they are not roots. Found by unwinding (libunwind in
+// the on-demand library, profiler/on_demand_library.h; .eh_frame: works without frame
+// pointers), which also gives the caller's callee-saved registers. Falls back to the handler's
+// own frame and registers if exit() is not found (e.g. called through an unusual path). A
+// process with no check pending returns at once: every process runs the late check's
+// destructor.
 __attribute__((noinline)) void ExitCheckFrom(bool late) {
+  if (!heapkit::check::CheckerSettings().global_check_pending) return;
   uintptr_t regs[6];
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
   uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  unw_context_t context;
-  unw_cursor_t cursor;
-  const unw_word_t exit_start = reinterpret_cast<unw_word_t>(&exit);
-  if (unw_getcontext(&context) == 0 && unw_init_local(&cursor, &context) == 0) {
-    for (int depth = 0; depth < 64; ++depth) {
-      unw_proc_info_t info;
-      bool in_exit = unw_get_proc_info(&cursor, &info) == 0 && info.start_ip == exit_start;
-      if (unw_step(&cursor) <= 0) break;
-      if (!in_exit) continue;
-      unw_word_t caller_sp = 0;
-      if (unw_get_reg(&cursor, UNW_REG_SP, &caller_sp) != 0 || caller_sp == 0) break;
-#if defined(__x86_64__)
-      static const int kCalleeSaved[6] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
-                                          UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
-      for (int i = 0; i < 6; ++i) {
-        unw_word_t v = 0;
-        regs[i] = unw_get_reg(&cursor, kCalleeSaved[i], &v) == 0 ? v : 0;
-      }
-#endif
-      sp = caller_sp;
-      break;
-    }
+  if (const heapkit::prof::OnDemandApi* api = heapkit::prof::LoadOnDemandLibrary()) {
+    api->find_caller_of(reinterpret_cast<uintptr_t>(&exit), &sp, regs);
   }
   RunExitCheck(late, sp, regs, 6);
 }
@@ -102,8 +84,8 @@ using StartMainFn = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*
 extern "C" __attribute__((visibility("default"))) int __libc_start_main(
     MainFn main, int argc, char** argv, void (*init)(), void (*fini)(), void (*rtld_fini)(),
     void* stack_end) {
-  static StartMainFn real =
-      reinterpret_cast<StartMainFn>(dlsym(RTLD_NEXT, "__libc_start_main"));
+  // Called once, before any other thread exists (no guarded static: no C++ runtime needed).
+  const auto real = reinterpret_cast<StartMainFn>(dlsym(RTLD_NEXT, "__libc_start_main"));
   g_real_main = main;
   return real(MainWrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }

@@ -136,9 +136,16 @@ struct sigaction g_old_action;
 }  // namespace
 
 int SuspendSignal() {
-  static const int sig = static_cast<int>(
-      internal::EnvInt64("HEAP_CHECK_SUSPEND_SIGNAL", SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
-  return sig;
+  // Read on first use; racing first readers parse the same value (an atomic, not a guarded
+  // static: libheapkit.so needs no C++ runtime). 0 is no signal number, so it means "not read".
+  static std::atomic<int> sig{0};
+  int value = sig.load(std::memory_order_acquire);
+  if (value == 0) {
+    value = static_cast<int>(
+        internal::EnvInt64("HEAP_CHECK_SUSPEND_SIGNAL", SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
+    sig.store(value, std::memory_order_release);
+  }
+  return value;
 }
 
 const StoppedThread* ThreadStopper::thread(size_t i) const {

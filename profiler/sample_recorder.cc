@@ -10,6 +10,7 @@
 #include "profiler/calibration.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
+#include "profiler/on_demand_library.h"
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_fork.h"
 #include "profiler/profiler_thread.h"
@@ -193,6 +194,7 @@ void OnSlotFree(const void*, uint64_t value) {
 
 void EnableSampleRecording() {
   if (g_recording.load(std::memory_order_acquire)) return;
+  LoadOnDemandLibrary();  // libunwind for stack capture; dlopen, so before any lock
   internal::SpinLockHolder h(&g_enable_lock);
   if (g_recording.load(std::memory_order_relaxed)) return;
   InitStackCapture();

@@ -9,17 +9,48 @@
 // This is the same formula google-pprof and `go tool pprof` apply to `heap_v2/<R>` lines, where
 // s is the line's average object size (bytes / count). We key buckets by stack *and* a coarse
 // size class (see stack_table.h) so that the average within a line is close to every member.
+//
+// 1 - exp(-x) is computed here (OneMinusExpOfMinus), not by libm's expm1: libheapkit.so depends
+// on libc alone (profiler/on_demand_library.h), like the allocator's logarithm (alloc/sampler.h).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace heapkit::prof {
+
+// 1 - exp(-x) for x >= 0, accurate for tiny x as expm1 is (relative error about 1e-16; the unit
+// test compares it with libm's -expm1(-x)).
+//   x < 0.5:  x (1 - x/2 (1 - x/3 (1 - ... (1 - x/20)))), the alternating Taylor series nested
+//             (the omitted terms are below 1e-22 of the result);
+//   x < 40:   exp(-x) = 2^k exp(r), -x = k ln2 + r, |r| <= ln2/2 (ln2 split in two so that r is
+//             exact to ~1e-25), exp(r) by its Taylor series to r^17; 1 - exp(-x) then loses
+//             nothing since exp(-x) <= 0.61;
+//   x >= 40:  exp(-x) < 2^-57 is below half an ulp of 1: the result is 1.
+inline double OneMinusExpOfMinus(double x) {
+  if (!(x > 0)) return 0.0;
+  if (x >= 40) return 1.0;
+  if (x < 0.5) {
+    double nested = 1.0;
+    for (int k = 20; k >= 2; --k) nested = 1.0 - x / k * nested;
+    return x * nested;
+  }
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // fdlibm's split of ln 2
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  const int k = -static_cast<int>(x * 1.4426950408889634 + 0.5);  // round(-x / ln2), k <= 0
+  const double r = (-x - k * kLn2Hi) - k * kLn2Lo;
+  double series = 1.0;
+  for (int n = 17; n >= 1; --n) series = 1.0 + r / n * series;
+  const uint64_t scale_bits = static_cast<uint64_t>(1023 + k) << 52;  // 2^k, normal for k >= -58
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return 1.0 - series * scale;
+}
 
 // 1 / p(s): the number of objects of size `size` that one sample of that size represents.
 inline double SampleScale(double size, double rate) {
   if (rate <= 1 || size <= 0) return 1.0;
-  double p = -std::expm1(-size / rate);  // 1 - exp(-s/R), accurate for tiny s/R
+  double p = OneMinusExpOfMinus(size / rate);  // 1 - exp(-s/R), accurate for tiny s/R
   return p > 0 ? 1.0 / p : 1.0;
 }
 

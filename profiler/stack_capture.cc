@@ -1,11 +1,15 @@
 // Stack capture: the cached CFI unwinder (cfi_unwinder.h), with libunwind as the fallback.
 // Design notes (see README.md "Stack capture"; the CFI unwinder's own in cfi_unwinder.cc):
 //
+// * libunwind is reached through the on-demand library (on_demand_library.h), which the
+//   profiler and the leak checker load when sampling starts. Before that (a large-allocation
+//   report or a heap-growth stack with nothing enabled) a stack the CFI unwinder cannot walk
+//   comes back empty: capture never loads anything itself, it runs inside allocations.
 // * unw_backtrace() (fallback) walks the stack with libunwind's per-thread trace cache (x86-64
 //   tdep_trace): after the first walk through a given return address, each frame costs a cache
 //   probe, so no frame-pointer fast path is needed (and none would be right for -O2 code built
 //   without frame pointers, which is what Debian's libraries are).
-// * We set the caching policy to UNW_CACHE_PER_THREAD once: the global cache takes a lock
+// * The library sets the caching policy to UNW_CACHE_PER_THREAD once: the global cache takes a lock
 //   with signals blocked (two sigprocmask calls per miss) and is not async-signal-safe.
 // * Recursion guard: a thread-local (initial-exec, so reading it never allocates) flag. A
 //   nested capture (a signal handler allocating while we unwind, or libunwind calling back into
@@ -20,11 +24,8 @@
 #include "profiler/stack_capture.h"
 
 #include "profiler/cfi_unwinder.h"
+#include "profiler/on_demand_library.h"
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -33,8 +34,6 @@ namespace heapkit::prof {
 __thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
-
-std::atomic<bool> policy_set{false};
 
 constexpr int kRawSlack = 8;  // frames of CaptureStack's own callees (unw_backtrace, ...)
 
@@ -45,7 +44,9 @@ int LibunwindCapture(void** pcs, int max_depth, int skip, void* self_return) {
   int want = max_depth + skip + kRawSlack;
   if (want > static_cast<int>(sizeof(raw) / sizeof(raw[0])))
     want = static_cast<int>(sizeof(raw) / sizeof(raw[0]));
-  int n = unw_backtrace(raw, want);
+  const OnDemandApi* api = OnDemandLibraryIfLoaded();
+  if (api == nullptr) return 0;
+  int n = api->backtrace(raw, want);
   // Find our own return address: it and everything before it belong to CaptureStack, its
   // caller's frame (the entry after it is the caller's return address) and libunwind.
   int first = -1;
@@ -64,11 +65,7 @@ int LibunwindCapture(void** pcs, int max_depth, int skip, void* self_return) {
 
 }  // namespace
 
-void InitStackCapture() {
-  if (!policy_set.exchange(true, std::memory_order_acq_rel)) {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  }
-}
+void InitStackCapture() { OnDemandLibraryIfLoaded(); }
 
 namespace {
 // The body of both CaptureStack overloads, inlined into each (always_inline) so that

@@ -1,7 +1,8 @@
 // Stack capture for the runtime (profiler, leak checker, large-allocation reports).
 //
 // DWARF CFI from .eh_frame (a cached unwinder of our own, falling back to libunwind with
-// UNW_LOCAL_ONLY for unusual frames) so that code built without frame pointers unwinds right.
+// UNW_LOCAL_ONLY for unusual frames once the on-demand library is loaded, on_demand_library.h)
+// so that code built without frame pointers unwinds right.
 // A thread-local recursion guard makes nested captures (libunwind itself may allocate or take
 // the dynamic loader's lock) return 0 instead of recursing. Never calls the public malloc.
 // Async-signal-safe once InitStackCapture() has run (libunwind's per-thread cache only).
@@ -48,8 +49,9 @@ int CaptureStackWithCfi(void** pcs, int max_depth, int skip);
 // cached CFI unwinder does not handle). For tests and comparisons.
 int CaptureStackWithLibunwind(void** pcs, int max_depth, int skip);
 
-// Idempotent one-time set-up (libunwind per-thread caching). Called by the profiler's start-up;
-// other users may call it too. CaptureStack works without it, just with libunwind's defaults.
+// Idempotent one-time set-up of the libunwind fallback (per-thread caching) where it is linked
+// in (libheapkit.a); in libheapkit.so the on-demand library does it when loaded, and until then
+// there is no fallback (on_demand_library.h). Never loads anything: safe inside allocations.
 void InitStackCapture();
 
 // True while this thread is inside CaptureStack (for hooks that must not recurse).

@@ -40,7 +40,7 @@ uint32_t TraceTree::Find(uint32_t first, uint32_t parent, uintptr_t pc) const {
 }
 
 TraceTree::Node* TraceTree::NewNode(uint32_t* id) {
-  const uint32_t i = next_id_.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t i = non_root_nodes_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (i >= kChunks * kChunkSize) return nullptr;
   std::atomic<Node*>& slot = chunks_[i >> kChunkBits];
   Node* chunk = slot.load(std::memory_order_acquire);

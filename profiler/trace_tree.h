@@ -41,7 +41,7 @@ class TraceTree {
   // The leaf frame of `node` (nullptr for the root).
   void* Leaf(uint32_t node) const;
 
-  size_t num_nodes() const { return next_id_.load(std::memory_order_relaxed); }
+  size_t num_nodes() const { return non_root_nodes_.load(std::memory_order_relaxed) + size_t{1}; }
 
   void ForkPrepare();
   void ForkParent();
@@ -71,7 +71,10 @@ class TraceTree {
   Node* NewNode(uint32_t* id);
 
   std::atomic<uint32_t>* heads_ = nullptr;
-  std::atomic<uint32_t> next_id_{1};  // 0 is the root
+  // Ids handed out after the root's (0): the next node gets non_root_nodes_ + 1. Counted from
+  // zero so that every member starts zero and the process-wide stack table, which holds this
+  // tree, lives in .bss: no pages of the runtime's file are touched for it at start-up.
+  std::atomic<uint32_t> non_root_nodes_{0};
   std::atomic<Node*> chunks_[kChunks] = {};
   struct alignas(64) PaddedLock {
     internal::SpinLock lock;

@@ -10,13 +10,16 @@
 //
 // Include this header in every translation unit of the allocator that references one of these
 // symbols (the binding is per object file: one strong reference anywhere keeps the dependency).
-// The test alloc.install.minimal_needs_only_libc checks the shared library's DT_NEEDED list.
+// The tests alloc.override.minimal_needs_only_libc and alloc.override.full_needs_only_libc check
+// the shared libraries' DT_NEEDED lists; profiler/ and heapcheck/ include this header in every
+// translation unit of libheapkit.so (forced, from their CMakeLists).
 #pragma once
 
 // Undefined symbols a TU may reference, made weak. The list is what the compiler emits for
 // exceptions (personality, unwinding, allocation/throw/catch of the exception object), the
 // new_handler, std::bad_alloc's vtable/typeinfo/destructor, the class_type_info vtable of
-// polymorphic classes with RTTI, and the throw helpers of inline std::string/std::vector code.
+// polymorphic classes with RTTI, the throw helpers of inline std::string/std::vector code, and
+// std::nothrow (only its address is passed; operator new's nothrow forms never read it).
 __asm__(
     ".weak __gxx_personality_v0\n"
     ".weak _Unwind_Resume\n"
@@ -33,7 +36,8 @@ __asm__(
     ".weak _ZTVN10__cxxabiv120__si_class_type_infoE\n"
     ".weak _ZSt17__throw_bad_allocv\n"
     ".weak _ZSt20__throw_length_errorPKc\n"
-    ".weak _ZSt28__throw_bad_array_new_lengthv\n");
+    ".weak _ZSt28__throw_bad_array_new_lengthv\n"
+    ".weak _ZSt7nothrow\n");
 
 namespace heapkit::internal {
 

@@ -15,7 +15,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
   { cat "$work/install.log"; fail "cmake --install"; }
 libdir=$(ls -d "$prefix"/lib* | head -1)
-for f in "$libdir"/libheapkit.so "$libdir"/libheapkit.a "$libdir"/libheapkit_minimal.so \
+for f in "$libdir"/libheapkit.so "$libdir"/libheapkit_ondemand.so "$libdir"/libheapkit.a \
+         "$libdir"/libheapkit_minimal.so \
          "$libdir"/libheapkit_minimal.a "$libdir"/pkgconfig/heapkit.pc \
          "$libdir"/pkgconfig/heapkit_minimal.pc "$libdir"/cmake/heapkit/heapkitConfig.cmake \
          "$libdir"/cmake/heapkit/heapkitConfigVersion.cmake \
@@ -31,6 +32,17 @@ done
 if ldd "$libdir/libheapkit_minimal.so" | grep -Eq 'libunwind|libdw'; then
   fail "libheapkit_minimal.so depends on libunwind/libdw"
 fi
+# libheapkit.so loads libunwind/libdw only through libheapkit_ondemand.so, found beside it.
+if ldd "$libdir/libheapkit.so" | grep -Eq 'libunwind|libdw|libstdc'; then
+  fail "libheapkit.so depends on libunwind/libdw/libstdc++"
+fi
+HEAPPROFILE="$work/prof" LD_PRELOAD="$libdir/libheapkit.so" LD_DEBUG=files /bin/true \
+  2>"$work/preload.log" || fail "HEAPPROFILE with the installed libheapkit.so"
+grep -q "calling init: $libdir/libheapkit_ondemand.so" "$work/preload.log" ||
+  fail "HEAPPROFILE did not load $libdir/libheapkit_ondemand.so:" \
+       "$(grep 'calling init' "$work/preload.log")"
+ls "$work"/prof.*.heap >/dev/null 2>&1 ||
+  fail "HEAPPROFILE wrote no profile from the installed tree"
 echo "installed: $(cd "$prefix" && find . -type f | sort | tr '\n' ' ')"
 
 # 1. CMake package.

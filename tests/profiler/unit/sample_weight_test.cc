@@ -13,6 +13,19 @@
 namespace heapkit::prof {
 namespace {
 
+// The runtime's own 1 - exp(-x) (no libm) against libm's -expm1(-x) over 1e-12 .. 60, through
+// every branch (series, reduced exponential, saturation): within 2 ulp.
+TEST(SampleWeight, OneMinusExpOfMinusMatchesLibm) {
+  int checked = 0;
+  for (double x = 1e-12; x < 60; x *= 1.001, ++checked) {
+    const double want = -std::expm1(-x);
+    EXPECT_NEAR(OneMinusExpOfMinus(x), want, want * 4.5e-16) << x;
+  }
+  EXPECT_GT(checked, 30000);
+  EXPECT_EQ(OneMinusExpOfMinus(0), 0.0);
+  EXPECT_EQ(OneMinusExpOfMinus(1e300), 1.0);
+}
+
 TEST(SampleWeight, RateOneIsExact) {
   EXPECT_EQ(SampleScale(100, 1), 1.0);
   EXPECT_EQ(SampleScale(100, 0), 1.0);
