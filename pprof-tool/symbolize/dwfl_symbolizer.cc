@@ -294,7 +294,9 @@ class DwflSymbolizer final : public Symbolizer {
     if (it != cache_.end()) return it->second;
     std::vector<SourceFrame> frames;
     const Region* region = FindRegion(pc);
-    if (region != nullptr && region->module >= 0) Module(size_t(region->module))->Lookup(pc, &frames);
+    if (region != nullptr && region->module >= 0) {
+      Module(size_t(region->module))->Lookup(pc, &frames);
+    }
     if (frames.empty()) {
       SourceFrame f;
       if (region != nullptr) {
