@@ -13,8 +13,10 @@
 // 64 striped spin locks, by chain) and re-checks the chain. Node ids are handed out in
 // increasing order and a chain is only ever prepended to under its lock, so every chain is
 // sorted by decreasing id; a child's id is above its parent's, so a lookup of (parent, pc)
-// stops at the first id below the parent (for a parent just created: at the head). Memory: the internal metadata arena only (heads
-// reserve 8 MiB, resident only where touched; 16 bytes per node). Fork: ForkPrepare() takes
+// stops at the first id below the parent (for a parent just created: at the head). A chain is
+// the parent's id plus a hash of the pc (ChainIndex), so new nodes' children land in
+// neighbouring heads. Memory: the internal metadata arena only (heads reserve 8 MiB, resident
+// only where touched; 16 bytes per node). Fork: ForkPrepare() takes
 // every lock, ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
 // through an id is complete, so a reader in a stopped world (the leak checker) never waits.
 #pragma once

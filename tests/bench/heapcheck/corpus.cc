@@ -140,7 +140,8 @@ void CleanSet() {
 }
 void CleanFunction() {
   std::vector<std::function<int(int)>> fs;
-  for (int i = 0; i < 100; ++i) fs.push_back([i, s = std::string(40, 'f')](int x) { return x + i; });
+  for (int i = 0; i < 100; ++i)
+    fs.push_back([i, s = std::string(40, 'f')](int x) { return x + i + static_cast<int>(s[0]); });
   int sum = 0;
   for (auto& f : fs) sum += f(1);
   std::printf("%d\n", sum);
