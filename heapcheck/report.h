@@ -1,4 +1,7 @@
 // The leak report (stderr) and the leak profile (<dir>/<prog>.<pid>.<name>-end.heap).
+// Steps, each in its own file: group the records (leak_groups.h), symbolize what will be looked
+// at (leak_symbols.h), drop suppressed (suppressions.h) and filtered groups, write the profile,
+// print.
 //
 // Runs AFTER the world is restarted and with allocation recording off: the symbolizer
 // (pprof-tool/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
@@ -12,6 +15,7 @@
 
 #include "heapcheck/flood.h"
 #include "heapcheck/leak_check.h"
+#include "heapcheck/leak_groups.h"
 
 namespace heapkit::check {
 
@@ -30,10 +34,7 @@ struct ReportOptions {
   bool standard_debuginfo_search = false;
 };
 
-struct ReportTotals {
-  uint64_t bytes = 0;
-  uint64_t objects = 0;
-};
+using ReportTotals = LeakTotals;
 
 // Prints the report for result.leaks (if any survive suppression) and writes the .heap file.
 // Returns the totals reported (0/0: nothing reported; the caller prints "No leaks found").
@@ -41,10 +42,5 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
 
 // `No leaks found for check "<name>" (but no 100% guarantee ...): found N reachable ...`
 void ReportNoLeaks(const CheckResult& result, const char* check_name);
-
-// Glob with '*' and '?'; matches anywhere in text unless the pattern starts with '^' and/or
-// ends with '$'. Exposed for tests.
-bool SuppressionPatternMatches(const char* pattern, size_t pattern_length, const char* text,
-                               size_t text_length);
 
 }  // namespace heapkit::check

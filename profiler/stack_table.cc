@@ -58,12 +58,14 @@ Bucket* StackTable::FindInChain(uint32_t first, uint32_t stack, uint32_t size_ke
 
 Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
   if (depth < 0) depth = 0;
+  if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
+  if (size_key > kMaxSizeKey) size_key = kMaxSizeKey;
   const uint32_t stack = tree_.Insert(pcs, depth);
   if (stack == ~0u) return nullptr;
-  uint64_t h = HashBucket(stack, size_key);
-  std::atomic<uint32_t>& head = bucket_heads_[h >> (64 - kBucketHashBits)];
+  const uint32_t index = BucketChainIndex(stack, size_key);
+  std::atomic<uint32_t>& head = bucket_heads_[index];
   if (Bucket* b = FindInChain(head.load(std::memory_order_acquire), stack, size_key)) return b;
-  std::atomic<bool>* lock = &insert_locks_[h % kInsertLocks].lock;
+  std::atomic<bool>* lock = &insert_locks_[index % kInsertLocks].lock;  // the chain's lock
   Lock(lock);
   const uint32_t first = head.load(std::memory_order_acquire);
   Bucket* b = FindInChain(first, stack, size_key);
@@ -78,8 +80,8 @@ Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t siz
     return nullptr;
   }
   b->stack = stack;
-  b->size_key = size_key;
-  b->depth = depth;
+  b->size_key = static_cast<uint16_t>(size_key);
+  b->depth = static_cast<uint16_t>(depth);
   b->next_in_chain = first;
   b->id.store(id, std::memory_order_release);  // published for BucketById/ForEachBucket
   HEAPKIT_DCHECK(lock->load(std::memory_order_relaxed));  // chains change under their lock

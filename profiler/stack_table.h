@@ -7,8 +7,10 @@
 // stored by id in arena chunks (BucketById: no pointer map); a bucket is published by the
 // release store of its id, after its fields. Lookup is lock-free: 1 Mi hash chains of bucket
 // ids keyed by (stack node, size key), links written once before the chain head's release
-// store; insertion takes one of 64 striped spin locks (by hash) and re-checks the chain.
-// Counters are relaxed atomics (see Bucket and "Object slots" for what each counts).
+// store; insertion takes the chain's lock (one of 64 striped spin locks, by chain index) and
+// re-checks the chain.
+// Counters are relaxed atomics (see Bucket and "Object slots" for what each counts). A chain
+// is guarded by one lock (the lock index follows the chain index).
 //
 // Live objects (hash map: sampled mode, large objects, tests). address -> (bucket, requested
 // size), split into 64 stripes by a hash of the
@@ -75,11 +77,12 @@ struct MapCounts {
   std::atomic<int64_t> free_bytes;
 };
 
+// 32 bytes: one per distinct stack (and size key), the table's main per-stack cost.
 struct Bucket {
   uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
   uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
-  uint32_t size_key;
-  int32_t depth;           // frames of the stack
+  uint16_t size_key;       // SizeKey (heap_profiler.h: < 256)
+  uint16_t depth;          // frames of the stack (<= kMaxStackDepth)
   std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
   // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
@@ -88,6 +91,7 @@ struct Bucket {
   // are kept by the table by bucket id, not here: most buckets of exact mode have no hash-map
   // record, and reader-only words need not be paid per bucket (StackTable::InUseCount).
 };
+static_assert(sizeof(Bucket) == 32, "a bucket is paid per distinct stack");
 
 // Per-object side slots (alloc/object_slots.h), injected so that this file stays free of
 // allocator dependencies (unit tests use fakes). See "Object slots" above.
@@ -123,6 +127,11 @@ extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("init
 
 class StackTable {
  public:
+  // Bucket field limits: larger depths and size keys are clamped (never reached: stacks are
+  // captured up to kMaxStackDepth frames and SizeKey stays below 256).
+  static constexpr int kMaxBucketDepth = UINT16_MAX;
+  static constexpr uint32_t kMaxSizeKey = UINT16_MAX;
+
   // Must be called once before use (allocates the hash arrays from the arena). False on OOM.
   bool Init();
   bool initialised() const { return bucket_heads_ != nullptr; }
@@ -277,9 +286,13 @@ class StackTable {
   void ForkParent();
   void ForkChild();
 
-  static uint64_t HashBucket(uint32_t stack, uint32_t size_key) {
-    uint64_t h = ((static_cast<uint64_t>(size_key) << 32) | stack) * 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
+  // The chain of (stack, size key): the stack's node id plus a hash of the size key, so that
+  // new stacks (consecutive node ids) land in neighbouring heads (see TraceTree::ChainIndex).
+  static uint32_t BucketChainIndex(uint32_t stack, uint32_t size_key) {
+    uint64_t h = (static_cast<uint64_t>(size_key) + 1) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    return (stack + static_cast<uint32_t>(h >> (64 - kBucketHashBits))) &
+           ((1u << kBucketHashBits) - 1);
   }
   static uint64_t HashAddress(uintptr_t a) {
     uint64_t h = (a >> 4) * 0x9e3779b97f4a7c15ULL;  // Fibonacci hashing; fold high bits down

@@ -29,8 +29,11 @@ bool TraceTree::Init() {
   return true;
 }
 
+// A chain is ordered newest first and ids grow with time (both under the chain's lock), and a
+// child is created only after its parent was published: no node past the first id below
+// `parent` can be its child. A fresh parent's lookup thus usually reads no node at all.
 uint32_t TraceTree::Find(uint32_t first, uint32_t parent, uintptr_t pc) const {
-  for (uint32_t id = first; id != 0;) {
+  for (uint32_t id = first; id > parent;) {
     const Node* n = NodeAt(id);
     if (n == nullptr) return kNone;
     if (n->pc == pc && n->parent == parent) return id;
@@ -55,11 +58,12 @@ TraceTree::Node* TraceTree::NewNode(uint32_t* id) {
 }
 
 uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
-  const uint64_t h = Hash(parent, pc);
-  std::atomic<uint32_t>& head = heads_[h >> (64 - kHeadBits)];
+  const uint32_t index = ChainIndex(parent, pc);
+  std::atomic<uint32_t>& head = heads_[index];
   uint32_t found = Find(head.load(std::memory_order_acquire), parent, pc);
   if (found != kNone) return found;
-  internal::SpinLockHolder hold(&locks_[h % kLocks].lock);
+  // The lock follows the chain (one chain, one lock: its order is the order of its ids).
+  internal::SpinLockHolder hold(&locks_[index % kLocks].lock);
   const uint32_t first = head.load(std::memory_order_acquire);
   found = Find(first, parent, pc);
   if (found == kNone) {

@@ -10,7 +10,7 @@
 // the find_debuginfo callback then finds separate debug info by build-id under the symbol
 // path and /usr/lib/debug, by .gnu_debuglink, and through debuginfod when allowed
 // (SymbolSearch::standard_search). Lookups go through ModuleIndex (sorted symbols, per-CU
-// inline index) and a per-PC cache.
+// inline index; built for a module on the first lookup in it) and a per-PC cache.
 //
 // Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files, and
 // (with a warning) anything that is not a regular file once opened: a FIFO, or a link to a
@@ -274,7 +274,10 @@ class DwflSymbolizer final : public Symbolizer {
       module_of_path[path] = index;
     }
     if (dwfl_) dwfl_report_end(dwfl_, nullptr, nullptr);
-    for (auto& [mod, path] : reported) modules_.push_back(std::make_unique<ModuleIndex>(mod, path));
+    // Indexed on the first lookup that lands in them (Module): a report that names three frames
+    // of libc does not pay for indexing libstdc++ because one of its PCs was mapped.
+    reported_ = std::move(reported);
+    modules_.resize(reported_.size());
     for (const MapLine& m : lines) {
       if (m.path.empty() || m.path[0] == '[') continue;
       Region r{m.start, m.limit, m.offset, -1, m.path};
@@ -292,7 +295,7 @@ class DwflSymbolizer final : public Symbolizer {
     std::vector<SourceFrame> frames;
     const Region* region = FindRegion(pc);
     if (region != nullptr && region->module >= 0) {
-      modules_[size_t(region->module)]->Lookup(pc, &frames);
+      Module(size_t(region->module))->Lookup(pc, &frames);
     }
     if (frames.empty()) {
       SourceFrame f;
@@ -314,6 +317,14 @@ class DwflSymbolizer final : public Symbolizer {
     std::string path;
   };
 
+  ModuleIndex* Module(size_t index) {
+    std::unique_ptr<ModuleIndex>& m = modules_[index];
+    if (m == nullptr) {
+      m = std::make_unique<ModuleIndex>(reported_[index].first, reported_[index].second);
+    }
+    return m.get();
+  }
+
   const Region* FindRegion(uint64_t pc) const {
     auto it = std::upper_bound(regions_.begin(), regions_.end(), pc,
                                [](uint64_t a, const Region& r) { return a < r.start; });
@@ -327,7 +338,8 @@ class DwflSymbolizer final : public Symbolizer {
   char* debuginfo_path_ptr_ = nullptr;
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;
-  std::vector<std::unique_ptr<ModuleIndex>> modules_;
+  std::vector<std::pair<Dwfl_Module*, std::string>> reported_;  // by module index
+  std::vector<std::unique_ptr<ModuleIndex>> modules_;  // the same; nullptr until first used
   std::vector<Region> regions_;
   std::unordered_map<uint64_t, std::vector<SourceFrame>> cache_;
 };

@@ -10,9 +10,14 @@
 
 namespace heapkit::pprof {
 
-ModuleIndex::ModuleIndex(Dwfl_Module* mod, std::string path) : mod_(mod), path_(std::move(path)) {
-  LoadSymbols();
-  dwarf_ = dwfl_module_getdwarf(mod_, &dwarf_bias_);
+ModuleIndex::ModuleIndex(Dwfl_Module* mod, std::string path) : mod_(mod), path_(std::move(path)) {}
+
+Dwarf* ModuleIndex::GetDwarf() {
+  if (!dwarf_loaded_) {
+    dwarf_loaded_ = true;
+    dwarf_ = dwfl_module_getdwarf(mod_, &dwarf_bias_);
+  }
+  return dwarf_;
 }
 
 ModuleIndex::~ModuleIndex() = default;
@@ -59,7 +64,11 @@ void ModuleIndex::LoadSymbols() {
   }
 }
 
-const ModuleIndex::Symbol* ModuleIndex::FindSymbol(uint64_t pc) const {
+const ModuleIndex::Symbol* ModuleIndex::FindSymbol(uint64_t pc) {
+  if (!symbols_loaded_) {
+    symbols_loaded_ = true;
+    LoadSymbols();
+  }
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), pc,
                              [](uint64_t a, const Symbol& s) { return a < s.start; });
   if (it == symbols_.begin()) return nullptr;
@@ -203,9 +212,20 @@ SourceFrame ModuleIndex::SymbolFrame(const Symbol* sym, const std::string& name,
 }
 
 bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
-  const Symbol* sym = FindSymbol(pc);
-  std::string sym_name = sym ? Clean(sym->name) : std::string();
-  if (dwarf_ != nullptr) {
+  // The symbol table is read only when DWARF does not name the address (most lookups in a
+  // module with debug info never need it).
+  bool sym_found = false;
+  const Symbol* sym = nullptr;
+  std::string sym_name;
+  auto symbol = [&]() {
+    if (!sym_found) {
+      sym_found = true;
+      sym = FindSymbol(pc);
+      if (sym) sym_name = Clean(sym->name);
+    }
+    return sym;
+  };
+  if (GetDwarf() != nullptr) {
     Dwarf_Addr dpc = pc - dwarf_bias_;
     Dwarf_Die cudie;
     if (dwarf_addrdie(dwarf_, dpc, &cudie) != nullptr) {
@@ -247,7 +267,7 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
             f.linkage_name = e.raw_name;
             f.start_line = e.decl_line;
           }
-          if (f.function.empty() && sym) {
+          if (f.function.empty() && symbol()) {
             f.function = sym_name;
             f.linkage_name = sym->name;
           }
@@ -261,13 +281,13 @@ bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
         }
         return true;
       }
-      if (sym) {
+      if (symbol()) {
         out->push_back(SymbolFrame(sym, sym_name, line_file, line_no));
         return true;
       }
     }
   }
-  if (sym) {
+  if (symbol()) {
     out->push_back(SymbolFrame(sym, sym_name, std::string(), 0));
     return true;
   }

@@ -1,5 +1,8 @@
 // Internal to the symbolizer library. Fast address -> source frames for one module.
 //
+//  - Nothing is read when the index is made: the debug info on the first lookup, the symbol
+//    table on the first lookup that DWARF does not name (a module with debug info may never
+//    need it).
 //  - A sorted function-symbol table built once from libdwfl's symtab (replaces the linear
 //    dwfl_module_addrinfo): binary search by address.
 //  - Per compile unit, built lazily on the first address that falls in it: every subprogram
@@ -70,7 +73,8 @@ class ModuleIndex {
   void LoadSymbols();
   CuIndex* GetCu(Dwarf_Die* cudie);
   void Walk(CuIndex* cu, Dwarf_Die* die, int parent, int depth);
-  const Symbol* FindSymbol(uint64_t pc) const;
+  const Symbol* FindSymbol(uint64_t pc);  // loads the symbol table on first use
+  Dwarf* GetDwarf();                        // loads the debug info on first use
   const std::string& Clean(const char* raw);
   SourceFrame SymbolFrame(const Symbol* sym, const std::string& name, std::string file,
                           int line) const;
@@ -79,8 +83,10 @@ class ModuleIndex {
   Dwfl_Module* mod_;
   std::string path_;
   std::vector<Symbol> symbols_;
+  bool symbols_loaded_ = false;
   Dwarf* dwarf_ = nullptr;
   Dwarf_Addr dwarf_bias_ = 0;
+  bool dwarf_loaded_ = false;
   std::unordered_map<uint64_t, std::unique_ptr<CuIndex>> cus_;
   std::unordered_map<const char*, std::string> clean_names_;
 };

@@ -15,6 +15,7 @@
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
+#include "heapcheck/suppressions.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {

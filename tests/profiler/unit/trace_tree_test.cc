@@ -12,7 +12,7 @@ namespace heapkit::prof {
 namespace {
 
 TraceTree& FreshTree() {
-  static TraceTree trees[4];
+  static TraceTree trees[5];
   static int next = 0;
   TraceTree& t = trees[next++];
   EXPECT_TRUE(t.Init());
@@ -85,6 +85,54 @@ TEST(TraceTree, ConcurrentInsertsAgreeOnIds) {
   }
   // Root, 0x10, three 0x200+ nodes, a 0x100000+i node and a leaf per stack.
   EXPECT_EQ(t.num_nodes(), 1u + 1 + 3 + 2 * kStacks);
+}
+
+// The allocation stacks of a recursive tree builder: node `path` (bits below a leading 1, one
+// per level: left or right call site) allocates from one site under its chain of calls.
+std::vector<void*> TreePathStack(uint32_t path) {
+  std::vector<void*> s{Pc(0xa110c)};
+  for (uint32_t p = path; p > 1; p >>= 1) s.push_back(Pc(p & 1 ? 0x2222 : 0x1111));
+  s.push_back(Pc(0x3333));  // main
+  return s;
+}
+
+// Many distinct stacks built as such a program builds them (each under a node made just
+// before, the case where a lookup stops at the chain head), then looked up again in the
+// opposite order from another thread (no remembered path): every stack keeps its node and no
+// node is added.
+TEST(TraceTree, DistinctStacksOfARecursiveBuilderAreFoundAgain) {
+  TraceTree& t = FreshTree();
+  constexpr uint32_t kNodes = 1u << 13;
+  std::vector<uint32_t> ids(kNodes);
+  std::vector<uint32_t> order;
+  auto dfs = [&](auto&& self, uint32_t path) -> void {
+    if (path >= kNodes) return;
+    order.push_back(path);
+    self(self, path * 2);
+    self(self, path * 2 + 1);
+  };
+  dfs(dfs, 1);
+  for (uint32_t path : order) {
+    std::vector<void*> s = TreePathStack(path);
+    ids[path] = t.Insert(s.data(), static_cast<int>(s.size()));
+    ASSERT_NE(ids[path], ~0u);
+  }
+  const size_t nodes = t.num_nodes();
+  // Root, main, a node per path below the first, and an allocation-site leaf per path.
+  EXPECT_EQ(nodes, 1u + 1 + (kNodes - 2) + (kNodes - 1));
+  std::thread([&] {
+    for (size_t k = order.size(); k-- > 0;) {
+      std::vector<void*> s = TreePathStack(order[k]);
+      EXPECT_EQ(t.Insert(s.data(), static_cast<int>(s.size())), ids[order[k]]) << order[k];
+    }
+  }).join();
+  EXPECT_EQ(t.num_nodes(), nodes);
+  void* out[32];
+  for (uint32_t path = 1; path < kNodes; ++path) {
+    std::vector<void*> s = TreePathStack(path);
+    ASSERT_EQ(t.Read(ids[path], out, 32), static_cast<int>(s.size()));
+    for (size_t f = 0; f < s.size(); ++f) EXPECT_EQ(out[f], s[f]);
+  }
 }
 
 }  // namespace
