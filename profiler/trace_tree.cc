@@ -73,7 +73,7 @@ uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
       n->pc = pc;
       n->parent = parent;
       n->next = first;
-      HEAPKIT_DCHECK(locks_[h % kLocks].lock.IsHeld());  // chains change under their lock
+      HEAPKIT_DCHECK(locks_[index % kLocks].lock.IsHeld());  // chains change under their lock
       HEAPKIT_DCHECK(parent < id);  // a node's parent is older: parent chains end
       head.store(id, std::memory_order_release);
       found = id;
