@@ -155,8 +155,8 @@ IGNORING = r"^heapkit: ignoring %s='%s': .+; using (the )?default"
 
 # (variable, bad value, context): context "alloc" runs the plain program, "prof" with
 # HEAPPROFILE, "check" with HEAPCHECK=normal, "as-is" with HEAPCHECK=as-is.
-# The six TCMALLOC_* numbers are covered by alloc.override.*.bad_env_values; the profiler's
-# HEAP_PROFILE_INUSE_INTERVAL and HEAPPROFILESIGNAL by profiler_e2e_*_bad_input.
+# The six TCMALLOC_* numbers are covered by alloc.e2e.override.*.bad_env_values; the profiler's
+# HEAP_PROFILE_INUSE_INTERVAL and HEAPPROFILESIGNAL by profiler.e2e.*_bad_input.
 ENV_CASES = [
     ("TCMALLOC_AGGRESSIVE_DECOMMIT", "sometimes", "alloc"),
     ("TCMALLOC_RELEASE_RATE", "1e999", "alloc"),
@@ -701,7 +701,7 @@ def group_binaries():
 # frees: invalid and double frees under every flavour.
 
 INVALID_FREE = re.compile(r"^heapkit: attempt to free invalid pointer 0x[0-9a-f]+$")
-# Kinds not already covered by alloc.override.*.invalid_free_aborts / double_free_aborts
+# Kinds not already covered by alloc.e2e.override.*.invalid_free_aborts / double_free_aborts
 # (stack, global, delete(stack), realloc(stack), interior of a large object, immediate double
 # free of 32 B / 5000 B / 1 MiB).
 ABORT_KINDS = ["interior_small", "misaligned", "never_allocated", "wild", "delete_array_interior",
