@@ -15,7 +15,8 @@
 #
 # Every binary of a sanitizer build links the sanitizer runtime (add_link_options below): the
 # instrumented objects are shared (libheapkit takes the symbolizer's objects, the tests link the
-# static libraries), so the whole tree still links; only the selected tests are meaningful.
+# static libraries). Only the tests labelled for that sanitizer are meaningful there
+# (tests/scripts/sanitizer_builds.sh builds just what they need).
 set(HEAPKIT_SANITIZE "" CACHE STRING
   "Sanitizer build: address, undefined or thread (empty: none). See tests/README.md")
 set_property(CACHE HEAPKIT_SANITIZE PROPERTY STRINGS "" address undefined thread)
