@@ -278,7 +278,9 @@ void ThreadCacheRegistry::IncreaseCacheLimit(ThreadCache* cache) {
     steal_cursor_ = victim->next_;
     if (victim == cache) continue;
     if (victim->max_size_ > ThreadCache::kMinSize) {
-      victim->max_size_ -= ThreadCache::kStealAmount;
+      // A relaxed atomic store: the victim's owner reads max_size_ without the lock (Grow).
+      __atomic_store_n(&victim->max_size_, victim->max_size_ - ThreadCache::kStealAmount,
+                       __ATOMIC_RELAXED);
       cache->max_size_ += ThreadCache::kStealAmount;
       return;
     }

@@ -166,11 +166,11 @@ bool Flood(const HeapObject* objects, size_t n, const Region* roots, size_t root
   if (alignment == 0 || alignment > sizeof(uintptr_t) || (alignment & (alignment - 1)) != 0)
     alignment = sizeof(uintptr_t);
   FloodStats local;
-  std::memset(states, kUnvisited, n);
-  if (n == 0) {
+  if (n == 0) {  // before the memset: states may be null then, and memset(nullptr, 0) is UB
     if (stats) *stats = local;
     return true;
   }
+  std::memset(states, kUnvisited, n);
   const Finder finder = MakeFinder(objects, n, options.max_pointer_offset, index);
 
   // Phase 1: everything reachable from roots and root objects.

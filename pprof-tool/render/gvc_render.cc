@@ -94,12 +94,14 @@ std::string PluginConfigHint() {
   return hint;
 }
 
-struct GvcContext {
-  GVC_t* gvc = gvContext();
-  ~GvcContext() {
-    if (gvc != nullptr) gvFreeContext(gvc);
-  }
-};
+// One graphviz context for the process, never freed: graphviz's pango plugin remembers the last
+// font name it laid out, a pointer into the font dictionary of the context that owned it, and
+// compares it with the next name; after gvFreeContext that is a read of freed memory. (ASan found
+// it on the second render in one process, as `--http` does for every graph view.)
+GVC_t* ProcessContext() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
 
 struct GraphHandle {
   Agraph_t* graph = nullptr;
@@ -114,8 +116,8 @@ bool RenderDotInProcess(std::string_view dot, std::string_view format, std::stri
                         std::string* error) {
   std::string messages;
   ScopedErrorCapture capture(&messages);
-  GvcContext context;
-  if (context.gvc == nullptr) {
+  GVC_t* const gvc = ProcessContext();
+  if (gvc == nullptr) {
     *error = "graphviz: gvContext() failed: " + OneLine(messages);
     return false;
   }
@@ -125,8 +127,8 @@ bool RenderDotInProcess(std::string_view dot, std::string_view format, std::stri
     *error = "graphviz could not parse the generated DOT (a heapkit bug): " + OneLine(messages);
     return false;
   }
-  if (gvLayout(context.gvc, graph.graph, "dot") != 0) {
-    const bool no_plugin = !HasPlugins(context.gvc, "layout", "dot") ||
+  if (gvLayout(gvc, graph.graph, "dot") != 0) {
+    const bool no_plugin = !HasPlugins(gvc, "layout", "dot") ||
                            messages.find("not recognized") != std::string::npos;
     if (no_plugin) {
       *error = "graphviz: Layout type: \"dot\" not recognized: " + PluginConfigHint();
@@ -138,8 +140,8 @@ bool RenderDotInProcess(std::string_view dot, std::string_view format, std::stri
   char* data = nullptr;
   RenderLength length = 0;
   const std::string format_z(format);
-  const int rc = gvRenderData(context.gvc, graph.graph, format_z.c_str(), &data, &length);
-  gvFreeLayout(context.gvc, graph.graph);
+  const int rc = gvRenderData(gvc, graph.graph, format_z.c_str(), &data, &length);
+  gvFreeLayout(gvc, graph.graph);
   if (rc != 0 || data == nullptr) {
     if (data != nullptr) gvFreeRenderData(data);
     if (messages.find("not recognized") != std::string::npos) {

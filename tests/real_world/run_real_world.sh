@@ -178,7 +178,8 @@ workload_gcc() {
     R g++ -O2 -g -std=c++20 -c "$root/tests/stress/workloads.cc" -o workloads.o
     R g++ -O2 -g -std=c++20 -c "$root/tests/stress/stress_state.cc" -o stress_state.o
     R g++ -O2 -g -std=c++20 -c "$root/tests/stress/stress.cc" -o stress.o
-    R g++ workloads.o stress_state.o stress.o -o stress -pthread
+    R g++ -O2 -g -std=c++20 -c "$root/tests/stress/allocation_calls_process.cc" -o calls.o
+    R g++ workloads.o stress_state.o stress.o calls.o -o stress -pthread
     objdump -d --no-show-raw-insn workloads.o | tail -n +3 | sha256sum
     ./stress --seconds 1 --no-fork | grep -c '^stress: OK'
   fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs heapkit_stress in one configuration and checks what that configuration promises.
-#   run_stress.sh <glibc|minimal|sampled|heapcheck> <heapkit_stress> <libheapkit_minimal.so>
-#                 <libheapkit.so> <pprof-tool> [seconds]
+#   run_stress.sh <glibc|minimal|sampled|heapcheck|api> <heapkit_stress> <libheapkit_minimal.so>
+#                 <libheapkit.so> <pprof-tool> [seconds] [heapkit_stress_api]
 # glibc      no preload (control)
 # minimal    LD_PRELOAD=libheapkit_minimal.so
 # sampled    LD_PRELOAD=libheapkit.so TCMALLOC_SAMPLE_PARAMETER=1 HEAPPROFILE=<tmp>/s, a dump
@@ -9,6 +9,8 @@
 #            pprof-tool --text must read the first (mid-run) and the last (at exit) one
 # heapcheck  LD_PRELOAD=libheapkit.so HEAPCHECK=normal: the program frees everything, so
 #            "No leaks found" is required and exit status 0
+# api        heapkit_stress_api: heapkit's allocator through its internal API, malloc stays
+#            glibc's (the build ThreadSanitizer checks)
 # Always: exit 0, the "stress: OK" line, no "heapkit:" warning line. Bounded by timeout.
 set -uo pipefail
 config=$1 seconds=${6:-3}
@@ -23,6 +25,7 @@ case $config in
   sampled) env=(LD_PRELOAD="$full" TCMALLOC_SAMPLE_PARAMETER=1 HEAPPROFILE="$work/s"
                 HEAP_PROFILE_ALLOCATION_INTERVAL=64m) ;;
   heapcheck) env=(LD_PRELOAD="$full" HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$work") ;;
+  api) prog=$(realpath "$7") ;;
   *) echo "FAIL: unknown configuration $config"; exit 2 ;;
 esac
 start=$(date +%s.%N)
@@ -51,6 +54,8 @@ case $config in
         echo "$n heap files; pprof-tool on $(basename "$last"): $(grep -m1 total "$work/text")"
       fi
     done ;;
+  api)
+    grep -q 'allocation calls: heapkit-api' "$work/out" || fail "heapkit's allocator API not used" ;;
   heapcheck)
     grep -q '^No leaks found for check "_main_"' "$work/err" || fail "no 'No leaks found' line"
     grep 'Leak check\|No leaks found' "$work/err" | head -3 ;;

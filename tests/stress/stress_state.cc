@@ -1,7 +1,6 @@
 // Checked allocation helpers and shared state of the stress program (see stress_state.h).
 #include "stress_state.h"
 
-#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,8 +8,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 
+#include "allocation_calls.h"
 #include "pattern.h"
 
 namespace heapkit::stress {
@@ -84,11 +83,11 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
   switch (how) {
     case How::kMalloc:
     case How::kRealloc:
-      s.p = malloc(size);
+      s.p = calls::Malloc(size);
       break;
     case How::kCalloc: {
       size_t n = size % 7 == 0 ? 7 : 1;  // exercise the count*size product sometimes
-      s.p = calloc(n, size / n);
+      s.p = calls::Calloc(n, size / n);
       s.size = size = n * (size / n);
       if (s.p == nullptr) break;
       const auto* b = static_cast<const unsigned char*>(s.p);
@@ -97,43 +96,43 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
       break;
     }
     case How::kNew:
-      s.p = ::operator new(size);
+      s.p = calls::New(size);
       break;
     case How::kNewArray:
-      s.p = ::operator new[](size);
+      s.p = calls::NewArray(size);
       break;
     case How::kAligned: {
       switch (counter % 5) {
         case 0:
-          if (posix_memalign(&s.p, align, size) != 0) s.p = nullptr;
+          if (calls::PosixMemalign(&s.p, align, size) != 0) s.p = nullptr;
           break;
         case 1:
           s.size = size = (size + align - 1) / align * align;  // C11 aligned_alloc contract
-          s.p = aligned_alloc(align, size);
+          s.p = calls::AlignedAlloc(align, size);
           break;
         case 2:
-          s.p = memalign(align, size);
+          s.p = calls::Memalign(align, size);
           break;
         case 3:
-          s.p = valloc(size);
+          s.p = calls::Valloc(size);
           align = static_cast<size_t>(sysconf(_SC_PAGESIZE));
           break;
         default:
-          s.p = pvalloc(size);
+          s.p = calls::Pvalloc(size);
           align = static_cast<size_t>(sysconf(_SC_PAGESIZE));
           break;
       }
       break;
     }
     case How::kAlignedNew:
-      s.p = ::operator new(size, std::align_val_t(align));
+      s.p = calls::NewAligned(size, align);
       break;
   }
   if (s.p == nullptr) Fail("allocation of %zu bytes (kind %d, alignment %zu) returned NULL", size, static_cast<int>(how), align);
   if (align != 0 && reinterpret_cast<uintptr_t>(s.p) % align != 0)
     Fail("allocation of %zu bytes (kind %d) returned %p, not aligned to %zu", size, static_cast<int>(how), s.p, align);
-  if (malloc_usable_size(s.p) < size)
-    Fail("malloc_usable_size(%p) = %zu < requested %zu", s.p, malloc_usable_size(s.p), size);
+  if (calls::UsableSize(s.p) < size)
+    Fail("malloc_usable_size(%p) = %zu < requested %zu", s.p, calls::UsableSize(s.p), size);
   s.seed = SeedFor(s.p, counter);
   Fill(s.p, size, s.seed);
   CountLive(static_cast<int64_t>(size), 1);
@@ -155,18 +154,18 @@ void Release(const Slot& s, const char* where) {
   switch (s.how) {
     case How::kNew:
       if (s.size % 3 == 0)
-        ::operator delete(s.p, s.size);  // sized delete
+        calls::DeleteSized(s.p, s.size);
       else
-        ::operator delete(s.p);
+        calls::Delete(s.p);
       break;
     case How::kNewArray:
-      ::operator delete[](s.p);
+      calls::DeleteArray(s.p);
       break;
     case How::kAlignedNew:
-      ::operator delete(s.p, std::align_val_t(s.align));
+      calls::DeleteAligned(s.p, s.align);
       break;
     default:
-      free(s.p);
+      calls::Free(s.p);
       break;
   }
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocation_calls.h"
 #include "pattern.h"
 #include "stress_state.h"
 
@@ -72,7 +73,7 @@ bool CanRealloc(How h) { return h == How::kMalloc || h == How::kCalloc || h == H
 
 // Reallocates s to n bytes, checks the kept prefix, patterns the new tail.
 void Resize(Slot* s, size_t n, const char* where) {
-  void* q = realloc(s->p, n);
+  void* q = calls::Realloc(s->p, n);
   if (q == nullptr) Fail("realloc(%p, %zu) returned NULL", s->p, n);
   size_t keep = std::min(n, s->size);
   size_t bad = FirstMismatch(q, keep, s->seed);
@@ -192,7 +193,7 @@ void Reallocer(int id) {
     Slot& s = slots[rng.Below(slots.size())];
     if (s.p == nullptr) {
       size_t n = 1 + rng.Below(512);
-      s.p = realloc(nullptr, n);  // realloc(NULL, n) is malloc
+      s.p = calls::Realloc(nullptr, n);  // realloc(NULL, n) is malloc
       if (s.p == nullptr) Fail("realloc(NULL, %zu) returned NULL", n);
       s.size = n;
       s.how = How::kRealloc;

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "tier_fixture.h"
@@ -243,6 +245,43 @@ TEST_F(ThreadCacheTest, ScavengeReturnsUnusedCapacity) {
   EXPECT_LE(tc->size(), tc->capacity());
   registry_->Destroy(tc);
   EXPECT_EQ(tiers_->central[cls].NumSpans(), 0u);
+}
+
+// A steal writes the victim's max_size_ from another thread (under the registry lock) while the
+// victim's owner reads it without the lock when its lists grow: both sides must be atomic. The
+// race is what ThreadSanitizer reports (tests/scripts/sanitizer_builds.sh thread runs this test);
+// without it the test checks that the budget is conserved across concurrent steals.
+TEST_F(ThreadCacheTest, StealFromAnOwnerThatIsGrowingIsRaceFree) {
+  const size_t total = 2 * ThreadCache::kMinSize + ThreadCache::kStealAmount;
+  registry_->SetMaxTotal(total);
+  ThreadCache* owner = registry_->Create(1);
+  ThreadCache* thief = registry_->Create(2);
+  std::atomic<bool> stop{false};
+  std::thread stealer([&] {
+    while (!stop.load(std::memory_order_relaxed)) registry_->IncreaseCacheLimit(thief);
+  });
+  // The owner fills and empties lists of many classes: every refill grows a list (Grow reads
+  // max_size_), and a growth over max_size_ takes budget back (GrowSlow -> IncreaseCacheLimit).
+  std::vector<std::pair<void*, uint32_t>> held;
+  // Classes up to 32 KiB, 16 objects each: the lists' capacity passes kMinSize within a round.
+  for (int round = 0; round < 50; ++round) {
+    for (uint32_t cls = 1; cls < static_cast<uint32_t>(tiers_->sizemap.num_classes()) &&
+                           tiers_->sizemap.ClassSize(cls) <= 32768; ++cls) {
+      for (int i = 0; i < 16; ++i) {
+        void* p = owner->Allocate(cls);
+        ASSERT_NE(p, nullptr);
+        held.emplace_back(p, cls);
+      }
+    }
+    for (auto [p, cls] : held) owner->Deallocate(p, cls);
+    held.clear();
+  }
+  stop.store(true);
+  stealer.join();
+  EXPECT_EQ(owner->max_size() + thief->max_size() + static_cast<size_t>(registry_->unclaimed()),
+            total);
+  registry_->Destroy(owner);
+  registry_->Destroy(thief);
 }
 
 TEST_F(ThreadCacheTest, MaxSizeGrowsFromBudgetThenBySteal) {

@@ -8,7 +8,7 @@
 set -eu
 pprof=$1 lib=$2 prog=$3 source=$4 work=$5
 if ! command -v debuginfod >/dev/null 2>&1; then
-  echo "debuginfod (the server) is not installed: apt-get install debuginfod"
+  echo "SKIP: debuginfod (the server) is not installed: apt-get install debuginfod"
   exit 77
 fi
 rm -rf "$work" && mkdir -p "$work/server" "$work/run" "$work/cache"

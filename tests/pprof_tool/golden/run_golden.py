@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
 """Golden-file, oracle and bad-input tests for pprof-tool.
 
-  run_golden.py <common args> setup       profile the golden programs (into --work)
   run_golden.py <common args> golden      compare every report/option with expected/*.txt
-  run_golden.py <common args> crosscheck  totals and top functions vs google-pprof
   run_golden.py <common args> badfiles    corrupt/truncated/binary/... files: one line, exit 2
   run_golden.py <common args> cli         --help, wrong options
+  run_golden.py <common args> setup       profile the golden programs now (into --work)
+  run_golden.py <common args> crosscheck  totals and top functions vs google-pprof
   run_golden.py <common args> symbols     --symbols, --raw round trip, missing binary
   run_golden.py <common args> heapcheck   gperftools' leak checker *-end.heap
 
-HEAPKIT_UPDATE_GOLDEN=1 rewrites expected/*.txt instead of comparing. Outputs are normalized
-(source and work directories replaced) so goldens hold names, not addresses or paths.
+golden, badfiles and cli read only the checked-in profiles in inputs/ (--inputs), symbolized so
+that no binary is needed: the same bytes, hence the same reports, whatever compiler or build
+directory (ccache's relative DWARF paths included). The profiles as the golden programs were
+built and profiled once:
+  pie.final.pb.gz, pie.phase1.pb.gz, nopie.final.pb.gz  `pprof-tool --proto <prog> <heap>`,
+      made stable by normalize_proto.py (sources tests/pprof_tool/golden/<file>, mapped files by
+      base name, no build ids or times)
+  pie.final.heap          `pprof-tool --raw`: the legacy text format, self-contained
+  pie.v2.heap, pie.v1.heap the same lines under heap_v2/4096 and heap/8192 headers
+pprof-tool runs from the source tree, so --list finds tests/pprof_tool/golden/*.cc.
+setup, crosscheck, symbols and heapcheck profile the programs at test time: they test what
+needs the binaries (DWARF symbolization, google-pprof as oracle, leak checker dumps).
+
+HEAPKIT_UPDATE_GOLDEN=1 with `golden` profiles the programs again (Debian's libtcmalloc; Python
+protobuf for normalize_proto.py), rewrites inputs/ and then expected/*.txt instead of comparing.
+Outputs are normalized (source and work directories replaced) so goldens hold names, not paths.
 Every child process runs with a timeout.
 """
 import argparse
@@ -35,7 +49,9 @@ def run(cmd, env=None, stdin=None, check=False):
     full_env.pop("DEBUGINFOD_URLS", None)
     if env:
         full_env.update(env)
-    p = subprocess.run(cmd, env=full_env, input=stdin, capture_output=True, timeout=TIMEOUT)
+    # From the source tree: the checked-in profiles name their sources relative to it.
+    p = subprocess.run(cmd, env=full_env, input=stdin, capture_output=True, timeout=TIMEOUT,
+                       cwd=A.source_dir or None)
     if check and p.returncode != 0:
         raise SystemExit("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
                                                          p.stderr.decode(errors="replace")))
@@ -45,7 +61,7 @@ def run(cmd, env=None, stdin=None, check=False):
 def args_parser():
     ap = argparse.ArgumentParser()
     for a in ["pprof-tool", "pie", "nopie", "lib", "tcmalloc", "google-pprof",
-              "heapkit", "expected", "source-dir", "work"]:
+              "heapkit", "expected", "inputs", "python-gen", "debian-python", "source-dir", "work"]:
         ap.add_argument("--" + a, default="")
     ap.add_argument("group")
     return ap
@@ -64,6 +80,13 @@ def profile_with_tcmalloc(prog, prefix, extra_env=None, argv=()):
     return dumps
 
 
+def with_header_kind(text, kind):
+    """The legacy profile in text (after a --raw symbol section, if any) under another header."""
+    symbols, sep, profile = text.rpartition("\n---\n")
+    header, rest = profile.split("\n", 1)
+    return symbols + sep + header.split("@")[0] + "@ " + kind + "\n" + rest
+
+
 def setup():
     os.makedirs(A.work, exist_ok=True)
     for kind, prog in [("pie", A.pie), ("nopie", A.nopie)]:
@@ -74,10 +97,9 @@ def setup():
     # so both pprofs must un-sample them identically (Debian's tcmalloc writes empty heap
     # samples, so a real heap_v2 file comes from heapkit below when it is built).
     text = open(os.path.join(A.work, "pie.final.heap")).read()
-    header, rest = text.split("\n", 1)
     for name, kind in [("v2", "heap_v2/4096"), ("v1", "heap/8192")]:
         with open(os.path.join(A.work, "pie.%s.heap" % name), "w") as f:
-            f.write(header.split("@")[0] + "@ " + kind + "\n" + rest)
+            f.write(with_header_kind(text, kind))
     # heapkit's own profiler, when built and working (non-fatal until then).
     if A.heapkit and os.path.exists(A.heapkit):
         prefix = os.path.join(A.work, "hk")
@@ -92,6 +114,32 @@ def setup():
         if dumps:
             shutil.copy(dumps[-1], os.path.join(A.work, "heapkit.final.heap"))
     print("profiles in " + A.work)
+
+
+def update_inputs():
+    """Profiles the golden programs now and rewrites the checked-in inputs/ from them."""
+    setup()
+    os.makedirs(A.inputs, exist_ok=True)
+    for prog, heap, name in [(A.pie, "pie.final.heap", "pie.final"),
+                             (A.pie, "pie.phase1.heap", "pie.phase1"),
+                             (A.nopie, "nopie.final.heap", "nopie.final")]:
+        raw_pb = W(name + ".pb.gz")
+        run([A.pprof_tool, "--proto", "--output=" + raw_pb, prog, W(heap)], check=True)
+        p = run([A.debian_python or sys.executable,
+                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "normalize_proto.py"),
+                 A.python_gen, raw_pb, os.path.join(A.inputs, name + ".pb.gz")])
+        if p.returncode != 0:
+            raise SystemExit("normalize_proto.py failed: %s" % (p.stdout + p.stderr).decode())
+    # The legacy text inputs: --raw keeps the symbols; the programs' paths lose their directory.
+    raw = run([A.pprof_tool, "--raw", A.pie, W("pie.final.heap")], check=True).stdout.decode()
+    for path in [A.pie, A.nopie, A.lib]:
+        raw = raw.replace(os.path.realpath(path), os.path.basename(path))
+        raw = raw.replace(path, os.path.basename(path))
+    for name, text in [("pie.final.heap", raw), ("pie.v2.heap", with_header_kind(raw, "heap_v2/4096")),
+                       ("pie.v1.heap", with_header_kind(raw, "heap/8192"))]:
+        with open(os.path.join(A.inputs, name), "w") as f:
+            f.write(text)
+    print("inputs rewritten in " + A.inputs)
 
 
 def normalize(text):
@@ -115,7 +163,7 @@ def golden_case(name, args, stdin=None):
         fail("%s: exit %d: %s" % (name, p.returncode, err.strip()))
         return
     path = os.path.join(A.expected, name + ".txt")
-    if os.environ.get("HEAPKIT_UPDATE_GOLDEN") == "1":
+    if updating():
         os.makedirs(A.expected, exist_ok=True)
         with open(path, "w") as f:
             f.write(out)
@@ -140,59 +188,71 @@ def W(name):
     return os.path.join(A.work, name)
 
 
+def I(name):
+    """A checked-in input profile."""
+    return os.path.join(A.inputs, name)
+
+
+def updating():
+    return os.environ.get("HEAPKIT_UPDATE_GOLDEN") == "1"
+
+
 def golden():
+    if updating():
+        update_inputs()
     # Goldens hide the C runtime's start-up frames (unless the case tests --hide itself):
-    # their names and files depend on whether libc has debug info (libc6-dbg) on the machine.
-    pie, nopie = W("pie.final.heap"), W("nopie.final.heap")
+    # their names and files depend on whether libc had debug info (libc6-dbg) when the inputs
+    # were made.
+    pie, nopie, phase1 = I("pie.final.pb.gz"), I("nopie.final.pb.gz"), I("pie.phase1.pb.gz")
     cases = [
-        ("text_pie", [A.pie, pie]),
-        ("text_pie_from_maps", [pie]),  # binaries found through MAPPED_LIBRARIES
-        ("text_nopie", ["--text", A.nopie, nopie]),
-        ("top3", ["--top=3", A.pie, pie]),
-        ("top3_go_style", ["-top=3", A.pie, pie]),
-        ("cum", ["--cum", A.pie, pie]),
-        ("inuse_objects", ["--inuse_objects", A.pie, pie]),
-        ("alloc_space", ["--alloc_space", "--focus=^main$", A.pie, pie]),
-        ("alloc_objects", ["--alloc_objects", "--focus=^main$", A.pie, pie]),
-        ("show_bytes", ["--show_bytes", A.pie, pie]),
-        ("lines", ["--lines", A.pie, pie]),
-        ("files", ["--files", "--focus=golden_", A.pie, pie]),
-        ("traces", ["--traces", A.nopie, nopie]),
-        ("traces_lines", ["--traces", "--lines", A.pie, pie]),
-        ("collapsed", ["--collapsed", A.pie, pie]),
-        ("list", ["--list=^OuterInl$|^LeafB$", A.pie, pie]),
-        ("callgrind", ["--callgrind", "--focus=^main$", A.pie, pie]),
-        ("base", ["--base=" + W("pie.phase1.heap"), A.pie, pie]),
-        ("base_negative", ["--base=" + pie, A.pie, W("pie.phase1.heap")]),
-        ("sum_two", [A.pie, pie, W("pie.phase1.heap")]),
-        ("focus", ["--focus=Phase2", A.pie, pie]),
-        ("ignore", ["--ignore=Phase2", A.pie, pie]),
-        ("hide", ["--hide=^(Phase1|Phase2)$|" + LIBC_START, "--traces", A.pie, pie]),
-        ("show", ["--show=^Leaf", "--collapsed", A.pie, pie]),
-        ("nodefraction", ["--nodefraction=0.2", A.pie, pie]),
-        ("heapcheck_flag", ["--heapcheck", A.pie, pie]),
-        ("shared_lib_lines", ["--lines", "--focus=lib::", A.nopie, nopie]),
-        ("heap_v2", [A.pie, W("pie.v2.heap")]),
-        ("heap_v2_alloc", ["--alloc_space", "--focus=^main$", A.pie, W("pie.v2.heap")]),
-        ("heap_v1", [A.pie, W("pie.v1.heap")]),
-        # Names: simplified by default (ns::Box::Make), whole with --full_names.
-        ("full_names", ["--full_names", A.pie, pie]),
-        ("full_names_traces", ["--full_names", "--traces", A.nopie, nopie]),
+        ("text_pie", [pie]),
+        ("text_nopie", ["--text", nopie]),
+        ("top3", ["--top=3", pie]),
+        ("top3_go_style", ["-top=3", pie]),
+        ("cum", ["--cum", pie]),
+        ("inuse_objects", ["--inuse_objects", pie]),
+        ("alloc_space", ["--alloc_space", "--focus=^main$", pie]),
+        ("alloc_objects", ["--alloc_objects", "--focus=^main$", pie]),
+        ("show_bytes", ["--show_bytes", pie]),
+        ("lines", ["--lines", pie]),
+        ("files", ["--files", "--focus=golden_", pie]),
+        ("traces", ["--traces", nopie]),
+        ("traces_lines", ["--traces", "--lines", pie]),
+        ("collapsed", ["--collapsed", pie]),
+        ("list", ["--list=^OuterInl$|^LeafB$", pie]),
+        ("callgrind", ["--callgrind", "--focus=^main$", pie]),
+        ("base", ["--base=" + phase1, pie]),
+        ("base_negative", ["--base=" + pie, phase1]),
+        ("sum_two", [pie, phase1]),
+        ("focus", ["--focus=Phase2", pie]),
+        ("ignore", ["--ignore=Phase2", pie]),
+        ("hide", ["--hide=^(Phase1|Phase2)$|" + LIBC_START, "--traces", pie]),
+        ("show", ["--show=^Leaf", "--collapsed", pie]),
+        ("nodefraction", ["--nodefraction=0.2", pie]),
+        ("heapcheck_flag", ["--heapcheck", pie]),
+        ("shared_lib_lines", ["--lines", "--focus=lib::", nopie]),
+        # The legacy text format (--raw, symbols included) read as sampled data: heap_v2 and
+        # heap (v1) headers over the exact profile's lines.
+        ("heap_exact_raw", [I("pie.final.heap")]),
+        ("heap_v2", [I("pie.v2.heap")]),
+        ("heap_v2_alloc", ["--alloc_space", "--focus=^main$", I("pie.v2.heap")]),
+        ("heap_v1", [I("pie.v1.heap")]),
         # The allocation path and the options around it.
-        ("keep_allocator_frames", ["--keep_allocator_frames", "--alloc_space", "--traces", "--focus=^std::", A.pie, pie]),
-        ("allocator_frames_dropped", ["--alloc_space", "--traces", "--focus=^std::", A.pie, pie]),
-        ("drop_frames", ["--drop_frames=^Leaf[AB]$", A.pie, pie]),
-        ("show_from", ["--show_from=^Phase[12]$", "--traces", A.pie, pie]),
+        ("keep_allocator_frames", ["--keep_allocator_frames", "--alloc_space", "--traces", "--focus=^std::", pie]),
+        ("allocator_frames_dropped", ["--alloc_space", "--traces", "--focus=^std::", pie]),
+        ("drop_frames", ["--drop_frames=^Leaf[AB]$", pie]),
+        ("show_from", ["--show_from=^Phase[12]$", "--traces", pie]),
         # Differences: go pprof's --diff_base (percentages of the base), --drop_negative.
-        ("diff_base", ["--diff_base=" + W("pie.phase1.heap"), A.pie, pie]),
-        ("drop_negative", ["--base=" + pie, "--drop_negative", A.pie, W("pie.phase1.heap")]),
-        ("tree", ["--tree", A.pie, pie]),
-        ("peek", ["--peek=^Phase2$", A.pie, pie]),
+        ("diff_base", ["--diff_base=" + phase1, pie]),
+        ("drop_negative", ["--base=" + pie, "--drop_negative", phase1]),
+        ("tree", ["--tree", pie]),
+        ("peek", ["--peek=^Phase2$", pie]),
     ]
     for name, args in cases:
         if not any(a.startswith("--hide") for a in args):
             args = ["--hide=" + LIBC_START] + args
         golden_case(name, args)
+    os.makedirs(A.work, exist_ok=True)
     # Spellings that must give the same report as another one.
     same = [
         (["--no_drop_allocator"], ["--keep_allocator_frames"]),
@@ -203,7 +263,7 @@ def golden():
     for a, b in same:
         outs = []
         for args in (a, b):
-            p = pprof(args + [A.pie, pie])
+            p = pprof(args + [pie])
             text = p.stdout.decode()
             if os.path.exists(W("dash_o.txt")):
                 text += open(W("dash_o.txt")).read()
@@ -211,7 +271,7 @@ def golden():
             outs.append((p.returncode, text))
         if outs[0] != outs[1] or outs[0][0] != 0 or not outs[0][1]:
             fail("%s and %s differ: %r / %r" % (a, b, outs[0][:300], outs[1][:300]))
-    if glob.glob(os.path.join(os.getcwd(), "=*")) or glob.glob(W("=*")):
+    if glob.glob(os.path.join(A.source_dir, "=*")) or glob.glob(W("=*")):
         fail("-o=<file> created a file whose name starts with '='")
     # --base: the columns stay apart when a value is at or below -100% (-500.00% here).
     for name, body in [("after", " 1: 6000 [ 1: 6000] @ 0x1000\n"), ("before", " 1: 5000 [ 1: 5000] @ 0x2000\n")]:
@@ -224,20 +284,14 @@ def golden():
     for line in rows:
         if len(line.split()) != 6:
             fail("--base: columns run together: %r" % line)
-    # The graph boxes and the flame graph show simplified names, the full name on hover.
-    for args, needle in [(["--svg"], "ns::Box&lt;int&gt;::Make(unsigned long)"),
-                         (["--flamegraph"], "<title>ns::Box&lt;int&gt;::Make(unsigned long)")]:
-        out = pprof(args + [A.pie, pie]).stdout.decode()
-        if needle not in out or ">ns::Box::Make<" not in out.replace("</text>", "<"):
-            fail("%s: want the simplified name in the box and %r on hover" % (args, needle))
     # --addresses: addresses differ per build; check shape and that names survive.
-    p = pprof(["--addresses", A.pie, pie])
+    p = pprof(["--addresses", pie])
     out = p.stdout.decode()
     if p.returncode != 0 or not re.search(r"0x[0-9a-f]+ LeafB golden_prog.cc:\d+", out):
         fail("addresses: unexpected output\n" + out)
     # Same totals and ranking from PIE and non-PIE builds.
-    a = pprof([A.pie, pie]).stdout.decode().split("\n", 1)[1]
-    b = pprof([A.nopie, nopie]).stdout.decode().split("\n", 1)[1]
+    a = pprof([pie]).stdout.decode().split("\n", 1)[1]
+    b = pprof([nopie]).stdout.decode().split("\n", 1)[1]
     if a != b:
         fail("PIE and non-PIE reports differ:\n%s\n---\n%s" % (a, b))
 
@@ -352,7 +406,9 @@ def expect_error(name, args, needle, stdin=None):
 
 
 def badfiles():
-    good = open(W("pie.final.heap"), "rb").read()
+    # The checked-in exact profile without its --raw symbol section: the legacy text as written.
+    good = open(I("pie.final.heap"), "rb").read().rpartition(b"\n---\n")[2]
+    os.makedirs(A.work, exist_ok=True)
     d = W("bad")
     os.makedirs(d, exist_ok=True)
 
@@ -365,7 +421,7 @@ def badfiles():
     second = good.index(b"\n", header_end)
     cases = [
         ("truncated", write("trunc.heap", good[:header_end + 12]), ":2: expected a sample line"),
-        ("binary", write("bin.heap", open(A.pie, "rb").read()[:4096]), ":1: expected a heap profile header"),
+        ("binary", write("bin.heap", open(A.pprof_tool, "rb").read()[:4096]), ":1: expected a heap profile header"),
         ("wrong_header", write("hdr.heap", b"heap profile: 1: 2 [ 3: 4] @ cpu\n"), "found 'cpu'"),
         ("cpu_profile_text", write("go.heap", b"--- contention:\ncycles/second=1\n"), ":1: expected a heap profile header"),
         ("huge_counts", write("huge.heap", good[:header_end] + b" 123456789012345678901: 1 [ 1: 1] @ 0x1\n"), ":2: expected counts below 2^53"),
@@ -375,26 +431,27 @@ def badfiles():
         ("nonexistent", os.path.join(d, "nope.heap"), "nope.heap: cannot open: No such file"),
         ("directory", d, "expected a regular file"),
     ]
-    for name, path, needle in cases:
-        expect_error("badfile " + name, [A.pie, path], needle)
-    expect_error("bad base", ["--base=" + os.path.join(d, "nope.heap"), A.pie, W("pie.final.heap")], "cannot open")
+    for name, path, needle in cases:  # a program first: an ELF file alone would be taken as one
+        expect_error("badfile " + name, [A.pprof_tool, path], needle)
+    expect_error("bad base", ["--base=" + os.path.join(d, "nope.heap"), I("pie.final.heap")], "cannot open")
     unreadable = write("unreadable.heap", good)
     os.chmod(unreadable, 0)
     if os.geteuid() != 0:
-        expect_error("unreadable", [A.pie, unreadable], "Permission denied")
+        expect_error("unreadable", [unreadable], "Permission denied")
     # A mapped file that is not ELF (a locale archive, a font) is skipped without a warning;
-    # a missing one still gets its warning.
+    # a missing one still gets its warning. (The profile's own mapped files are named without
+    # a directory: the missing ones are warned about too, under their own names.)
     notelf = write("LC_CTYPE", b"not an ELF file\n" * 100)
     text = good.decode()
     for path, want_warning in [(notelf, False), (os.path.join(d, "missing.so"), True)]:
         extra = "7f0000000000-7f0000010000 r--p 00000000 08:01 42    %s\n" % path
         prof = write("extra_map.heap", (text if text.endswith("\n") else text + "\n").encode() + extra.encode())
-        p = pprof([A.pie, prof])
+        p = pprof([prof])
         warned = path in p.stderr.decode()
         if p.returncode != 0 or warned != want_warning:
             fail("mapped %s: warning %s, want %s: %r" % (path, warned, want_warning, p.stderr))
     # The header alone (no samples): a valid, empty profile.
-    p = pprof([A.pie, write("hdronly.heap", good[:header_end])])
+    p = pprof([write("hdronly.heap", good[:header_end])])
     if p.returncode != 0 or b"of 0 total" not in p.stdout:
         fail("header-only profile: %r %r" % (p.stdout, p.stderr))
 
@@ -421,28 +478,53 @@ def cli():
     p = pprof(["--version"])
     if p.returncode != 0 or not re.match(r"pprof-tool \(heapkit\) \d+\.\d+", p.stdout.decode()):
         fail("--version: %r %r" % (p.stdout, p.stderr))
-    expect_error("bad http address", ["-http=localhost", W("pie.final.heap")], "expected [host]:port")
-    expect_error("no_browser without http", ["--no_browser", W("pie.final.heap")], "--http only")
-    expect_error("program without profile", [A.pie], "no profile given")
-    expect_error("base and diff_base", ["--base=" + W("pie.final.heap"), "--diff_base=" + W("pie.final.heap"), W("pie.final.heap")], "choose one of --base")
-    expect_error("bad symbolize", ["--symbolize=none", W("pie.final.heap")], "demangle=full")
-    expect_error("bad drop_frames", ["--drop_frames=(", A.pie, W("pie.final.heap")], "invalid regular expression")
-    expect_error("peek no match", ["--peek=NoSuchFunction", A.pie, W("pie.final.heap")], "no function matches")
-    expect_error("unknown option", ["--bogus", W("pie.final.heap")], "bogus")
-    expect_error("two reports", ["--text", "--traces", W("pie.final.heap")], "choose one report")
+    expect_error("bad http address", ["-http=localhost", I("pie.final.heap")], "expected [host]:port")
+    expect_error("no_browser without http", ["--no_browser", I("pie.final.heap")], "--http only")
+    expect_error("program without profile", [A.pprof_tool], "no profile given")
+    expect_error("base and diff_base", ["--base=" + I("pie.final.heap"), "--diff_base=" + I("pie.final.heap"), I("pie.final.heap")], "choose one of --base")
+    expect_error("bad symbolize", ["--symbolize=none", I("pie.final.heap")], "demangle=full")
+    expect_error("bad drop_frames", ["--drop_frames=(", I("pie.final.heap")], "invalid regular expression")
+    expect_error("peek no match", ["--peek=NoSuchFunction", I("pie.final.heap")], "no function matches")
+    expect_error("unknown option", ["--bogus", I("pie.final.heap")], "bogus")
+    expect_error("two reports", ["--text", "--traces", I("pie.final.heap")], "choose one report")
     expect_error("no profile", [], "no profile")
-    expect_error("bad number", ["--nodecount=abc", W("pie.final.heap")], "nodecount")
-    expect_error("bad regex", ["--focus=([", A.pie, W("pie.final.heap")], "invalid regular expression")
-    expect_error("list no match", ["--list=NoSuchFunction", A.pie, W("pie.final.heap")], "no function matches")
+    expect_error("bad number", ["--nodecount=abc", I("pie.final.heap")], "nodecount")
+    expect_error("bad regex", ["--focus=([", I("pie.final.heap")], "invalid regular expression")
+    expect_error("list no match", ["--list=NoSuchFunction", I("pie.final.heap")], "no function matches")
     # Output file.
+    os.makedirs(A.work, exist_ok=True)
     out = W("out.txt")
-    p = pprof(["--top=2", "--output=" + out, A.pie, W("pie.final.heap")])
+    p = pprof(["--top=2", "--output=" + out, I("pie.final.heap")])
     if p.returncode != 0 or "flat%" not in open(out).read():
         fail("--output did not write the report")
-    expect_error("unwritable output", ["--output=/nonexistent/dir/x", A.pie, W("pie.final.heap")], "cannot open for writing")
+    expect_error("unwritable output", ["--output=/nonexistent/dir/x", I("pie.final.heap")], "cannot open for writing")
 
 
 def symbols():
+    # The binaries found through the profile's MAPPED_LIBRARIES: the same report as with the
+    # program named on the command line.
+    with_prog = pprof([A.pie, W("pie.final.heap")])
+    from_maps = pprof([W("pie.final.heap")])
+    if with_prog.returncode != 0 or with_prog.stdout != from_maps.stdout or from_maps.stderr:
+        fail("program from MAPPED_LIBRARIES: report differs or warns:\n%s\n---\n%s%s" % (
+            with_prog.stdout.decode(), from_maps.stdout.decode(), from_maps.stderr.decode()))
+    # C++ names: simplified by default (ns::Box::Make), whole with --full_names, the whole name
+    # on hover in graph boxes and flame graphs. Whole names come from the binary (a profile.proto
+    # keeps only the report name), so these run here and not on the checked-in inputs.
+    simple = pprof([A.pie, W("pie.final.heap")]).stdout.decode()
+    for args, prog, prof in [(["--full_names"], A.pie, W("pie.final.heap")),
+                             (["--full_names", "--traces"], A.nopie, W("nopie.final.heap"))]:
+        full = pprof(args + [prog, prof]).stdout.decode()
+        for name in ["ns::Box<int>::Make(unsigned long)", "LeafA(unsigned long)", "Phase2()"]:
+            if name not in full:
+                fail("%s: %r missing:\n%s" % (args, name, full))
+    if "ns::Box::Make" not in simple or "(unsigned long)" in simple:
+        fail("default names are not simplified:\n" + simple)
+    for args, needle in [(["--svg"], "ns::Box&lt;int&gt;::Make(unsigned long)"),
+                         (["--flamegraph"], "<title>ns::Box&lt;int&gt;::Make(unsigned long)")]:
+        out = pprof(args + [A.pie, W("pie.final.heap")]).stdout.decode()
+        if needle not in out or ">ns::Box::Make<" not in out.replace("</text>", "<"):
+            fail("%s: want the simplified name in the box and %r on hover" % (args, needle))
     # --raw round trip: the self-contained profile gives the same report without binaries.
     raw = W("raw.heap")
     p = pprof(["--raw", "--output=" + raw, A.pie, W("pie.final.heap")])
