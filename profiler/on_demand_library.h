@@ -3,7 +3,7 @@
 //
 // A process that preloads libheapkit.so with neither HEAPPROFILE nor HEAPCHECK set only needs
 // the allocator, so libheapkit.so depends on libc alone (test
-// alloc.override.full_needs_only_libc). What only a running profiler or leak checker uses lives
+// alloc.e2e.override.full_needs_only_libc). What only a running profiler or leak checker uses lives
 // in libheapkit_ondemand.so, installed next to libheapkit.so:
 //   * libunwind: the stack-capture fallback for frames the cached CFI unwinder does not handle
 //     (stack_capture.cc), and the leak checker's search for exit()'s caller (heapcheck/startup.cc);

@@ -10,7 +10,7 @@
 //
 // Include this header in every translation unit of the allocator that references one of these
 // symbols (the binding is per object file: one strong reference anywhere keeps the dependency).
-// The tests alloc.override.minimal_needs_only_libc and alloc.override.full_needs_only_libc check
+// The tests alloc.e2e.override.minimal_needs_only_libc and alloc.e2e.override.full_needs_only_libc check
 // the shared libraries' DT_NEEDED lists; profiler/ and heapcheck/ include this header in every
 // translation unit of libheapkit.so (forced, from their CMakeLists).
 #pragma once
