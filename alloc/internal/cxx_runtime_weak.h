@@ -10,8 +10,8 @@
 //
 // Include this header in every translation unit of the allocator that references one of these
 // symbols (the binding is per object file: one strong reference anywhere keeps the dependency).
-// The tests alloc.e2e.override.minimal_needs_only_libc and alloc.e2e.override.full_needs_only_libc check
-// the shared libraries' DT_NEEDED lists; profiler/ and heapcheck/ include this header in every
+// The tests alloc.e2e.override.minimal_needs_only_libc and
+// alloc.e2e.override.full_needs_only_libc check the shared libraries' DT_NEEDED lists; profiler/ and heapcheck/ include this header in every
 // translation unit of libheapkit.so (forced, from their CMakeLists).
 #pragma once
 
