@@ -1,4 +1,5 @@
 // alloc_bench driver: `alloc_bench <workload> [args]`; `alloc_bench --list` for usage.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -36,6 +37,12 @@ double CpuSeconds() {
 void Report(const char* metric, double value) {
   printf("%s %.6g\n", metric, value);
   fflush(stdout);
+}
+
+bool AllocatorProperty(const char* name, size_t* value) {
+  using Fn = int (*)(const char*, size_t*);
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+  return fn != nullptr && fn(name, value) != 0;
 }
 
 long ArgLong(int argc, char** argv, int i, long def) {
