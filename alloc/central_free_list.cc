@@ -15,6 +15,7 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   objects_per_span_ = sizemap->ObjectsPerSpan(cls);
   const size_t span_bytes = size_t{sizemap->ClassPages(cls)} << kPageShift;
   prefault_ = object_size_ >= kPrefaultMinObject && span_bytes <= kPrefaultMaxSpan;
+  affine_ = object_size_ <= kAffinityMaxObject;
   num_to_move_ = sizemap->NumToMove(cls);
   size_t batch_bytes = object_size_ * static_cast<size_t>(num_to_move_);
   size_t slots = kTransferBytesPerClass / batch_bytes;
@@ -188,7 +189,8 @@ int CentralFreeList::TakeFromBatch(int i, void** head, void** tail, int n) {
   return n;
 }
 
-int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffinity& who) {
+int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffinity& requester) {
+  const SpanAffinity who = affine_ ? requester : SpanAffinity{};
   heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
   CountedLockHolder h(this, &CentralFreeList::LockCounted);
   if (used_slots_ > 0) {

@@ -28,7 +28,8 @@
 // first); when the transfer cache is at least 3/4 full, the newest batch of anyone (a thread
 // that frees what another allocated, and one that stopped allocating, must not block parking);
 // objects of spans it may take (the first kAffinityScan spans with free objects are looked at);
-// a fresh span from the page heap. Only when the page heap is out of memory does it take other
+// a fresh span from the page heap (classes up to kAffinityMaxObject; larger classes hand
+// anything to anyone, as without affinity). Only when the page heap is out of memory does it take other
 // threads' batches or spans. A span whose objects all came back goes to the page heap and loses
 // its owner, so memory moves between threads by whole spans. Cost: each thread keeps its own
 // partly used spans per class (as mimalloc's per-thread pages), at most a few per class here.
@@ -56,6 +57,10 @@ class alignas(64) CentralFreeList {
   static constexpr size_t kTransferBytesPerClass = 512 * 1024;
   // Spans with free objects looked at for one of the requester's own (then a fresh span).
   static constexpr int kAffinityScan = 16;
+  // Largest object size with thread affinity: larger objects cover 16 lines or more, of which
+  // only the two end lines can be shared, and their spans hold few objects, so carving fresh
+  // spans for them (prefaulted from 4 KiB) costs more than the rare shared line.
+  static constexpr size_t kAffinityMaxObject = 1024;
 
   constexpr CentralFreeList() = default;
   void Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap);
@@ -125,6 +130,7 @@ class alignas(64) CentralFreeList {
   size_t object_size_ = 0;
   uint32_t objects_per_span_ = 0;
   bool prefault_ = false;  // object_size_ and span size within the prefault bounds
+  bool affine_ = false;    // object_size_ <= kAffinityMaxObject
   int num_to_move_ = 0;
   const SizeMap* sizemap_ = nullptr;
   PageHeap* heap_ = nullptr;
