@@ -7,15 +7,11 @@
 //   linesharing  <threads> <ms>: the same run; at its end, with every thread paused and its
 //                blocks still live, the number of objects (per 1024) that share a cache line
 //                with a live object of another thread.
-// Under heapkit mthread also reports its central-list counters per 1000 iterations: lock
-// acquisitions, acquisitions that found the lock held (contention), and batches handed to a
-// thread other than their owner.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -120,15 +116,7 @@ BENCH_WORKLOAD(mthread, "<threads> <ms>: bench-malloc-thread, wall ns per iterat
   const double secs = NowSeconds() - t0;
   FreeAll(run);
   Report("ns_per_iter", secs * 1e9 / double(run.iterations));
-  const double kiters = double(run.iterations) / 1000.0;
-  for (const char* name : {"central_lock_acquisitions", "central_lock_contended",
-                           "central_foreign_batches"}) {
-    std::string property = std::string("heapkit.") + name;
-    size_t value = 0;
-    if (AllocatorProperty(property.c_str(), &value)) {
-      Report((std::string(name) + "_per_kiter").c_str(), double(value) / kiters);
-    }
-  }
+  Report("iterations", double(run.iterations));
   return 0;
 }
 

@@ -58,7 +58,17 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   for (int i = 0; i < g_num; ++i) {
-    if (strcmp(argv[1], g_workloads[i].name) == 0) return g_workloads[i].fn(argc - 1, argv + 1);
+    if (strcmp(argv[1], g_workloads[i].name) != 0) continue;
+    const int rc = g_workloads[i].fn(argc - 1, argv + 1);
+    // heapkit's central-list counters (totals of the run), after the workload's own lines.
+    for (const char* name : {"central_lock_acquisitions", "central_lock_contended",
+                             "central_foreign_batches"}) {
+      char property[64];
+      snprintf(property, sizeof property, "heapkit.%s", name);
+      size_t value = 0;
+      if (AllocatorProperty(property, &value)) Report(name, double(value));
+    }
+    return rc;
   }
   fprintf(stderr, "alloc_bench: unknown workload '%s' (try --list)\n", argv[1]);
   return 2;
