@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
     if (strcmp(argv[1], g_workloads[i].name) != 0) continue;
     const int rc = g_workloads[i].fn(argc - 1, argv + 1);
     // heapkit's central-list counters (totals of the run), after the workload's own lines.
-    for (const char* name : {"central_lock_acquisitions", "central_lock_contended",
-                             "central_foreign_batches"}) {
+    static const char* const kCounters[] = {"central_lock_acquisitions", "central_lock_contended",
+                                            "central_foreign_batches"};
+    for (const char* name : kCounters) {
       char property[64];
       snprintf(property, sizeof property, "heapkit.%s", name);
       size_t value = 0;
