@@ -35,17 +35,16 @@ void CentralFreeList::LockCounted() {
 }
 
 namespace {
-class CountedLockHolder {
+// Releases, at the end of the scope, a lock taken by other means (LockCounted).
+class UnlockAtExit {
  public:
-  CountedLockHolder(CentralFreeList* list, void (CentralFreeList::*lock)()) : list_(list) {
-    (list->*lock)();
-  }
-  ~CountedLockHolder() { list_->lock_.Unlock(); }
-  CountedLockHolder(const CountedLockHolder&) = delete;
-  CountedLockHolder& operator=(const CountedLockHolder&) = delete;
+  explicit UnlockAtExit(internal::SpinLock* lock) : lock_(lock) {}
+  ~UnlockAtExit() { lock_->Unlock(); }
+  UnlockAtExit(const UnlockAtExit&) = delete;
+  UnlockAtExit& operator=(const UnlockAtExit&) = delete;
 
  private:
-  CentralFreeList* list_;
+  internal::SpinLock* lock_;
 };
 }  // namespace
 
@@ -67,8 +66,8 @@ bool CentralFreeList::Populate(const SpanAffinity& who) {
 }
 
 Span* CentralFreeList::FindSpan(const SpanAffinity& who) {
-  int looked = 0;
-  for (Span* s = nonempty_.next_; s != &nonempty_ && looked < kAffinityScan; s = s->next_, ++looked) {
+  Span* s = nonempty_.next_;
+  for (int looked = 0; s != &nonempty_ && looked < kAffinityScan; s = s->next_, ++looked) {
     if (who.MayTake(s->affinity_)) return s;
   }
   return nullptr;
@@ -192,7 +191,8 @@ int CentralFreeList::TakeFromBatch(int i, void** head, void** tail, int n) {
 int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffinity& requester) {
   const SpanAffinity who = affine_ ? requester : SpanAffinity{};
   heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
-  CountedLockHolder h(this, &CentralFreeList::LockCounted);
+  LockCounted();
+  UnlockAtExit unlock(&lock_);
   if (used_slots_ > 0) {
     const int i = FindBatch(who);
     if (i >= 0) return TakeFromBatch(i, head, tail, n);
@@ -210,10 +210,12 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   // A parked chain must end with a null link; write it before taking the lock (the object may
   // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
   if (n == num_to_move_ && tail != nullptr) *static_cast<void**>(tail) = nullptr;
-  CountedLockHolder h(this, &CentralFreeList::LockCounted);
+  LockCounted();
+  UnlockAtExit unlock(&lock_);
   if (n == num_to_move_ && used_slots_ < max_slots_) {
     const Span* span = heap_->pagemap()->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
-    slots_[used_slots_++] = Batch{head, tail, n, span != nullptr ? span->affinity_ : SpanAffinity{}};
+    const SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};
+    slots_[used_slots_++] = Batch{head, tail, n, owner};
     return;
   }
   void* p = head;

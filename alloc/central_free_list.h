@@ -22,17 +22,17 @@
 // Thread affinity (span_affinity.h; alloc/README.md, "Thread-affine spans"). Invariant: in the
 // common case the objects of one span are live in one thread at a time, so two threads' live
 // objects never share a cache line. Every span records the thread cache it last handed objects
-// to, and every parked batch the owner of its first object's span (a thread cache's list
-// holds objects of its own spans unless the program passes objects between threads). A refill
-// takes, in this order: a parked batch it may take (its own, unowned or orphaned, newest
-// first); when the transfer cache is at least 3/4 full, the newest batch of anyone (a thread
-// that frees what another allocated, and one that stopped allocating, must not block parking);
-// objects of spans it may take (the first kAffinityScan spans with free objects are looked at);
-// a fresh span from the page heap (classes up to kAffinityMaxObject; larger classes hand
-// anything to anyone, as without affinity). Only when the page heap is out of memory does it take other
-// threads' batches or spans. A span whose objects all came back goes to the page heap and loses
-// its owner, so memory moves between threads by whole spans. Cost: each thread keeps its own
-// partly used spans per class (as mimalloc's per-thread pages), at most a few per class here.
+// to, and every parked batch the owner of its first object's span (a thread cache's list holds
+// objects of its own spans unless the program passes objects between threads). A refill takes,
+// in this order: a parked batch it may take (its own, unowned or orphaned, newest first); when
+// the transfer cache is at least 3/4 full, the newest batch of anyone (a thread that frees what
+// another allocated, and one that stopped allocating, must not block parking); objects of spans
+// it may take (the first kAffinityScan spans with free objects are looked at); a fresh span
+// from the page heap. Classes above kAffinityMaxObject hand anything to anyone, as without
+// affinity. Only when the page heap is out of memory does a refill take other threads' batches
+// or spans. A span whose objects all came back goes to the page heap and loses its owner, so
+// memory moves between threads by whole spans. Cost: each thread keeps its own partly used
+// spans per class (as mimalloc's per-thread pages).
 //
 // Locking: lock_ guards everything here; it is taken before the page heap lock, never after.
 // Each list starts on its own cache line (alignas), so threads working on neighbouring classes

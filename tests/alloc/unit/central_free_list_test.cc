@@ -166,7 +166,9 @@ struct Owner {
 
 std::set<Span*> SpansOf(testing::Tiers& t, void* head, int n) {
   std::set<Span*> spans;
-  for (void* p : Collect(head, n)) spans.insert(t.map->GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift));
+  for (void* p : Collect(head, n)) {
+    spans.insert(t.map->GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift));
+  }
   return spans;
 }
 
@@ -289,7 +291,9 @@ TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
     for (const Chain& c : chains) {
       for (Span* s : SpansOf(*t, c.head, 7)) spans[c.owner].insert(s);
     }
-    for (Span* s : spans[0]) ASSERT_EQ(spans[1].count(s), 0u) << "a span serves both owners, step " << i;
+    for (Span* s : spans[0]) {
+      ASSERT_EQ(spans[1].count(s), 0u) << "a span serves both owners, step " << i;
+    }
   }
   for (const Chain& c : chains) cl.InsertRange(c.head, c.tail, 7);
   EXPECT_EQ(cl.NumSpans(), 0u);

@@ -272,8 +272,8 @@ TEST_F(ThreadCacheTest, MaxSizeGrowsFromBudgetThenBySteal) {
 
 // Two thread caches on one central tier (one thread plays both; only the caches' identities
 // matter): A keeps every other object it took, frees the rest and gives its lists back to the
-// central tier (as a GC or overflows would, in batches); B then allocates as many. None of B's objects may share a
-// 64-byte line with an object A still holds (false sharing between threads).
+// central tier (as a GC or overflows would, in batches); B then allocates as many. None of B's
+// objects may share a 64-byte line with an object A still holds (false sharing between threads).
 TEST_F(ThreadCacheTest, ObjectsOfOneLineStayWithOneCache) {
   ThreadCache* a = registry_->Create(1);
   ThreadCache* b = registry_->Create(2);

@@ -36,7 +36,7 @@ size_t Drain(Ring& in) {
 
 }  // namespace
 
-BENCH_WORKLOAD(xthread, "<threads> <steps_per_thread>: rptest-like, 8-16000 B blocks freed by the next thread") {
+BENCH_WORKLOAD(xthread, "<threads> <steps_per_thread>: rptest-like cross-thread frees") {
   const int nthreads = int(ArgLong(argc, argv, 1, 2));
   const long steps = ArgLong(argc, argv, 2, 2000000);
   std::vector<Ring> rings(static_cast<size_t>(nthreads));  // ring t: thread t -> thread t + 1
