@@ -107,6 +107,8 @@ class alignas(64) CentralFreeList {
   internal::SpinLock lock_;
 
  private:
+  // Next to lock_: written only with it held, so that they share its cache line.
+  Counters counters_;
   struct Batch {
     void* head;  // null-terminated chain of count objects
     void* tail;  // its last object, nullptr if not known
@@ -141,7 +143,6 @@ class alignas(64) CentralFreeList {
   int max_slots_ = 0;
   size_t free_in_spans_ = 0;
   size_t num_spans_ = 0;
-  Counters counters_;
 };
 
 }  // namespace heapkit::alloc
