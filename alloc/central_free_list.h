@@ -2,13 +2,14 @@
 // batches (num_to_move objects linked through their first word).
 //
 // Transfer cache: up to max_slots_ parked chains; a thread cache that returns exactly one
-// batch parks it here and another thread takes it back in O(1). Parked chains end with a null
-// link (written by InsertRange before it takes the lock), so RemoveRange hands a whole chain out
-// without touching any object under the lock. A smaller request (slow start) takes the front of
-// the newest chain (walking only what it takes), so parked memory is reused before spans are
-// carved; a chain split that way stays parked with fewer objects. Other returns go to the
-// spans: objects are carved lazily (objects [carved_, objects_per_span) are free and
-// untouched), a span whose objects all came back returns to the page heap.
+// batch parks it here and a thread cache takes it back in O(1) (which one: thread affinity
+// below). Parked chains end with a null link (written by InsertRange before it takes the lock),
+// so RemoveRange hands a whole chain out without touching any object under the lock. A smaller
+// request (slow start) takes the front of the newest chain it may take (walking only what it
+// takes), so parked memory is reused before spans are carved; a chain split that way stays
+// parked with fewer objects. Other returns go to the spans: objects are carved lazily (objects
+// [carved_, objects_per_span) are free and untouched), a span whose objects all came back
+// returns to the page heap.
 //
 // Prefault: a span for objects of kPrefaultMinObject bytes or more, at most kPrefaultMaxSpan
 // long, is backed (SystemPrefault) when the list takes it from the page heap. Such objects cover
