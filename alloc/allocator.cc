@@ -96,10 +96,18 @@ void PostFork() {
   UnlockMallocHookRegistry();
 }
 
+// In the child only the forking thread lives: the other caches' spans and batches belong to
+// nobody (thread affinity, central_free_list.h), so the child reuses them.
+void PostForkChild() {
+  PostFork();
+  if (!g_initialized.load(std::memory_order_acquire)) return;
+  g_state.registry.OrphanAllBut(tls_cache);
+}
+
 void RegisterAtFork() {
   bool expected = false;
   if (atfork_registered.compare_exchange_strong(expected, true)) {
-    pthread_atfork(PreFork, PostFork, PostFork);
+    pthread_atfork(PreFork, PostFork, PostForkChild);
   }
 }
 

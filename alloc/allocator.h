@@ -5,8 +5,8 @@
 //     the lists' counters (ThreadCache::size()) and store sample_left_ with relaxed atomics;
 //     max_size_ moves between caches only under the registry lock. The one shared write is the
 //     free fast path's room decrement on g_empty_cache (see thread_cache.h).
-//  2. CentralFreeList::lock_ (one per class) guards its spans, their object free lists and its
-//     transfer cache.
+//  2. CentralFreeList::lock_ (one per class) guards its spans, their object free lists, their
+//     owners (thread affinity, central_free_list.h) and its transfer cache.
 //  3. PageHeap::lock_ guards free spans, page-heap statistics and page-map writes of free spans.
 //     Lock order: central -> page heap -> arena. The registry lock is never held while taking a
 //     central or page-heap lock.

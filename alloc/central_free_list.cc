@@ -17,6 +17,7 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   objects_per_span_ = sizemap->ObjectsPerSpan(cls);
   const size_t span_bytes = size_t{sizemap->ClassPages(cls)} << kPageShift;
   prefault_ = object_size_ >= kPrefaultMinObject && span_bytes <= kPrefaultMaxSpan;
+  affine_ = object_size_ <= kAffinityMaxObject;
   num_to_move_ = sizemap->NumToMove(cls);
   size_t batch_bytes = object_size_ * static_cast<size_t>(num_to_move_);
   size_t slots = kTransferBytesPerClass / batch_bytes;
@@ -27,7 +28,29 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   SpanListInit(&empty_);
 }
 
-bool CentralFreeList::Populate() {
+void CentralFreeList::LockCounted() {
+  if (HEAPKIT_UNLIKELY(!lock_.TryLock())) {
+    lock_.Lock();
+    ++counters_.lock_contended;
+  }
+  ++counters_.lock_acquisitions;
+}
+
+namespace {
+// Releases, at the end of the scope, a lock taken by other means (LockCounted).
+class UnlockAtExit {
+ public:
+  explicit UnlockAtExit(internal::SpinLock* lock) : lock_(lock) {}
+  ~UnlockAtExit() { lock_->Unlock(); }
+  UnlockAtExit(const UnlockAtExit&) = delete;
+  UnlockAtExit& operator=(const UnlockAtExit&) = delete;
+
+ private:
+  internal::SpinLock* lock_;
+};
+}  // namespace
+
+bool CentralFreeList::Populate(const SpanAffinity& who) {
   Span* span = heap_->New(sizemap_->ClassPages(cls_));
   if (span == nullptr) return false;
   heap_->RegisterSizeClass(span, cls_, object_size_);
@@ -38,20 +61,38 @@ bool CentralFreeList::Populate() {
   span->carved_ = 0;
   span->allocated_ = 0;
   span->freelist_ = nullptr;
+  span->affinity_ = who;
   SpanListPush(&nonempty_, span);
   ++num_spans_;
   free_in_spans_ += objects_per_span_;
   return true;
 }
 
-int CentralFreeList::FetchFromSpans(void** head, void** tail, int n) {
+Span* CentralFreeList::FindSpan(const SpanAffinity& who) {
+  Span* s = nonempty_.next_;
+  for (int looked = 0; s != &nonempty_ && looked < kAffinityScan; s = s->next_, ++looked) {
+    if (who.MayTake(s->affinity_)) return s;
+  }
+  return nullptr;
+}
+
+int CentralFreeList::FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who) {
   void* first = nullptr;
   void* last = nullptr;
   int got = 0;
+  SpanAffinity taker = who;
   while (got < n) {
-    if (SpanListEmpty(&nonempty_) && !Populate()) break;
-    Span* span = nonempty_.next_;
+    Span* span = FindSpan(taker);
+    if (span == nullptr) {
+      if (Populate(who)) continue;
+      // Out of memory: other threads' batches, then their spans, rather than failing.
+      if (got == 0 && used_slots_ > 0) return TakeFromBatch(used_slots_ - 1, head, tail, n);
+      if (taker.none() || SpanListEmpty(&nonempty_)) break;
+      taker = SpanAffinity{};
+      continue;
+    }
     HEAPKIT_DCHECK(span->location_ == Span::kInUse && span->sizeclass_ == cls_);
+    if (!who.none()) span->affinity_ = who;
     while (got < n) {
       void* object;
       if (span->freelist_ != nullptr) {
@@ -122,33 +163,54 @@ namespace {
 }
 }  // namespace
 
-int CentralFreeList::RemoveRange(void** head, void** tail, int n) {
-  heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
-  SpinLockHolder h(&lock_);
-  if (used_slots_ > 0) {
-    Batch& b = slots_[used_slots_ - 1];
-    if (n >= b.count) {  // the whole parked chain (a full batch, or what a split left)
-      --used_slots_;
-      *head = b.head;
-      *tail = b.tail;
-      return b.count;
-    }
-    // A smaller request (a thread cache in slow start) takes the front of the newest parked
-    // chain, so that parked memory is reused rather than left behind while spans are carved.
-    void* last = b.head;
-    for (int i = 1; i < n; ++i) {
-      last = *static_cast<void**>(last);
-      if (HEAPKIT_UNLIKELY(last == nullptr)) DuplicateInBatch(b.head, i);
-    }
-    *head = b.head;
-    *tail = last;
-    b.head = *static_cast<void**>(last);
-    if (HEAPKIT_UNLIKELY(b.head == nullptr)) DuplicateInBatch(*head, n);
-    *static_cast<void**>(last) = nullptr;
-    b.count -= n;
-    return n;
+int CentralFreeList::FindBatch(const SpanAffinity& who) const {
+  for (int i = used_slots_ - 1; i >= 0; --i) {
+    if (who.MayTake(slots_[i].owner)) return i;
   }
-  return FetchFromSpans(head, tail, n);
+  return -1;
+}
+
+int CentralFreeList::TakeFromBatch(int i, void** head, void** tail, int n) {
+  Batch& b = slots_[i];
+  if (n >= b.count) {  // the whole parked chain (a full batch, or what a split left)
+    *head = b.head;
+    *tail = b.tail;
+    const int count = b.count;
+    for (int k = i + 1; k < used_slots_; ++k) slots_[k - 1] = slots_[k];  // keep the age order
+    --used_slots_;
+    return count;
+  }
+  // A smaller request (a thread cache in slow start) takes the front of the chain, so that
+  // parked memory is reused rather than left behind while spans are carved.
+  void* last = b.head;
+  for (int k = 1; k < n; ++k) {
+    last = *static_cast<void**>(last);
+    if (HEAPKIT_UNLIKELY(last == nullptr)) DuplicateInBatch(b.head, k);
+  }
+  *head = b.head;
+  *tail = last;
+  b.head = *static_cast<void**>(last);
+  if (HEAPKIT_UNLIKELY(b.head == nullptr)) DuplicateInBatch(*head, n);
+  *static_cast<void**>(last) = nullptr;
+  b.count -= n;
+  return n;
+}
+
+int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffinity& requester) {
+  const SpanAffinity who = affine_ ? requester : SpanAffinity{};
+  heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
+  LockCounted();
+  UnlockAtExit unlock(&lock_);
+  if (used_slots_ > 0) {
+    const int i = FindBatch(who);
+    if (i >= 0) return TakeFromBatch(i, head, tail, n);
+    // Crowded with other threads' batches: take the newest rather than carve.
+    if (used_slots_ * 4 >= max_slots_ * 3) {
+      ++counters_.foreign_batches;
+      return TakeFromBatch(used_slots_ - 1, head, tail, n);
+    }
+  }
+  return FetchFromSpans(head, tail, n, who);
 }
 
 void CentralFreeList::InsertRange(void* head, void* tail, int n) {
@@ -156,9 +218,12 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   // A parked chain must end with a null link; write it before taking the lock (the object may
   // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
   if (n == num_to_move_ && tail != nullptr) *static_cast<void**>(tail) = nullptr;
-  SpinLockHolder h(&lock_);
+  LockCounted();
+  UnlockAtExit unlock(&lock_);
   if (n == num_to_move_ && used_slots_ < max_slots_) {
-    slots_[used_slots_++] = Batch{head, tail, n};
+    const Span* span = heap_->pagemap()->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
+    const SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};
+    slots_[used_slots_++] = Batch{head, tail, n, owner};
     return;
   }
   void* p = head;
@@ -188,6 +253,11 @@ size_t CentralFreeList::SpanTailBytes() {
   SpinLockHolder h(&lock_);
   size_t span_bytes = sizemap_->ClassPages(cls_) << kPageShift;
   return num_spans_ * (span_bytes - objects_per_span_ * object_size_);
+}
+
+CentralFreeList::Counters CentralFreeList::GetCounters() {
+  SpinLockHolder h(&lock_);
+  return counters_;
 }
 
 size_t CentralFreeList::NumSpans() {

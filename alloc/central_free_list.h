@@ -2,13 +2,14 @@
 // batches (num_to_move objects linked through their first word).
 //
 // Transfer cache: up to max_slots_ parked chains; a thread cache that returns exactly one
-// batch parks it here and another thread takes it back in O(1). Parked chains end with a null
-// link (written by InsertRange before it takes the lock), so RemoveRange hands a whole chain out
-// without touching any object under the lock. A smaller request (slow start) takes the front of
-// the newest chain (walking only what it takes), so parked memory is reused before spans are
-// carved; a chain split that way stays parked with fewer objects. Other returns go to the
-// spans: objects are carved lazily (objects [carved_, objects_per_span) are free and
-// untouched), a span whose objects all came back returns to the page heap.
+// batch parks it here and a thread cache takes it back in O(1) (which one: thread affinity
+// below). Parked chains end with a null link (written by InsertRange before it takes the lock),
+// so RemoveRange hands a whole chain out without touching any object under the lock. A smaller
+// request (slow start) takes the front of the newest chain it may take (walking only what it
+// takes), so parked memory is reused before spans are carved; a chain split that way stays
+// parked with fewer objects. Other returns go to the spans: objects are carved lazily (objects
+// [carved_, objects_per_span) are free and untouched), a span whose objects all came back
+// returns to the page heap.
 //
 // Prefault: a span for objects of kPrefaultMinObject bytes or more, at most kPrefaultMaxSpan
 // long, is backed (SystemPrefault) when the list takes it from the page heap. Such objects cover
@@ -19,6 +20,21 @@
 // would mostly take anyway, costs at most the span's untouched pages of RSS, and saves those
 // flushes: t-test1 <= 32 KiB with 2 threads went from ~4 500 TLB shootdowns per run to under 250
 // (alloc/README.md, "Prefaulting spans of multi-page objects").
+// Thread affinity (span_affinity.h; alloc/README.md, "Thread-affine spans"). Invariant: in the
+// common case the objects of one span are live in one thread at a time, so two threads' live
+// objects never share a cache line. Every span records the thread cache it last handed objects
+// to, and every parked batch the owner of its first object's span (a thread cache's list holds
+// objects of its own spans unless the program passes objects between threads). A refill takes,
+// in this order: a parked batch it may take (its own, unowned or orphaned, newest first); when
+// the transfer cache is at least 3/4 full, the newest batch of anyone (a thread that frees what
+// another allocated, and one that stopped allocating, must not block parking); objects of spans
+// it may take (the first kAffinityScan spans with free objects are looked at); a fresh span
+// from the page heap. Classes above kAffinityMaxObject hand anything to anyone, as without
+// affinity. Only when the page heap is out of memory does a refill take other threads' batches
+// or spans. A span whose objects all came back goes to the page heap and loses its owner, so
+// memory moves between threads by whole spans. Cost: each thread keeps its own partly used
+// spans per class (as mimalloc's per-thread pages).
+//
 // Locking: lock_ guards everything here; it is taken before the page heap lock, never after.
 // Each list starts on its own cache line (alignas), so threads working on neighbouring classes
 // do not bounce one line between one class's lock and the previous class's counters.
@@ -32,6 +48,7 @@
 #include "alloc/page_heap.h"
 #include "alloc/size_classes.h"
 #include "alloc/span.h"
+#include "alloc/span_affinity.h"
 
 namespace heapkit::alloc {
 
@@ -39,14 +56,21 @@ class alignas(64) CentralFreeList {
  public:
   static constexpr int kMaxSlots = 64;
   static constexpr size_t kTransferBytesPerClass = 512 * 1024;
+  // Spans with free objects looked at for one of the requester's own (then a fresh span).
+  static constexpr int kAffinityScan = 16;
+  // Largest object size with thread affinity: larger objects cover 16 lines or more, of which
+  // only the two end lines can be shared, and their spans hold few objects, so carving fresh
+  // spans for them (prefaulted from 4 KiB) costs more than the rare shared line.
+  static constexpr size_t kAffinityMaxObject = 1024;
 
   constexpr CentralFreeList() = default;
   void Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap);
 
-  // Takes up to n objects (n ≤ NumToMove); returns how many (0: out of memory; fewer than n
-  // when a parked chain holds fewer). The chain ends with a null link; *tail is its last
-  // object, or nullptr for a parked batch that was inserted without its tail.
-  int RemoveRange(void** head, void** tail, int n);
+  // Takes up to n objects (n ≤ NumToMove) for the thread cache `who` (none: any objects);
+  // returns how many (0: out of memory; fewer than n when a parked chain holds fewer). The
+  // chain ends with a null link; *tail is its last object, or nullptr for a parked batch that
+  // was inserted without its tail.
+  int RemoveRange(void** head, void** tail, int n, const SpanAffinity& who = SpanAffinity{});
   // Returns n objects linked from head. tail is the n-th object (its link is ignored), or
   // nullptr when the chain already ends with a null link after n objects (a thread cache giving
   // back the far end of its list does not walk it to find the tail).
@@ -57,6 +81,14 @@ class alignas(64) CentralFreeList {
   size_t TransferObjects();
   size_t SpanTailBytes();          // unusable ends of this class's spans
   size_t NumSpans();
+  // Central lock acquisitions by RemoveRange/InsertRange, how many found the lock held, and
+  // batches handed to a thread other than their owner while it lived (the crowded rule).
+  struct Counters {
+    uint64_t lock_acquisitions = 0;
+    uint64_t lock_contended = 0;
+    uint64_t foreign_batches = 0;
+  };
+  Counters GetCounters();
 
   // For live-object enumeration (world stopped, no locks): visit each free object in the
   // transfer cache and the span free lists; spans are visited through the page map.
@@ -76,14 +108,24 @@ class alignas(64) CentralFreeList {
   internal::SpinLock lock_;
 
  private:
+  // Next to lock_: written only with it held, so that they share its cache line.
+  Counters counters_;
   struct Batch {
     void* head;  // null-terminated chain of count objects
     void* tail;  // its last object, nullptr if not known
     int count;   // num_to_move_ when parked; less after a smaller request took its front
+    SpanAffinity owner;  // of the span of its first object when parked
   };
-  int FetchFromSpans(void** head, void** tail, int n);
+  // Lock with the counters above (the uncontended case costs what SpinLock::Lock costs).
+  void LockCounted();
+  // The newest parked batch `who` may take, -1 if none.
+  int FindBatch(const SpanAffinity& who) const;
+  // Takes n objects (at most the batch) from parked slot i.
+  int TakeFromBatch(int i, void** head, void** tail, int n);
+  Span* FindSpan(const SpanAffinity& who);
+  int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who);
   void ReleaseToSpans(void* object);
-  bool Populate();
+  bool Populate(const SpanAffinity& who);
 
   uint32_t cls_ = 0;
   static constexpr size_t kPrefaultMinObject = 4096;
@@ -91,6 +133,7 @@ class alignas(64) CentralFreeList {
   size_t object_size_ = 0;
   uint32_t objects_per_span_ = 0;
   bool prefault_ = false;  // object_size_ and span size within the prefault bounds
+  bool affine_ = false;    // object_size_ <= kAffinityMaxObject
   int num_to_move_ = 0;
   const SizeMap* sizemap_ = nullptr;
   PageHeap* heap_ = nullptr;

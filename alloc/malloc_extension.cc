@@ -38,6 +38,9 @@ bool StatProperty(const char* name, size_t* value) {
       {"tcmalloc.transfer_cache_free_bytes", s.transfer_free_bytes},
       {"tcmalloc.thread_cache_free_bytes", s.thread_cache_free_bytes},
       {"tcmalloc.metadata_bytes", s.metadata_bytes},
+      {"heapkit.central_lock_acquisitions", static_cast<size_t>(s.central_lock_acquisitions)},
+      {"heapkit.central_lock_contended", static_cast<size_t>(s.central_lock_contended)},
+      {"heapkit.central_foreign_batches", static_cast<size_t>(s.central_foreign_batches)},
   };
   for (const Entry& e : entries) {
     if (strcmp(e.name, name) == 0) {

@@ -11,12 +11,16 @@
 //  - zero_ is true only for memory never written since it came from the OS or was released;
 //    calloc skips memset for large objects carved from such spans.
 //  - next_/prev_ link the span into exactly one list of its owner (page heap or central).
+//  - affinity_ (small in-use spans): the thread cache the central list last handed objects of
+//    this span to (span_affinity.h); written under the class's central lock, reset when the
+//    span comes from the page heap.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "alloc/common.h"
+#include "alloc/span_affinity.h"
 
 namespace heapkit::alloc {
 
@@ -46,6 +50,7 @@ struct Span {
   // Free backed spans: when they became free (coarse monotonic ns; page-weighted average over
   // coalesced parts), for the page heap's time-driven release.
   int64_t free_since_ns_ = 0;
+  SpanAffinity affinity_;  // small in-use spans: see above (central_free_list.h)
 
   uintptr_t StartAddress() const { return start_ << kPageShift; }
   size_t Bytes() const { return npages_ << kPageShift; }

@@ -17,6 +17,10 @@ void GetAllocatorStats(AllocatorStats* s) {
     s->central_free_bytes += cl.FreeObjectsInSpans() * size;
     s->transfer_free_bytes += cl.TransferObjects() * size;
     s->span_tail_bytes += cl.SpanTailBytes();
+    const CentralFreeList::Counters k = cl.GetCounters();
+    s->central_lock_acquisitions += k.lock_acquisitions;
+    s->central_lock_contended += k.lock_contended;
+    s->central_foreign_batches += k.foreign_batches;
   }
   s->thread_cache_free_bytes = g_state.registry.TotalCachedBytes();
   s->num_thread_caches = g_state.registry.NumCaches();
@@ -73,12 +77,16 @@ size_t FormatStats(char* buffer, size_t size) {
                             "MALLOC:   %12zu              Spans in use\n"
                             "MALLOC:   %12zu              Thread heaps in use\n"
                             "MALLOC:   %12zu              Tcmalloc page size\n"
+                            "MALLOC:   %12llu              Central lock acquisitions (%llu "
+                            "contended)\n"
                             "------------------------------------------------\n"
                             "Call ReleaseFreeMemory() to release freelist memory to the OS "
                             "(via madvise()).\n"
                             "Bytes released to the OS take up virtual address space but no "
                             "physical memory.\n",
-                            s.spans_in_use, s.num_thread_caches, kPageSize);
+                            s.spans_in_use, s.num_thread_caches, kPageSize,
+                            static_cast<unsigned long long>(s.central_lock_acquisitions),
+                            static_cast<unsigned long long>(s.central_lock_contended));
   if (size > 0) buffer[len < size ? len : size - 1] = '\0';
   return len;
 }

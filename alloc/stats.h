@@ -21,6 +21,12 @@ struct AllocatorStats {
   size_t max_total_thread_cache_bytes = 0;
   size_t spans_in_use = 0;
   size_t heap_grows = 0;
+  // Central lists, summed over classes (CentralFreeList::Counters): lock acquisitions by
+  // refills and releases, how many found the lock held, batches handed to a thread other than
+  // their live owner (span_affinity.h).
+  uint64_t central_lock_acquisitions = 0;
+  uint64_t central_lock_contended = 0;
+  uint64_t central_foreign_batches = 0;
 };
 
 // Takes each tier's lock in turn; exact when no other thread allocates meanwhile.

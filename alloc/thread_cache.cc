@@ -1,5 +1,6 @@
 #include "alloc/thread_cache.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -10,6 +11,10 @@ namespace heapkit::alloc {
 using internal::SpinLockHolder;
 
 constinit ThreadCache g_empty_cache;
+
+namespace {
+std::atomic<uint64_t> last_affinity_tag{0};
+}  // namespace
 
 void ThreadCache::Init(CentralFreeList* central, const SizeMap* sizemap,
                        ThreadCacheRegistry* registry, size_t max_size, uint64_t seed) {
@@ -26,6 +31,8 @@ void ThreadCache::Init(CentralFreeList* central, const SizeMap* sizemap,
   static_assert(kListOffScale == 8 && kListOffLength == kMaxSmallLookup + 1);
   memcpy(list_off_, sizemap->list_offsets(), kListOffLength);
   sampler_.Seed(seed);
+  __atomic_store_n(&affinity_tag_, last_affinity_tag.fetch_add(1, std::memory_order_relaxed) + 1,
+                   __ATOMIC_RELAXED);
 }
 
 size_t ThreadCache::size() const {
@@ -72,7 +79,7 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
   const uint32_t want = max == 0 ? 1 : (max < batch ? max : batch);
   void* head;
   void* tail;
-  int got = central_[cls].RemoveRange(&head, &tail, static_cast<int>(want));
+  int got = central_[cls].RemoveRange(&head, &tail, static_cast<int>(want), affinity());
   if (got == 0) {
     errno = ENOMEM;
     return nullptr;
@@ -238,6 +245,8 @@ ThreadCache* ThreadCacheRegistry::Create(uint64_t seed) {
 }
 
 void ThreadCacheRegistry::Destroy(ThreadCache* cache) {
+  // First, so that what it gives back (and its spans) can go to any thread at once.
+  __atomic_store_n(&cache->affinity_tag_, 0, __ATOMIC_RELAXED);
   cache->ReleaseAll();
   SpinLockHolder h(&lock_);
   if (steal_cursor_ == cache) steal_cursor_ = cache->next_;
@@ -246,6 +255,13 @@ void ThreadCacheRegistry::Destroy(ThreadCache* cache) {
   if (cache->next_ != nullptr) cache->next_->prev_ = cache->prev_;
   unclaimed_ += static_cast<int64_t>(cache->max_size_);
   alloc_.Delete(cache);
+}
+
+void ThreadCacheRegistry::OrphanAllBut(const ThreadCache* self) {
+  SpinLockHolder h(&lock_);
+  for (ThreadCache* c = head_; c != nullptr; c = c->next_) {
+    if (c != self) __atomic_store_n(&c->affinity_tag_, 0, __ATOMIC_RELAXED);
+  }
 }
 
 bool ThreadCacheRegistry::ClaimUnclaimed(ThreadCache* cache) {

@@ -44,6 +44,7 @@
 #include "alloc/internal/spin_lock.h"
 #include "alloc/sampler.h"
 #include "alloc/size_classes.h"
+#include "alloc/span_affinity.h"
 
 namespace heapkit::alloc {
 
@@ -190,6 +191,10 @@ class ThreadCache {
   }
   bool GrowSlow(FreeList& list, uint32_t max, size_t need);
 
+  // This cache as the owner of central spans (span_affinity.h): a fresh tag from Init, cleared
+  // by Destroy (the thread's spans and batches then belong to nobody).
+  SpanAffinity affinity() const { return SpanAffinity{&affinity_tag_, affinity_tag_}; }
+
   size_t max_size_ = kMinSize;
   size_t capacity_ = 0;  // sum of max_length * object_size (see the capacity model above)
   CentralFreeList* central_ = nullptr;
@@ -198,6 +203,7 @@ class ThreadCache {
   ThreadCache* next_ = nullptr;
   ThreadCache* prev_ = nullptr;
   uint8_t list_off_[kListOffLength] = {};  // see kListOffScale; all 0 (list 0) when empty
+  uint64_t affinity_tag_ = 0;  // see affinity(); read by other threads (relaxed)
 };
 
 static_assert(sizeof(ThreadCache::FreeList) == SizeMap::kListStride);
@@ -219,6 +225,10 @@ class ThreadCacheRegistry {
   void IncreaseCacheLimit(ThreadCache* cache);
   // Grows cache->max_size_ by kStealAmount from the unclaimed budget only; false if too little.
   bool ClaimUnclaimed(ThreadCache* cache);
+
+  // Every cache but `self` stops owning its spans and batches (span_affinity.h): after fork(),
+  // in the child, where their threads do not exist.
+  void OrphanAllBut(const ThreadCache* self);
 
   void SetMaxTotal(size_t bytes);
   size_t max_total() const { return max_total_; }

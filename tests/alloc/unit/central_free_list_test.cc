@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 #include <memory>
 #include <set>
@@ -151,6 +154,179 @@ TEST(CentralFreeListTest, SmallRequestTakesFrontOfParkedChain) {
   cl.InsertRange(head, tail, 5);
   cl.InsertRange(head2, tail2, batch - 5);
   EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// Thread affinity (span_affinity.h): two owners, each a tag word as a thread cache holds it.
+struct Owner {
+  uint64_t word;
+  explicit Owner(uint64_t tag) : word(tag) {}
+  SpanAffinity affinity() const { return SpanAffinity{&word, word}; }
+  void Exit() { word = 0; }
+};
+
+std::set<Span*> SpansOf(testing::Tiers& t, void* head, int n) {
+  std::set<Span*> spans;
+  for (void* p : Collect(head, n)) {
+    spans.insert(t.map->GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift));
+  }
+  return spans;
+}
+
+// A batch one owner parked goes back to that owner; another live owner gets a span of its own
+// instead (so the two never hold objects of one span, or of one cache line).
+TEST(CentralFreeListTest, ParkedBatchGoesBackToItsOwner) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(16);
+  CentralFreeList& cl = t->central[cls];
+  const int batch = t->sizemap.NumToMove(cls);
+  Owner a(1), b(2);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  const std::set<Span*> a_spans = SpansOf(*t, head, batch);
+  std::vector<void*> parked = Collect(head, batch);
+  cl.InsertRange(head, tail, batch);
+  ASSERT_EQ(cl.TransferObjects(), static_cast<size_t>(batch));
+  void* bh;
+  void* bt;
+  ASSERT_EQ(cl.RemoveRange(&bh, &bt, batch, b.affinity()), batch);
+  for (Span* s : SpansOf(*t, bh, batch)) {
+    EXPECT_EQ(a_spans.count(s), 0u) << "b got objects of a's span";
+    EXPECT_EQ(s->affinity_, b.affinity());
+  }
+  EXPECT_EQ(cl.TransferObjects(), static_cast<size_t>(batch)) << "a's batch stays parked";
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, 7, a.affinity()), 7);
+  EXPECT_EQ(Collect(head, 7), std::vector<void*>(parked.begin(), parked.begin() + 7));
+  cl.InsertRange(head, tail, 7);
+  cl.InsertRange(bh, bt, batch);
+  EXPECT_EQ(cl.GetCounters().foreign_batches, 0u);
+}
+
+// Batches and spans of an owner that exited belong to nobody: the next taker reuses them.
+TEST(CentralFreeListTest, OrphanedBatchesAndSpansAreReused) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(64);
+  CentralFreeList& cl = t->central[cls];
+  const int batch = t->sizemap.NumToMove(cls);
+  Owner a(1), b(2);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  std::vector<void*> v = Collect(head, batch);
+  void* h5;
+  void* t5;
+  ASSERT_EQ(cl.RemoveRange(&h5, &t5, 5, a.affinity()), 5);  // a span of a's with free objects
+  cl.InsertRange(head, tail, batch);
+  a.Exit();
+  const size_t spans = cl.NumSpans();
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, b.affinity()), batch);
+  EXPECT_EQ(Collect(head, batch), v) << "the orphaned batch";
+  void* h3;
+  void* t3;
+  ASSERT_EQ(cl.RemoveRange(&h3, &t3, 3, b.affinity()), 3);
+  EXPECT_EQ(cl.NumSpans(), spans) << "the orphaned span's free objects, no new span";
+  cl.InsertRange(head, tail, batch);
+  cl.InsertRange(h5, t5, 5);
+  cl.InsertRange(h3, t3, 3);
+}
+
+// A transfer cache at least 3/4 full of another live owner's batches hands them out (a thread
+// that frees what another allocated must not fill it for good); counted as foreign batches.
+TEST(CentralFreeListTest, CrowdedTransferCacheHandsOutForeignBatches) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(1024);
+  CentralFreeList& cl = t->central[cls];
+  const int batch = t->sizemap.NumToMove(cls);
+  const int slots = static_cast<int>(CentralFreeList::kTransferBytesPerClass /
+                                     (t->sizemap.ClassSize(cls) * static_cast<size_t>(batch)));
+  ASSERT_GE(slots, 4);
+  Owner a(1), b(2);
+  std::vector<std::pair<void*, void*>> taken;
+  const int crowded = (slots * 3 + 3) / 4;
+  for (int i = 0; i < crowded; ++i) {
+    void* head;
+    void* tail;
+    ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+    taken.push_back({head, tail});
+  }
+  for (int i = 0; i < crowded - 1; ++i) cl.InsertRange(taken[i].first, taken[i].second, batch);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, b.affinity()), batch);
+  EXPECT_NE(head, taken[crowded - 2].first) << "below 3/4: b carves its own";
+  cl.InsertRange(taken[crowded - 1].first, taken[crowded - 1].second, batch);  // now 3/4 of a's
+  void* head2;
+  void* tail2;
+  ASSERT_EQ(cl.RemoveRange(&head2, &tail2, batch, b.affinity()), batch);
+  EXPECT_EQ(head2, taken[crowded - 1].first) << "crowded: the newest batch, a's";
+  EXPECT_EQ(cl.GetCounters().foreign_batches, 1u);
+  cl.InsertRange(head, tail, batch);
+  cl.InsertRange(head2, tail2, batch);
+}
+
+// Partial requests of two owners, interleaved, some given back: at every step no span holds
+// objects of both owners.
+TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(32);
+  CentralFreeList& cl = t->central[cls];
+  Owner a(1), b(2);
+  struct Chain {
+    void* head;
+    void* tail;
+    int owner;
+  };
+  std::vector<Chain> chains;
+  for (int i = 0; i < 400; ++i) {
+    Owner& o = i % 2 ? b : a;
+    void* head;
+    void* tail;
+    ASSERT_EQ(cl.RemoveRange(&head, &tail, 7, o.affinity()), 7);
+    chains.push_back({head, tail, i % 2});
+    if (i % 5 == 4) {  // give some back: they return to their spans
+      cl.InsertRange(chains[i / 3].head, chains[i / 3].tail, 7);
+      chains.erase(chains.begin() + i / 3);
+    }
+    std::set<Span*> spans[2];
+    for (const Chain& c : chains) {
+      for (Span* s : SpansOf(*t, c.head, 7)) spans[c.owner].insert(s);
+    }
+    for (Span* s : spans[0]) {
+      ASSERT_EQ(spans[1].count(s), 0u) << "a span serves both owners, step " << i;
+    }
+  }
+  for (const Chain& c : chains) cl.InsertRange(c.head, c.tail, 7);
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// Refills and releases count their lock acquisitions, and those that found the lock held.
+TEST(CentralFreeListTest, CountsContendedLockAcquisitions) {
+  auto t = std::make_unique<testing::Tiers>();
+  const uint32_t cls = t->sizemap.SizeClass(128);
+  CentralFreeList& cl = t->central[cls];
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, 4), 4);
+  cl.InsertRange(head, tail, 4);
+  EXPECT_EQ(cl.GetCounters().lock_acquisitions, 2u);
+  EXPECT_EQ(cl.GetCounters().lock_contended, 0u);
+  std::atomic<bool> started{false};
+  cl.lock_.Lock();
+  std::thread other([&] {
+    started.store(true);
+    void* h;
+    void* tl;
+    ASSERT_EQ(cl.RemoveRange(&h, &tl, 4), 4);
+    cl.InsertRange(h, tl, 4);
+  });
+  while (!started.load()) std::this_thread::yield();
+  // The other thread cannot get past the lock while it is held here; give it time to try.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cl.lock_.Unlock();
+  other.join();
+  const CentralFreeList::Counters k = cl.GetCounters();
+  EXPECT_EQ(k.lock_acquisitions, 4u);
+  EXPECT_GE(k.lock_contended, 1u);
 }
 
 TEST(CentralFreeListTest, StatsCountUncarvedObjectsAsFree) {

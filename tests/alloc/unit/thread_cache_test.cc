@@ -309,5 +309,65 @@ TEST_F(ThreadCacheTest, MaxSizeGrowsFromBudgetThenBySteal) {
             static_cast<int64_t>(2 * ThreadCache::kMinSize + ThreadCache::kStealAmount));
 }
 
+// Two thread caches on one central tier (one thread plays both; only the caches' identities
+// matter): A keeps every other object it took, frees the rest and gives its lists back to the
+// central tier (as a GC or overflows would, in batches); B then allocates as many. None of B's
+// objects may share a 64-byte line with an object A still holds (false sharing between threads).
+TEST_F(ThreadCacheTest, ObjectsOfOneLineStayWithOneCache) {
+  ThreadCache* a = registry_->Create(1);
+  ThreadCache* b = registry_->Create(2);
+  const uint32_t cls = tiers_->sizemap.SizeClass(16);
+  const size_t size = tiers_->sizemap.ClassSize(cls);
+  std::vector<void*> a_live;
+  std::set<uintptr_t> a_lines;
+  std::vector<void*> all;
+  for (int i = 0; i < 4096; ++i) all.push_back(a->Allocate(cls));
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i % 2 == 0) {
+      a_live.push_back(all[i]);
+      a_lines.insert(reinterpret_cast<uintptr_t>(all[i]) / 64);
+      a_lines.insert((reinterpret_cast<uintptr_t>(all[i]) + size - 1) / 64);
+    } else {
+      a->Deallocate(all[i], cls);
+    }
+  }
+  a->ReleaseAll();
+  ASSERT_GT(tiers_->central[cls].TransferObjects(), 0u) << "the scenario needs parked batches";
+  std::vector<void*> b_objects;
+  int shared = 0;
+  for (int i = 0; i < 2048; ++i) {
+    void* p = b->Allocate(cls);
+    b_objects.push_back(p);
+    if (a_lines.count(reinterpret_cast<uintptr_t>(p) / 64) ||
+        a_lines.count((reinterpret_cast<uintptr_t>(p) + size - 1) / 64)) {
+      ++shared;
+    }
+  }
+  EXPECT_EQ(shared, 0) << "objects of B on lines holding A's live objects";
+  for (void* p : b_objects) b->Deallocate(p, cls);
+  for (void* p : a_live) a->Deallocate(p, cls);
+  registry_->Destroy(a);
+  registry_->Destroy(b);
+  ExpectAllInCentral(cls);
+}
+
+// When A's thread exits, what it gave back is reused by B (no new spans).
+TEST_F(ThreadCacheTest, ExitedCacheObjectsAreReused) {
+  ThreadCache* a = registry_->Create(1);
+  ThreadCache* b = registry_->Create(2);
+  const uint32_t cls = tiers_->sizemap.SizeClass(48);
+  std::vector<void*> held;
+  for (int i = 0; i < 3000; ++i) held.push_back(a->Allocate(cls));
+  for (void* p : held) a->Deallocate(p, cls);
+  registry_->Destroy(a);
+  const size_t spans = tiers_->central[cls].NumSpans();
+  held.clear();
+  for (int i = 0; i < 3000; ++i) held.push_back(b->Allocate(cls));
+  EXPECT_EQ(tiers_->central[cls].NumSpans(), spans) << "B carved new spans instead";
+  for (void* p : held) b->Deallocate(p, cls);
+  registry_->Destroy(b);
+  ExpectAllInCentral(cls);
+}
+
 }  // namespace
 }  // namespace heapkit::alloc

@@ -29,6 +29,9 @@ using Rng = heapkit::testing::XorshiftRng;
 size_t RssBytes();             // current resident set (statm)
 double CpuSeconds();           // user + system time of the process so far
 void Report(const char* metric, double value);
+// A MallocExtension numeric property of the preloaded allocator (gperftools and heapkit export
+// MallocExtension_GetNumericProperty); false when it has none or does not know `name`.
+bool AllocatorProperty(const char* name, size_t* value);
 
 using Workload = int (*)(int argc, char** argv);  // argv[0] is the workload name
 struct WorkloadRegistrar {

@@ -116,6 +116,7 @@ BENCH_WORKLOAD(mthread, "<threads> <ms>: bench-malloc-thread, wall ns per iterat
   const double secs = NowSeconds() - t0;
   FreeAll(run);
   Report("ns_per_iter", secs * 1e9 / double(run.iterations));
+  Report("iterations", double(run.iterations));
   return 0;
 }
 

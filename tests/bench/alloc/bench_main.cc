@@ -1,4 +1,5 @@
 // alloc_bench driver: `alloc_bench <workload> [args]`; `alloc_bench --list` for usage.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -38,6 +39,12 @@ void Report(const char* metric, double value) {
   fflush(stdout);
 }
 
+bool AllocatorProperty(const char* name, size_t* value) {
+  using Fn = int (*)(const char*, size_t*);
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+  return fn != nullptr && fn(name, value) != 0;
+}
+
 long ArgLong(int argc, char** argv, int i, long def) {
   return i < argc ? strtol(argv[i], nullptr, 0) : def;
 }
@@ -51,7 +58,18 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   for (int i = 0; i < g_num; ++i) {
-    if (strcmp(argv[1], g_workloads[i].name) == 0) return g_workloads[i].fn(argc - 1, argv + 1);
+    if (strcmp(argv[1], g_workloads[i].name) != 0) continue;
+    const int rc = g_workloads[i].fn(argc - 1, argv + 1);
+    // heapkit's central-list counters (totals of the run), after the workload's own lines.
+    static const char* const kCounters[] = {"central_lock_acquisitions", "central_lock_contended",
+                                            "central_foreign_batches"};
+    for (const char* name : kCounters) {
+      char property[64];
+      snprintf(property, sizeof property, "heapkit.%s", name);
+      size_t value = 0;
+      if (AllocatorProperty(property, &value)) Report(name, double(value));
+    }
+    return rc;
   }
   fprintf(stderr, "alloc_bench: unknown workload '%s' (try --list)\n", argv[1]);
   return 2;

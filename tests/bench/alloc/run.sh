@@ -51,7 +51,7 @@ done
 
 # Rows: id | label | workload args | metric | extra env. Sizes scaled down by --smoke.
 if [[ $smoke == 1 ]]; then N=20000; M=20000; OBJ=20000; OBJ1K=2000; ITER=3; MIB=16; THR=20; MS=50
-  [[ $only == . ]] && only='^(pairs16|live64|batch256|ttest1s|ttest2|prodcons|larson|churn|large|fp16|fp1000|startup|rel1s|mthread|linesharing)$'
+  [[ $only == . ]] && only='^(pairs16|live64|batch256|ttest1s|ttest2|prodcons|larson|churn|large|fp16|fp1000|startup|rel1s|mthread|linesharing|xthread)$'
 else N=20000000; M=2000000; OBJ=10000000; OBJ1K=1000000; ITER=200; MIB=512; THR=2000; MS=1000; fi
 rows=()
 for s in 16 64 256; do
@@ -64,6 +64,7 @@ rows+=("ttest1l|t-test1, 2 threads, private bins, <= 32 KiB (ns/op)|ttest1 2 327
 rows+=("ttest2|t-test2, 2 threads, shared pool, cross-thread frees, <= 64 B (ns/op)|ttest2 2 64 $M|ns_per_op|")
 rows+=("mthread|bench-malloc-thread, 2 threads, 1024 slots of 4 B-32 KiB (ns/iteration)|mthread 2 $MS|ns_per_iter|")
 rows+=("linesharing|same, objects per 1024 sharing a cache line with another thread's at the end|linesharing 2 $MS|shared_per_1024|")
+rows+=("xthread|rptest-like, 2 threads, 8-16000 B blocks freed by the other thread (ns/step)|xthread 2 $M|ns_per_step|")
 rows+=("prodcons|producer/consumer, 1+1 threads, 64 B (ns/object)|prodcons 1 64 $M|ns_per_object|")
 rows+=("larson|larson, 2 threads x 10 rounds, 16-128 B (ns/op)|larson 2 10 1000 $((M / 10))|ns_per_op|")
 rows+=("churn|thread churn, $THR threads exiting holding memory (us/thread)|churn $THR 200|us_per_thread|")
