@@ -34,6 +34,8 @@ total = 0.0
 for l in lines[1:]:
     if not l:
         break
+    if l.startswith('#'):  # comment lines (the dump reason) between header and records
+        continue
     m = re.match(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$', l)
     n, b = int(m.group(1)), int(m.group(2))
     pcs = [int(x, 16) for x in m.group(5).split()]
