@@ -99,6 +99,13 @@ class ThreadCache {
   // The empty cache: every list empty, room kEmptyRoom, every size on list 0.
   constexpr ThreadCache() {
     for (FreeList& l : lists_) l.length.room = kEmptyRoom;
+    // A recycled cache's tag word may still be read by another thread through a stale
+    // SpanAffinity (span_affinity.h): clear it with an atomic store, as Destroy does.
+    if (__builtin_is_constant_evaluated()) {
+      affinity_tag_ = 0;
+    } else {
+      __atomic_store_n(&affinity_tag_, 0, __ATOMIC_RELAXED);
+    }
   }
 
   void Init(CentralFreeList* central, const SizeMap* sizemap, ThreadCacheRegistry* registry,
@@ -203,7 +210,7 @@ class ThreadCache {
   ThreadCache* next_ = nullptr;
   ThreadCache* prev_ = nullptr;
   uint8_t list_off_[kListOffLength] = {};  // see kListOffScale; all 0 (list 0) when empty
-  uint64_t affinity_tag_ = 0;  // see affinity(); read by other threads (relaxed)
+  uint64_t affinity_tag_;  // see affinity(); read by other threads (relaxed); set by the constructor
 };
 
 static_assert(sizeof(ThreadCache::FreeList) == SizeMap::kListStride);
