@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sanitizer builds (tests/README.md, "Sanitizer builds"): configures build-asan, build-ubsan and
-# build-tsan with -DHEAPKIT_SANITIZE=<kind> (cmake/HeapkitSanitize.cmake says what is
+# build-tsan with -DHEAPKIT_SANITIZE=<kind> (tests/sanitize/sanitize.cmake says what is
 # instrumented and why), builds the targets the selected tests need and runs those tests.
 #   tests/scripts/sanitizer_builds.sh [address|undefined|thread|all]   (default: all)
 # Exit status: 0 when every selected test passed in every build, 1 otherwise, 2 on bad usage.

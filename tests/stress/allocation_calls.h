@@ -4,7 +4,7 @@
 //   allocation_calls_direct.cc   heapkit's allocator through its internal API (alloc/allocator.h)
 //                                in a process whose malloc stays the C library's: heapkit_stress_api,
 //                                the build ThreadSanitizer runs (it must own malloc itself; see
-//                                cmake/HeapkitSanitize.cmake)
+//                                tests/sanitize/sanitize.cmake)
 // Each call has the contract of the C/C++ function it is named after.
 #pragma once
 

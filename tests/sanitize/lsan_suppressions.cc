@@ -1,5 +1,5 @@
 // LeakSanitizer's built-in suppressions, linked into every instrumented executable of an ASan
-// build (cmake/HeapkitSanitize.cmake). They cover the libraries pprof-tool renders graphs with:
+// build (tests/sanitize/sanitize.cmake). They cover the libraries pprof-tool renders graphs with:
 // graphviz keeps font and layout caches for the life of the process and leaks some layout
 // nodes (dot_layout's mincross), and fontconfig/pango/cairo/glib cache what graphviz asks them
 // for. A block allocated inside one of these libraries is not reported, whoever should have
