@@ -6,6 +6,7 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
 #include "profiler/allocator_frames.h"
+#include "profiler/cfi_unwinder.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/stack_capture.h"
 
@@ -42,7 +43,12 @@ void OnHeapGrowth(size_t bytes) {
   InitStackCapture();
   InitAllocatorFrames();
   void* pcs[kMaxCaptureDepth];
-  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
+  int depth;
+  {
+    // Rare captures: rules computed, not cached (the cache's pages stay untouched).
+    CfiNoCacheFillScope no_fill;
+    depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
+  }
   const int skip = CountAllocatorFrames(pcs, depth);
   void* const* user = pcs + skip;
   const int keep = depth - skip < kMaxStackDepth ? depth - skip : kMaxStackDepth;
