@@ -17,6 +17,11 @@
 #define HEAPKIT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HEAPKIT_NOINLINE __attribute__((noinline))
 #define HEAPKIT_ALWAYS_INLINE inline __attribute__((always_inline))
+// Code that a process runs once, at start-up or exit, whatever is enabled: placed with the
+// other start-up code (.text.startup, at the front of the library's text, next to the
+// allocator) so that a program that neither profiles nor checks leaks never maps the
+// fault-around windows of the profiler's and checker's code (64 KiB of RSS each).
+#define HEAPKIT_STARTUP_CODE __attribute__((section(".text.startup")))
 
 namespace heapkit::alloc {
 
