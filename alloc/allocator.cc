@@ -18,7 +18,7 @@ extern "C" void* __dso_handle __attribute__((visibility("hidden")));
 // The shared libraries' DT_FINI (-Wl,-fini in CMakeLists.txt) instead of crti's _fini: ours
 // has nothing to do (destructors run from .fini_array) and lies at the very end of the text,
 // so calling it at exit would map the last fault-around window of the text in every process.
-extern "C" __attribute__((visibility("hidden"), used)) HEAPKIT_STARTUP_CODE void
+extern "C" __attribute__((visibility("hidden"), used)) HEAPKIT_ALWAYS_RUN_CODE void
 heapkit_library_fini() {}
 
 #include "alloc/internal/arena.h"
@@ -121,7 +121,7 @@ void RegisterAtFork() {
   if (atfork_registered.compare_exchange_strong(expected, true)) {
     // What pthread_atfork (libc_nonshared's stub) does, called directly: the stub is linked
     // after all our code, and calling it would map the last fault-around window of the
-    // library's text in every process (common.h, HEAPKIT_STARTUP_CODE).
+    // library's text in every process (common.h, HEAPKIT_ALWAYS_RUN_CODE).
     __register_atfork(PreFork, PostFork, PostForkChild, __dso_handle);
   }
 }

@@ -43,10 +43,10 @@ const char* KeepCopy(const char* name, const char* value, char* buf, size_t size
 
 }  // namespace
 
-HEAPKIT_STARTUP_CODE Settings& CheckerSettings() { return g_settings; }
-HEAPKIT_STARTUP_CODE bool CheckerActive() { return g_settings.mode != Mode::kOff; }
+HEAPKIT_ALWAYS_RUN_CODE Settings& CheckerSettings() { return g_settings; }
+HEAPKIT_ALWAYS_RUN_CODE bool CheckerActive() { return g_settings.mode != Mode::kOff; }
 
-HEAPKIT_STARTUP_CODE void InitCheckerFromEnvironment() {
+HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (g_initialized) return;
   g_initialized = true;
   Settings& s = g_settings;

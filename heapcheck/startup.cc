@@ -56,7 +56,7 @@ __attribute__((noinline)) void ExitCheckFrom(bool late) {
 
 __attribute__((noinline)) void EarlyExitCheck() { ExitCheckFrom(false); }
 
-HEAPKIT_STARTUP_CODE __attribute__((noinline)) void LateExitCheck() {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) void LateExitCheck() {
   auto& s = heapkit::check::CheckerSettings();
   if (!g_early_registered && !s.after_destructors) {
     s.after_destructors = true;  // fallback: no early point was available
@@ -70,22 +70,22 @@ HEAPKIT_STARTUP_CODE __attribute__((noinline)) void LateExitCheck() {
 using MainFn = int (*)(int, char**, char**);
 MainFn g_real_main = nullptr;
 
-HEAPKIT_STARTUP_CODE int MainWrapper(int argc, char** argv, char** envp) {
+HEAPKIT_ALWAYS_RUN_CODE int MainWrapper(int argc, char** argv, char** envp) {
   if (heapkit::check::CheckerActive() && atexit(EarlyExitCheck) == 0) g_early_registered = true;
   return g_real_main(argc, argv, envp);
 }
 
-HEAPKIT_STARTUP_CODE __attribute__((constructor(101))) void HeapcheckInit() {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((constructor(101))) void HeapcheckInit() {
   heapkit::check::InitCheckerFromEnvironment();
 }
 
-HEAPKIT_STARTUP_CODE __attribute__((destructor(101))) void HeapcheckFini() { LateExitCheck(); }
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((destructor(101))) void HeapcheckFini() { LateExitCheck(); }
 
 }  // namespace
 
 using StartMainFn = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
-extern "C" __attribute__((visibility("default"))) HEAPKIT_STARTUP_CODE int __libc_start_main(
+extern "C" __attribute__((visibility("default"))) HEAPKIT_ALWAYS_RUN_CODE int __libc_start_main(
     MainFn main, int argc, char** argv, void (*init)(), void (*fini)(), void (*rtld_fini)(),
     void* stack_end) {
   // Called once, before any other thread exists (no guarded static: no C++ runtime needed).

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "alloc/common.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
 #include "profiler/allocator_frames.h"
@@ -38,7 +39,7 @@ void GrowthSource(void*, RecordVisitor visit, void* visit_ctx) {
 
 }  // namespace
 
-void OnHeapGrowth(size_t bytes) {
+HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {
   // Both idempotent and malloc-free; growth may come before any sampling has started.
   InitStackCapture();
   InitAllocatorFrames();

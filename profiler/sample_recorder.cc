@@ -184,7 +184,7 @@ void FindStaticAllocatorFrames() {
 
 }  // namespace
 
-HEAPKIT_STARTUP_CODE bool SampleRecordingOn() { return g_recording.load(); }
+HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 void OnSlotFree(const void*, uint64_t value) {
   if (!g_profiling.load(std::memory_order_relaxed)) return;

@@ -44,7 +44,7 @@ constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks}
 // HEAPPROFILE, if set. Like gperftools, we mark the variable in place (high bit of its first
 // byte) so that programs exec'd from this one see it and write <prefix>_<pid>.NNNN.heap instead
 // of overwriting our files; forked children get the same naming from the fork handler.
-HEAPKIT_STARTUP_CODE void StartFromEnvironment() {
+HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
   char* raw = const_cast<char*>(internal::EnvRaw("HEAPPROFILE"));
   if (raw == nullptr || raw[0] == '\0') return;
   if (strlen(raw) + 16 >= PATH_MAX) {
@@ -65,7 +65,7 @@ HEAPKIT_STARTUP_CODE void StartFromEnvironment() {
 
 }  // namespace
 
-HEAPKIT_STARTUP_CODE void ProfilerStartup() {
+HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   static bool done = false;
   if (done) return;
   done = true;
