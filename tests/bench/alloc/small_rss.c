@@ -7,25 +7,13 @@
  *            batches of 100 live blocks
  *   cfrac    cfrac-like: small bignums (16..96 bytes) allocated and freed in a working set of
  *            ~2000 live objects, 2e6 operations */
-#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static long PeakRssKiB(void) {
-  char buf[4096];
-  int fd = open("/proc/self/status", O_RDONLY);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  const char* line = strstr(buf, "VmHWM:");
-  return line != NULL ? strtol(line + 6, NULL, 10) : -1;
-}
+#include "peak_rss.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint32_t Random(void) {
@@ -88,15 +76,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   long kib = PeakRssKiB();
-  char out[32];
-  int len = 0;
-  char digits[24];
-  int d = 0;
-  unsigned long v = kib < 0 ? 0 : (unsigned long)kib;
-  do digits[d++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-  while (d > 0) out[len++] = digits[--d];
-  out[len++] = '\n';
-  if (write(1, out, (size_t)len) != len) return 1;
+  if (WriteKiB(kib) != 0) return 1;
   if (argc > 2 && strcmp(argv[2], "stop") == 0) raise(SIGSTOP);
   return failed || kib < 0;
 }
