@@ -151,4 +151,8 @@ class alignas(64) CentralFreeList {
   size_t num_spans_ = 0;
 };
 
+// Start-up writes every list's header (Init), so the array of 128 lists is RSS of every
+// process: the parked-batch slots stay outside it (slots_).
+static_assert(sizeof(CentralFreeList) <= 512, "central lists' headers grew: keep bulky state out");
+
 }  // namespace heapkit::alloc
