@@ -1,5 +1,6 @@
 #include "alloc/central_free_list.h"
 
+#include "alloc/internal/arena.h"
 #include "alloc/internal/dcheck.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
@@ -26,6 +27,14 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   max_slots_ = static_cast<int>(slots);
   SpanListInit(&nonempty_);
   SpanListInit(&empty_);
+}
+
+bool CentralFreeList::HaveSlots() {
+  if (HEAPKIT_LIKELY(slots_ != nullptr)) return true;
+  // Lock order central -> arena (allocator.h). Out of memory: the batch goes to the spans.
+  slots_ = static_cast<Batch*>(
+      internal::ArenaAlloc(sizeof(Batch) * static_cast<size_t>(max_slots_), alignof(Batch)));
+  return slots_ != nullptr;
 }
 
 void CentralFreeList::LockCounted() {
@@ -220,7 +229,7 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   if (n == num_to_move_ && tail != nullptr) *static_cast<void**>(tail) = nullptr;
   LockCounted();
   UnlockAtExit unlock(&lock_);
-  if (n == num_to_move_ && used_slots_ < max_slots_) {
+  if (n == num_to_move_ && used_slots_ < max_slots_ && HaveSlots()) {
     const Span* span = heap_->pagemap()->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
     const SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};
     slots_[used_slots_++] = Batch{head, tail, n, owner};

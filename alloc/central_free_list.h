@@ -116,6 +116,8 @@ class alignas(64) CentralFreeList {
     int count;   // num_to_move_ when parked; less after a smaller request took its front
     SpanAffinity owner;  // of the span of its first object when parked
   };
+  // slots_ exists (allocated on first use, lock held); false when the arena is out of memory.
+  bool HaveSlots();
   // Lock with the counters above (the uncontended case costs what SpinLock::Lock costs).
   void LockCounted();
   // The newest parked batch `who` may take, -1 if none.
@@ -139,11 +141,18 @@ class alignas(64) CentralFreeList {
   PageHeap* heap_ = nullptr;
   Span nonempty_;  // in-use spans with at least one free object
   Span empty_;     // in-use spans whose objects are all handed out
-  Batch slots_[kMaxSlots] = {};
+  // max_slots_ parked batches, from the metadata arena when the first batch is parked: a list
+  // that never parks one (most classes of a small program) owns none, and the lists' Init
+  // writes stay on a few pages of .bss.
+  Batch* slots_ = nullptr;
   int used_slots_ = 0;
   int max_slots_ = 0;
   size_t free_in_spans_ = 0;
   size_t num_spans_ = 0;
 };
+
+// Start-up writes every list's header (Init), so the array of 128 lists is RSS of every
+// process: the parked-batch slots stay outside it (slots_).
+static_assert(sizeof(CentralFreeList) <= 512, "central lists' headers grew: keep bulky state out");
 
 }  // namespace heapkit::alloc

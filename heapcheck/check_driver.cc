@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "alloc/common.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
@@ -42,10 +43,10 @@ const char* KeepCopy(const char* name, const char* value, char* buf, size_t size
 
 }  // namespace
 
-Settings& CheckerSettings() { return g_settings; }
-bool CheckerActive() { return g_settings.mode != Mode::kOff; }
+HEAPKIT_ALWAYS_RUN_CODE Settings& CheckerSettings() { return g_settings; }
+HEAPKIT_ALWAYS_RUN_CODE bool CheckerActive() { return g_settings.mode != Mode::kOff; }
 
-void InitCheckerFromEnvironment() {
+HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (g_initialized) return;
   g_initialized = true;
   Settings& s = g_settings;

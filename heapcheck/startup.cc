@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "alloc/common.h"
 #include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
 #include "profiler/on_demand_library.h"
@@ -55,33 +56,36 @@ __attribute__((noinline)) void ExitCheckFrom(bool late) {
 
 __attribute__((noinline)) void EarlyExitCheck() { ExitCheckFrom(false); }
 
-__attribute__((noinline)) void LateExitCheck() {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) void LateExitCheck() {
   auto& s = heapkit::check::CheckerSettings();
   if (!g_early_registered && !s.after_destructors) {
     s.after_destructors = true;  // fallback: no early point was available
   }
+  // ExitCheckFrom's own test, here too: a process with no check pending does not execute (map)
+  // the checker's code at exit.
+  if (!s.global_check_pending) return;
   ExitCheckFrom(true);
 }
 
 using MainFn = int (*)(int, char**, char**);
 MainFn g_real_main = nullptr;
 
-int MainWrapper(int argc, char** argv, char** envp) {
+HEAPKIT_ALWAYS_RUN_CODE int MainWrapper(int argc, char** argv, char** envp) {
   if (heapkit::check::CheckerActive() && atexit(EarlyExitCheck) == 0) g_early_registered = true;
   return g_real_main(argc, argv, envp);
 }
 
-__attribute__((constructor(101))) void HeapcheckInit() {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((constructor(101))) void HeapcheckInit() {
   heapkit::check::InitCheckerFromEnvironment();
 }
 
-__attribute__((destructor(101))) void HeapcheckFini() { LateExitCheck(); }
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((destructor(101))) void HeapcheckFini() { LateExitCheck(); }
 
 }  // namespace
 
 using StartMainFn = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
-extern "C" __attribute__((visibility("default"))) int __libc_start_main(
+extern "C" __attribute__((visibility("default"))) HEAPKIT_ALWAYS_RUN_CODE int __libc_start_main(
     MainFn main, int argc, char** argv, void (*init)(), void (*fini)(), void (*rtld_fini)(),
     void* stack_end) {
   // Called once, before any other thread exists (no guarded static: no C++ runtime needed).

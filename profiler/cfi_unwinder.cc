@@ -261,7 +261,8 @@ uint32_t ComputeRule(uintptr_t ra) {
 // its state in registers).
 __attribute__((noinline, cold)) uint32_t MissRule(uintptr_t ra) {
   const uint32_t rule = ComputeRule(ra);
-  g_rule_cache[CacheIndex(ra)].store((CacheTag(ra) << 32) | rule, std::memory_order_relaxed);
+  if (!tls_cfi_no_cache_fill)
+    g_rule_cache[CacheIndex(ra)].store((CacheTag(ra) << 32) | rule, std::memory_order_relaxed);
   return rule;
 }
 
@@ -374,6 +375,7 @@ __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop, void
 }
 
 __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
+__thread bool tls_cfi_no_cache_fill __attribute__((tls_model("initial-exec"))) = false;
 
 int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max) {
   int n = 0;

@@ -60,6 +60,22 @@ struct WalkMemo {
 };
 extern __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
 
+// While set on a thread, rule-cache misses compute the frame's rule without storing it. The
+// cache is 512 KiB of .bss indexed by the return address's low bits, so the few frames of a
+// rare capture (a heap-growth stack, at least 2 MiB of growth apart) would each write a
+// different page: a program that never samples keeps the whole cache untouched this way.
+extern __thread bool tls_cfi_no_cache_fill __attribute__((tls_model("initial-exec")));
+class CfiNoCacheFillScope {
+ public:
+  CfiNoCacheFillScope() : saved_(tls_cfi_no_cache_fill) { tls_cfi_no_cache_fill = true; }
+  ~CfiNoCacheFillScope() { tls_cfi_no_cache_fill = saved_; }
+  CfiNoCacheFillScope(const CfiNoCacheFillScope&) = delete;
+  CfiNoCacheFillScope& operator=(const CfiNoCacheFillScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 // Copies the memo's frames from `drop` on (out of line: the repeat capture needs no copy).
 int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max);
 // The full walk behind a memo miss (cfi_unwinder.cc): rewrites the memo.

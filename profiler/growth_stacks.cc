@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "alloc/common.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
 #include "profiler/allocator_frames.h"
+#include "profiler/cfi_unwinder.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/stack_capture.h"
 
@@ -37,12 +39,17 @@ void GrowthSource(void*, RecordVisitor visit, void* visit_ctx) {
 
 }  // namespace
 
-void OnHeapGrowth(size_t bytes) {
+HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {
   // Both idempotent and malloc-free; growth may come before any sampling has started.
   InitStackCapture();
   InitAllocatorFrames();
   void* pcs[kMaxCaptureDepth];
-  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
+  int depth;
+  {
+    // Rare captures: rules computed, not cached (the cache's pages stay untouched).
+    CfiNoCacheFillScope no_fill;
+    depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
+  }
   const int skip = CountAllocatorFrames(pcs, depth);
   void* const* user = pcs + skip;
   const int keep = depth - skip < kMaxStackDepth ? depth - skip : kMaxStackDepth;

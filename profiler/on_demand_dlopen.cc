@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 
+#include "alloc/common.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/on_demand_library.h"
@@ -77,6 +78,6 @@ const OnDemandApi* LoadOnDemandLibrary() {
   return g_api.load(std::memory_order_acquire);
 }
 
-const OnDemandApi* OnDemandLibraryIfLoaded() { return g_api.load(std::memory_order_acquire); }
+HEAPKIT_ALWAYS_RUN_CODE const OnDemandApi* OnDemandLibraryIfLoaded() { return g_api.load(std::memory_order_acquire); }
 
 }  // namespace heapkit::prof

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "alloc/common.h"
+
 namespace heapkit::prof {
 namespace {
 
@@ -154,7 +156,7 @@ bool RuntimeSymbolsFromSymtab() { return g_from_symtab; }
 
 int NumRuntimeSymbolRanges() { return g_num_ranges.load(std::memory_order_acquire); }
 
-bool InRuntimeSymbolRange(uintptr_t pc) {
+HEAPKIT_ALWAYS_RUN_CODE bool InRuntimeSymbolRange(uintptr_t pc) {
   int n = g_num_ranges.load(std::memory_order_acquire);
   if (n == 0 || pc == 0) return false;
   uintptr_t v = pc - 1;

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "alloc/common.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/object_slots.h"
@@ -183,7 +184,7 @@ void FindStaticAllocatorFrames() {
 
 }  // namespace
 
-bool SampleRecordingOn() { return g_recording.load(); }
+HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 void OnSlotFree(const void*, uint64_t value) {
   if (!g_profiling.load(std::memory_order_relaxed)) return;

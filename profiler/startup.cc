@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc/common.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
@@ -43,7 +44,7 @@ constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks}
 // HEAPPROFILE, if set. Like gperftools, we mark the variable in place (high bit of its first
 // byte) so that programs exec'd from this one see it and write <prefix>_<pid>.NNNN.heap instead
 // of overwriting our files; forked children get the same naming from the fork handler.
-void StartFromEnvironment() {
+HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
   char* raw = const_cast<char*>(internal::EnvRaw("HEAPPROFILE"));
   if (raw == nullptr || raw[0] == '\0') return;
   if (strlen(raw) + 16 >= PATH_MAX) {
@@ -64,7 +65,7 @@ void StartFromEnvironment() {
 
 }  // namespace
 
-void ProfilerStartup() {
+HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   static bool done = false;
   if (done) return;
   done = true;

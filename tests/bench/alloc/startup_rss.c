@@ -5,23 +5,10 @@
  * with the allocator loaded).
  * Usage: startup_rss <N>: first N allocations of 16..1024 bytes (0: none, like /bin/true; the
  * answer is then written without stdio, so nothing calls malloc). */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-static long PeakRssKiB(void) {
-  char buf[4096];
-  int fd = open("/proc/self/status", O_RDONLY);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  const char* line = strstr(buf, "VmHWM:");
-  return line != NULL ? strtol(line + 6, NULL, 10) : -1;
-}
+#include "peak_rss.h"
 
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 0;
@@ -36,13 +23,5 @@ int main(int argc, char** argv) {
     printf("%ld\n", kib);
     return kib < 0;
   }
-  char out[32];
-  int len = 0;
-  char digits[24];
-  int d = 0;
-  unsigned long v = kib < 0 ? 0 : (unsigned long)kib;
-  do digits[d++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-  while (d > 0) out[len++] = digits[--d];
-  out[len++] = '\n';
-  return write(1, out, (size_t)len) == len && kib >= 0 ? 0 : 1;
+  return WriteKiB(kib) == 0 && kib >= 0 ? 0 : 1;
 }
