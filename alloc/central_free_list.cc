@@ -37,22 +37,21 @@ bool CentralFreeList::HaveSlots() {
   return slots_ != nullptr;
 }
 
-void CentralFreeList::LockCounted() {
-  if (HEAPKIT_UNLIKELY(!lock_.TryLock())) {
-    lock_.Lock();
-    ++counters_.lock_contended;
-  }
-  ++counters_.lock_acquisitions;
-}
-
 namespace {
-// Releases, at the end of the scope, a lock taken by other means (LockCounted).
-class UnlockAtExit {
+// Holds a central list's lock for a scope and counts the acquisition (and whether the lock was
+// found held) in the list's counters, which are written only under that lock.
+class CountedLockHolder {
  public:
-  explicit UnlockAtExit(internal::SpinLock* lock) : lock_(lock) {}
-  ~UnlockAtExit() { lock_->Unlock(); }
-  UnlockAtExit(const UnlockAtExit&) = delete;
-  UnlockAtExit& operator=(const UnlockAtExit&) = delete;
+  CountedLockHolder(internal::SpinLock* lock, CentralFreeList::Counters* counters) : lock_(lock) {
+    if (HEAPKIT_UNLIKELY(!lock_->TryLock())) {
+      lock_->Lock();
+      ++counters->lock_contended;
+    }
+    ++counters->lock_acquisitions;
+  }
+  ~CountedLockHolder() { lock_->Unlock(); }
+  CountedLockHolder(const CountedLockHolder&) = delete;
+  CountedLockHolder& operator=(const CountedLockHolder&) = delete;
 
  private:
   internal::SpinLock* lock_;
@@ -208,8 +207,7 @@ int CentralFreeList::TakeFromBatch(int i, void** head, void** tail, int n) {
 int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffinity& requester) {
   const SpanAffinity who = affine_ ? requester : SpanAffinity{};
   heap_->ReleaseTick();  // time-driven release (page_heap.h) from a slow path
-  LockCounted();
-  UnlockAtExit unlock(&lock_);
+  CountedLockHolder h(&lock_, &counters_);
   if (used_slots_ > 0) {
     const int i = FindBatch(who);
     if (i >= 0) return TakeFromBatch(i, head, tail, n);
@@ -227,8 +225,7 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   // A parked chain must end with a null link; write it before taking the lock (the object may
   // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
   if (n == num_to_move_ && tail != nullptr) *static_cast<void**>(tail) = nullptr;
-  LockCounted();
-  UnlockAtExit unlock(&lock_);
+  CountedLockHolder h(&lock_, &counters_);
   if (n == num_to_move_ && used_slots_ < max_slots_ && HaveSlots()) {
     const Span* span = heap_->pagemap()->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
     const SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};

@@ -118,8 +118,6 @@ class alignas(64) CentralFreeList {
   };
   // slots_ exists (allocated on first use, lock held); false when the arena is out of memory.
   bool HaveSlots();
-  // Lock with the counters above (the uncontended case costs what SpinLock::Lock costs).
-  void LockCounted();
   // The newest parked batch `who` may take, -1 if none.
   int FindBatch(const SpanAffinity& who) const;
   // Takes n objects (at most the batch) from parked slot i.

@@ -78,6 +78,8 @@ const OnDemandApi* LoadOnDemandLibrary() {
   return g_api.load(std::memory_order_acquire);
 }
 
-HEAPKIT_ALWAYS_RUN_CODE const OnDemandApi* OnDemandLibraryIfLoaded() { return g_api.load(std::memory_order_acquire); }
+HEAPKIT_ALWAYS_RUN_CODE const OnDemandApi* OnDemandLibraryIfLoaded() {
+  return g_api.load(std::memory_order_acquire);
+}
 
 }  // namespace heapkit::prof
