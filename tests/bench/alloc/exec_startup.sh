@@ -16,11 +16,8 @@ trap 'rm -rf "$(dirname "$launcher")"' EXIT
 cc -O2 -o "$launcher" "$here/exec_startup.c"
 rss_probe=$(dirname "$launcher")/startup_rss
 cc -O2 -o "$rss_probe" "$here/startup_rss.c"
-lib=/usr/lib/x86_64-linux-gnu
-names=(glibc mimalloc jemalloc tcmalloc_minimal heapkit_minimal heapkit)
-libs=("" "$lib/libmimalloc.so.2" "$lib/libjemalloc.so.2" "$lib/libtcmalloc_minimal.so.4"
-      "$build/libheapkit_minimal.so" "$build/libheapkit.so")
-for extra in "$@"; do names+=("${extra%%=*}"); libs+=("${extra#*=}"); done
+source "$here/peer_libs.sh"
+peer_libs "$build" "$@"
 declare -A samples cpu_samples
 for ((r = 0; r < rounds; r++)); do
   for i in "${!names[@]}"; do
@@ -30,7 +27,6 @@ for ((r = 0; r < rounds; r++)); do
     cpu_samples[${names[$i]}]+="$cpu "
   done
 done
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 printf '| allocator | µs per spawn (median) | min–max | CPU µs per spawn (median) | max RSS of /bin/true (KiB) | VmHWM, no allocation (KiB) | VmHWM, 1000 allocations (KiB) |\n|---|---|---|---|---|---|---|\n'
 for i in "${!names[@]}"; do
   [[ -n ${samples[${names[$i]}]:-} ]] || continue

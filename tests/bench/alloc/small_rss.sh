@@ -12,13 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/small_rss" "$here/small_rss.c"
-lib=/usr/lib/x86_64-linux-gnu
-names=(glibc heapkit_minimal heapkit mimalloc jemalloc tcmalloc_minimal)
-libs=("" "$build/libheapkit_minimal.so" "$build/libheapkit.so" "$lib/libmimalloc.so.2"
-      "$lib/libjemalloc.so.2" "$lib/libtcmalloc_minimal.so.4")
-for extra in "$@"; do names+=("${extra%%=*}"); libs+=("${extra#*=}"); done
+source "$here/peer_libs.sh"
+peer_libs "$build" "$@"
 modes=(none n1000 simple cfrac)
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 declare -A time_rss own_rss
 for ((r = 0; r < runs; r++)); do  # interleaved: every allocator once per round
   for mode in "${modes[@]}"; do
