@@ -23,15 +23,34 @@ bool IsLoaderName(const char* name) {
          std::strncmp(base, "ld-2.", 5) == 0;
 }
 
+struct ModuleWalk {
+  LoadedModules* modules;
+  uintptr_t runtime_code;
+};
+
+// True for a shared object (not the main program: its name is empty) with a PT_LOAD segment
+// holding `address`.
+bool SharedObjectHolds(const dl_phdr_info* info, uintptr_t address) {
+  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && address >= start && address - start < ph.p_memsz) return true;
+  }
+  return false;
+}
+
 int ModuleCallback(dl_phdr_info* info, size_t, void* data) {
-  auto* modules = static_cast<LoadedModules*>(data);
+  const auto* walk = static_cast<const ModuleWalk*>(data);
+  LoadedModules* modules = walk->modules;
   const bool loader = IsLoaderName(info->dlpi_name);
+  const bool runtime = SharedObjectHolds(info, walk->runtime_code);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD) continue;
     uintptr_t start = info->dlpi_addr + ph.p_vaddr;
     Region r{start, start + ph.p_memsz};
-    if (ph.p_flags & PF_W) {
+    if ((ph.p_flags & PF_W) && !runtime) {
       if (!modules->writable.PushBack(r)) return 1;
     }
     if (loader && (ph.p_flags & PF_X)) {
@@ -51,10 +70,16 @@ bool ReadWord(const ProcMaps& maps, uintptr_t address, uintptr_t* out) {
 
 }  // namespace
 
-bool CollectModules(LoadedModules* modules) {
+bool CollectModules(LoadedModules* modules, uintptr_t runtime_code) {
   modules->writable.Clear();
   modules->loader_text.Clear();
-  return dl_iterate_phdr(ModuleCallback, modules) == 0;
+  ModuleWalk walk{modules, runtime_code};
+  return dl_iterate_phdr(ModuleCallback, &walk) == 0;
+}
+
+bool CollectModules(LoadedModules* modules) {
+  bool (*self)(LoadedModules*) = &CollectModules;
+  return CollectModules(modules, reinterpret_cast<uintptr_t>(self));
 }
 
 void InitThreadLayout() {

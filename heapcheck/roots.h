@@ -2,7 +2,11 @@
 //
 //  - globals: every writable PT_LOAD segment (data, bss, relro) of every loaded object, listed
 //    with dl_iterate_phdr BEFORE the world is stopped (it takes the loader lock, which a stopped
-//    thread may hold);
+//    thread may hold) — except those of the runtime's own shared object (libheapkit.so): its
+//    globals are allocator and checker bookkeeping, never the program's data, and a word there
+//    that happens to equal a heap address (an arena's end is the next mapping's start) would
+//    hide a leak. (Linked statically, the runtime's globals are part of the program's segment
+//    and are scanned; its bookkeeping therefore holds no one-past-the-end pointers.)
 //  - per thread: the live stack from the saved stack pointer (minus the 128-byte red zone for
 //    interrupted threads) up to the top of the stack, its saved registers, its static TLS block
 //    and struct pthread (pthread_setspecific values), and its DTV (dynamic TLS blocks are heap
@@ -31,7 +35,10 @@ struct LoadedModules {
 };
 
 // dl_iterate_phdr walk; call with the world running. False on out-of-memory.
-bool CollectModules(LoadedModules* modules);
+// runtime_code: an address of the runtime's code; the writable segments of the shared object
+// that holds it are left out (not those of the main program).
+bool CollectModules(LoadedModules* modules, uintptr_t runtime_code);
+bool CollectModules(LoadedModules* modules);  // runtime_code: this function's address
 
 // Resolves glibc's static TLS size and sizeof(struct pthread) (dlsym: call at start-up).
 void InitThreadLayout();

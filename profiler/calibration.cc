@@ -107,6 +107,7 @@ int CalibrateAllocatorFrames() {
     for (auto* probe : probes)
       for (size_t n : sizes) probe(n);
   tls_calibrating = false;
+  g_sink = nullptr;  // a freed block's address left in a global would hide a later leak there
   alloc::SetSampleParameter(saved);
   return probes_seen;
 }

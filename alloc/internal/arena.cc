@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "alloc/internal/dcheck.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/internal/system_memory.h"
 
@@ -14,9 +15,12 @@ constexpr size_t kMinBucketShift = 4;   // 16 B
 constexpr size_t kMaxBucketShift = 16;  // 64 KiB
 constexpr int kNumBuckets = kMaxBucketShift - kMinBucketShift + 1;
 
+// The current chunk and how much of it is used: no end or next pointer, which would equal the
+// start of whatever the system maps right after the chunk (a user's large block) and, in a
+// statically linked program, whose globals the leak checker scans, keep that block alive.
 SpinLock arena_lock;
-uintptr_t arena_next = 0;
-uintptr_t arena_end = 0;
+uintptr_t arena_chunk = 0;
+size_t arena_used = 0;
 std::atomic<size_t> arena_system_bytes{0};
 
 SpinLock meta_lock;
@@ -38,18 +42,18 @@ void* ArenaAlloc(size_t size, size_t align) {
     if (p != nullptr) arena_system_bytes.fetch_add(size, std::memory_order_relaxed);
     return p;
   }
+  HEAPKIT_DCHECK(align <= 4096);  // offsets in a page-aligned chunk
   SpinLockHolder h(&arena_lock);
-  uintptr_t start = (arena_next + align - 1) & ~(align - 1);
-  if (arena_next == 0 || start + size > arena_end) {
+  size_t offset = (arena_used + align - 1) & ~(align - 1);  // chunks are page-aligned
+  if (arena_chunk == 0 || offset + size > kChunkSize) {
     void* chunk = SystemAlloc(kChunkSize, 4096);
     if (chunk == nullptr) return nullptr;
     arena_system_bytes.fetch_add(kChunkSize, std::memory_order_relaxed);
-    arena_next = reinterpret_cast<uintptr_t>(chunk);
-    arena_end = arena_next + kChunkSize;
-    start = (arena_next + align - 1) & ~(align - 1);
+    arena_chunk = reinterpret_cast<uintptr_t>(chunk);
+    offset = 0;
   }
-  arena_next = start + size;
-  return reinterpret_cast<void*>(start);
+  arena_used = offset + size;
+  return reinterpret_cast<void*>(arena_chunk + offset);
 }
 
 void* MetaAlloc(size_t size) {

@@ -1,5 +1,7 @@
 // Unit tests of the checker's building blocks, linked with the static runtime (libheapkit.a):
 // suppression patterns, /proc/self/maps parsing, MmapArray, and the signal-based thread stopper.
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
+#include "heapcheck/roots.h"
 #include "heapcheck/suppressions.h"
 #include "heapcheck/thread_stopper.h"
 
@@ -76,6 +79,41 @@ TEST(ProcMaps, ReadsOwnMapsAndClampsRegions) {
   for (const Region& r : out) covered += r.end - r.start;
   EXPECT_GE(covered, stack->end - stack->start);
   EXPECT_GT(maps.text_size(), 0u);
+}
+
+// Global roots: every writable segment of every loaded object, except those of the shared
+// object that holds the runtime (its globals are bookkeeping). The main program's are always
+// kept: linked statically, the runtime shares them with the program.
+namespace roots_test {
+int g_program_word = 1;                  // in the main program's writable segment
+bool Covers(const heapkit::check::LoadedModules& m, const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (const heapkit::check::Region& r : m.writable)
+    if (a >= r.start && a < r.end) return true;
+  return false;
+}
+}  // namespace roots_test
+
+TEST(Roots, RuntimeSharedObjectGlobalsAreNotRoots) {
+  using roots_test::Covers;
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(libc, nullptr);
+  auto* libc_code = dlsym(libc, "printf");
+  auto* libc_data = static_cast<const void*>(dlsym(libc, "environ"));  // a libc global
+  ASSERT_NE(libc_code, nullptr);
+  ASSERT_NE(libc_data, nullptr);
+  heapkit::check::LoadedModules with_libc_as_runtime, with_program_as_runtime;
+  ASSERT_TRUE(heapkit::check::CollectModules(&with_libc_as_runtime,
+                                             reinterpret_cast<uintptr_t>(libc_code)));
+  const auto main_code = reinterpret_cast<uintptr_t>(&roots_test::Covers);
+  ASSERT_TRUE(heapkit::check::CollectModules(&with_program_as_runtime, main_code));
+  // The shared object holding the given code loses its writable segments, nothing else does.
+  EXPECT_FALSE(Covers(with_libc_as_runtime, libc_data));
+  EXPECT_TRUE(Covers(with_libc_as_runtime, &roots_test::g_program_word));
+  // The main program is never left out, even when it holds the runtime.
+  EXPECT_TRUE(Covers(with_program_as_runtime, &roots_test::g_program_word));
+  EXPECT_TRUE(Covers(with_program_as_runtime, libc_data));
+  dlclose(libc);
 }
 
 TEST(MmapArray, GrowsAndKeepsContents) {
