@@ -36,12 +36,15 @@ enum ObjectFlags : uint32_t {
   kLiveObject = 1u << 1,  // live but not scanned: a thread's stack, whose live part is a root
 };
 
+// 16 bytes: a snapshot holds one per live object (a million objects: 16 MB).
 struct HeapObject {
   uintptr_t start;
-  size_t size;      // bytes scanned for pointers and the extent pointers may hit
-  uint32_t flags;   // ObjectFlags
-  uint32_t aux;     // free for the caller (e.g. index into a side table)
+  uint64_t size : 48;  // bytes scanned for pointers and the extent pointers may hit (< 2^48:
+                       // the user address space)
+  uint64_t flags : 8;  // ObjectFlags
+  uint64_t aux : 8;    // free for the caller (e.g. a mark while the snapshot is built)
 };
+static_assert(sizeof(HeapObject) == 16, "a snapshot holds one per live object");
 
 struct Region {
   uintptr_t start;

@@ -43,7 +43,7 @@ void CollectObject(void* ctx, void* object, size_t size) {
 bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t requested,
                  const MmapArray<Region>& loader_text) {
   if (requested < o->size) o->size = requested;
-  if (stack.depth > 0 && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.leaf)))
+  if (stack.leaf != nullptr && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.leaf)))
     o->flags |= kRootObject;
   return true;
 }
@@ -53,7 +53,7 @@ bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t reque
 void CollectObjectWithSlot(void* ctx, void* object, size_t size, uint64_t slot) {
   auto* s = static_cast<SnapshotState*>(ctx);
   HeapObject o{reinterpret_cast<uintptr_t>(object), size, 0, kNeedsLookup};
-  prof::AllocationStack stack{0, 0, nullptr};
+  prof::AllocationStack stack{0, nullptr};
   size_t requested = 0;
   if (slot != 0 && prof::DecodeAllocationSlot(slot, &stack, &requested)) {
     ApplyRecord(&o, stack, requested, *s->loader_text);
@@ -138,12 +138,15 @@ bool PrepareWhileRunning(Scratch& s) {
   s.roots.Clear();
   s.registers.Clear();
   // Pre-size the snapshot from the profiler's count of recorded live objects (plus slack for
-  // unrecorded ones) and fault its pages in with one call each, so the stopped phase neither
-  // mremaps nor takes a page fault per 4 KiB.
-  const size_t expect = prof::RecordedLiveObjects() * 9 / 8 + (1 << 12);
+  // unrecorded ones and what threads allocate until they stop) and fault its pages in with one
+  // call each, so the stopped phase seldom mremaps or takes a page fault per 4 KiB. The
+  // flood's work stack is only reserved: it grows as deep as the heap's pointer graph is
+  // wide (a tree or a list: a few pages), seldom to one entry per object.
+  const size_t recorded = prof::RecordedLiveObjects();
+  const size_t expect = recorded + recorded / 64 + (1 << 12);
   s.objects.ReservePopulated(expect);
   s.states.ReservePopulated(expect);
-  s.work.ReservePopulated(expect);
+  s.work.Reserve(expect);
   return true;
 }
 
@@ -169,7 +172,7 @@ void ResolveObjects(Scratch& s, CheckResult* out) {
   for (HeapObject& o : s.objects) {
     if (o.aux == kNeedsLookup) {
       o.aux = 0;
-      prof::AllocationStack stack{0, 0, nullptr};
+      prof::AllocationStack stack{0, nullptr};
       size_t requested = 0;
       if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack,
                                       &requested)) {
@@ -256,15 +259,14 @@ bool RecordLeaks(const Scratch& s, const CheckConfig& config,
     }
     if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
       continue;
-    prof::AllocationStack stack{0, 0, nullptr};
+    prof::AllocationStack stack{0, nullptr};
     size_t requested = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
-      stack = {0, 0, nullptr};
+      stack = {0, nullptr};
     LeakRecord rec{};
     rec.address = o.start;
     rec.bytes = o.size;
     rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
-    rec.depth = static_cast<uint16_t>(stack.depth);
     rec.state = state;
     rec.unaligned_reachable =
         config.test_pointer_alignment && s.states_unaligned[i] == kReachable;

@@ -30,18 +30,20 @@ namespace {
 std::atomic<bool> g_recording{false};
 internal::SpinLock g_enable_lock;
 
-// This thread's last recorded raw stack (allocator frames included) and its bucket: the same
-// call site again — the common case — skips the allocator-frame scan, the stack hash and the
-// shared table. Buckets are never freed, so the pointer stays valid. When the capture's walk
-// id (stack_capture.h) is the remembered one, the frames are not even copied or compared;
-// otherwise (a new walk that may still give the same frames, or the libunwind fallback, id 0)
-// they are compared frame by frame.
+// This thread's last recorded raw stack (allocator frames included), its trace-tree node and,
+// once one was needed, its bucket: the same call site again — the common case — skips the
+// allocator-frame scan, the trace tree and the buckets. Nodes and buckets are never freed, so
+// both stay valid. When the capture's walk id (stack_capture.h) is the remembered one, the
+// frames are not even copied or compared; otherwise (a new walk that may still give the same
+// frames, or the libunwind fallback, id 0) they are compared frame by frame.
 struct LastStack {
   static constexpr int kDepth = 24;  // deeper stacks are matched by walk id only
   int depth = -1;                    // frames in pcs (-1: none kept)
-  uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of bucket (none: no match)
-  uint64_t walk_id = 0;              // 0 whenever bucket is nullptr
-  Bucket* bucket = nullptr;
+  uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of stack (none: no match)
+  uint64_t walk_id = 0;              // 0 whenever stack is kNoStack
+  uint32_t stack = StackTable::kNoStack;  // the node of the frames kept (allocator frames cut)
+  int kept = 0;                           // and their number
+  Bucket* bucket = nullptr;               // (stack, size key)'s bucket; nullptr: not yet looked up
   void* pcs[kDepth] = {};
 
   static uint64_t Key(uint32_t size_key, int limit) {
@@ -49,13 +51,13 @@ struct LastStack {
   }
   // The walk id whose frames need no copy for this key; 0 if none.
   uint64_t KnownWalk(uint64_t k) const { return k == key ? walk_id : 0; }
-  Bucket* Find(void* const* p, int n, uint64_t k) const {
-    if (n != depth || k != key) return nullptr;
+  bool Matches(void* const* p, int n, uint64_t k) const {
+    if (n != depth || k != key) return false;
     for (int i = 0; i < n; ++i)
-      if (p[i] != pcs[i]) return nullptr;
-    return bucket;
+      if (p[i] != pcs[i]) return false;
+    return true;
   }
-  void Remember(void* const* p, int n, uint64_t k, uint64_t id, Bucket* b) {
+  void Remember(void* const* p, int n, uint64_t k, uint64_t id, uint32_t node, int frames) {
     if (n <= kDepth) {
       for (int i = 0; i < n; ++i) pcs[i] = p[i];
       depth = n;
@@ -64,7 +66,9 @@ struct LastStack {
     }
     key = k;
     walk_id = id;
-    bucket = b;
+    stack = node;
+    kept = frames;
+    bucket = nullptr;
   }
 };
 __thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
@@ -106,20 +110,29 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     walk = known;
     depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
   }
-  Bucket* b;
   if (walk != 0 && walk == known) {
-    b = last.bucket;  // the same frames as last time; pcs was not written
-  } else if ((b = last.Find(pcs, depth, last_key)) != nullptr) {
+    // the same frames as last time; pcs was not written
+  } else if (last.Matches(pcs, depth, last_key)) {
     last.walk_id = walk;
   } else {
     int skip = CountAllocatorFrames(pcs, depth);
     int keep = depth - skip;
     if (keep > limit) keep = limit;
-    b = table.FindOrCreateBucket(pcs + skip, keep, size_key);
-    if (b == nullptr) return false;
-    last.Remember(pcs, depth, last_key, walk, b);
+    const uint32_t stack = table.InsertStack(pcs + skip, keep);
+    if (stack == StackTable::kNoStack) return false;
+    last.Remember(pcs, depth, last_key, walk, stack, keep);
   }
-  table.RecordAllocIn(slot, ptr, b, requested);
+  // While no profile is being collected, a slot record needs its stack alone: no bucket, no
+  // count (the leak checker's case; stack_table.h "Object slots").
+  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed)) {
+    table.RecordStackIn(slot, last.stack, requested);
+    return true;
+  }
+  if (last.bucket == nullptr) {
+    last.bucket = table.BucketForStack(last.stack, last.kept, size_key);
+    if (last.bucket == nullptr) return false;
+  }
+  table.RecordAllocIn(slot, ptr, last.bucket, requested);
   if (g_profiling.load(std::memory_order_relaxed)) {
     g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
     MaybeRestartHelperThread();

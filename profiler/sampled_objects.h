@@ -10,8 +10,7 @@
 namespace heapkit::prof {
 
 struct AllocationStack {
-  uint32_t id;       // the stack's bucket in the table (0: none); frames: ReadAllocationStack
-  int depth;         // number of frames
+  uint32_t node;     // the stack's trace-tree node (0: empty stack); frames: ReadAllocationStack
   const void* leaf;  // innermost return address (allocator frames already skipped), or nullptr
 };
 

@@ -56,12 +56,17 @@ Bucket* StackTable::FindInChain(uint32_t first, uint32_t stack, uint32_t size_ke
   return nullptr;
 }
 
-Bucket* StackTable::FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
+uint32_t StackTable::InsertStack(void* const* pcs, int depth) {
+  if (depth < 0) depth = 0;
+  if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
+  const uint32_t stack = tree_.Insert(pcs, depth);
+  return stack == ~0u ? kNoStack : stack;
+}
+
+Bucket* StackTable::BucketForStack(uint32_t stack, int depth, uint32_t size_key) {
   if (depth < 0) depth = 0;
   if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
   if (size_key > kMaxSizeKey) size_key = kMaxSizeKey;
-  const uint32_t stack = tree_.Insert(pcs, depth);
-  if (stack == ~0u) return nullptr;
   const uint32_t index = BucketChainIndex(stack, size_key);
   std::atomic<uint32_t>& head = bucket_heads_[index];
   if (Bucket* b = FindInChain(head.load(std::memory_order_acquire), stack, size_key)) return b;
@@ -166,14 +171,35 @@ void StackTable::AccountFree(Bucket* b, size_t size) {
   m->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
+// Readers count stack-form slot records in the bucket of (stack, 0): made here, before the
+// reader-side array is sized, so that every such record finds its bucket in the counting pass.
+void StackTable::CreateBucketsOfStackSlots() {
+  struct Last {
+    StackTable* table;
+    uint32_t stack;
+  } last{this, kNoStack};
+  slots_->for_each_slot(
+      [](void* p, const void*, uint64_t value) {
+        auto* last = static_cast<Last*>(p);
+        if (!(value & kStackSlotTag)) return;
+        const uint32_t stack = static_cast<uint32_t>((value & ~kStackSlotTag) >> 32);
+        if (stack == last->stack) return;  // neighbours often share a call site
+        last->stack = stack;
+        StackTable& t = *last->table;
+        if (t.FindBucket(stack, 0) == nullptr) t.BucketForStack(stack, t.tree_.Depth(stack), 0);
+      },
+      &last);
+}
+
 void StackTable::RefreshSlotCounts() {
   HEAPKIT_DCHECK(count_lock_.lock.load(std::memory_order_relaxed));  // the one writer below
   if (!slots_used_.load(std::memory_order_acquire)) return;
+  if (stack_slots_used_.load(std::memory_order_acquire)) CreateBucketsOfStackSlots();
   if (!ReserveReaderCounts()) return;
   ReaderCounts* counts = reader_counts_.load(std::memory_order_relaxed);
   for (uint32_t i = 0, n = reader_capacity_.load(std::memory_order_relaxed); i < n; ++i) {
     for (int64_t* f : {&counts[i].slot_live_count, &counts[i].slot_live_bytes,
-                       &counts[i].pending_alloc_count, &counts[i].pending_alloc_bytes})
+                       &counts[i].uncounted_alloc_count, &counts[i].uncounted_alloc_bytes})
       __atomic_store_n(f, 0, __ATOMIC_RELAXED);
   }
   // Threads' batches (sequence-counter reads; a batch whose owner stopped mid-write — a
@@ -193,21 +219,29 @@ void StackTable::RefreshSlotCounts() {
     const uint32_t id = b != nullptr ? b->id.load(std::memory_order_relaxed) : 0;
     if (id == 0 || id >= reader_capacity_.load(std::memory_order_relaxed)) continue;
     ReaderCounts& c = counts[id];
-    Add(&c.pending_alloc_count, count);
-    Add(&c.pending_alloc_bytes, bytes);
+    Add(&c.uncounted_alloc_count, count);
+    Add(&c.uncounted_alloc_bytes, bytes);
   }
   slots_->for_each_slot(
       [](void* table, const void*, uint64_t value) {
-        Bucket* b;
-        size_t size;
         auto* t = static_cast<StackTable*>(table);
-        if (!t->DecodeSlot(value, &b, &size)) return;
+        const bool stack_form = (value & kStackSlotTag) != 0;
+        const Bucket* b =
+            stack_form
+                ? t->FindBucket(static_cast<uint32_t>((value & ~kStackSlotTag) >> 32), 0)
+                : t->BucketById(static_cast<uint32_t>(value >> 32));
+        if (b == nullptr) return;  // a record made after CreateBucketsOfStackSlots
+        const int64_t size = static_cast<uint32_t>(value);
         // Only this pass (under count_lock_) writes these: no locked add needed.
         const uint32_t id = b->id.load(std::memory_order_relaxed);
         if (id >= t->reader_capacity_.load(std::memory_order_relaxed)) return;  // newer bucket
         ReaderCounts& c = t->reader_counts_.load(std::memory_order_relaxed)[id];
         Add(&c.slot_live_count, 1);
-        Add(&c.slot_live_bytes, static_cast<int64_t>(size));
+        Add(&c.slot_live_bytes, size);
+        if (stack_form) {  // never counted as allocated: it is, as long as it lives
+          Add(&c.uncounted_alloc_count, 1);
+          Add(&c.uncounted_alloc_bytes, size);
+        }
       },
       this);
 }
@@ -346,11 +380,11 @@ bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
   return false;
 }
 
-bool StackTable::Lookup(const void* object, Bucket** bucket, size_t* size) {
+bool StackTable::Lookup(const void* object, uint32_t* stack, size_t* size) {
   if (bucket_heads_ == nullptr) return false;
   if (slots_used_.load(std::memory_order_relaxed)) {
     std::atomic<uint64_t>* slot = slots_->find_slot(object);
-    if (slot != nullptr && DecodeSlot(slot->load(std::memory_order_acquire), bucket, size))
+    if (slot != nullptr && DecodeSlot(slot->load(std::memory_order_acquire), stack, size))
       return true;
   }
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
@@ -364,7 +398,7 @@ bool StackTable::Lookup(const void* object, Bucket** bucket, size_t* size) {
   for (Node* n = __atomic_load_n(&heads[h & mask], __ATOMIC_ACQUIRE); n != nullptr && steps < (1 << 20);
        n = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE), ++steps) {
     if (n->address == a) {
-      *bucket = n->bucket;
+      *stack = n->bucket->stack;
       *size = n->size;
       found = true;
       break;
@@ -375,28 +409,28 @@ bool StackTable::Lookup(const void* object, Bucket** bucket, size_t* size) {
 }
 
 void StackTable::ForEachLiveObject(
-    void (*visit)(void* ctx, const void* object, const Bucket* bucket, size_t size), void* ctx) {
+    void (*visit)(void* ctx, const void* object, uint32_t stack, size_t size), void* ctx) {
   if (bucket_heads_ == nullptr) return;
   for (Stripe& s : stripes_) {
     Lock(&s.lock);
     Node** heads = s.heads.load(std::memory_order_relaxed);
     for (size_t i = 0; i <= s.mask; ++i)
       for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size);
+        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket->stack, n->size);
     Unlock(&s.lock);
   }
   if (slots_used_.load(std::memory_order_relaxed)) {
     struct Ctx {
       StackTable* table;
-      void (*visit)(void*, const void*, const Bucket*, size_t);
+      void (*visit)(void*, const void*, uint32_t, size_t);
       void* ctx;
     } c{this, visit, ctx};
     slots_->for_each_slot(
         [](void* p, const void* object, uint64_t value) {
           auto* c = static_cast<Ctx*>(p);
-          Bucket* b;
+          uint32_t stack;
           size_t size;
-          if (c->table->DecodeSlot(value, &b, &size)) c->visit(c->ctx, object, b, size);
+          if (c->table->DecodeSlot(value, &stack, &size)) c->visit(c->ctx, object, stack, size);
         },
         &c);
   }

@@ -20,22 +20,32 @@
 //
 // Object slots (exact mode). With every allocation recorded, a locked hash insert and erase
 // per malloc/free dominated (and 1M hash nodes cost 40 bytes each). When RecordAlloc is asked
-// to (use_slot) and a SlotProvider is set, a small object's (bucket id, requested size) goes
-// into the allocator's per-object side slot instead (alloc/object_slots.h: one 64-bit word per
-// object, found through the page map, written only by the object's owner, no lock). Frees and
-// lookups try the slot first (only once any slot was used), then the hash map. (The allocator
-// itself empties the slot of a freed object whose span routes frees to it, with
+// to (use_slot) and a SlotProvider is set, a small object's record goes into the allocator's
+// per-object side slot instead (alloc/object_slots.h: one 64-bit word per object, found
+// through the page map, written only by the object's owner, no lock). Frees and lookups try
+// the slot first (only once any slot was used), then the hash map. (The allocator itself
+// empties the slot of a freed object whose span routes frees to it, with
 // alloc::TakeObjectSlot, and then does not call the observer: RecordFree sees only the other
-// frees.) Slot value: bucket id << 32 | requested size (bucket ids start at 1, so a used slot
-// is never 0).
+// frees.) A slot value has one of two forms, the requested size always in the low 32 bits:
+//  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
+//    (while a profile is being collected: the profiler's choice, sample_recorder.cc);
+//  - kStackSlotTag | stack node << 32 | size (RecordStackIn): the record names only its
+//    stack's trace-tree node. No bucket exists for it until a reader counts (the leak checker
+//    alone needs stacks, not per-stack counters: a program with a million distinct stacks then
+//    pays 16 bytes per trace-tree node instead of a 32-byte bucket and its chain head more).
+//    ForEachBucketWithCounts resolves such records to the bucket of (stack, size key 0) — exact
+//    mode's only size key — creating it then, and counts them as allocated and in use.
+// Either way a used slot is never 0 (bucket ids start at 1; the tag is set).
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
 // (MapCounts: alloc - free) plus its live slot records, counted by one pass over the slots
 // when a reader asks (ForEachBucketWithCounts: dumps, GetHeapSample) into a reader-side array
 // indexed by bucket id (ReaderCounts), so that buckets carry no reader-only words.
-// StackTable::AllocCount/AllocBytes count all allocations: slot-mode ones are batched per
-// thread (PendingAllocs) and added by readers.
-//
+// StackTable::AllocCount/AllocBytes count the allocations of bucket form: slot-mode ones are
+// batched per thread (PendingAllocs) and added by readers; live stack-form records are added
+// by readers too (their allocations were not counted when they happened; freed ones are lost
+// to the totals, which therefore cover the time a profile was being collected).
+
 // Negative filter (hash map). The allocator calls RecordFree for every free in a span that
 // holds a live recorded object — in exact mode, nearly every free. A counting
 // filter (1 Mi 32-bit counters indexed by the address hash; incremented when an object is
@@ -45,7 +55,8 @@
 //
 // Memory: everything comes from the internal metadata arena (alloc/internal/arena.h), never
 // from the public malloc, so the profiler's own memory never appears in a profile. Per distinct
-// stack: one bucket plus the trace-tree nodes of the frames it does not share.
+// stack: the trace-tree nodes of the frames it does not share, plus one bucket per size key
+// once its allocations are counted (see "Object slots").
 //
 // Locking rules: no lock of this file is held while calling anything that can allocate,
 // unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
@@ -55,8 +66,9 @@
 // tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
 // release them.
 //
-// Stopped-world reads (the leak checker): Lookup() try-locks the stripe; if a stopped thread
-// holds it, it reads without the lock. Nodes and head arrays are never unmapped and chains
+// Stopped-world reads (the leak checker): Lookup() (which answers with the stack's node, for
+// records of either form) try-locks the stripe; if a stopped thread holds it, it reads without
+// the lock. Nodes and head arrays are never unmapped and chains
 // stay acyclic during a rehash, so such a read terminates and never faults; at worst it misses
 // the one object that thread was inserting or removing. Reading a bucket's stack takes no lock.
 #pragma once
@@ -136,8 +148,18 @@ class StackTable {
   bool Init();
   bool initialised() const { return bucket_heads_ != nullptr; }
 
-  // Finds or creates the bucket for (pcs[0..depth), size_key). nullptr only on arena OOM.
-  Bucket* FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key);
+  // Trace-tree node of pcs[0..depth) (leaf first; depth clamped to kMaxBucketDepth), created
+  // as needed. kNoStack only on arena OOM.
+  static constexpr uint32_t kNoStack = ~0u;
+  uint32_t InsertStack(void* const* pcs, int depth);
+  // Finds or creates the bucket of (stack, size_key); `depth` is the stack's frame count.
+  // nullptr only on arena OOM.
+  Bucket* BucketForStack(uint32_t stack, int depth, uint32_t size_key);
+  // Both steps: the bucket for (pcs[0..depth), size_key). nullptr only on arena OOM.
+  Bucket* FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
+    const uint32_t stack = InsertStack(pcs, depth);
+    return stack == kNoStack ? nullptr : BucketForStack(stack, depth, size_key);
+  }
 
   // Records a live sampled object. If `object` was already recorded (a free we never saw),
   // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
@@ -181,13 +203,24 @@ class StackTable {
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
     slot->store((id << 32) | size, std::memory_order_release);
   }
+  // Records an object in its slot (from SlotForAlloc, non-null) by its stack node alone, with
+  // no bucket and no count: the stack form of "Object slots". size <= UINT32_MAX.
+  void RecordStackIn(std::atomic<uint64_t>* slot, uint32_t stack, size_t size) {
+    if (__builtin_expect(!stack_slots_used_.load(std::memory_order_relaxed), 0)) {
+      stack_slots_used_.store(true, std::memory_order_relaxed);
+      slots_used_.store(true, std::memory_order_release);
+    }
+    slot->store(kStackSlotTag | (static_cast<uint64_t>(stack) << 32) | size,
+                std::memory_order_release);
+  }
+  static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
 
   // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
   int64_t AllocCount(const Bucket& b) const {
-    return b.alloc_count.load(std::memory_order_relaxed) + Counts(b).pending_alloc_count;
+    return b.alloc_count.load(std::memory_order_relaxed) + Counts(b).uncounted_alloc_count;
   }
   int64_t AllocBytes(const Bucket& b) const {
-    return b.alloc_bytes.load(std::memory_order_relaxed) + Counts(b).pending_alloc_bytes;
+    return b.alloc_bytes.load(std::memory_order_relaxed) + Counts(b).uncounted_alloc_bytes;
   }
   // In use = live hash-map records + live slot records. Exact for slot records only inside
   // ForEachBucketWithCounts.
@@ -224,19 +257,24 @@ class StackTable {
     Bucket* b = &chunk[id & (kIdChunkSize - 1)];
     return b->id.load(std::memory_order_acquire) == id ? b : nullptr;
   }
-  // Writes the bucket's stack, leaf first, into out[0..max); returns the number of frames.
-  // Lock-free (safe in a stopped world).
-  int ReadStack(const Bucket& b, void** out, int max) const {
-    return tree_.Read(b.stack, out, max);
-  }
-  // The leaf frame of the bucket's stack (nullptr if empty).
-  void* LeafFrame(const Bucket& b) const { return tree_.Leaf(b.stack); }
+  // Writes the frames of a stack node, leaf first, into out[0..max); returns the number of
+  // frames. Lock-free (safe in a stopped world).
+  int ReadStack(uint32_t stack, void** out, int max) const { return tree_.Read(stack, out, max); }
+  int ReadStack(const Bucket& b, void** out, int max) const { return ReadStack(b.stack, out, max); }
+  // The leaf frame of a stack node (nullptr if empty).
+  void* LeafFrame(uint32_t stack) const { return tree_.Leaf(stack); }
   size_t num_stack_nodes() const { return tree_.num_nodes(); }
-  // Decodes a non-zero slot value.
-  bool DecodeSlot(uint64_t value, Bucket** bucket, size_t* size) const {
-    Bucket* b = value != 0 ? BucketById(static_cast<uint32_t>(value >> 32)) : nullptr;
-    if (b == nullptr) return false;
-    *bucket = b;
+  // The stack node and requested size of a non-zero slot value of either form; false for 0 or
+  // a bucket id that names no bucket.
+  bool DecodeSlot(uint64_t value, uint32_t* stack, size_t* size) const {
+    if (value == 0) return false;
+    if (value & kStackSlotTag) {
+      *stack = static_cast<uint32_t>((value & ~kStackSlotTag) >> 32);
+    } else {
+      const Bucket* b = BucketById(static_cast<uint32_t>(value >> 32));
+      if (b == nullptr) return false;
+      *stack = b->stack;
+    }
     *size = static_cast<uint32_t>(value);
     return true;
   }
@@ -252,8 +290,9 @@ class StackTable {
     return RecordFreeSlow(object, h, size);
   }
 
-  // Stopped-world-safe lookup (see header comment).
-  bool Lookup(const void* object, Bucket** bucket, size_t* size);
+  // Stopped-world-safe lookup of a live record: its stack node and requested size (see header
+  // comment).
+  bool Lookup(const void* object, uint32_t* stack, size_t* size);
 
   // Visits every bucket (newest first). Safe concurrently with inserts. In-use counts of
   // side-slot records are those of the last ForEachBucketWithCounts.
@@ -273,9 +312,9 @@ class StackTable {
     Unlock(&count_lock_.lock);
   }
 
-  // Visits live objects stripe by stripe under each stripe's lock. The visitor must not
-  // allocate or sample.
-  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, const Bucket* bucket,
+  // Visits live records (hash map stripe by stripe under each stripe's lock, then the slots)
+  // with their stack nodes. The visitor must not allocate or sample.
+  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, uint32_t stack,
                                        size_t size),
                          void* ctx);
 
@@ -329,6 +368,12 @@ class StackTable {
   bool RecordFreeFromSlot(const void* object, size_t* size);
   Bucket* NewBucket(uint32_t id);
   Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
+  Bucket* FindBucket(uint32_t stack, uint32_t size_key) const {
+    return FindInChain(bucket_heads_[BucketChainIndex(stack, size_key)].load(
+                           std::memory_order_acquire),
+                       stack, size_key);
+  }
+  void CreateBucketsOfStackSlots();
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();
@@ -338,19 +383,20 @@ class StackTable {
   void AccountFree(Bucket* b, size_t size);
   MapCounts* MapCountsFor(const Bucket* b);
 
-  // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and
-  // slot-mode allocations still pending in threads' batches. Indexed by bucket id; only readers
+  // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and the
+  // slot-mode allocations not in its totals (still pending in threads' batches, or live
+  // records of stack form). Indexed by bucket id; only readers
   // (under count_lock_) write it, so buckets do not carry these words. Replaced by a larger
   // array when buckets outgrow it (the old one is retired, never unmapped).
   struct ReaderCounts {
-    int64_t slot_live_count, slot_live_bytes, pending_alloc_count, pending_alloc_bytes;
+    int64_t slot_live_count, slot_live_bytes, uncounted_alloc_count, uncounted_alloc_bytes;
   };
   // Relaxed atomic view of one ReaderCounts (readers outside count_lock_ may see a refresh).
   static ReaderCounts Load(const ReaderCounts& c) {
     return {__atomic_load_n(&c.slot_live_count, __ATOMIC_RELAXED),
             __atomic_load_n(&c.slot_live_bytes, __ATOMIC_RELAXED),
-            __atomic_load_n(&c.pending_alloc_count, __ATOMIC_RELAXED),
-            __atomic_load_n(&c.pending_alloc_bytes, __ATOMIC_RELAXED)};
+            __atomic_load_n(&c.uncounted_alloc_count, __ATOMIC_RELAXED),
+            __atomic_load_n(&c.uncounted_alloc_bytes, __ATOMIC_RELAXED)};
   }
   static void Add(int64_t* field, int64_t v) {  // by the one refreshing reader
     __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
@@ -375,6 +421,7 @@ class StackTable {
   std::atomic<uint32_t>* bucket_heads_ = nullptr;  // bucket ids
   const SlotProvider* slots_ = nullptr;
   std::atomic<bool> slots_used_{false};
+  std::atomic<bool> stack_slots_used_{false};  // some slot was written in stack form
   std::atomic<uint32_t> next_id_{0};
   std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
   std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id

@@ -23,6 +23,7 @@ __thread LastPath tls_last_path __attribute__((tls_model("initial-exec")));
 
 bool TraceTree::Init() {
   if (heads_ != nullptr) return true;
+  if (!pcs_.Init()) return false;
   void* heads = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kHeadBits, 4096);
   if (heads == nullptr) return false;
   heads_ = static_cast<std::atomic<uint32_t>*>(heads);  // zeroed by the arena: empty chains
@@ -32,7 +33,7 @@ bool TraceTree::Init() {
 // A chain is ordered newest first and ids grow with time (both under the chain's lock), and a
 // child is created only after its parent was published: no node past the first id below
 // `parent` can be its child. A fresh parent's lookup thus usually reads no node at all.
-uint32_t TraceTree::Find(uint32_t first, uint32_t parent, uintptr_t pc) const {
+uint32_t TraceTree::Find(uint32_t first, uint32_t parent, uint32_t pc) const {
   for (uint32_t id = first; id > parent;) {
     const Node* n = NodeAt(id);
     if (n == nullptr) return kNone;
@@ -57,7 +58,9 @@ TraceTree::Node* TraceTree::NewNode(uint32_t* id) {
   return &chunk[i & (kChunkSize - 1)];
 }
 
-uint32_t TraceTree::Child(uint32_t parent, uintptr_t pc) {
+uint32_t TraceTree::Child(uint32_t parent, uintptr_t return_address) {
+  const uint32_t pc = pcs_.IndexOf(return_address);
+  if (pc == PcDictionary::kNone) return kNone;
   const uint32_t index = ChainIndex(parent, pc);
   std::atomic<uint32_t>& head = heads_[index];
   uint32_t found = Find(head.load(std::memory_order_acquire), parent, pc);
@@ -115,7 +118,7 @@ int TraceTree::Read(uint32_t node, void** out, int max) const {
   while (node != kRoot && n < max) {
     const Node* p = NodeAt(node);
     if (p == nullptr) break;
-    out[n++] = reinterpret_cast<void*>(p->pc);
+    out[n++] = reinterpret_cast<void*>(pcs_.PcAt(p->pc));
     node = p->parent;
   }
   return n;
@@ -123,14 +126,22 @@ int TraceTree::Read(uint32_t node, void** out, int max) const {
 
 void* TraceTree::Leaf(uint32_t node) const {
   const Node* p = node != kRoot ? NodeAt(node) : nullptr;
-  return p != nullptr ? reinterpret_cast<void*>(p->pc) : nullptr;
+  return p != nullptr ? reinterpret_cast<void*>(pcs_.PcAt(p->pc)) : nullptr;
+}
+
+int TraceTree::Depth(uint32_t node) const {
+  int n = 0;
+  for (const Node* p; node != kRoot && (p = NodeAt(node)) != nullptr; node = p->parent) ++n;
+  return n;
 }
 
 void TraceTree::ForkPrepare() {
   for (PaddedLock& l : locks_) l.lock.Lock();
+  pcs_.ForkPrepare();
 }
 
 void TraceTree::ForkParent() {
+  pcs_.ForkParent();
   for (PaddedLock& l : locks_) l.lock.Unlock();
 }
 

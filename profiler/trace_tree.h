@@ -15,9 +15,10 @@
 // sorted by decreasing id; a child's id is above its parent's, so a lookup of (parent, pc)
 // stops at the first id below the parent (for a parent just created: at the head). A chain is
 // the parent's id plus a hash of the pc (ChainIndex), so new nodes' children land in
-// neighbouring heads. Memory: the internal metadata arena only (heads reserve 8 MiB, resident
-// only where touched; 16 bytes per node). Fork: ForkPrepare() takes
-// every lock, ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
+// neighbouring heads. A node names its pc by index in a dictionary of the distinct return
+// addresses (pc_dictionary.h): 12 bytes a node instead of 16. Memory: the internal metadata
+// arena only (heads reserve 4 MiB, resident only where touched). Fork: ForkPrepare() takes
+// every lock, the dictionary's included; ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
 // through an id is complete, so a reader in a stopped world (the leak checker) never waits.
 #pragma once
 
@@ -25,6 +26,7 @@
 #include <cstdint>
 
 #include "alloc/internal/spin_lock.h"
+#include "profiler/pc_dictionary.h"
 
 namespace heapkit::prof {
 
@@ -45,6 +47,8 @@ class TraceTree {
   int Read(uint32_t node, void** out, int max) const;
   // The leaf frame of `node` (nullptr for the root).
   void* Leaf(uint32_t node) const;
+  // The number of frames of `node` (0 for the root): a walk up its parent chain.
+  int Depth(uint32_t node) const;
 
   size_t num_nodes() const { return non_root_nodes_.load(std::memory_order_relaxed) + size_t{1}; }
 
@@ -54,22 +58,24 @@ class TraceTree {
 
  private:
   struct Node {
-    uintptr_t pc;
+    uint32_t pc;    // index in pcs_
     uint32_t parent;
     uint32_t next;  // next node id in the hash chain (0: end); immutable once published
   };
-  static constexpr int kHeadBits = 21;
+  static_assert(sizeof(Node) == 12, "paid per node: the per-stack cost of the tree");
+  static constexpr int kHeadBits = 20;
   static constexpr int kLocks = 64;
   static constexpr int kChunkBits = 16;
   static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
   static constexpr uint32_t kChunks = 4096;  // 256 Mi nodes
 
-  // The chain of (parent, pc): the parent id plus a hash of the pc. Ids are dense and new
-  // nodes take consecutive ids, so the children of recently created nodes under one call site
-  // land in neighbouring heads (a program that keeps making new stacks walks the heads almost
-  // in order instead of missing the cache on each), while distinct pcs spread over the array.
-  static uint32_t ChainIndex(uint32_t parent, uintptr_t pc) {
-    uint64_t h = pc * 0x9e3779b97f4a7c15ULL;
+  // The chain of (parent, pc index): the parent id plus a hash of the pc's index. Ids are
+  // dense and new nodes take consecutive ids, so the children of recently created nodes under
+  // one call site land in neighbouring heads (a program that keeps making new stacks walks the
+  // heads almost in order instead of missing the cache on each), while distinct pcs spread
+  // over the array.
+  static uint32_t ChainIndex(uint32_t parent, uint32_t pc) {
+    uint64_t h = (pc + uint64_t{1}) * 0x9e3779b97f4a7c15ULL;
     h ^= h >> 29;
     return (parent + static_cast<uint32_t>(h >> (64 - kHeadBits))) & ((1u << kHeadBits) - 1);
   }
@@ -77,10 +83,11 @@ class TraceTree {
     Node* chunk = chunks_[id >> kChunkBits].load(std::memory_order_acquire);
     return chunk == nullptr ? nullptr : &chunk[id & (kChunkSize - 1)];
   }
-  uint32_t Find(uint32_t first, uint32_t parent, uintptr_t pc) const;
+  uint32_t Find(uint32_t first, uint32_t parent, uint32_t pc) const;
   Node* NewNode(uint32_t* id);
 
   std::atomic<uint32_t>* heads_ = nullptr;
+  PcDictionary pcs_;
   // Ids handed out after the root's (0): the next node gets non_root_nodes_ + 1. Counted from
   // zero so that every member starts zero and the process-wide stack table, which holds this
   // tree, lives in .bss: no pages of the runtime's file are touched for it at start-up.

@@ -68,9 +68,9 @@ TEST(StackTable, FreeUpdatesBucketAndUnknownFreeIsIgnored) {
   EXPECT_FALSE(t.RecordFree(Obj(0x30000), &size));
   EXPECT_EQ(t.InUseCount(*b), 1);
   EXPECT_EQ(t.MapCountsOf(b->id.load())->free_count.load(), 1);
-  Bucket* found;
+  uint32_t found;
   EXPECT_TRUE(t.Lookup(Obj(0x20000), &found, &size));
-  EXPECT_EQ(found, b);
+  EXPECT_EQ(found, b->stack);
   EXPECT_EQ(size, 50u);
   EXPECT_FALSE(t.Lookup(Obj(0x10000), &found, &size));
 }
@@ -164,19 +164,19 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   // Outside the provider's range: falls back to the hash map.
   t.RecordAlloc(Obj(0x9990000), b2, 5, true);
   EXPECT_EQ(t.num_live_objects(), 4u);
-  Bucket* found = nullptr;
+  uint32_t found = 0;
   size_t size = 0;
   ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16), &found, &size));
-  EXPECT_EQ(found, b1);
+  EXPECT_EQ(found, b1->stack);
   EXPECT_EQ(size, 12u);
   ASSERT_TRUE(t.DecodeSlot(g_fake_slots[2].load(), &found, &size));
-  EXPECT_EQ(found, b2);
+  EXPECT_EQ(found, b2->stack);
   EXPECT_EQ(size, 7u);
   EXPECT_FALSE(t.DecodeSlot(0, &found, &size));
   ASSERT_TRUE(t.Lookup(Obj(0x9990000), &found, &size));
   EXPECT_EQ(size, 5u);
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, const Bucket*, size_t) { ++*static_cast<size_t*>(ctx); },
+  t.ForEachLiveObject([](void* ctx, const void*, uint32_t, size_t) { ++*static_cast<size_t*>(ctx); },
                       &visited);
   EXPECT_EQ(visited, 4u);
   // Frees: slot, then hash map; unknown objects in the slot range are not found.
@@ -215,6 +215,70 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   refresh();
   EXPECT_EQ(t.InUseCount(*b1), 0);
   EXPECT_EQ(t.InUseCount(*b2), 0);
+}
+
+// Stack-form slot records (the leak checker alone): no bucket until a reader counts; lookups,
+// frees and the stopped-world answers work from the stack node; readers then count each live
+// record once, in the bucket of (stack, 0), as allocated and in use, next to bucket-form
+// records of the same stack.
+TEST(StackTable, StackFormSlotsNeedNoBucketUntilCounted) {
+  StackTable& t = FreshTable();
+  t.SetSlotProvider(&kFakeProvider);
+  void* s1[] = {Pc(0x51), Pc(0x52)};
+  void* s2[] = {Pc(0x61), Pc(0x52)};
+  const uint32_t n1 = t.InsertStack(s1, 2);
+  const uint32_t n2 = t.InsertStack(s2, 2);
+  ASSERT_NE(n1, StackTable::kNoStack);
+  ASSERT_NE(n2, StackTable::kNoStack);
+  EXPECT_NE(n1, n2);
+  EXPECT_EQ(t.InsertStack(s1, 2), n1);
+  for (int i = 0; i < 5; ++i) t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * i)), n1, 10 + i);
+  t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 5)), n2, 7);
+  EXPECT_EQ(t.num_buckets(), 0u);  // stacks only
+  EXPECT_EQ(t.num_live_objects(), 6u);
+  uint32_t found = 0;
+  size_t size = 0;
+  ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16 * 3), &found, &size));
+  EXPECT_EQ(found, n1);
+  EXPECT_EQ(size, 13u);
+  ASSERT_TRUE(t.DecodeSlot(g_fake_slots[5].load(), &found, &size));
+  EXPECT_EQ(found, n2);
+  EXPECT_EQ(size, 7u);
+  void* read[4] = {};
+  ASSERT_EQ(t.ReadStack(found, read, 4), 2);
+  EXPECT_EQ(read[0], Pc(0x61));
+  EXPECT_EQ(read[1], Pc(0x52));
+  EXPECT_EQ(t.LeafFrame(n1), Pc(0x51));
+  // A free clears the slot and gives the size back; the record is gone.
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16 * 4), &size));
+  EXPECT_EQ(size, 14u);
+  EXPECT_FALSE(t.Lookup(Obj(kSlotBase + 16 * 4), &found, &size));
+  EXPECT_EQ(t.num_live_objects(), 5u);
+  // A bucket-form record of the same stack (a profile started meanwhile).
+  Bucket* b1 = t.BucketForStack(n1, 2, 0);
+  ASSERT_NE(b1, nullptr);
+  EXPECT_EQ(b1->depth, 2);
+  t.RecordAllocIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 6)), Obj(kSlotBase + 16 * 6), b1, 100);
+  int buckets = 0;
+  t.ForEachBucketWithCounts([&](const Bucket&) { ++buckets; });
+  EXPECT_EQ(buckets, 2);  // (n1, 0) and (n2, 0), the second made by the reader
+  EXPECT_EQ(t.InUseCount(*b1), 5);  // four stack-form records and the counted one
+  EXPECT_EQ(t.InUseBytes(*b1), 10 + 11 + 12 + 13 + 100);
+  EXPECT_EQ(t.AllocCount(*b1), 5);  // live stack-form records count as allocated
+  EXPECT_EQ(t.AllocBytes(*b1), 10 + 11 + 12 + 13 + 100);
+  Bucket* b2 = nullptr;
+  t.ForEachBucket([&](const Bucket& b) {
+    if (b.stack == n2) b2 = const_cast<Bucket*>(&b);
+  });
+  ASSERT_NE(b2, nullptr);
+  EXPECT_EQ(b2->depth, 2);
+  EXPECT_EQ(t.InUseCount(*b2), 1);
+  EXPECT_EQ(t.AllocBytes(*b2), 7);
+  for (int i = 0; i < 7; ++i) t.RecordFree(Obj(kSlotBase + 16 * i));
+  EXPECT_EQ(t.num_live_objects(), 0u);
+  t.ForEachBucketWithCounts([](const Bucket&) {});
+  EXPECT_EQ(t.InUseCount(*b1), 0);
+  EXPECT_EQ(t.AllocCount(*b1), 1);  // the counted one; freed stack-form records are not totals
 }
 
 // Slot-mode allocation counts are batched per thread; readers see them all, exactly.
@@ -260,13 +324,13 @@ TEST(StackTable, GrowsAndFindsEverything) {
   const uintptr_t kN = 300000;  // >> 64 stripes x 1024 initial heads
   for (uintptr_t i = 0; i < kN; ++i) t.RecordAlloc(Obj(0x100000 + i * 16), b, 16);
   EXPECT_EQ(t.num_live_objects(), kN);
-  Bucket* found;
+  uint32_t found;
   size_t size;
   for (uintptr_t i = 0; i < kN; i += 7) ASSERT_TRUE(t.Lookup(Obj(0x100000 + i * 16), &found, &size));
   for (uintptr_t i = 0; i < kN; i += 2) ASSERT_TRUE(t.RecordFree(Obj(0x100000 + i * 16)));
   EXPECT_EQ(t.InUseCount(*b), static_cast<int64_t>(kN / 2));
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, const Bucket*, size_t) { ++*static_cast<size_t*>(ctx); },
+  t.ForEachLiveObject([](void* ctx, const void*, uint32_t, size_t) { ++*static_cast<size_t*>(ctx); },
                       &visited);
   EXPECT_EQ(visited, kN / 2);
 }
@@ -318,7 +382,7 @@ TEST(StackTable, ConcurrentSamplingAndFreeing) {
   EXPECT_EQ(inuse_bytes, inuse * 32);
   // Exactly the i % 10 == 0 objects survive.
   EXPECT_EQ(inuse, int64_t{kThreads} * (kPerThread / 10));
-  Bucket* found;
+  uint32_t found;
   size_t size;
   for (int th = 0; th < kThreads; ++th)
     for (int i = 0; i < kPerThread; i += 10)

@@ -1,9 +1,11 @@
-// The trace tree: shared outer frames are stored once, stacks read back as inserted, and
-// threads inserting the same stacks at once agree on their ids.
+// The trace tree: shared outer frames are stored once, stacks read back as inserted (full
+// 64-bit return addresses, through the pc dictionary), and threads inserting the same stacks
+// at once agree on their ids. The pc dictionary on its own: stable, distinct indices.
 #include "profiler/trace_tree.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -37,6 +39,68 @@ TEST(TraceTree, SharedCallersAreStoredOnce) {
   }
   // 30 shared callers plus one leaf per stack (and the root): not 31 nodes per stack.
   EXPECT_EQ(t.num_nodes(), 1u + 30 + kStacks);
+}
+
+TEST(TraceTree, FullWidthReturnAddressesReadBackAndDepthCountsFrames) {
+  TraceTree& t = FreshTree();
+  // Addresses as a process has them: PIE text, shared libraries, the vdso, and pcs that share
+  // their low 32 bits.
+  void* s[] = {Pc(0x7ffd12345678), Pc(0x7f0012345678), Pc(0x55555555a0b1), Pc(0x12345678),
+               Pc(0xffffffffff600400)};
+  const uint32_t node = t.Insert(s, 5);
+  ASSERT_NE(node, ~0u);
+  void* read[8] = {};
+  ASSERT_EQ(t.Read(node, read, 8), 5);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(read[i], s[i]) << i;
+  EXPECT_EQ(t.Leaf(node), s[0]);
+  EXPECT_EQ(t.Depth(node), 5);
+  EXPECT_EQ(t.Depth(TraceTree::kRoot), 0);
+  EXPECT_EQ(t.Insert(s + 1, 4), t.Insert(s + 1, 4));
+  EXPECT_EQ(t.Depth(t.Insert(s + 2, 3)), 3);
+}
+
+TEST(PcDictionary, IndicesAreStableDistinctAndReadBack) {
+  static PcDictionary d;  // constant-initialised, like the process-wide table's
+  ASSERT_TRUE(d.Init());
+  constexpr uintptr_t kPcs = 200000;  // >> the 64 Ki chain heads: chains hold several pcs
+  std::vector<uint32_t> index(kPcs);
+  for (uintptr_t i = 0; i < kPcs; ++i) {
+    index[i] = d.IndexOf(0x7f0000000000 + i * 0x10001);
+    ASSERT_NE(index[i], PcDictionary::kNone);
+    ASSERT_NE(index[i], 0u);
+  }
+  for (uintptr_t i = 0; i < kPcs; i += 7) {
+    EXPECT_EQ(d.IndexOf(0x7f0000000000 + i * 0x10001), index[i]);
+    EXPECT_EQ(d.PcAt(index[i]), 0x7f0000000000 + i * 0x10001);
+  }
+  std::vector<uint32_t> sorted = index;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  EXPECT_EQ(sorted.back(), kPcs);  // 1..kPcs, in order of first use
+  EXPECT_EQ(d.PcAt(0), 0u);
+  EXPECT_EQ(d.PcAt(kPcs + 1), 0u);
+}
+
+TEST(PcDictionary, ConcurrentFirstUsesAgree) {
+  static PcDictionary d;
+  ASSERT_TRUE(d.Init());
+  constexpr int kThreads = 4;
+  constexpr uintptr_t kPcs = 20000;
+  std::vector<std::vector<uint32_t>> seen(kThreads, std::vector<uint32_t>(kPcs));
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th)
+    threads.emplace_back([&, th] {
+      for (uintptr_t i = 0; i < kPcs; ++i) {
+        const uintptr_t k = th % 2 ? kPcs - 1 - i : i;  // half the threads backwards
+        seen[th][k] = d.IndexOf(0x400000 + k * 4);
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (uintptr_t i = 0; i < kPcs; ++i) {
+    for (int th = 1; th < kThreads; ++th) ASSERT_EQ(seen[th][i], seen[0][i]) << i;
+    ASSERT_EQ(d.PcAt(seen[0][i]), 0x400000 + i * 4);
+  }
+  EXPECT_EQ(d.IndexOf(0x999999), kPcs + 1);  // no index was handed out twice
 }
 
 TEST(TraceTree, RoundTripAndIdentity) {
