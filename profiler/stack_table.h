@@ -32,7 +32,7 @@
 //  - kStackSlotTag | stack node << 32 | size (RecordStackIn): the record names only its
 //    stack's trace-tree node. No bucket exists for it until a reader counts (the leak checker
 //    alone needs stacks, not per-stack counters: a program with a million distinct stacks then
-//    pays 16 bytes per trace-tree node instead of a 32-byte bucket and its chain head more).
+//    pays its trace-tree nodes, 12 bytes each, and no 32-byte bucket and chain head).
 //    ForEachBucketWithCounts resolves such records to the bucket of (stack, size key 0) — exact
 //    mode's only size key — creating it then, and counts them as allocated and in use.
 // Either way a used slot is never 0 (bucket ids start at 1; the tag is set).
@@ -45,7 +45,7 @@
 // batched per thread (PendingAllocs) and added by readers; live stack-form records are added
 // by readers too (their allocations were not counted when they happened; freed ones are lost
 // to the totals, which therefore cover the time a profile was being collected).
-
+//
 // Negative filter (hash map). The allocator calls RecordFree for every free in a span that
 // holds a live recorded object — in exact mode, nearly every free. A counting
 // filter (1 Mi 32-bit counters indexed by the address hash; incremented when an object is
@@ -68,9 +68,9 @@
 //
 // Stopped-world reads (the leak checker): Lookup() (which answers with the stack's node, for
 // records of either form) try-locks the stripe; if a stopped thread holds it, it reads without
-// the lock. Nodes and head arrays are never unmapped and chains
-// stay acyclic during a rehash, so such a read terminates and never faults; at worst it misses
-// the one object that thread was inserting or removing. Reading a bucket's stack takes no lock.
+// the lock. Nodes and head arrays are never unmapped and chains stay acyclic during a rehash,
+// so such a read terminates and never faults; at worst it misses the one object that thread
+// was inserting or removing. Reading a stack takes no lock.
 #pragma once
 
 #include <atomic>
