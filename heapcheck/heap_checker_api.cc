@@ -56,7 +56,7 @@ void IgnoreAllocationsSince(DisablerState* st) {
   void* const* want = st->pcs + 1;
   for (uintptr_t object : after) {
     if (std::binary_search(st->before.begin(), st->before.end(), object)) continue;
-    prof::AllocationStack stack{0, nullptr};
+    prof::AllocationStack stack{};
     size_t size = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(object), &stack, &size))
       continue;

@@ -53,7 +53,7 @@ bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t reque
 void CollectObjectWithSlot(void* ctx, void* object, size_t size, uint64_t slot) {
   auto* s = static_cast<SnapshotState*>(ctx);
   HeapObject o{reinterpret_cast<uintptr_t>(object), size, 0, kNeedsLookup};
-  prof::AllocationStack stack{0, nullptr};
+  prof::AllocationStack stack{};
   size_t requested = 0;
   if (slot != 0 && prof::DecodeAllocationSlot(slot, &stack, &requested)) {
     ApplyRecord(&o, stack, requested, *s->loader_text);
@@ -172,7 +172,7 @@ void ResolveObjects(Scratch& s, CheckResult* out) {
   for (HeapObject& o : s.objects) {
     if (o.aux == kNeedsLookup) {
       o.aux = 0;
-      prof::AllocationStack stack{0, nullptr};
+      prof::AllocationStack stack{};
       size_t requested = 0;
       if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack,
                                       &requested)) {
@@ -259,10 +259,10 @@ bool RecordLeaks(const Scratch& s, const CheckConfig& config,
     }
     if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
       continue;
-    prof::AllocationStack stack{0, nullptr};
+    prof::AllocationStack stack{};
     size_t requested = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
-      stack = {0, nullptr};
+      stack = {};
     LeakRecord rec{};
     rec.address = o.start;
     rec.bytes = o.size;

@@ -30,8 +30,8 @@ namespace {
 std::atomic<bool> g_recording{false};
 internal::SpinLock g_enable_lock;
 
-// This thread's last recorded raw stack (allocator frames included), its trace-tree node and,
-// once one was needed, its bucket: the same call site again — the common case — skips the
+// This thread's last recorded raw stack (allocator frames included), its StackRef (callers'
+// node, leaf apart) and, once one was needed, its bucket: the same call site again — the common case — skips the
 // allocator-frame scan, the trace tree and the buckets. Nodes and buckets are never freed, so
 // both stay valid. When the capture's walk id (stack_capture.h) is the remembered one, the
 // frames are not even copied or compared; otherwise (a new walk that may still give the same
@@ -40,9 +40,9 @@ struct LastStack {
   static constexpr int kDepth = 24;  // deeper stacks are matched by walk id only
   int depth = -1;                    // frames in pcs (-1: none kept)
   uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of stack (none: no match)
-  uint64_t walk_id = 0;              // 0 whenever stack is kNoStack
-  uint32_t stack = StackTable::kNoStack;  // the node of the frames kept (allocator frames cut)
-  int kept = 0;                           // and their number
+  uint64_t walk_id = 0;              // 0 whenever stack.node is kNoStack
+  StackRef stack{StackTable::kNoStack, 0};  // the frames kept (allocator frames cut)
+  int kept = 0;                             // and their number
   Bucket* bucket = nullptr;               // (stack, size key)'s bucket; nullptr: not yet looked up
   void* pcs[kDepth] = {};
 
@@ -57,7 +57,7 @@ struct LastStack {
       if (p[i] != pcs[i]) return false;
     return true;
   }
-  void Remember(void* const* p, int n, uint64_t k, uint64_t id, uint32_t node, int frames) {
+  void Remember(void* const* p, int n, uint64_t k, uint64_t id, StackRef ref, int frames) {
     if (n <= kDepth) {
       for (int i = 0; i < n; ++i) pcs[i] = p[i];
       depth = n;
@@ -66,7 +66,7 @@ struct LastStack {
     }
     key = k;
     walk_id = id;
-    stack = node;
+    stack = ref;
     kept = frames;
     bucket = nullptr;
   }
@@ -118,18 +118,19 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     int skip = CountAllocatorFrames(pcs, depth);
     int keep = depth - skip;
     if (keep > limit) keep = limit;
-    const uint32_t stack = table.InsertStack(pcs + skip, keep);
-    if (stack == StackTable::kNoStack) return false;
+    const StackRef stack = table.InsertCallers(pcs + skip, keep);
+    if (stack.node == StackTable::kNoStack) return false;
     last.Remember(pcs, depth, last_key, walk, stack, keep);
   }
   // While no profile is being collected, a slot record needs its stack alone: no bucket, no
   // count (the leak checker's case; stack_table.h "Object slots").
-  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed)) {
-    table.RecordStackIn(slot, last.stack, requested);
-    return true;
-  }
+  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed) &&
+      requested < StackTable::kMaxStackFormSize)
+    return table.RecordStackIn(slot, last.stack, requested);
   if (last.bucket == nullptr) {
-    last.bucket = table.BucketForStack(last.stack, last.kept, size_key);
+    const uint32_t node = table.NodeOf(last.stack);
+    if (node == StackTable::kNoStack) return false;
+    last.bucket = table.BucketForStack(node, last.kept, size_key);
     if (last.bucket == nullptr) return false;
   }
   table.RecordAllocIn(slot, ptr, last.bucket, requested);
@@ -201,7 +202,7 @@ HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 void OnSlotFree(const void*, uint64_t value) {
   if (!g_profiling.load(std::memory_order_relaxed)) return;
-  g_est_free.fetch_add(EstimateBytes(static_cast<uint32_t>(value), alloc::GetSampleParameter()),
+  g_est_free.fetch_add(EstimateBytes(StackTable::SlotSize(value), alloc::GetSampleParameter()),
                        std::memory_order_relaxed);
   MaybeDump();
 }

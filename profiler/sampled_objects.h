@@ -10,8 +10,11 @@
 namespace heapkit::prof {
 
 struct AllocationStack {
-  uint32_t node;     // the stack's trace-tree node (0: empty stack); frames: ReadAllocationStack
-  const void* leaf;  // innermost return address (allocator frames already skipped), or nullptr
+  // The stack in the table (frames: ReadAllocationStack): a trace-tree node, and the index of
+  // a leaf frame kept apart from it (0: the node is the whole stack; see stack_table.h).
+  uint32_t node = 0;
+  uint32_t leaf_index = 0;
+  const void* leaf = nullptr;  // innermost return address (allocator frames skipped), or nullptr
 };
 
 // Writes the frames of `stack`, leaf first, into out[0..max); returns how many. Lock-free: safe

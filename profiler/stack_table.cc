@@ -63,6 +63,14 @@ uint32_t StackTable::InsertStack(void* const* pcs, int depth) {
   return stack == ~0u ? kNoStack : stack;
 }
 
+StackRef StackTable::InsertCallers(void* const* pcs, int depth) {
+  if (depth <= 0) return {TraceTree::kRoot, 0};
+  const uint32_t leaf = tree_.PcIndex(reinterpret_cast<uintptr_t>(pcs[0]));
+  const uint32_t callers = InsertStack(pcs + 1, depth - 1);
+  if (leaf == ~0u || callers == kNoStack) return {kNoStack, 0};
+  return {callers, leaf};
+}
+
 Bucket* StackTable::BucketForStack(uint32_t stack, int depth, uint32_t size_key) {
   if (depth < 0) depth = 0;
   if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
@@ -171,24 +179,34 @@ void StackTable::AccountFree(Bucket* b, size_t size) {
   m->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
-// Readers count stack-form slot records in the bucket of (stack, 0): made here, before the
-// reader-side array is sized, so that every such record finds its bucket in the counting pass.
+// Readers count stack-form slot records in the bucket of (the whole stack's node, 0): made
+// here, with the leaf's node, before the reader-side array is sized, so that every such
+// record finds its bucket in the counting pass.
 void StackTable::CreateBucketsOfStackSlots() {
   struct Last {
     StackTable* table;
-    uint32_t stack;
-  } last{this, kNoStack};
+    StackRef stack;
+  } last{this, {kNoStack, 0}};
   slots_->for_each_slot(
       [](void* p, const void*, uint64_t value) {
         auto* last = static_cast<Last*>(p);
         if (!(value & kStackSlotTag)) return;
-        const uint32_t stack = static_cast<uint32_t>((value & ~kStackSlotTag) >> 32);
+        const StackRef stack = StackFormRef(value);
         if (stack == last->stack) return;  // neighbours often share a call site
         last->stack = stack;
         StackTable& t = *last->table;
-        if (t.FindBucket(stack, 0) == nullptr) t.BucketForStack(stack, t.tree_.Depth(stack), 0);
+        const uint32_t node = t.NodeOf(stack);
+        if (node != kNoStack && t.FindBucket(node, 0) == nullptr)
+          t.BucketForStack(node, t.tree_.Depth(node), 0);
       },
       &last);
+}
+
+// The bucket a slot value's record is counted in (nullptr: none yet).
+const Bucket* StackTable::CountingBucket(uint64_t value) {
+  if (!(value & kStackSlotTag)) return BucketById(static_cast<uint32_t>(value >> 32));
+  const uint32_t node = NodeOf(StackFormRef(value));  // found: CreateBucketsOfStackSlots made it
+  return node != kNoStack ? FindBucket(node, 0) : nullptr;
 }
 
 void StackTable::RefreshSlotCounts() {
@@ -226,12 +244,9 @@ void StackTable::RefreshSlotCounts() {
       [](void* table, const void*, uint64_t value) {
         auto* t = static_cast<StackTable*>(table);
         const bool stack_form = (value & kStackSlotTag) != 0;
-        const Bucket* b =
-            stack_form
-                ? t->FindBucket(static_cast<uint32_t>((value & ~kStackSlotTag) >> 32), 0)
-                : t->BucketById(static_cast<uint32_t>(value >> 32));
+        const Bucket* b = t->CountingBucket(value);
         if (b == nullptr) return;  // a record made after CreateBucketsOfStackSlots
-        const int64_t size = static_cast<uint32_t>(value);
+        const auto size = static_cast<int64_t>(SlotSize(value));
         // Only this pass (under count_lock_) writes these: no locked add needed.
         const uint32_t id = b->id.load(std::memory_order_relaxed);
         if (id >= t->reader_capacity_.load(std::memory_order_relaxed)) return;  // newer bucket
@@ -351,7 +366,7 @@ bool StackTable::RecordFreeFromSlot(const void* object, size_t* size) {
   if (slot == nullptr) return false;
   const uint64_t v = slot->load(std::memory_order_acquire);
   if (v == 0) return false;
-  if (size != nullptr) *size = static_cast<uint32_t>(v);
+  if (size != nullptr) *size = SlotSize(v);
   slot->store(0, std::memory_order_relaxed);  // the free's only accounting (see header)
   return true;
 }
@@ -380,7 +395,7 @@ bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
   return false;
 }
 
-bool StackTable::Lookup(const void* object, uint32_t* stack, size_t* size) {
+bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
   if (bucket_heads_ == nullptr) return false;
   if (slots_used_.load(std::memory_order_relaxed)) {
     std::atomic<uint64_t>* slot = slots_->find_slot(object);
@@ -398,7 +413,7 @@ bool StackTable::Lookup(const void* object, uint32_t* stack, size_t* size) {
   for (Node* n = __atomic_load_n(&heads[h & mask], __ATOMIC_ACQUIRE); n != nullptr && steps < (1 << 20);
        n = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE), ++steps) {
     if (n->address == a) {
-      *stack = n->bucket->stack;
+      *stack = {n->bucket->stack, 0};
       *size = n->size;
       found = true;
       break;
@@ -409,26 +424,26 @@ bool StackTable::Lookup(const void* object, uint32_t* stack, size_t* size) {
 }
 
 void StackTable::ForEachLiveObject(
-    void (*visit)(void* ctx, const void* object, uint32_t stack, size_t size), void* ctx) {
+    void (*visit)(void* ctx, const void* object, StackRef stack, size_t size), void* ctx) {
   if (bucket_heads_ == nullptr) return;
   for (Stripe& s : stripes_) {
     Lock(&s.lock);
     Node** heads = s.heads.load(std::memory_order_relaxed);
     for (size_t i = 0; i <= s.mask; ++i)
       for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket->stack, n->size);
+        visit(ctx, reinterpret_cast<const void*>(n->address), {n->bucket->stack, 0}, n->size);
     Unlock(&s.lock);
   }
   if (slots_used_.load(std::memory_order_relaxed)) {
     struct Ctx {
       StackTable* table;
-      void (*visit)(void*, const void*, uint32_t, size_t);
+      void (*visit)(void*, const void*, StackRef, size_t);
       void* ctx;
     } c{this, visit, ctx};
     slots_->for_each_slot(
         [](void* p, const void* object, uint64_t value) {
           auto* c = static_cast<Ctx*>(p);
-          uint32_t stack;
+          StackRef stack;
           size_t size;
           if (c->table->DecodeSlot(value, &stack, &size)) c->visit(c->ctx, object, stack, size);
         },

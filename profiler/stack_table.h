@@ -29,13 +29,20 @@
 // frees.) A slot value has one of two forms, the requested size always in the low 32 bits:
 //  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
 //    (while a profile is being collected: the profiler's choice, sample_recorder.cc);
-//  - kStackSlotTag | stack node << 32 | size (RecordStackIn): the record names only its
-//    stack's trace-tree node. No bucket exists for it until a reader counts (the leak checker
-//    alone needs stacks, not per-stack counters: a program with a million distinct stacks then
-//    pays its trace-tree nodes, 12 bytes each, and no 32-byte bucket and chain head).
-//    ForEachBucketWithCounts resolves such records to the bucket of (stack, size key 0) — exact
-//    mode's only size key — creating it then, and counts them as allocated and in use.
-// Either way a used slot is never 0 (bucket ids start at 1; the tag is set).
+//  - stack form (RecordStackIn): kStackSlotTag | leaf << 47 | node << 19 | size. The record
+//    names only its stack (a StackRef: the trace-tree node of its callers and, apart, the
+//    dictionary index of its leaf frame; leaf 0: the node is the whole stack, used when the
+//    leaf's index or the node's id does not fit). No bucket exists for it until a reader
+//    counts: the leak checker alone needs stacks, not per-stack counters, and the leaf — the
+//    frame that differs most between stacks — costs no node. A program with a million distinct
+//    stacks then pays its callers' nodes, 12 bytes each, and no leaf node, no 32-byte bucket,
+//    no chain head. ForEachBucketWithCounts resolves such records to the bucket of (the whole
+//    stack's node, size key 0) — exact mode's only size key — creating both then, and counts
+//    them as allocated and in use. Requested sizes of this form are below 2^19
+//    (kMaxStackFormSize; larger objects have no slots: the allocator's small sizes end at
+//    256 KiB), node ids below 2^28 (TraceTree's limit).
+// Either way a used slot is never 0 (bucket ids start at 1; the tag is set); SlotSize decodes
+// the size of both.
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
 // half the cost of exact mode). A bucket's in-use count is therefore its live hash-map records
 // (MapCounts: alloc - free) plus its live slot records, counted by one pass over the slots
@@ -66,8 +73,8 @@
 // tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
 // release them.
 //
-// Stopped-world reads (the leak checker): Lookup() (which answers with the stack's node, for
-// records of either form) try-locks the stripe; if a stopped thread holds it, it reads without
+// Stopped-world reads (the leak checker): Lookup() (which answers with the stack's StackRef,
+// for records of either form) try-locks the stripe; if a stopped thread holds it, it reads without
 // the lock. Nodes and head arrays are never unmapped and chains stay acyclic during a rehash,
 // so such a read terminates and never faults; at worst it misses the one object that thread
 // was inserting or removing. Reading a stack takes no lock.
@@ -87,6 +94,15 @@ struct MapCounts {
   std::atomic<int64_t> alloc_bytes;
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
+};
+
+// A stack as the table hands it out: a trace-tree node and, for stack-form slot records, a
+// leaf frame kept outside the tree (see "Object slots"): the stack is then the leaf's pc
+// followed by the node's frames. leaf == 0: the node is the whole stack.
+struct StackRef {
+  uint32_t node;
+  uint32_t leaf;  // pc-dictionary index (TraceTree::PcIndex), or 0
+  bool operator==(const StackRef&) const = default;
 };
 
 // 32 bytes: one per distinct stack (and size key), the table's main per-stack cost.
@@ -138,6 +154,18 @@ struct alignas(64) PendingAllocs {
 extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec")));
 
 class StackTable {
+  // Stack-form slot layout (see "Object slots"): tag, leaf index (16 bits), node (28), size (19).
+  static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
+  static constexpr int kStackSizeBits = 19;
+  static constexpr int kStackLeafShift = 47;
+  static constexpr uint32_t kStackNodeMask =
+      (uint32_t{1} << (kStackLeafShift - kStackSizeBits)) - 1;
+  static constexpr uint32_t kStackLeafMask = (uint32_t{1} << (63 - kStackLeafShift)) - 1;
+  static StackRef StackFormRef(uint64_t value) {
+    return {static_cast<uint32_t>(value >> kStackSizeBits) & kStackNodeMask,
+            static_cast<uint32_t>(value >> kStackLeafShift) & kStackLeafMask};
+  }
+
  public:
   // Bucket field limits: larger depths and size keys are clamped (never reached: stacks are
   // captured up to kMaxStackDepth frames and SizeKey stays below 256).
@@ -152,6 +180,15 @@ class StackTable {
   // as needed. kNoStack only on arena OOM.
   static constexpr uint32_t kNoStack = ~0u;
   uint32_t InsertStack(void* const* pcs, int depth);
+  // The same stack as a StackRef with its leaf frame kept apart: the callers' node and the
+  // leaf's pc index ({root, 0} for an empty stack). node == kNoStack only on arena OOM.
+  StackRef InsertCallers(void* const* pcs, int depth);
+  // The node of the whole stack (the leaf's node is created if needed). kNoStack on OOM.
+  uint32_t NodeOf(StackRef stack) {
+    if (stack.leaf == 0) return stack.node;
+    const uint32_t n = tree_.Child(stack.node, tree_.PcOf(stack.leaf));
+    return n == ~0u ? kNoStack : n;
+  }
   // Finds or creates the bucket of (stack, size_key); `depth` is the stack's frame count.
   // nullptr only on arena OOM.
   Bucket* BucketForStack(uint32_t stack, int depth, uint32_t size_key);
@@ -203,17 +240,28 @@ class StackTable {
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
     slot->store((id << 32) | size, std::memory_order_release);
   }
-  // Records an object in its slot (from SlotForAlloc, non-null) by its stack node alone, with
-  // no bucket and no count: the stack form of "Object slots". size <= UINT32_MAX.
-  void RecordStackIn(std::atomic<uint64_t>* slot, uint32_t stack, size_t size) {
+  // Records an object in its slot (from SlotForAlloc, non-null) by its stack alone, with no
+  // bucket and no count: the stack form of "Object slots". size < kMaxStackFormSize. False
+  // only on arena OOM (a leaf that does not fit the slot needs its node).
+  static constexpr size_t kMaxStackFormSize = size_t{1} << kStackSizeBits;
+  bool RecordStackIn(std::atomic<uint64_t>* slot, StackRef stack, size_t size) {
+    if (__builtin_expect(stack.leaf > kStackLeafMask || stack.node > kStackNodeMask, 0)) {
+      stack = {NodeOf(stack), 0};
+      if (stack.node == kNoStack || stack.node > kStackNodeMask) return false;
+    }
     if (__builtin_expect(!stack_slots_used_.load(std::memory_order_relaxed), 0)) {
       stack_slots_used_.store(true, std::memory_order_relaxed);
       slots_used_.store(true, std::memory_order_release);
     }
-    slot->store(kStackSlotTag | (static_cast<uint64_t>(stack) << 32) | size,
+    slot->store(kStackSlotTag | (uint64_t{stack.leaf} << kStackLeafShift) |
+                    (uint64_t{stack.node} << kStackSizeBits) | size,
                 std::memory_order_release);
+    return true;
   }
-  static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
+  // The requested size a slot value of either form holds.
+  static size_t SlotSize(uint64_t value) {
+    return value & kStackSlotTag ? value & (kMaxStackFormSize - 1) : static_cast<uint32_t>(value);
+  }
 
   // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
   int64_t AllocCount(const Bucket& b) const {
@@ -257,25 +305,32 @@ class StackTable {
     Bucket* b = &chunk[id & (kIdChunkSize - 1)];
     return b->id.load(std::memory_order_acquire) == id ? b : nullptr;
   }
-  // Writes the frames of a stack node, leaf first, into out[0..max); returns the number of
-  // frames. Lock-free (safe in a stopped world).
-  int ReadStack(uint32_t stack, void** out, int max) const { return tree_.Read(stack, out, max); }
-  int ReadStack(const Bucket& b, void** out, int max) const { return ReadStack(b.stack, out, max); }
-  // The leaf frame of a stack node (nullptr if empty).
-  void* LeafFrame(uint32_t stack) const { return tree_.Leaf(stack); }
+  // Writes the frames of a stack, leaf first, into out[0..max); returns the number of frames.
+  // Lock-free (safe in a stopped world).
+  int ReadStack(StackRef stack, void** out, int max) const {
+    if (stack.leaf == 0 || max <= 0) return tree_.Read(stack.node, out, max);
+    out[0] = reinterpret_cast<void*>(tree_.PcOf(stack.leaf));
+    return 1 + tree_.Read(stack.node, out + 1, max - 1);
+  }
+  int ReadStack(const Bucket& b, void** out, int max) const { return tree_.Read(b.stack, out, max); }
+  // The leaf frame of a stack (nullptr if empty).
+  void* LeafFrame(StackRef stack) const {
+    return stack.leaf != 0 ? reinterpret_cast<void*>(tree_.PcOf(stack.leaf))
+                           : tree_.Leaf(stack.node);
+  }
   size_t num_stack_nodes() const { return tree_.num_nodes(); }
-  // The stack node and requested size of a non-zero slot value of either form; false for 0 or
-  // a bucket id that names no bucket.
-  bool DecodeSlot(uint64_t value, uint32_t* stack, size_t* size) const {
+  // The stack and requested size of a non-zero slot value of either form; false for 0 or a
+  // bucket id that names no bucket.
+  bool DecodeSlot(uint64_t value, StackRef* stack, size_t* size) const {
     if (value == 0) return false;
     if (value & kStackSlotTag) {
-      *stack = static_cast<uint32_t>((value & ~kStackSlotTag) >> 32);
+      *stack = StackFormRef(value);
     } else {
       const Bucket* b = BucketById(static_cast<uint32_t>(value >> 32));
       if (b == nullptr) return false;
-      *stack = b->stack;
+      *stack = {b->stack, 0};
     }
-    *size = static_cast<uint32_t>(value);
+    *size = SlotSize(value);
     return true;
   }
 
@@ -290,9 +345,9 @@ class StackTable {
     return RecordFreeSlow(object, h, size);
   }
 
-  // Stopped-world-safe lookup of a live record: its stack node and requested size (see header
+  // Stopped-world-safe lookup of a live record: its stack and requested size (see header
   // comment).
-  bool Lookup(const void* object, uint32_t* stack, size_t* size);
+  bool Lookup(const void* object, StackRef* stack, size_t* size);
 
   // Visits every bucket (newest first). Safe concurrently with inserts. In-use counts of
   // side-slot records are those of the last ForEachBucketWithCounts.
@@ -313,8 +368,8 @@ class StackTable {
   }
 
   // Visits live records (hash map stripe by stripe under each stripe's lock, then the slots)
-  // with their stack nodes. The visitor must not allocate or sample.
-  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, uint32_t stack,
+  // with their stacks. The visitor must not allocate or sample.
+  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, StackRef stack,
                                        size_t size),
                          void* ctx);
 
@@ -374,6 +429,7 @@ class StackTable {
                        stack, size_key);
   }
   void CreateBucketsOfStackSlots();
+  const Bucket* CountingBucket(uint64_t value);
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();

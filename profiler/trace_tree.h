@@ -49,6 +49,13 @@ class TraceTree {
   void* Leaf(uint32_t node) const;
   // The number of frames of `node` (0 for the root): a walk up its parent chain.
   int Depth(uint32_t node) const;
+  // The dictionary index of a return address (created if missing; never 0), and back: for
+  // callers that keep a leaf frame outside the tree (stack_table.h, StackRef).
+  uint32_t PcIndex(uintptr_t pc) {
+    const uint32_t i = pcs_.IndexOf(pc);
+    return i == PcDictionary::kNone ? ~0u : i;
+  }
+  uintptr_t PcOf(uint32_t index) const { return pcs_.PcAt(index); }
 
   size_t num_nodes() const { return non_root_nodes_.load(std::memory_order_relaxed) + size_t{1}; }
 

@@ -68,9 +68,9 @@ TEST(StackTable, FreeUpdatesBucketAndUnknownFreeIsIgnored) {
   EXPECT_FALSE(t.RecordFree(Obj(0x30000), &size));
   EXPECT_EQ(t.InUseCount(*b), 1);
   EXPECT_EQ(t.MapCountsOf(b->id.load())->free_count.load(), 1);
-  uint32_t found;
+  StackRef found;
   EXPECT_TRUE(t.Lookup(Obj(0x20000), &found, &size));
-  EXPECT_EQ(found, b->stack);
+  EXPECT_EQ(found, (StackRef{b->stack, 0}));
   EXPECT_EQ(size, 50u);
   EXPECT_FALSE(t.Lookup(Obj(0x10000), &found, &size));
 }
@@ -164,19 +164,19 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   // Outside the provider's range: falls back to the hash map.
   t.RecordAlloc(Obj(0x9990000), b2, 5, true);
   EXPECT_EQ(t.num_live_objects(), 4u);
-  uint32_t found = 0;
+  StackRef found{};
   size_t size = 0;
   ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16), &found, &size));
-  EXPECT_EQ(found, b1->stack);
+  EXPECT_EQ(found, (StackRef{b1->stack, 0}));
   EXPECT_EQ(size, 12u);
   ASSERT_TRUE(t.DecodeSlot(g_fake_slots[2].load(), &found, &size));
-  EXPECT_EQ(found, b2->stack);
+  EXPECT_EQ(found, (StackRef{b2->stack, 0}));
   EXPECT_EQ(size, 7u);
   EXPECT_FALSE(t.DecodeSlot(0, &found, &size));
   ASSERT_TRUE(t.Lookup(Obj(0x9990000), &found, &size));
   EXPECT_EQ(size, 5u);
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, uint32_t, size_t) { ++*static_cast<size_t*>(ctx); },
+  t.ForEachLiveObject([](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); },
                       &visited);
   EXPECT_EQ(visited, 4u);
   // Frees: slot, then hash map; unknown objects in the slot range are not found.
@@ -217,61 +217,82 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   EXPECT_EQ(t.InUseCount(*b2), 0);
 }
 
-// Stack-form slot records (the leak checker alone): no bucket until a reader counts; lookups,
-// frees and the stopped-world answers work from the stack node; readers then count each live
-// record once, in the bucket of (stack, 0), as allocated and in use, next to bucket-form
-// records of the same stack.
-TEST(StackTable, StackFormSlotsNeedNoBucketUntilCounted) {
+// Stack-form slot records (the leak checker alone): the leaf frame is kept in the slot, apart
+// from the callers' node, and no bucket exists until a reader counts; lookups, frees and the
+// stopped-world answers work from the StackRef; readers then count each live record once, in
+// the bucket of (whole stack, 0), as allocated and in use, next to bucket-form records.
+TEST(StackTable, StackFormSlotsNeedNoBucketOrLeafNodeUntilCounted) {
   StackTable& t = FreshTable();
   t.SetSlotProvider(&kFakeProvider);
-  void* s1[] = {Pc(0x51), Pc(0x52)};
+  void* s1[] = {Pc(0x7f0000000051), Pc(0x52)};
   void* s2[] = {Pc(0x61), Pc(0x52)};
-  const uint32_t n1 = t.InsertStack(s1, 2);
-  const uint32_t n2 = t.InsertStack(s2, 2);
-  ASSERT_NE(n1, StackTable::kNoStack);
-  ASSERT_NE(n2, StackTable::kNoStack);
-  EXPECT_NE(n1, n2);
-  EXPECT_EQ(t.InsertStack(s1, 2), n1);
-  for (int i = 0; i < 5; ++i) t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * i)), n1, 10 + i);
-  t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 5)), n2, 7);
+  const size_t nodes_before = t.num_stack_nodes();
+  const StackRef r1 = t.InsertCallers(s1, 2);
+  const StackRef r2 = t.InsertCallers(s2, 2);
+  ASSERT_NE(r1.node, StackTable::kNoStack);
+  EXPECT_EQ(r1.node, r2.node);  // the same caller
+  EXPECT_NE(r1.leaf, r2.leaf);
+  EXPECT_NE(r1.leaf, 0u);
+  EXPECT_EQ(t.InsertCallers(s1, 2), r1);
+  EXPECT_EQ(t.num_stack_nodes(), nodes_before + 1);  // the caller's node only
+  EXPECT_EQ(t.InsertCallers(nullptr, 0), (StackRef{0, 0}));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * i)), r1, 10 + i));
+  ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 5)), r2, 7));
+  // The largest size of the form.
+  ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 7)), r2,
+                              StackTable::kMaxStackFormSize - 1));
   EXPECT_EQ(t.num_buckets(), 0u);  // stacks only
-  EXPECT_EQ(t.num_live_objects(), 6u);
-  uint32_t found = 0;
+  EXPECT_EQ(t.num_stack_nodes(), nodes_before + 1);
+  EXPECT_EQ(t.num_live_objects(), 7u);
+  StackRef found{};
   size_t size = 0;
   ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16 * 3), &found, &size));
-  EXPECT_EQ(found, n1);
+  EXPECT_EQ(found, r1);
   EXPECT_EQ(size, 13u);
+  ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16 * 7), &found, &size));
+  EXPECT_EQ(size, StackTable::kMaxStackFormSize - 1);
   ASSERT_TRUE(t.DecodeSlot(g_fake_slots[5].load(), &found, &size));
-  EXPECT_EQ(found, n2);
+  EXPECT_EQ(found, r2);
   EXPECT_EQ(size, 7u);
+  EXPECT_EQ(StackTable::SlotSize(g_fake_slots[5].load()), 7u);
   void* read[4] = {};
   ASSERT_EQ(t.ReadStack(found, read, 4), 2);
   EXPECT_EQ(read[0], Pc(0x61));
   EXPECT_EQ(read[1], Pc(0x52));
-  EXPECT_EQ(t.LeafFrame(n1), Pc(0x51));
+  ASSERT_EQ(t.ReadStack(r1, read, 1), 1);  // room for the leaf alone
+  EXPECT_EQ(read[0], Pc(0x7f0000000051));
+  EXPECT_EQ(t.LeafFrame(r1), Pc(0x7f0000000051));
   // A free clears the slot and gives the size back; the record is gone.
   EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16 * 4), &size));
   EXPECT_EQ(size, 14u);
   EXPECT_FALSE(t.Lookup(Obj(kSlotBase + 16 * 4), &found, &size));
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16 * 7), &size));
+  EXPECT_EQ(size, StackTable::kMaxStackFormSize - 1);
   EXPECT_EQ(t.num_live_objects(), 5u);
   // A bucket-form record of the same stack (a profile started meanwhile).
+  const uint32_t n1 = t.NodeOf(r1);
+  ASSERT_NE(n1, StackTable::kNoStack);
+  EXPECT_EQ(t.InsertStack(s1, 2), n1);  // the whole stack's node, made once
   Bucket* b1 = t.BucketForStack(n1, 2, 0);
   ASSERT_NE(b1, nullptr);
   EXPECT_EQ(b1->depth, 2);
   t.RecordAllocIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 6)), Obj(kSlotBase + 16 * 6), b1, 100);
   int buckets = 0;
   t.ForEachBucketWithCounts([&](const Bucket&) { ++buckets; });
-  EXPECT_EQ(buckets, 2);  // (n1, 0) and (n2, 0), the second made by the reader
+  EXPECT_EQ(buckets, 2);  // s1's and s2's, the second (and its leaf node) made by the reader
   EXPECT_EQ(t.InUseCount(*b1), 5);  // four stack-form records and the counted one
   EXPECT_EQ(t.InUseBytes(*b1), 10 + 11 + 12 + 13 + 100);
   EXPECT_EQ(t.AllocCount(*b1), 5);  // live stack-form records count as allocated
   EXPECT_EQ(t.AllocBytes(*b1), 10 + 11 + 12 + 13 + 100);
   Bucket* b2 = nullptr;
   t.ForEachBucket([&](const Bucket& b) {
-    if (b.stack == n2) b2 = const_cast<Bucket*>(&b);
+    if (b.stack == t.NodeOf(r2)) b2 = const_cast<Bucket*>(&b);
   });
   ASSERT_NE(b2, nullptr);
   EXPECT_EQ(b2->depth, 2);
+  ASSERT_EQ(t.ReadStack(*b2, read, 4), 2);
+  EXPECT_EQ(read[0], Pc(0x61));
   EXPECT_EQ(t.InUseCount(*b2), 1);
   EXPECT_EQ(t.AllocBytes(*b2), 7);
   for (int i = 0; i < 7; ++i) t.RecordFree(Obj(kSlotBase + 16 * i));
@@ -279,6 +300,33 @@ TEST(StackTable, StackFormSlotsNeedNoBucketUntilCounted) {
   t.ForEachBucketWithCounts([](const Bucket&) {});
   EXPECT_EQ(t.InUseCount(*b1), 0);
   EXPECT_EQ(t.AllocCount(*b1), 1);  // the counted one; freed stack-form records are not totals
+}
+
+// A leaf whose index does not fit the slot's 16 bits is stored as the whole stack's node.
+TEST(StackTable, StackFormFallsBackToTheWholeNodeForLateLeaves) {
+  StackTable& t = FreshTable();
+  t.SetSlotProvider(&kFakeProvider);
+  void* caller[] = {Pc(0x4242)};
+  const uint32_t callers = t.InsertStack(caller, 1);
+  void* late[] = {nullptr, Pc(0x4242)};
+  StackRef r{};
+  for (uintptr_t i = 0; r.leaf <= 0xffff; ++i) {  // use up 16 bits of pc indices
+    late[0] = Pc(0x10000000 + i);
+    r = t.InsertCallers(late, 2);
+  }
+  EXPECT_EQ(r.node, callers);
+  ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase)), r, 24));
+  StackRef found{};
+  size_t size = 0;
+  ASSERT_TRUE(t.Lookup(Obj(kSlotBase), &found, &size));
+  EXPECT_EQ(found.leaf, 0u);
+  EXPECT_EQ(found.node, t.NodeOf(r));
+  EXPECT_EQ(size, 24u);
+  void* read[2] = {};
+  ASSERT_EQ(t.ReadStack(found, read, 2), 2);
+  EXPECT_EQ(read[0], late[0]);
+  EXPECT_EQ(read[1], Pc(0x4242));
+  EXPECT_TRUE(t.RecordFree(Obj(kSlotBase)));
 }
 
 // Slot-mode allocation counts are batched per thread; readers see them all, exactly.
@@ -324,13 +372,13 @@ TEST(StackTable, GrowsAndFindsEverything) {
   const uintptr_t kN = 300000;  // >> 64 stripes x 1024 initial heads
   for (uintptr_t i = 0; i < kN; ++i) t.RecordAlloc(Obj(0x100000 + i * 16), b, 16);
   EXPECT_EQ(t.num_live_objects(), kN);
-  uint32_t found;
+  StackRef found;
   size_t size;
   for (uintptr_t i = 0; i < kN; i += 7) ASSERT_TRUE(t.Lookup(Obj(0x100000 + i * 16), &found, &size));
   for (uintptr_t i = 0; i < kN; i += 2) ASSERT_TRUE(t.RecordFree(Obj(0x100000 + i * 16)));
   EXPECT_EQ(t.InUseCount(*b), static_cast<int64_t>(kN / 2));
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, uint32_t, size_t) { ++*static_cast<size_t*>(ctx); },
+  t.ForEachLiveObject([](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); },
                       &visited);
   EXPECT_EQ(visited, kN / 2);
 }
@@ -382,7 +430,7 @@ TEST(StackTable, ConcurrentSamplingAndFreeing) {
   EXPECT_EQ(inuse_bytes, inuse * 32);
   // Exactly the i % 10 == 0 objects survive.
   EXPECT_EQ(inuse, int64_t{kThreads} * (kPerThread / 10));
-  uint32_t found;
+  StackRef found;
   size_t size;
   for (int th = 0; th < kThreads; ++th)
     for (int i = 0; i < kPerThread; i += 10)
