@@ -98,6 +98,10 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
   LastStack& last = tls_last_stack;
   StackTable& table = GlobalStackTable();
   if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
+  // While no profile is being collected, a slot record needs its stack alone: no bucket, no
+  // count, the leaf frame apart (the leak checker's case; stack_table.h "Object slots").
+  const bool stack_only = slot != nullptr && !g_profiling.load(std::memory_order_relaxed) &&
+                          requested < StackTable::kMaxStackFormSize;
   const uint64_t last_key = LastStack::Key(size_key, limit);
   const uint64_t known = last.KnownWalk(last_key);
   uint64_t walk = known;
@@ -118,15 +122,12 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     int skip = CountAllocatorFrames(pcs, depth);
     int keep = depth - skip;
     if (keep > limit) keep = limit;
-    const StackRef stack = table.InsertCallers(pcs + skip, keep);
+    const StackRef stack = stack_only ? table.InsertCallers(pcs + skip, keep)
+                                      : StackRef{table.InsertStack(pcs + skip, keep), 0};
     if (stack.node == StackTable::kNoStack) return false;
     last.Remember(pcs, depth, last_key, walk, stack, keep);
   }
-  // While no profile is being collected, a slot record needs its stack alone: no bucket, no
-  // count (the leak checker's case; stack_table.h "Object slots").
-  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed) &&
-      requested < StackTable::kMaxStackFormSize)
-    return table.RecordStackIn(slot, last.stack, requested);
+  if (stack_only) return table.RecordStackIn(slot, last.stack, requested);
   if (last.bucket == nullptr) {
     const uint32_t node = table.NodeOf(last.stack);
     if (node == StackTable::kNoStack) return false;
