@@ -154,8 +154,10 @@ const StoppedThread* ThreadStopper::thread(size_t i) const {
   return &g_slots[i].data;
 }
 
-bool ThreadStopper::StopAll(int timeout_ms) {
-  stopped_count_ = slot_count_ = unstopped_count_ = 0;
+namespace {
+
+// The slots' mapping (once) and the suspend handler. False if either is refused.
+bool PrepareSuspension(int sig) {
   if (g_slots == nullptr) {
     void* p = mmap(nullptr, kMaxThreads * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -167,65 +169,81 @@ bool ThreadStopper::StopAll(int timeout_ms) {
   action.sa_sigaction = SuspendHandler;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&action.sa_mask);
-  const int sig = SuspendSignal();
-  if (sigaction(sig, &action, &g_old_action) != 0) return false;
+  return sigaction(sig, &action, &g_old_action) == 0;
+}
 
+// Outcome of waiting for one signalled thread.
+enum class Wait { kStopped, kGone, kTimedOut };
+
+// Waits until the thread of `s` has stopped, has exited, or the deadline passed (then its slot
+// is abandoned; the handler of a late signal finds it so and returns at once).
+Wait AwaitStop(Slot& s, int64_t deadline) {
+  char path[64];
+  internal::FormatTo(path, sizeof(path), "/proc/self/task/%d", s.data.tid);
+  for (int polls = 1;; ++polls) {
+    if (s.state.load(std::memory_order_acquire) != kSignalled) return Wait::kStopped;
+    // A thread that exited after the listing (or is exiting with signals blocked) vanishes
+    // from /proc: stop waiting for it without a message.
+    const bool timed_out = deadline - NowMs() <= 0;
+    if (timed_out || polls % 8 == 0) {
+      const bool gone = access(path, F_OK) != 0;
+      if (gone || timed_out) {
+        uint32_t expected = kSignalled;
+        if (!s.state.compare_exchange_strong(expected, kAbandoned)) return Wait::kStopped;
+        return gone ? Wait::kGone : Wait::kTimedOut;
+      }
+    }
+    timespec ts{0, 2000000};  // re-check at least every 2 ms
+    Futex(&s.state, FUTEX_WAIT_PRIVATE, kSignalled, &ts);
+  }
+}
+
+}  // namespace
+
+void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
+  internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
+                "its stack and registers are not scanned",
+                tid, timeout_ms, sig);
+  if (unstopped_count_ < kMaxUnstoppedListed) unstopped_[unstopped_count_] = tid;
+  ++unstopped_count_;
+}
+
+// Signals every task not signalled yet (one slot each); false if /proc/self/task cannot be read.
+bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
+  return ForEachTask([&](pid_t tid) {
+    if (tid == self) return;
+    for (size_t i = 0; i < slot_count_; ++i)
+      if (g_slots[i].data.tid == tid) return;
+    if (slot_count_ >= kMaxThreads) return;
+    Slot& s = g_slots[slot_count_];
+    s.data.tid = tid;
+    s.data.register_count = 0;
+    s.state.store(kSignalled, std::memory_order_relaxed);
+    ++slot_count_;
+    g_slot_count.store(slot_count_, std::memory_order_release);
+    if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
+      s.state.store(kAbandoned, std::memory_order_relaxed);  // exited meanwhile
+    }
+  });
+}
+
+bool ThreadStopper::StopAll(int timeout_ms) {
+  stopped_count_ = slot_count_ = unstopped_count_ = 0;
+  const int sig = SuspendSignal();
+  if (!PrepareSuspension(sig)) return false;
   const pid_t self = Gettid();
   const pid_t pid = getpid();
   const int64_t deadline = NowMs() + timeout_ms;
   bool listed = true;
+  // Threads may start threads while we list: list again until a round finds no new one.
   for (int round = 0; round < 1000; ++round) {
-    size_t before = slot_count_;
-    listed = ForEachTask([&](pid_t tid) {
-      if (tid == self) return;
-      for (size_t i = 0; i < slot_count_; ++i)
-        if (g_slots[i].data.tid == tid) return;
-      if (slot_count_ >= kMaxThreads) return;
-      Slot& s = g_slots[slot_count_];
-      s.data.tid = tid;
-      s.data.register_count = 0;
-      s.state.store(kSignalled, std::memory_order_relaxed);
-      ++slot_count_;
-      g_slot_count.store(slot_count_, std::memory_order_release);
-      if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
-        s.state.store(kAbandoned, std::memory_order_relaxed);  // exited meanwhile
-      }
-    });
+    const size_t before = slot_count_;
+    listed = SignalNewTasks(self, pid, sig);
     if (!listed) break;
-    // Wait for every signalled thread of this round.
-    for (size_t i = before; i < slot_count_; ++i) {
-      Slot& s = g_slots[i];
-      char path[64];
-      internal::FormatTo(path, sizeof(path), "/proc/self/task/%d", s.data.tid);
-      for (int polls = 1;; ++polls) {
-        uint32_t st = s.state.load(std::memory_order_acquire);
-        if (st != kSignalled) break;
-        // A thread that exited after the listing (or is exiting with signals blocked) vanishes
-        // from /proc: stop waiting for it without a message.
-        if (polls % 8 == 0 && access(path, F_OK) != 0) {
-          uint32_t expected = kSignalled;
-          s.state.compare_exchange_strong(expected, kAbandoned);
-          break;
-        }
-        int64_t left = deadline - NowMs();
-        if (left <= 0) {
-          // Exited threads vanish from /proc; only complain about ones still there.
-          if (access(path, F_OK) == 0) {
-            internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
-                          "its stack and registers are not scanned",
-                          s.data.tid, timeout_ms, sig);
-            if (unstopped_count_ < kMaxUnstoppedListed) unstopped_[unstopped_count_] = s.data.tid;
-            ++unstopped_count_;
-          }
-          uint32_t expected = kSignalled;
-          s.state.compare_exchange_strong(expected, kAbandoned);
-          break;
-        }
-        timespec ts{0, 2000000};  // re-check at least every 2 ms
-        Futex(&s.state, FUTEX_WAIT_PRIVATE, kSignalled, &ts);
-      }
-    }
-    if (slot_count_ == before) break;  // no new threads appeared
+    for (size_t i = before; i < slot_count_; ++i)
+      if (AwaitStop(g_slots[i], deadline) == Wait::kTimedOut)
+        NoteUnstopped(g_slots[i].data.tid, timeout_ms, sig);
+    if (slot_count_ == before) break;
   }
   for (size_t i = 0; i < slot_count_; ++i)
     if (g_slots[i].state.load(std::memory_order_acquire) == kStopped) ++stopped_count_;

@@ -53,6 +53,9 @@ class ThreadStopper {
   const StoppedThread* thread(size_t i) const;
 
  private:
+  bool SignalNewTasks(pid_t self, pid_t pid, int sig);
+  void NoteUnstopped(pid_t tid, int timeout_ms, int sig);
+
   size_t stopped_count_ = 0;
   size_t slot_count_ = 0;
   size_t unstopped_count_ = 0;
