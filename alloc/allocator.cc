@@ -54,8 +54,8 @@ constinit std::atomic<const SampleObserver*> observer{nullptr};
 constinit std::atomic<ExactRecorder> exact_recorder{nullptr};
 
 constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
-constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
-constinit std::atomic<const HeapSampleProvider*> sample_provider{nullptr};
+HEAPKIT_STARTUP_DATA constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
+HEAPKIT_STARTUP_DATA constinit std::atomic<const HeapSampleProvider*> sample_provider{nullptr};
 
 uint64_t SeedForThread(const void* cache) {
   struct timespec ts;

@@ -137,8 +137,8 @@ class alignas(64) CentralFreeList {
   int num_to_move_ = 0;
   const SizeMap* sizemap_ = nullptr;
   PageHeap* heap_ = nullptr;
-  Span nonempty_;  // in-use spans with at least one free object
-  Span empty_;     // in-use spans whose objects are all handed out
+  SpanList nonempty_;  // in-use spans with at least one free object
+  SpanList empty_;     // in-use spans whose objects are all handed out
   // max_slots_ parked batches, from the metadata arena when the first batch is parked: a list
   // that never parks one (most classes of a small program) owns none, and the lists' Init
   // writes stay on a few pages of .bss.

@@ -24,6 +24,11 @@
 // fault-around (64 KiB windows, at a phase that depends on the load address) maps as little of
 // the rest of the profiler and checker as possible.
 #define HEAPKIT_ALWAYS_RUN_CODE __attribute__((section(".text.startup")))
+// Variables every process writes at start-up whatever is enabled (the hooks the profiler
+// installs, once-flags, the real main): kept in .data, whose pages the dynamic linker has
+// already written (relocations, the zeroed start of .bss), instead of zero-initialised .bss,
+// where each would make its own page resident. For zero-initialised variables only.
+#define HEAPKIT_STARTUP_DATA __attribute__((section(".data")))
 
 namespace heapkit::alloc {
 
