@@ -638,7 +638,9 @@ void SetSampleParameter(int64_t mean_bytes) {
   });
 }
 
-int64_t GetSampleParameter() { return sample_parameter.load(std::memory_order_relaxed); }
+HEAPKIT_ALWAYS_RUN_CODE int64_t GetSampleParameter() {
+  return sample_parameter.load(std::memory_order_relaxed);
+}
 
 bool SampleParameterFromEnvironment() {
   EnsureInit();
@@ -660,9 +662,11 @@ void SetMallocHooksActive(bool active) {
 }
 
 // ---- observer_hooks.h: stack capture, heap sample provider --------------------------------------
-void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
+HEAPKIT_ALWAYS_RUN_CODE void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
 StackCaptureHook GetStackCaptureHook() { return stack_hook.load(); }
-void SetHeapSampleProvider(const HeapSampleProvider* p) { sample_provider.store(p); }
+HEAPKIT_ALWAYS_RUN_CODE void SetHeapSampleProvider(const HeapSampleProvider* p) {
+  sample_provider.store(p);
+}
 const HeapSampleProvider* GetHeapSampleProvider() { return sample_provider.load(); }
 
 }  // namespace heapkit::alloc

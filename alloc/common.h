@@ -18,7 +18,7 @@
 #define HEAPKIT_NOINLINE __attribute__((noinline))
 #define HEAPKIT_ALWAYS_INLINE inline __attribute__((always_inline))
 // Profiler and checker code that every process runs, whatever is enabled (start-up, exit, the
-// heap-growth record): placed with the start-up code (.text.startup, at the front of the
+// heap-growth record and its stack capture): placed with the start-up code (.text.startup, at the front of the
 // library's text, next to the allocator and the stack capture) so that the code a program
 // executes when it neither profiles nor checks leaks is contiguous, and the kernel's
 // fault-around (64 KiB windows, at a phase that depends on the load address) maps as little of

@@ -18,6 +18,8 @@ void ReportPendingGrowthSlow() noexcept {
   if (hook != nullptr) hook(bytes);
 }
 
-void SetHeapGrowthHook(HeapGrowthHook hook) { growth_hook.store(hook, std::memory_order_release); }
+HEAPKIT_ALWAYS_RUN_CODE void SetHeapGrowthHook(HeapGrowthHook hook) {
+  growth_hook.store(hook, std::memory_order_release);
+}
 
 }  // namespace heapkit::alloc
