@@ -25,6 +25,23 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   if (slots < 1) slots = 1;
   if (slots > kMaxSlots) slots = kMaxSlots;
   max_slots_ = static_cast<int>(slots);
+  ready_.store(true, std::memory_order_release);
+}
+
+namespace {
+const SizeMap* lazy_sizemap = nullptr;
+PageHeap* lazy_heap = nullptr;
+}  // namespace
+
+void CentralFreeList::SetLazyInit(const SizeMap* sizemap, PageHeap* heap) {
+  lazy_sizemap = sizemap;
+  lazy_heap = heap;
+}
+
+void CentralFreeList::InitOnFirstUse(uint32_t cls) {
+  HEAPKIT_DCHECK(lazy_sizemap != nullptr);
+  SpinLockHolder h(&lock_);
+  if (!ready_.load(std::memory_order_relaxed)) Init(cls, lazy_sizemap, lazy_heap);
 }
 
 bool CentralFreeList::HaveSlots() {
@@ -219,6 +236,7 @@ int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffi
 }
 
 void CentralFreeList::InsertRange(void* head, void* tail, int n) {
+  HEAPKIT_DCHECK(ready_.load(std::memory_order_relaxed));
   heap_->ReleaseTick();
   // A parked chain must end with a null link; write it before taking the lock (the object may
   // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
@@ -255,6 +273,7 @@ size_t CentralFreeList::TransferObjects() {
 
 size_t CentralFreeList::SpanTailBytes() {
   SpinLockHolder h(&lock_);
+  if (num_spans_ == 0) return 0;  // also a list never used (sizemap_ not set)
   size_t span_bytes = sizemap_->ClassPages(cls_) << kPageShift;
   return num_spans_ * (span_bytes - objects_per_span_ * object_size_);
 }

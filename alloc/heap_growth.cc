@@ -8,7 +8,7 @@ namespace heapkit::alloc {
 __thread size_t tls_pending_growth_bytes __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
-HEAPKIT_STARTUP_DATA constinit std::atomic<HeapGrowthHook> growth_hook{nullptr};
+HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<HeapGrowthHook> growth_hook{nullptr};
 }  // namespace
 
 void ReportPendingGrowthSlow() noexcept {

@@ -19,12 +19,12 @@ struct Range {
   uintptr_t lo, hi;
 };
 
-Range ranges[kMaxRanges];
-std::atomic<int> num_ranges{0};
+HEAPKIT_ALWAYS_WRITTEN_DATA Range ranges[kMaxRanges];
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<int> num_ranges{0};
 uintptr_t return_addresses[kMaxReturnAddresses];
 std::atomic<int> num_return_addresses{0};
-std::atomic<bool> initialised{false};
-bool is_shared = false;
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<bool> initialised{false};
+HEAPKIT_ALWAYS_WRITTEN_DATA bool is_shared = false;
 
 struct FindSelf {
   uintptr_t probe;

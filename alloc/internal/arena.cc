@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "alloc/common.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/internal/system_memory.h"
 
@@ -14,10 +15,10 @@ constexpr size_t kMinBucketShift = 4;   // 16 B
 constexpr size_t kMaxBucketShift = 16;  // 64 KiB
 constexpr int kNumBuckets = kMaxBucketShift - kMinBucketShift + 1;
 
-SpinLock arena_lock;
-uintptr_t arena_next = 0;
-uintptr_t arena_end = 0;
-std::atomic<size_t> arena_system_bytes{0};
+HEAPKIT_ALWAYS_WRITTEN_DATA SpinLock arena_lock;
+HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_next = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_end = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<size_t> arena_system_bytes{0};
 
 SpinLock meta_lock;
 void* meta_buckets[kNumBuckets];
