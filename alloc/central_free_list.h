@@ -69,8 +69,9 @@ class alignas(64) CentralFreeList {
   // Lazy initialisation: the allocator's lists start zero (in .bss) and each runs Init on its
   // first refill, so the lists of classes a program never allocates are never written. Ready
   // returns this list, initialised as the list of class cls with the size map and page heap
-  // given to SetLazyInit (once, before any list is used). Every refill goes through Ready;
-  // objects of a class exist only after its list was ready, so InsertRange needs no check.
+  // given to SetLazyInit (once, by the allocator's InitSlow; private instances, as in unit
+  // tests, call Init directly). Every refill goes through Ready; objects of a class exist only
+  // after its list was ready, so InsertRange needs no check.
   static void SetLazyInit(const SizeMap* sizemap, PageHeap* heap);
   HEAPKIT_ALWAYS_INLINE CentralFreeList& Ready(uint32_t cls) {
     if (HEAPKIT_UNLIKELY(!ready_.load(std::memory_order_acquire))) InitOnFirstUse(cls);
