@@ -54,8 +54,9 @@ constinit std::atomic<const SampleObserver*> observer{nullptr};
 constinit std::atomic<ExactRecorder> exact_recorder{nullptr};
 
 constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
-constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
-constinit std::atomic<const HeapSampleProvider*> sample_provider{nullptr};
+HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
+HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<const HeapSampleProvider*> sample_provider{
+    nullptr};
 
 uint64_t SeedForThread(const void* cache) {
   struct timespec ts;
@@ -190,7 +191,7 @@ void* AllocateSmall(ThreadCache* tc, uint32_t cls) {
   if (tc != nullptr) return tc->Allocate(cls);
   void* head;
   void* tail;
-  if (g_state.central[cls].RemoveRange(&head, &tail, 1) == 0) return nullptr;
+  if (g_state.central[cls].Ready(cls).RemoveRange(&head, &tail, 1) == 0) return nullptr;
   return head;
 }
 
@@ -433,9 +434,7 @@ void InitSlow() {
     g_state.pageheap.Init(&g_state.pagemap, release_rate, static_cast<size_t>(limit_mb) << 20);
     g_state.pageheap.set_aggressive_decommit(
         internal::EnvBool("TCMALLOC_AGGRESSIVE_DECOMMIT", false));
-    for (int c = 1; c < g_state.sizemap.num_classes(); ++c) {
-      g_state.central[c].Init(static_cast<uint32_t>(c), &g_state.sizemap, &g_state.pageheap);
-    }
+    CentralFreeList::SetLazyInit(&g_state.sizemap, &g_state.pageheap);  // lists init on use
     g_state.registry.Init(g_state.central, &g_state.sizemap, static_cast<size_t>(max_total));
     g_initialized.store(true, std::memory_order_release);
   }
@@ -638,7 +637,9 @@ void SetSampleParameter(int64_t mean_bytes) {
   });
 }
 
-int64_t GetSampleParameter() { return sample_parameter.load(std::memory_order_relaxed); }
+HEAPKIT_ALWAYS_RUN_CODE int64_t GetSampleParameter() {
+  return sample_parameter.load(std::memory_order_relaxed);
+}
 
 bool SampleParameterFromEnvironment() {
   EnsureInit();
@@ -660,9 +661,11 @@ void SetMallocHooksActive(bool active) {
 }
 
 // ---- observer_hooks.h: stack capture, heap sample provider --------------------------------------
-void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
+HEAPKIT_ALWAYS_RUN_CODE void SetStackCaptureHook(StackCaptureHook hook) { stack_hook.store(hook); }
 StackCaptureHook GetStackCaptureHook() { return stack_hook.load(); }
-void SetHeapSampleProvider(const HeapSampleProvider* p) { sample_provider.store(p); }
+HEAPKIT_ALWAYS_RUN_CODE void SetHeapSampleProvider(const HeapSampleProvider* p) {
+  sample_provider.store(p);
+}
 const HeapSampleProvider* GetHeapSampleProvider() { return sample_provider.load(); }
 
 }  // namespace heapkit::alloc

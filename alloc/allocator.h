@@ -6,7 +6,8 @@
 //     max_size_ moves between caches only under the registry lock. The one shared write is the
 //     free fast path's room decrement on g_empty_cache (see thread_cache.h).
 //  2. CentralFreeList::lock_ (one per class) guards its spans, their object free lists, their
-//     owners (thread affinity, central_free_list.h) and its transfer cache.
+//     owners (thread affinity, central_free_list.h) and its transfer cache; a list's own Init
+//     runs under it on its first refill and is published by a release store (Ready).
 //  3. PageHeap::lock_ guards free spans, page-heap statistics and page-map writes of free spans.
 //     Lock order: central -> page heap -> arena. The registry lock is never held while taking a
 //     central or page-heap lock.

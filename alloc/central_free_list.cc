@@ -25,8 +25,23 @@ void CentralFreeList::Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap)
   if (slots < 1) slots = 1;
   if (slots > kMaxSlots) slots = kMaxSlots;
   max_slots_ = static_cast<int>(slots);
-  SpanListInit(&nonempty_);
-  SpanListInit(&empty_);
+  ready_.store(true, std::memory_order_release);
+}
+
+namespace {
+const SizeMap* lazy_sizemap = nullptr;
+PageHeap* lazy_heap = nullptr;
+}  // namespace
+
+void CentralFreeList::SetLazyInit(const SizeMap* sizemap, PageHeap* heap) {
+  lazy_sizemap = sizemap;
+  lazy_heap = heap;
+}
+
+void CentralFreeList::InitOnFirstUse(uint32_t cls) {
+  HEAPKIT_DCHECK(lazy_sizemap != nullptr);
+  SpinLockHolder h(&lock_);
+  if (!ready_.load(std::memory_order_relaxed)) Init(cls, lazy_sizemap, lazy_heap);
 }
 
 bool CentralFreeList::HaveSlots() {
@@ -70,15 +85,15 @@ bool CentralFreeList::Populate(const SpanAffinity& who) {
   span->allocated_ = 0;
   span->freelist_ = nullptr;
   span->affinity_ = who;
-  SpanListPush(&nonempty_, span);
+  nonempty_.Push(span);
   ++num_spans_;
   free_in_spans_ += objects_per_span_;
   return true;
 }
 
 Span* CentralFreeList::FindSpan(const SpanAffinity& who) {
-  Span* s = nonempty_.next_;
-  for (int looked = 0; s != &nonempty_ && looked < kAffinityScan; s = s->next_, ++looked) {
+  Span* s = nonempty_.first();
+  for (int looked = 0; s != nullptr && looked < kAffinityScan; s = nonempty_.next(s), ++looked) {
     if (who.MayTake(s->affinity_)) return s;
   }
   return nullptr;
@@ -95,7 +110,7 @@ int CentralFreeList::FetchFromSpans(void** head, void** tail, int n, const SpanA
       if (Populate(who)) continue;
       // Out of memory: other threads' batches, then their spans, rather than failing.
       if (got == 0 && used_slots_ > 0) return TakeFromBatch(used_slots_ - 1, head, tail, n);
-      if (taker.none() || SpanListEmpty(&nonempty_)) break;
+      if (taker.none() || nonempty_.empty()) break;
       taker = SpanAffinity{};
       continue;
     }
@@ -126,8 +141,8 @@ int CentralFreeList::FetchFromSpans(void** head, void** tail, int n, const SpanA
       ++got;
     }
     if (span->freelist_ == nullptr && span->carved_ == objects_per_span_) {
-      SpanListRemove(span);
-      SpanListPush(&empty_, span);
+      SpanList::Remove(span);
+      empty_.Push(span);
     }
   }
   if (last != nullptr) *static_cast<void**>(last) = nullptr;
@@ -147,15 +162,15 @@ void CentralFreeList::ReleaseToSpans(void* object) {
     internal::Fatal("attempt to free invalid pointer %p", object);
   }
   if (span->freelist_ == nullptr && span->carved_ == objects_per_span_) {
-    SpanListRemove(span);
-    SpanListPush(&nonempty_, span);
+    SpanList::Remove(span);
+    nonempty_.Push(span);
   }
   *static_cast<void**>(object) = span->freelist_;
   span->freelist_ = object;
   --span->allocated_;
   ++free_in_spans_;
   if (span->allocated_ == 0) {
-    SpanListRemove(span);
+    SpanList::Remove(span);
     --num_spans_;
     free_in_spans_ -= objects_per_span_;
     heap_->Delete(span);
@@ -221,6 +236,7 @@ int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffi
 }
 
 void CentralFreeList::InsertRange(void* head, void* tail, int n) {
+  HEAPKIT_DCHECK(ready_.load(std::memory_order_relaxed));
   heap_->ReleaseTick();
   // A parked chain must end with a null link; write it before taking the lock (the object may
   // not be in this CPU's cache). Harmless when the batch goes to the spans instead.
@@ -257,6 +273,7 @@ size_t CentralFreeList::TransferObjects() {
 
 size_t CentralFreeList::SpanTailBytes() {
   SpinLockHolder h(&lock_);
+  if (num_spans_ == 0) return 0;  // also a list never used (sizemap_ not set)
   size_t span_bytes = sizemap_->ClassPages(cls_) << kPageShift;
   return num_spans_ * (span_bytes - objects_per_span_ * object_size_);
 }

@@ -40,6 +40,7 @@
 // do not bounce one line between one class's lock and the previous class's counters.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -65,6 +66,17 @@ class alignas(64) CentralFreeList {
 
   constexpr CentralFreeList() = default;
   void Init(uint32_t cls, const SizeMap* sizemap, PageHeap* heap);
+  // Lazy initialisation: the allocator's lists start zero (in .bss) and each runs Init on its
+  // first refill, so the lists of classes a program never allocates are never written. Ready
+  // returns this list, initialised as the list of class cls with the size map and page heap
+  // given to SetLazyInit (once, by the allocator's InitSlow; private instances, as in unit
+  // tests, call Init directly). Every refill goes through Ready; objects of a class exist only
+  // after its list was ready, so InsertRange needs no check.
+  static void SetLazyInit(const SizeMap* sizemap, PageHeap* heap);
+  HEAPKIT_ALWAYS_INLINE CentralFreeList& Ready(uint32_t cls) {
+    if (HEAPKIT_UNLIKELY(!ready_.load(std::memory_order_acquire))) InitOnFirstUse(cls);
+    return *this;
+  }
 
   // Takes up to n objects (n ≤ NumToMove) for the thread cache `who` (none: any objects);
   // returns how many (0: out of memory; fewer than n when a parked chain holds fewer). The
@@ -116,6 +128,7 @@ class alignas(64) CentralFreeList {
     int count;   // num_to_move_ when parked; less after a smaller request took its front
     SpanAffinity owner;  // of the span of its first object when parked
   };
+  void InitOnFirstUse(uint32_t cls);
   // slots_ exists (allocated on first use, lock held); false when the arena is out of memory.
   bool HaveSlots();
   // The newest parked batch `who` may take, -1 if none.
@@ -127,6 +140,7 @@ class alignas(64) CentralFreeList {
   void ReleaseToSpans(void* object);
   bool Populate(const SpanAffinity& who);
 
+  std::atomic<bool> ready_{false};  // Init has run (release-stored after it)
   uint32_t cls_ = 0;
   static constexpr size_t kPrefaultMinObject = 4096;
   static constexpr size_t kPrefaultMaxSpan = 128 * 1024;
@@ -137,8 +151,8 @@ class alignas(64) CentralFreeList {
   int num_to_move_ = 0;
   const SizeMap* sizemap_ = nullptr;
   PageHeap* heap_ = nullptr;
-  Span nonempty_;  // in-use spans with at least one free object
-  Span empty_;     // in-use spans whose objects are all handed out
+  SpanList nonempty_;  // in-use spans with at least one free object
+  SpanList empty_;     // in-use spans whose objects are all handed out
   // max_slots_ parked batches, from the metadata arena when the first batch is parked: a list
   // that never parks one (most classes of a small program) owns none, and the lists' Init
   // writes stay on a few pages of .bss.
@@ -149,8 +163,8 @@ class alignas(64) CentralFreeList {
   size_t num_spans_ = 0;
 };
 
-// Start-up writes every list's header (Init), so the array of 128 lists is RSS of every
-// process: the parked-batch slots stay outside it (slots_).
+// A list's header is written on its first use (Ready) and by fork, which takes every list's
+// lock: the parked-batch slots stay outside it (slots_).
 static_assert(sizeof(CentralFreeList) <= 512, "central lists' headers grew: keep bulky state out");
 
 }  // namespace heapkit::alloc

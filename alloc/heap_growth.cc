@@ -8,7 +8,7 @@ namespace heapkit::alloc {
 __thread size_t tls_pending_growth_bytes __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
-constinit std::atomic<HeapGrowthHook> growth_hook{nullptr};
+HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<HeapGrowthHook> growth_hook{nullptr};
 }  // namespace
 
 void ReportPendingGrowthSlow() noexcept {
@@ -18,6 +18,8 @@ void ReportPendingGrowthSlow() noexcept {
   if (hook != nullptr) hook(bytes);
 }
 
-void SetHeapGrowthHook(HeapGrowthHook hook) { growth_hook.store(hook, std::memory_order_release); }
+HEAPKIT_ALWAYS_RUN_CODE void SetHeapGrowthHook(HeapGrowthHook hook) {
+  growth_hook.store(hook, std::memory_order_release);
+}
 
 }  // namespace heapkit::alloc

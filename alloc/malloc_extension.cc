@@ -56,7 +56,8 @@ MallocExtension* current_instance = nullptr;
 }  // namespace
 
 SysAllocator::~SysAllocator() {}
-MallocExtension::~MallocExtension() {}
+// Runs at every exit (default_instance): with the start-up code.
+HEAPKIT_ALWAYS_RUN_CODE MallocExtension::~MallocExtension() {}
 
 void MallocExtension::Initialize() { heapkit::alloc::EnsureInit(); }
 bool MallocExtension::VerifyAllMemory() { return true; }

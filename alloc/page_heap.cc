@@ -31,18 +31,12 @@ using internal::SpinLockHolder;
 
 void PageHeap::Init(PageMap* map, double release_rate, size_t heap_limit_bytes) {
   map_ = map;
-  for (Length i = 0; i < kMaxPages; ++i) {
-    SpanListInit(&normal_[i]);
-    SpanListInit(&returned_[i]);
-  }
-  SpanListInit(&large_normal_);
-  SpanListInit(&large_returned_);
   release_rate_ = release_rate;
   heap_limit_ = heap_limit_bytes;
   scavenge_counter_ = 0;  // like gperftools: the first free may already release
 }
 
-Span* PageHeap::ListFor(Length n, Span::Location loc) {
+SpanList* PageHeap::ListFor(Length n, Span::Location loc) {
   if (n < kMaxPages) return loc == Span::kOnReturnedFreelist ? &returned_[n] : &normal_[n];
   return loc == Span::kOnReturnedFreelist ? &large_returned_ : &large_normal_;
 }
@@ -69,7 +63,7 @@ Span* PageHeap::InUseSpanContaining(PageId page) const {
 }
 
 void PageHeap::RemoveFree(Span* span) {
-  SpanListRemove(span);
+  SpanList::Remove(span);
   if (span->location_ == Span::kOnReturnedFreelist) {
     stats_.unmapped_bytes -= span->Bytes();
   } else {
@@ -108,7 +102,7 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
     span_alloc_.Delete(next);
   }
   SetBoundary(span);
-  SpanListPush(ListFor(span->npages_, loc), span);
+  ListFor(span->npages_, loc)->Push(span);
   if (loc == Span::kOnReturnedFreelist) {
     stats_.unmapped_bytes += span->Bytes();
   } else {
@@ -133,7 +127,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
     rest->free_since_ns_ = span->free_since_ns_;
     span->npages_ = n;
     SetBoundary(rest);
-    SpanListPush(ListFor(rest->npages_, loc), rest);
+    ListFor(rest->npages_, loc)->Push(rest);
     if (loc == Span::kOnReturnedFreelist) {
       stats_.unmapped_bytes += rest->Bytes();
     } else {
@@ -162,14 +156,14 @@ Span* PageHeap::Carve(Span* span, Length n) {
 Span* PageHeap::AllocLocked(Length n) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     for (Length len = n; len < kMaxPages; ++len) {
-      if (!SpanListEmpty(&normal_[len])) return Carve(normal_[len].next_, n);
-      if (!SpanListEmpty(&returned_[len])) return Carve(returned_[len].next_, n);
+      if (!normal_[len].empty()) return Carve(normal_[len].first(), n);
+      if (!returned_[len].empty()) return Carve(returned_[len].first(), n);
     }
     // Best fit among the large spans: the shortest, then the lowest address; backed spans
     // first (reusing them costs no page faults, and leaves released tails released).
     Span* best = nullptr;
-    for (Span* list : {&large_normal_, &large_returned_}) {
-      for (Span* s = list->next_; s != list; s = s->next_) {
+    for (const SpanList* list : {&large_normal_, &large_returned_}) {
+      for (Span* s = list->first(); s != nullptr; s = list->next(s)) {
         if (s->npages_ < n) continue;
         if (best == nullptr || s->npages_ < best->npages_ ||
             (s->npages_ == best->npages_ && s->start_ < best->start_)) {
@@ -317,9 +311,9 @@ Length PageHeap::ReleaseSpan(Span* span) {
 
 Span* PageHeap::ReleaseVictim() {
   // Lists are LIFO: the tail (prev_) is the span freed longest ago, the coldest to release.
-  if (!SpanListEmpty(&large_normal_)) return large_normal_.prev_;
+  if (!large_normal_.empty()) return large_normal_.last();
   for (Length len = kMaxPages - 1; len > 0; --len) {
-    if (!SpanListEmpty(&normal_[len])) return normal_[len].prev_;
+    if (!normal_[len].empty()) return normal_[len].last();
   }
   return nullptr;
 }
@@ -380,15 +374,15 @@ void PageHeap::ReleaseTickLocked() {
 
 void PageHeap::ReleaseIdleLocked(int64_t now) {
   const int64_t cutoff = now - static_cast<int64_t>(kReleaseAgeNs / release_rate_);
-  auto release_old = [&](Span* list) {
-    for (Span* s = list->next_; s != list;) {
-      Span* next = s->next_;  // ReleaseSpan moves s to a returned list (and coalesces there)
+  auto release_old = [&](const SpanList& list) {
+    for (Span* s = list.first(); s != nullptr;) {
+      Span* next = list.next(s);  // ReleaseSpan moves s to a returned list (and coalesces there)
       if (s->free_since_ns_ <= cutoff) ReleaseSpan(s);
       s = next;
     }
   };
-  release_old(&large_normal_);
-  for (Length len = 1; len < kMaxPages; ++len) release_old(&normal_[len]);
+  release_old(large_normal_);
+  for (Length len = 1; len < kMaxPages; ++len) release_old(normal_[len]);
 }
 
 void PageHeap::SetReleaseRate(double rate) {
@@ -413,11 +407,11 @@ void PageHeap::FreeSpanHistogram(size_t normal[kMaxPages], size_t returned[kMaxP
   for (Length i = 0; i < kMaxPages; ++i) {
     normal[i] = returned[i] = 0;
     if (i == 0) continue;
-    for (Span* s = normal_[i].next_; s != &normal_[i]; s = s->next_) ++normal[i];
-    for (Span* s = returned_[i].next_; s != &returned_[i]; s = s->next_) ++returned[i];
+    normal[i] = normal_[i].size();
+    returned[i] = returned_[i].size();
   }
-  for (Span* s = large_normal_.next_; s != &large_normal_; s = s->next_) ++normal[0];
-  for (Span* s = large_returned_.next_; s != &large_returned_; s = s->next_) ++returned[0];
+  normal[0] = large_normal_.size();
+  returned[0] = large_returned_.size();
 }
 
 }  // namespace heapkit::alloc

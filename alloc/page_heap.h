@@ -111,7 +111,7 @@ class PageHeap {
   Span* Carve(Span* span, Length n);
   void InsertFree(Span* span, bool count_release);
   void RemoveFree(Span* span);
-  Span* ListFor(Length n, Span::Location loc);
+  SpanList* ListFor(Length n, Span::Location loc);
   bool GrowHeap(Length n);
   void SetBoundary(Span* span);
   void ClearPage(PageId page);
@@ -129,10 +129,11 @@ class PageHeap {
 
   PageMap* map_ = nullptr;
   internal::ArenaFreeList<Span> span_alloc_;
-  Span normal_[kMaxPages];
-  Span returned_[kMaxPages];
-  Span large_normal_;
-  Span large_returned_;
+  // Free lists by length (see above). Not written by Init (SpanList: a zero head is empty).
+  SpanList normal_[kMaxPages];
+  SpanList returned_[kMaxPages];
+  SpanList large_normal_;
+  SpanList large_returned_;
   PageHeapStats stats_;
   double release_rate_ = 0;  // set by Init (zero-initialised globals live in .bss)
   int64_t scavenge_counter_ = 0;

@@ -10,7 +10,8 @@
 //    only its first and last page map to it (interior entries are cleared).
 //  - zero_ is true only for memory never written since it came from the OS or was released;
 //    calloc skips memset for large objects carved from such spans.
-//  - next_/prev_ link the span into exactly one list of its owner (page heap or central).
+//  - next_/prev_ (SpanLinks) link the span into at most one SpanList of its owner (page heap
+//    or central list).
 //  - affinity_ (small in-use spans): the thread cache the central list last handed objects of
 //    this span to (span_affinity.h); written under the class's central lock, reset when the
 //    span comes from the page heap.
@@ -24,13 +25,20 @@
 
 namespace heapkit::alloc {
 
-struct Span {
+struct Span;
+
+// A span's list links, and a list head: two pointers. The page heap's 258 list heads and the
+// central lists' two each are SpanLinks, not whole Spans (a Span is ~100 bytes).
+struct SpanLinks {
+  SpanLinks* next_ = nullptr;
+  SpanLinks* prev_ = nullptr;
+};
+
+struct Span : SpanLinks {
   enum Location : uint8_t { kInUse = 0, kOnNormalFreelist = 1, kOnReturnedFreelist = 2 };
 
   PageId start_ = 0;
   Length npages_ = 0;
-  Span* next_ = nullptr;
-  Span* prev_ = nullptr;
   void* freelist_ = nullptr;
   uint32_t allocated_ = 0;
   uint32_t carved_ = 0;
@@ -57,19 +65,46 @@ struct Span {
   bool IsFree() const { return location_ != kInUse; }
 };
 
-// Circular doubly linked list with a sentinel.
-inline void SpanListInit(Span* list) { list->next_ = list->prev_ = list; }
-inline bool SpanListEmpty(const Span* list) { return list->next_ == list; }
-inline void SpanListRemove(Span* span) {
-  span->prev_->next_ = span->next_;
-  span->next_->prev_ = span->prev_;
-  span->next_ = span->prev_ = nullptr;
-}
-inline void SpanListPush(Span* list, Span* span) {
-  span->next_ = list->next_;
-  span->prev_ = list;
-  list->next_->prev_ = span;
-  list->next_ = span;
-}
+// Circular doubly linked list of spans with a two-pointer sentinel (head_). A head of two
+// null pointers (as zero-initialised .bss leaves it) is an empty list that links itself on
+// its first Push: nobody writes a list before a span goes on it, so the lists of a size class
+// or span length a program never uses cost no RSS (a small program uses few of them).
+class SpanList {
+ public:
+  constexpr SpanList() = default;
+  SpanList(const SpanList&) = delete;
+  SpanList& operator=(const SpanList&) = delete;
+
+  bool empty() const { return head_.next_ == nullptr || head_.next_ == &head_; }
+  // First (most recently pushed) and last span, nullptr when empty.
+  Span* first() const { return empty() ? nullptr : AsSpan(head_.next_); }
+  Span* last() const { return empty() ? nullptr : AsSpan(head_.prev_); }
+  // The span after `span` (on this list), nullptr at the end.
+  Span* next(const Span* span) const {
+    return span->next_ == &head_ ? nullptr : AsSpan(span->next_);
+  }
+  size_t size() const {  // walks the list
+    size_t n = 0;
+    for (const Span* s = first(); s != nullptr; s = next(s)) ++n;
+    return n;
+  }
+  void Push(Span* span) {  // at the front
+    if (head_.next_ == nullptr) head_.next_ = head_.prev_ = &head_;
+    span->next_ = head_.next_;
+    span->prev_ = &head_;
+    head_.next_->prev_ = span;
+    head_.next_ = span;
+  }
+  // Unlinks span from whichever list holds it.
+  static void Remove(Span* span) {
+    span->prev_->next_ = span->next_;
+    span->next_->prev_ = span->prev_;
+    span->next_ = span->prev_ = nullptr;
+  }
+
+ private:
+  static Span* AsSpan(SpanLinks* links) { return static_cast<Span*>(links); }
+  SpanLinks head_;
+};
 
 }  // namespace heapkit::alloc

@@ -79,7 +79,7 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
   const uint32_t want = max == 0 ? 1 : (max < batch ? max : batch);
   void* head;
   void* tail;
-  int got = central_[cls].RemoveRange(&head, &tail, static_cast<int>(want), affinity());
+  int got = central_[cls].Ready(cls).RemoveRange(&head, &tail, static_cast<int>(want), affinity());
   if (got == 0) {
     errno = ENOMEM;
     return nullptr;

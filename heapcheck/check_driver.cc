@@ -20,7 +20,7 @@ namespace heapkit::check {
 namespace {
 
 Settings g_settings;
-bool g_initialized = false;
+HEAPKIT_ALWAYS_WRITTEN_DATA bool g_initialized = false;
 
 bool Equals(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
 

@@ -68,7 +68,7 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) void LateExitCheck() {
 }
 
 using MainFn = int (*)(int, char**, char**);
-MainFn g_real_main = nullptr;
+HEAPKIT_ALWAYS_WRITTEN_DATA MainFn g_real_main = nullptr;
 
 HEAPKIT_ALWAYS_RUN_CODE int MainWrapper(int argc, char** argv, char** envp) {
   if (heapkit::check::CheckerActive() && atexit(EarlyExitCheck) == 0) g_early_registered = true;

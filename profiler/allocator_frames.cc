@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "alloc/common.h"
 #include "profiler/runtime_symbols.h"
 
 namespace heapkit::prof {
@@ -18,12 +19,12 @@ struct Range {
   uintptr_t lo, hi;
 };
 
-Range ranges[kMaxRanges];
-std::atomic<int> num_ranges{0};
+HEAPKIT_ALWAYS_WRITTEN_DATA Range ranges[kMaxRanges];
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<int> num_ranges{0};
 uintptr_t return_addresses[kMaxReturnAddresses];
 std::atomic<int> num_return_addresses{0};
-std::atomic<bool> initialised{false};
-bool is_shared = false;
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<bool> initialised{false};
+HEAPKIT_ALWAYS_WRITTEN_DATA bool is_shared = false;
 
 struct FindSelf {
   uintptr_t probe;
@@ -32,7 +33,7 @@ struct FindSelf {
   uintptr_t bias;
 };
 
-int FindSelfCallback(dl_phdr_info* info, size_t, void* data) {
+HEAPKIT_ALWAYS_RUN_CODE int FindSelfCallback(dl_phdr_info* info, size_t, void* data) {
   auto* self = static_cast<FindSelf*>(data);
   bool contains = false;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -63,7 +64,7 @@ int FindSelfCallback(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-void InitAllocatorFrames() {
+HEAPKIT_ALWAYS_RUN_CODE void InitAllocatorFrames() {
   if (initialised.exchange(true, std::memory_order_acq_rel)) return;
   FindSelf self{reinterpret_cast<uintptr_t>(&InitAllocatorFrames), false, false, 0};
   dl_iterate_phdr(&FindSelfCallback, &self);
@@ -81,7 +82,7 @@ void AddAllocatorReturnAddress(const void* pc) {
   num_return_addresses.store(n + 1, std::memory_order_release);
 }
 
-bool IsAllocatorFrame(const void* pc) {
+HEAPKIT_ALWAYS_RUN_CODE bool IsAllocatorFrame(const void* pc) {
   uintptr_t v = reinterpret_cast<uintptr_t>(pc);
   int nr = num_ranges.load(std::memory_order_acquire);
   for (int i = 0; i < nr; ++i)

@@ -2,6 +2,8 @@
 
 #include <dwarf.h>
 
+#include "alloc/common.h"
+
 namespace heapkit::prof {
 namespace {
 
@@ -111,8 +113,44 @@ bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* init
 
 }  // namespace
 
-bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align, int64_t data_align,
-            uint8_t fde_enc, const CfaState* initial, CfaState* st) {
+HEAPKIT_ALWAYS_RUN_CODE uint64_t Reader::Uleb() {
+  uint64_t v = 0;
+  for (int shift = 0; Has(1); shift += 7) {
+    uint8_t b = *p++;
+    if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  return v;
+}
+
+HEAPKIT_ALWAYS_RUN_CODE uintptr_t Reader::Encoded(uint8_t enc, uintptr_t data_base) {
+  if (enc == DW_EH_PE_omit) return 0;
+  const uintptr_t here = reinterpret_cast<uintptr_t>(p);
+  uintptr_t v = 0;
+  switch (enc & kEhPeFormatMask) {
+    case DW_EH_PE_absptr: v = Fixed<uint64_t>(); break;
+    case DW_EH_PE_uleb128: v = Uleb(); break;
+    case DW_EH_PE_udata2: v = Fixed<uint16_t>(); break;
+    case DW_EH_PE_udata4: v = Fixed<uint32_t>(); break;
+    case DW_EH_PE_udata8: v = Fixed<uint64_t>(); break;
+    case DW_EH_PE_sleb128: v = static_cast<uintptr_t>(Sleb()); break;
+    case DW_EH_PE_sdata2: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
+    case DW_EH_PE_sdata4: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
+    case DW_EH_PE_sdata8: v = Fixed<uint64_t>(); break;
+    default: ok = false; return 0;
+  }
+  switch (enc & kEhPeApplicationMask) {
+    case DW_EH_PE_absptr: break;
+    case DW_EH_PE_pcrel: v += here; break;
+    case DW_EH_PE_datarel: v += data_base; break;
+    default: ok = false; return 0;
+  }
+  return v;
+}
+
+HEAPKIT_ALWAYS_RUN_CODE bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, uint64_t code_align,
+                                    int64_t data_align, uint8_t fde_enc, const CfaState* initial,
+                                    CfaState* st) {
   CfaState stack[8];
   int depth = 0;
   auto advance = [&](uint64_t delta) {

@@ -18,6 +18,7 @@
 //   allocated.
 #include "profiler/cfi_unwinder.h"
 
+#include "alloc/common.h"
 #include "profiler/cfa_program.h"
 #include "profiler/eh_frame_reader.h"
 
@@ -34,8 +35,9 @@ namespace heapkit::prof {
 namespace {
 
 
+// In .text.startup with the rest of the heap-growth capture (HEAPKIT_ALWAYS_RUN_CODE).
 asm(R"(
-  .text
+  .section .text.startup,"ax",@progbits
   .p2align 4
   .globl heapkit_caller_regs
   .hidden heapkit_caller_regs
@@ -112,7 +114,7 @@ struct FindFde {
   bool in_object = false;
 };
 
-int FindObjectCallback(dl_phdr_info* info, size_t, void* data) {
+HEAPKIT_ALWAYS_RUN_CODE int FindObjectCallback(dl_phdr_info* info, size_t, void* data) {
   auto* f = static_cast<FindFde*>(data);
   const ElfW(Phdr)* eh = nullptr;
   bool contains = false;
@@ -352,8 +354,9 @@ int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
 
 // A full walk, recorded in the memo for next time when the stack ends within kMemoFrames
 // frames. Out of line, so that the memo hit needs no register saves.
-__attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop, void** out, int max,
-                                          uint64_t* walk_id) {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop,
+                                                                  void** out, int max,
+                                                                  uint64_t* walk_id) {
   WalkMemo& m = tls_cfi_memo;
   if (walk_id != nullptr) *walk_id = 0;
   m.pc0 = 0;

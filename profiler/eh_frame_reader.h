@@ -33,15 +33,8 @@ struct Reader {
     }
     return v;
   }
-  uint64_t Uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; Has(1); shift += 7) {
-      uint8_t b = *p++;
-      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
-    return v;
-  }
+  // Defined in cfa_program.cc, with the start-up code: every heap-growth capture runs them.
+  uint64_t Uleb();
   int64_t Sleb() {
     uint64_t v = 0;
     int shift = 0;
@@ -57,30 +50,7 @@ struct Reader {
   }
   // DW_EH_PE_* encoded pointer. data_base: for DW_EH_PE_datarel. Indirection is not followed
   // (only personality pointers use it, and they are skipped).
-  uintptr_t Encoded(uint8_t enc, uintptr_t data_base) {
-    if (enc == DW_EH_PE_omit) return 0;
-    const uintptr_t here = reinterpret_cast<uintptr_t>(p);
-    uintptr_t v = 0;
-    switch (enc & kEhPeFormatMask) {
-      case DW_EH_PE_absptr: v = Fixed<uint64_t>(); break;
-      case DW_EH_PE_uleb128: v = Uleb(); break;
-      case DW_EH_PE_udata2: v = Fixed<uint16_t>(); break;
-      case DW_EH_PE_udata4: v = Fixed<uint32_t>(); break;
-      case DW_EH_PE_udata8: v = Fixed<uint64_t>(); break;
-      case DW_EH_PE_sleb128: v = static_cast<uintptr_t>(Sleb()); break;
-      case DW_EH_PE_sdata2: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int16_t>())); break;
-      case DW_EH_PE_sdata4: v = static_cast<uintptr_t>(static_cast<int64_t>(Fixed<int32_t>())); break;
-      case DW_EH_PE_sdata8: v = Fixed<uint64_t>(); break;
-      default: ok = false; return 0;
-    }
-    switch (enc & kEhPeApplicationMask) {
-      case DW_EH_PE_absptr: break;
-      case DW_EH_PE_pcrel: v += here; break;
-      case DW_EH_PE_datarel: v += data_base; break;
-      default: ok = false; return 0;
-    }
-    return v;
-  }
+  uintptr_t Encoded(uint8_t enc, uintptr_t data_base);
 };
 
 }  // namespace heapkit::prof

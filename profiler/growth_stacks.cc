@@ -22,8 +22,8 @@ struct GrowthRecord {
   void* pcs[kMaxCaptureDepth];
 };
 
-constinit internal::SpinLock g_lock;
-GrowthRecord* g_records = nullptr;  // newest first; guarded by g_lock
+HEAPKIT_ALWAYS_WRITTEN_DATA constinit internal::SpinLock g_lock;
+HEAPKIT_ALWAYS_WRITTEN_DATA GrowthRecord* g_records = nullptr;  // newest first; guarded by g_lock
 
 bool SameStack(const GrowthRecord& r, void* const* pcs, int depth) {
   return r.depth == depth && std::memcmp(r.pcs, pcs, sizeof(void*) * depth) == 0;

@@ -23,6 +23,7 @@
 //   calling thread and are valid in the child.
 #include "profiler/stack_capture.h"
 
+#include "alloc/common.h"
 #include "profiler/cfi_unwinder.h"
 #include "profiler/on_demand_library.h"
 
@@ -65,7 +66,7 @@ int LibunwindCapture(void** pcs, int max_depth, int skip, void* self_return) {
 
 }  // namespace
 
-void InitStackCapture() { OnDemandLibraryIfLoaded(); }
+HEAPKIT_ALWAYS_RUN_CODE void InitStackCapture() { OnDemandLibraryIfLoaded(); }
 
 namespace {
 // The body of both CaptureStack overloads, inlined into each (always_inline) so that
@@ -106,7 +107,8 @@ __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
   return CaptureFromHere(pcs, max_depth, skip, walk_id, __builtin_return_address(0));
 }
 
-__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip) {
+HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth,
+                                                           int skip) {
   return CaptureFromHere(pcs, max_depth, skip, nullptr, __builtin_return_address(0));
 }
 

@@ -66,7 +66,7 @@ HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
 }  // namespace
 
 HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
-  static bool done = false;
+  HEAPKIT_ALWAYS_WRITTEN_DATA static bool done = false;
   if (done) return;
   done = true;
   alloc::SetStackCaptureHook(&CaptureStack);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "alloc/common.h"
 #include "alloc/internal/dcheck.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/internal/system_memory.h"
@@ -18,10 +19,10 @@ constexpr int kNumBuckets = kMaxBucketShift - kMinBucketShift + 1;
 // The current chunk and how much of it is used: no end or next pointer, which would equal the
 // start of whatever the system maps right after the chunk (a user's large block) and, in a
 // statically linked program, whose globals the leak checker scans, keep that block alive.
-SpinLock arena_lock;
-uintptr_t arena_chunk = 0;
-size_t arena_used = 0;
-std::atomic<size_t> arena_system_bytes{0};
+HEAPKIT_ALWAYS_WRITTEN_DATA SpinLock arena_lock;
+HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_chunk = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA size_t arena_used = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<size_t> arena_system_bytes{0};
 
 SpinLock meta_lock;
 void* meta_buckets[kNumBuckets];

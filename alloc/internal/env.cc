@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "alloc/common.h"
 #include "alloc/internal/log.h"
 
 extern char** environ;
@@ -46,7 +47,7 @@ bool SecureExecution() {
   return getauxval(AT_SECURE) != 0;
 }
 
-const char* EnvRaw(const char* name) {
+HEAPKIT_ALWAYS_RUN_CODE const char* EnvRaw(const char* name) {
   if (environ == nullptr || SecureExecution()) return nullptr;
   size_t n = strlen(name);
   for (char** e = environ; *e != nullptr; ++e) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "alloc/allocator.h"
 #include "alloc/internal/system_memory.h"
 #include "tier_fixture.h"
 
@@ -378,6 +379,63 @@ TEST(CentralFreeListTest, SpansOfMultiPageObjectsArePrefaulted) {
     }
     t->central[cls].InsertRange(head, tail, 1);
   }
+}
+
+// The allocator's lists start zero and initialise on their first refill (Ready), with the size
+// map and page heap InitSlow gave SetLazyInit: here the global allocator's, on a private list.
+TEST(CentralFreeListTest, ReadyInitialisesAZeroListOnFirstUse) {
+  EnsureInit();
+  auto cl = std::make_unique<CentralFreeList>();
+  const uint32_t cls = g_state.sizemap.SizeClass(96);
+  EXPECT_EQ(cl->size_class(), 0u);  // untouched: Init has not run
+  EXPECT_EQ(&cl->Ready(cls), cl.get());
+  EXPECT_EQ(cl->size_class(), cls);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl->Ready(cls).RemoveRange(&head, &tail, 3), 3);
+  for (void* p : Collect(head, 3)) {
+    const Span* s = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->sizeclass_, cls);
+  }
+  EXPECT_EQ(cl->NumSpans(), 1u);
+  cl->InsertRange(head, tail, 3);
+  EXPECT_EQ(cl->NumSpans(), 0u);  // the span went back to the global page heap
+}
+
+// Threads refilling from a list nobody used yet: one Init, every object handed out once.
+TEST(CentralFreeListTest, ConcurrentFirstUseInitialisesOnce) {
+  EnsureInit();
+  auto cl = std::make_unique<CentralFreeList>();
+  const uint32_t cls = g_state.sizemap.SizeClass(200);
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5;
+  void* got[kThreads][kEach] = {};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) {
+      }
+      for (int i = 0; i < kEach; ++i) {
+        void* head;
+        void* tail;
+        if (cl->Ready(cls).RemoveRange(&head, &tail, 1) == 1) got[t][i] = head;
+      }
+    });
+  }
+  go.store(true);
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(cl->size_class(), cls);
+  std::set<void*> seen;
+  for (auto& row : got) {
+    for (void* p : row) {
+      ASSERT_NE(p, nullptr);
+      EXPECT_TRUE(seen.insert(p).second) << "object handed out twice";
+    }
+  }
+  for (void* p : seen) cl->InsertRange(p, p, 1);
+  EXPECT_EQ(cl->NumSpans(), 0u);
 }
 
 // SystemPrefault backs every page and keeps what is there.
