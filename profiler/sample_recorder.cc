@@ -78,13 +78,20 @@ struct Origin {
   uintptr_t pc, sp, rbp;  // pc 0: none
 };
 
+// How a record is kept: counted in its stack's bucket (a profile is being collected, or the
+// object has no side slot), or as its stack alone in the object's slot, with no bucket and no
+// count and the leaf frame apart (the leak checker's case; stack_table.h "Object slots"). Two
+// instances of Record, so that neither pays for the other's branches.
+enum class Keep { kCounted, kStackOnly };
+
 // The record of one sampled allocation, shared by both entry points below: `slot` is the
-// object's side slot (exact mode) or nullptr (hash map); the stack is captured from `origin`
-// when its pc is set, else from here.
+// object's side slot (exact mode; never nullptr for kStackOnly) or nullptr (hash map); the
+// stack is captured from `origin` when its pc is set, else from here.
 // GCC cannot see that pcs is written by the capture whenever it is read (the walk id differs
 // from the remembered one) once Record is inlined into OnExactAlloc.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <Keep kKeep>
 inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
                                                   std::atomic<uint64_t>* slot,
                                                   const Origin& origin) {
@@ -98,10 +105,6 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
   LastStack& last = tls_last_stack;
   StackTable& table = GlobalStackTable();
   if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
-  // While no profile is being collected, a slot record needs its stack alone: no bucket, no
-  // count, the leaf frame apart (the leak checker's case; stack_table.h "Object slots").
-  const bool stack_only = slot != nullptr && !g_profiling.load(std::memory_order_relaxed) &&
-                          requested < StackTable::kMaxStackFormSize;
   const uint64_t last_key = LastStack::Key(size_key, limit);
   const uint64_t known = last.KnownWalk(last_key);
   uint64_t walk = known;
@@ -122,25 +125,39 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     int skip = CountAllocatorFrames(pcs, depth);
     int keep = depth - skip;
     if (keep > limit) keep = limit;
-    const StackRef stack = stack_only ? table.InsertCallers(pcs + skip, keep)
-                                      : StackRef{table.InsertStack(pcs + skip, keep), 0};
+    const StackRef stack = kKeep == Keep::kStackOnly
+                               ? table.InsertCallers(pcs + skip, keep)
+                               : StackRef{table.InsertStack(pcs + skip, keep), 0};
     if (stack.node == StackTable::kNoStack) return false;
     last.Remember(pcs, depth, last_key, walk, stack, keep);
   }
-  if (stack_only) return table.RecordStackIn(slot, last.stack, requested);
-  if (last.bucket == nullptr) {
-    const uint32_t node = table.NodeOf(last.stack);
-    if (node == StackTable::kNoStack) return false;
-    last.bucket = table.BucketForStack(node, last.kept, size_key);
-    if (last.bucket == nullptr) return false;
+  if constexpr (kKeep == Keep::kStackOnly) {
+    return table.RecordStackIn(slot, last.stack, requested);
+  } else {
+    if (__builtin_expect(last.bucket == nullptr, 0)) {
+      const uint32_t node = table.NodeOf(last.stack);
+      if (node == StackTable::kNoStack) return false;
+      last.bucket = table.BucketForStack(node, last.kept, size_key);
+      if (last.bucket == nullptr) return false;
+    }
+    table.RecordAllocIn(slot, ptr, last.bucket, requested);
+    if (g_profiling.load(std::memory_order_relaxed)) {
+      g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
+      MaybeRestartHelperThread();
+      MaybeDump();
+    }
+    return true;
   }
-  table.RecordAllocIn(slot, ptr, last.bucket, requested);
-  if (g_profiling.load(std::memory_order_relaxed)) {
-    g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
-    MaybeRestartHelperThread();
-    MaybeDump();
-  }
-  return true;
+}
+
+// The instance for this record: stack only when it has a slot and no profile is collected.
+inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t requested,
+                                                        int64_t rate,
+                                                        std::atomic<uint64_t>* slot,
+                                                        const Origin& origin) {
+  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed))
+    return Record<Keep::kStackOnly>(ptr, requested, rate, slot, origin);
+  return Record<Keep::kCounted>(ptr, requested, rate, slot, origin);
 }
 #pragma GCC diagnostic pop
 
@@ -150,16 +167,19 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
   const int64_t rate = alloc::GetSampleParameter();
   // Exact mode: the object's side slot (see StackTable::SlotForAlloc).
   std::atomic<uint64_t>* slot =
-      rate == 1 && requested <= UINT32_MAX ? GlobalStackTable().SlotForAlloc(ptr) : nullptr;
+      rate == 1 && requested < StackTable::kMaxSlotSize ? GlobalStackTable().SlotForAlloc(ptr)
+                                                        : nullptr;
   const alloc::SampleOrigin& o = alloc::tls_sample_origin;
-  return Record(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
+  return RecordEither(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
 }
 
 // Exact mode's lean entry (alloc/observer_hooks.h, ExactRecorder): the allocator hands over the
-// slot and the origin, the rate is 1.
+// slot and the origin, the rate is 1. Only small objects have slots, and slots hold their sizes
+// in kMaxSlotSize's bits.
+static_assert(alloc::kMaxSize < StackTable::kMaxSlotSize, "a small object's size fits its slot");
 bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uintptr_t pc,
                   uintptr_t sp, uintptr_t rbp) {
-  return Record(ptr, requested, 1, slot, Origin{pc, sp, rbp});
+  return RecordEither(ptr, requested, 1, slot, Origin{pc, sp, rbp});
 }
 
 bool OnMaybeSampledFree(void* ptr) {

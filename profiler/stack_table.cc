@@ -202,9 +202,8 @@ void StackTable::CreateBucketsOfStackSlots() {
       &last);
 }
 
-// The bucket a slot value's record is counted in (nullptr: none yet).
-const Bucket* StackTable::CountingBucket(uint64_t value) {
-  if (!(value & kStackSlotTag)) return BucketById(static_cast<uint32_t>(value >> 32));
+// The bucket a stack-form record is counted in (nullptr: none yet).
+const Bucket* StackTable::StackFormBucket(uint64_t value) {
   const uint32_t node = NodeOf(StackFormRef(value));  // found: CreateBucketsOfStackSlots made it
   return node != kNoStack ? FindBucket(node, 0) : nullptr;
 }
@@ -244,7 +243,9 @@ void StackTable::RefreshSlotCounts() {
       [](void* table, const void*, uint64_t value) {
         auto* t = static_cast<StackTable*>(table);
         const bool stack_form = (value & kStackSlotTag) != 0;
-        const Bucket* b = t->CountingBucket(value);
+        const Bucket* b = __builtin_expect(stack_form, 0)
+                              ? t->StackFormBucket(value)
+                              : t->BucketById(static_cast<uint32_t>(value >> 32));
         if (b == nullptr) return;  // a record made after CreateBucketsOfStackSlots
         const auto size = static_cast<int64_t>(SlotSize(value));
         // Only this pass (under count_lock_) writes these: no locked add needed.

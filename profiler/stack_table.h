@@ -26,7 +26,9 @@
 // the slot first (only once any slot was used), then the hash map. (The allocator itself
 // empties the slot of a freed object whose span routes frees to it, with
 // alloc::TakeObjectSlot, and then does not call the observer: RecordFree sees only the other
-// frees.) A slot value has one of two forms, the requested size always in the low 32 bits:
+// frees.) A slot value has one of two forms, the requested size always in the low 19 bits
+// (slots hold small objects only, below kMaxSlotSize = 512 KiB: the allocator's small sizes
+// end at 256 KiB), so that SlotSize, on every free of a recorded object, is one mask:
 //  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
 //    (while a profile is being collected: the profiler's choice, sample_recorder.cc);
 //  - stack form (RecordStackIn): kStackSlotTag | leaf << 47 | node << 19 | size. The record
@@ -38,9 +40,7 @@
 //    stacks then pays its callers' nodes, 12 bytes each, and no leaf node, no 32-byte bucket,
 //    no chain head. ForEachBucketWithCounts resolves such records to the bucket of (the whole
 //    stack's node, size key 0) — exact mode's only size key — creating both then, and counts
-//    them as allocated and in use. Requested sizes of this form are below 2^19
-//    (kMaxStackFormSize; larger objects have no slots: the allocator's small sizes end at
-//    256 KiB), node ids below 2^28 (TraceTree's limit).
+//    them as allocated and in use. Node ids are below 2^28 (TraceTree's limit).
 // Either way a used slot is never 0 (bucket ids start at 1; the tag is set); SlotSize decodes
 // the size of both.
 // A slot record's free only clears its slot: no bucket counter is touched (locked adds were
@@ -154,7 +154,8 @@ struct alignas(64) PendingAllocs {
 extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec")));
 
 class StackTable {
-  // Stack-form slot layout (see "Object slots"): tag, leaf index (16 bits), node (28), size (19).
+  // Slot layout (see "Object slots"): the size in the low 19 bits of both forms; stack form:
+// tag, leaf index (16 bits), node (28).
   static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
   static constexpr int kStackSizeBits = 19;
   static constexpr int kStackLeafShift = 47;
@@ -167,6 +168,8 @@ class StackTable {
   }
 
  public:
+  // Slot records hold objects below this size (both forms; see "Object slots").
+  static constexpr size_t kMaxSlotSize = size_t{1} << kStackSizeBits;
   // Bucket field limits: larger depths and size keys are clamped (never reached: stacks are
   // captured up to kMaxStackDepth frames and SizeKey stays below 256).
   static constexpr int kMaxBucketDepth = UINT16_MAX;
@@ -202,7 +205,7 @@ class StackTable {
   // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
   // provider has one (exact mode: see "Object slots").
   void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false) {
-    RecordAllocIn(use_slot && size <= UINT32_MAX ? SlotForAlloc(object) : nullptr, object,
+    RecordAllocIn(use_slot && size < kMaxSlotSize ? SlotForAlloc(object) : nullptr, object,
                   bucket, size);
   }
   // RecordAlloc in two steps, for exact mode: first the object's side slot (nullptr: none, or
@@ -211,7 +214,7 @@ class StackTable {
   std::atomic<uint64_t>* SlotForAlloc(const void* object) {
     return slots_ != nullptr ? slots_->slot_for_alloc(object, nullptr, nullptr) : nullptr;
   }
-  // slot: from SlotForAlloc for this object (size <= UINT32_MAX), or nullptr (hash map).
+  // slot: from SlotForAlloc for this object (size < kMaxSlotSize), or nullptr (hash map).
   // Inline: the slot record of the common case (same bucket as this thread's batch) is a
   // handful of stores.
   void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket,
@@ -241,9 +244,8 @@ class StackTable {
     slot->store((id << 32) | size, std::memory_order_release);
   }
   // Records an object in its slot (from SlotForAlloc, non-null) by its stack alone, with no
-  // bucket and no count: the stack form of "Object slots". size < kMaxStackFormSize. False
+  // bucket and no count: the stack form of "Object slots". size < kMaxSlotSize. False
   // only on arena OOM (a leaf that does not fit the slot needs its node).
-  static constexpr size_t kMaxStackFormSize = size_t{1} << kStackSizeBits;
   bool RecordStackIn(std::atomic<uint64_t>* slot, StackRef stack, size_t size) {
     if (__builtin_expect(stack.leaf > kStackLeafMask || stack.node > kStackNodeMask, 0)) {
       stack = {NodeOf(stack), 0};
@@ -259,9 +261,7 @@ class StackTable {
     return true;
   }
   // The requested size a slot value of either form holds.
-  static size_t SlotSize(uint64_t value) {
-    return value & kStackSlotTag ? value & (kMaxStackFormSize - 1) : static_cast<uint32_t>(value);
-  }
+  static size_t SlotSize(uint64_t value) { return value & (kMaxSlotSize - 1); }
 
   // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
   int64_t AllocCount(const Bucket& b) const {
@@ -429,7 +429,7 @@ class StackTable {
                        stack, size_key);
   }
   void CreateBucketsOfStackSlots();
-  const Bucket* CountingBucket(uint64_t value);
+  const Bucket* StackFormBucket(uint64_t value);
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();

@@ -241,7 +241,7 @@ TEST(StackTable, StackFormSlotsNeedNoBucketOrLeafNodeUntilCounted) {
   ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 5)), r2, 7));
   // The largest size of the form.
   ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 7)), r2,
-                              StackTable::kMaxStackFormSize - 1));
+                              StackTable::kMaxSlotSize - 1));
   EXPECT_EQ(t.num_buckets(), 0u);  // stacks only
   EXPECT_EQ(t.num_stack_nodes(), nodes_before + 1);
   EXPECT_EQ(t.num_live_objects(), 7u);
@@ -251,7 +251,7 @@ TEST(StackTable, StackFormSlotsNeedNoBucketOrLeafNodeUntilCounted) {
   EXPECT_EQ(found, r1);
   EXPECT_EQ(size, 13u);
   ASSERT_TRUE(t.Lookup(Obj(kSlotBase + 16 * 7), &found, &size));
-  EXPECT_EQ(size, StackTable::kMaxStackFormSize - 1);
+  EXPECT_EQ(size, StackTable::kMaxSlotSize - 1);
   ASSERT_TRUE(t.DecodeSlot(g_fake_slots[5].load(), &found, &size));
   EXPECT_EQ(found, r2);
   EXPECT_EQ(size, 7u);
@@ -268,7 +268,7 @@ TEST(StackTable, StackFormSlotsNeedNoBucketOrLeafNodeUntilCounted) {
   EXPECT_EQ(size, 14u);
   EXPECT_FALSE(t.Lookup(Obj(kSlotBase + 16 * 4), &found, &size));
   EXPECT_TRUE(t.RecordFree(Obj(kSlotBase + 16 * 7), &size));
-  EXPECT_EQ(size, StackTable::kMaxStackFormSize - 1);
+  EXPECT_EQ(size, StackTable::kMaxSlotSize - 1);
   EXPECT_EQ(t.num_live_objects(), 5u);
   // A bucket-form record of the same stack (a profile started meanwhile).
   const uint32_t n1 = t.NodeOf(r1);
