@@ -30,8 +30,8 @@ namespace {
 std::atomic<bool> g_recording{false};
 internal::SpinLock g_enable_lock;
 
-// This thread's last recorded raw stack (allocator frames included), its StackRef (callers'
-// node, leaf apart) and, once one was needed, its bucket: the same call site again — the common case — skips the
+// This thread's last recorded raw stack (allocator frames included), its StackRef and, once
+// one was needed, its bucket: the same call site again — the common case — skips the
 // allocator-frame scan, the trace tree and the buckets. Nodes and buckets are never freed, so
 // both stay valid. When the capture's walk id (stack_capture.h) is the remembered one, the
 // frames are not even copied or compared; otherwise (a new walk that may still give the same
@@ -43,7 +43,7 @@ struct LastStack {
   uint64_t walk_id = 0;              // 0 whenever stack.node is kNoStack
   StackRef stack{StackTable::kNoStack, 0};  // the frames kept (allocator frames cut)
   int kept = 0;                             // and their number
-  Bucket* bucket = nullptr;               // (stack, size key)'s bucket; nullptr: not yet looked up
+  Bucket* bucket = nullptr;                 // (stack, size key)'s; nullptr: not looked up yet
   void* pcs[kDepth] = {};
 
   static uint64_t Key(uint32_t size_key, int limit) {

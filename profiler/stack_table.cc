@@ -59,15 +59,14 @@ Bucket* StackTable::FindInChain(uint32_t first, uint32_t stack, uint32_t size_ke
 uint32_t StackTable::InsertStack(void* const* pcs, int depth) {
   if (depth < 0) depth = 0;
   if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
-  const uint32_t stack = tree_.Insert(pcs, depth);
-  return stack == ~0u ? kNoStack : stack;
+  return tree_.Insert(pcs, depth);
 }
 
 StackRef StackTable::InsertCallers(void* const* pcs, int depth) {
   if (depth <= 0) return {TraceTree::kRoot, 0};
   const uint32_t leaf = tree_.PcIndex(reinterpret_cast<uintptr_t>(pcs[0]));
   const uint32_t callers = InsertStack(pcs + 1, depth - 1);
-  if (leaf == ~0u || callers == kNoStack) return {kNoStack, 0};
+  if (leaf == TraceTree::kNone || callers == kNoStack) return {kNoStack, 0};
   return {callers, leaf};
 }
 

@@ -162,6 +162,7 @@ class StackTable {
   static constexpr uint32_t kStackNodeMask =
       (uint32_t{1} << (kStackLeafShift - kStackSizeBits)) - 1;
   static constexpr uint32_t kStackLeafMask = (uint32_t{1} << (63 - kStackLeafShift)) - 1;
+  static_assert(TraceTree::kMaxNodes - 1 <= kStackNodeMask, "every node id fits a slot");
   static StackRef StackFormRef(uint64_t value) {
     return {static_cast<uint32_t>(value >> kStackSizeBits) & kStackNodeMask,
             static_cast<uint32_t>(value >> kStackLeafShift) & kStackLeafMask};
@@ -181,7 +182,7 @@ class StackTable {
 
   // Trace-tree node of pcs[0..depth) (leaf first; depth clamped to kMaxBucketDepth), created
   // as needed. kNoStack only on arena OOM.
-  static constexpr uint32_t kNoStack = ~0u;
+  static constexpr uint32_t kNoStack = TraceTree::kNone;
   uint32_t InsertStack(void* const* pcs, int depth);
   // The same stack as a StackRef with its leaf frame kept apart: the callers' node and the
   // leaf's pc index ({root, 0} for an empty stack). node == kNoStack only on arena OOM.
@@ -189,8 +190,7 @@ class StackTable {
   // The node of the whole stack (the leaf's node is created if needed). kNoStack on OOM.
   uint32_t NodeOf(StackRef stack) {
     if (stack.leaf == 0) return stack.node;
-    const uint32_t n = tree_.Child(stack.node, tree_.PcOf(stack.leaf));
-    return n == ~0u ? kNoStack : n;
+    return tree_.Child(stack.node, tree_.PcOf(stack.leaf));
   }
   // Finds or creates the bucket of (stack, size_key); `depth` is the stack's frame count.
   // nullptr only on arena OOM.
@@ -247,9 +247,9 @@ class StackTable {
   // bucket and no count: the stack form of "Object slots". size < kMaxSlotSize. False
   // only on arena OOM (a leaf that does not fit the slot needs its node).
   bool RecordStackIn(std::atomic<uint64_t>* slot, StackRef stack, size_t size) {
-    if (__builtin_expect(stack.leaf > kStackLeafMask || stack.node > kStackNodeMask, 0)) {
+    if (__builtin_expect(stack.leaf > kStackLeafMask, 0)) {
       stack = {NodeOf(stack), 0};
-      if (stack.node == kNoStack || stack.node > kStackNodeMask) return false;
+      if (stack.node == kNoStack) return false;
     }
     if (__builtin_expect(!stack_slots_used_.load(std::memory_order_relaxed), 0)) {
       stack_slots_used_.store(true, std::memory_order_relaxed);

@@ -6,8 +6,6 @@
 namespace heapkit::prof {
 namespace {
 
-constexpr uint32_t kNone = ~0u;
-
 // This thread's last inserted path, root first: a new stack usually shares most of its outer
 // frames with the previous one (same callers, another call site), and those need no lookup.
 struct LastPath {
@@ -60,7 +58,7 @@ TraceTree::Node* TraceTree::NewNode(uint32_t* id) {
 
 uint32_t TraceTree::Child(uint32_t parent, uintptr_t return_address) {
   const uint32_t pc = pcs_.IndexOf(return_address);
-  if (pc == PcDictionary::kNone) return kNone;
+  if (pc == kNone) return kNone;
   const uint32_t index = ChainIndex(parent, pc);
   std::atomic<uint32_t>& head = heads_[index];
   uint32_t found = Find(head.load(std::memory_order_acquire), parent, pc);

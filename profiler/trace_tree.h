@@ -33,14 +33,19 @@ namespace heapkit::prof {
 class TraceTree {
  public:
   static constexpr uint32_t kRoot = 0;
+  // What Insert, Child and PcIndex return on arena OOM (also PcDictionary::kNone).
+  static constexpr uint32_t kNone = ~0u;
+  static_assert(kNone == PcDictionary::kNone);
+  // Node ids stay below this (chunks x chunk size).
+  static constexpr uint32_t kMaxNodes = uint32_t{1} << 28;
 
   // Allocates the head array from the arena (once). False on OOM.
   bool Init();
 
   // The node of pcs[0..depth) (leaf first), created as needed. kRoot for depth 0;
-  // ~0u on arena OOM.
+  // kNone on arena OOM.
   uint32_t Insert(void* const* pcs, int depth);
-  // The child (parent, pc), created if missing. ~0u on arena OOM.
+  // The child (parent, pc), created if missing. kNone on arena OOM.
   uint32_t Child(uint32_t parent, uintptr_t pc);
 
   // Writes the frames of `node`, leaf first, into out[0..max); returns how many were written.
@@ -49,12 +54,9 @@ class TraceTree {
   void* Leaf(uint32_t node) const;
   // The number of frames of `node` (0 for the root): a walk up its parent chain.
   int Depth(uint32_t node) const;
-  // The dictionary index of a return address (created if missing; never 0), and back: for
-  // callers that keep a leaf frame outside the tree (stack_table.h, StackRef).
-  uint32_t PcIndex(uintptr_t pc) {
-    const uint32_t i = pcs_.IndexOf(pc);
-    return i == PcDictionary::kNone ? ~0u : i;
-  }
+  // The dictionary index of a return address (created if missing; never 0; kNone on OOM), and
+  // back: for callers that keep a leaf frame outside the tree (stack_table.h, StackRef).
+  uint32_t PcIndex(uintptr_t pc) { return pcs_.IndexOf(pc); }
   uintptr_t PcOf(uint32_t index) const { return pcs_.PcAt(index); }
 
   size_t num_nodes() const { return non_root_nodes_.load(std::memory_order_relaxed) + size_t{1}; }
@@ -74,7 +76,7 @@ class TraceTree {
   static constexpr int kLocks = 64;
   static constexpr int kChunkBits = 16;
   static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
-  static constexpr uint32_t kChunks = 4096;  // 256 Mi nodes
+  static constexpr uint32_t kChunks = kMaxNodes >> kChunkBits;
 
   // The chain of (parent, pc index): the parent id plus a hash of the pc's index. Ids are
   // dense and new nodes take consecutive ids, so the children of recently created nodes under
