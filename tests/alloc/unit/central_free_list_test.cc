@@ -75,9 +75,7 @@ TEST(CentralFreeListTest, RemoveInsertAndSpanReturn) {
 
 TEST(CentralFreeListTest, TransferCacheParksFullBatches) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(1000);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(1000);
   void* head;
   void* tail;
   ASSERT_EQ(cl.RemoveRange(&head, &tail, batch), batch);
@@ -97,9 +95,7 @@ TEST(CentralFreeListTest, TransferCacheParksFullBatches) {
 // with a null link. It is parked as is and handed out null-terminated.
 TEST(CentralFreeListTest, ParksNullTerminatedBatchWithoutTail) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(2048);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(2048);
   void* head;
   void* tail;
   ASSERT_EQ(cl.RemoveRange(&head, &tail, batch), batch);
@@ -128,9 +124,7 @@ TEST(CentralFreeListTest, ParksNullTerminatedBatchWithoutTail) {
 // what is left.
 TEST(CentralFreeListTest, SmallRequestTakesFrontOfParkedChain) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(512);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(512);
   ASSERT_GT(batch, 8);
   void* head;
   void* tail;
@@ -177,9 +171,7 @@ std::set<Span*> SpansOf(testing::Tiers& t, void* head, int n) {
 // instead (so the two never hold objects of one span, or of one cache line).
 TEST(CentralFreeListTest, ParkedBatchGoesBackToItsOwner) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(16);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(16);
   Owner a(1), b(2);
   void* head;
   void* tail;
@@ -206,9 +198,7 @@ TEST(CentralFreeListTest, ParkedBatchGoesBackToItsOwner) {
 // Batches and spans of an owner that exited belong to nobody: the next taker reuses them.
 TEST(CentralFreeListTest, OrphanedBatchesAndSpansAreReused) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(64);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(64);
   Owner a(1), b(2);
   void* head;
   void* tail;
@@ -235,9 +225,7 @@ TEST(CentralFreeListTest, OrphanedBatchesAndSpansAreReused) {
 // that frees what another allocated must not fill it for good); counted as foreign batches.
 TEST(CentralFreeListTest, CrowdedTransferCacheHandsOutForeignBatches) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(1024);
-  CentralFreeList& cl = t->central[cls];
-  const int batch = t->sizemap.NumToMove(cls);
+  auto [cls, cl, batch] = t->ClassFor(1024);
   const int slots = static_cast<int>(CentralFreeList::kTransferBytesPerClass /
                                      (t->sizemap.ClassSize(cls) * static_cast<size_t>(batch)));
   ASSERT_GE(slots, 4);
@@ -269,8 +257,7 @@ TEST(CentralFreeListTest, CrowdedTransferCacheHandsOutForeignBatches) {
 // objects of both owners.
 TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(32);
-  CentralFreeList& cl = t->central[cls];
+  auto [cls, cl, batch] = t->ClassFor(32);
   Owner a(1), b(2);
   struct Chain {
     void* head;
@@ -303,8 +290,7 @@ TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
 // Refills and releases count their lock acquisitions, and those that found the lock held.
 TEST(CentralFreeListTest, CountsContendedLockAcquisitions) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(128);
-  CentralFreeList& cl = t->central[cls];
+  auto [cls, cl, batch] = t->ClassFor(128);
   void* head;
   void* tail;
   ASSERT_EQ(cl.RemoveRange(&head, &tail, 4), 4);
@@ -332,8 +318,7 @@ TEST(CentralFreeListTest, CountsContendedLockAcquisitions) {
 
 TEST(CentralFreeListTest, StatsCountUncarvedObjectsAsFree) {
   auto t = std::make_unique<testing::Tiers>();
-  const uint32_t cls = t->sizemap.SizeClass(4096);
-  CentralFreeList& cl = t->central[cls];
+  auto [cls, cl, batch] = t->ClassFor(4096);
   void* head;
   void* tail;
   ASSERT_EQ(cl.RemoveRange(&head, &tail, 1), 1);

@@ -18,6 +18,17 @@ struct Tiers {
       central[c].Init(static_cast<uint32_t>(c), &sizemap, &heap);
     }
   }
+  // The size class of `size`, its central list and its batch size.
+  struct Class {
+    uint32_t cls;
+    CentralFreeList& list;
+    int batch;
+  };
+  Class ClassFor(size_t size) {
+    const uint32_t c = sizemap.SizeClass(size);
+    return {c, central[c], sizemap.NumToMove(c)};
+  }
+
   SizeMap sizemap;
   std::unique_ptr<PageMap> map = std::make_unique<PageMap>();
   PageHeap heap;
