@@ -52,6 +52,7 @@ constinit std::atomic<uint64_t> sample_epoch{1};
 constinit std::atomic<bool> sample_from_env{false};
 constinit std::atomic<const SampleObserver*> observer{nullptr};
 constinit std::atomic<ExactRecorder> exact_recorder{nullptr};
+constinit std::atomic<bool> checker_layout{false};  // observer_hooks.h, SetCheckerObjectLayout
 
 constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
 HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
@@ -218,6 +219,29 @@ uint32_t AlignedClass(size_t size, size_t align) {
     if (g_state.sizemap.ClassSize(cls) % align == 0) return cls;
   }
   return 0;
+}
+
+// Bytes reserved past every request while the checker's layout is on (observer_hooks.h).
+inline size_t CheckerReserve() { return checker_layout.load(std::memory_order_relaxed) ? 1 : 0; }
+
+// The checker's layout for p, a fresh object of `size` requested bytes from a thread-cache
+// list (so its alignment is at most 16, which every class above 8 bytes has): if its class
+// leaves no byte past size, p goes back to its list and an object of the next fitting class
+// (or a large block) is taken instead; then the free-list link in its first word is cleared.
+// Large blocks: MallocSlow reserves the byte when it picks the page count.
+__attribute__((noinline)) void* FitForChecker(ThreadCache* tc, void* p, size_t size) {
+  const uint32_t cls = PageMap::ClassOf(g_state.pagemap.Info(reinterpret_cast<uintptr_t>(p)));
+  if (cls == 0) return p;
+  if (g_state.sizemap.ClassSize(cls) <= size) {
+    void* q = size + 1 <= kMaxSize ? AllocateSmall(tc, g_state.sizemap.SizeClass(size + 1))
+                                   : AllocateLarge(size + 1, 0);
+    if (q == nullptr) return p;  // out of memory: keep the tight block
+    tc->Deallocate(p, cls);
+    if (size + 1 > kMaxSize) return q;
+    p = q;
+  }
+  *static_cast<void**>(p) = nullptr;
+  return p;
 }
 
 }  // namespace
@@ -459,16 +483,19 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   ThreadCache* tc = GetCache();
   void* p;
   uint32_t cls = 0;
+  const size_t reserve = CheckerReserve();
+  const size_t need = size + reserve;  // the checker's byte past the end (observer_hooks.h)
   if (align <= 16) {
-    if (size <= kMaxSize) cls = g_state.sizemap.SizeClass(size < align ? align : size);
-    if (align == 16 && cls != 0 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(size, 16);
+    if (need <= kMaxSize) cls = g_state.sizemap.SizeClass(need < align ? align : need);
+    if (align == 16 && cls != 0 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(need, 16);
   } else if (align <= kPageSize) {
-    cls = AlignedClass(size, align);
+    cls = AlignedClass(need, align);
   }
   if (cls != 0) {
     p = AllocateSmall(tc, cls);
+    if (p != nullptr && reserve != 0) *static_cast<void**>(p) = nullptr;  // the list's link
   } else {
-    p = AllocateLarge(size == 0 ? 1 : size, align);
+    p = AllocateLarge(need == 0 ? 1 : need, align);
   }
   if (p == nullptr) return OutOfMemory(size, align);
   ReportPendingGrowth();
@@ -495,6 +522,8 @@ void* MallocRefill(size_t size) noexcept {
   const uint32_t cls = g_state.sizemap.SizeClass(size);  // initialised: tc is a real cache
   void* p = tc->Allocate(cls);  // the list is empty: fetches from the central tier
   if (p == nullptr) return OutOfMemory(size, 0);
+  if (HEAPKIT_UNLIKELY(checker_layout.load(std::memory_order_relaxed)))
+    p = FitForChecker(tc, p, size);
   ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);
   if (tc->sample_left_ < 0) return CounterFired(tc, p, size);
@@ -502,11 +531,34 @@ void* MallocRefill(size_t size) noexcept {
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
+  if (HEAPKIT_UNLIKELY(checker_layout.load(std::memory_order_relaxed)))
+    p = FitForChecker(tc, p, size);
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
   if (HEAPKIT_LIKELY(ExactAndCurrent(tc, mean))) return RecordExactFromList(tc, p, size);
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
     return MallocHooked(tc, p, size);
   return SampleOther(tc, p, size, mean);
+}
+
+void* ReallocInPlace(void* ptr, size_t size) noexcept {
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  Span* span = g_state.pagemap.GetSpan(a >> kPageShift);  // realloc validated ptr
+  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) {
+    const uint32_t cls = span->sizeclass_;
+    NotifyMaybeSampledFree(span, ptr,
+                           cls != 0 ? g_state.sizemap.ObjectIndexOf(cls, a - span->StartAddress())
+                                    : 0);
+  }
+  ThreadCache* tc = GetCache();
+  if (tc == nullptr) {
+    if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+      InvokeNewHooks(ptr, size);
+    return ptr;
+  }
+  tc->sample_left_ -= static_cast<int64_t>(size);
+  if (tc->sample_left_ < 0) return CounterFired(tc, ptr, size);
+  return ptr;
 }
 
 void FreeOverflow(void* ptr) noexcept {
@@ -593,6 +645,7 @@ bool Owns(const void* ptr) {
 
 size_t EstimatedSize(size_t size, size_t align) {
   EnsureInit();
+  if (size < kMaxAllocSize) size += CheckerReserve();
   if (align <= 16 && size <= kMaxSize) {
     uint32_t cls = g_state.sizemap.SizeClass(size < align ? align : size);
     if (align == 16 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(size, 16);
@@ -619,6 +672,9 @@ void MarkThreadIdle() {
 void SetSampleObserver(const SampleObserver* obs) {
   observer.store(obs, std::memory_order_release);
 }
+
+void SetCheckerObjectLayout(bool on) { checker_layout.store(on, std::memory_order_relaxed); }
+bool CheckerObjectLayout() { return checker_layout.load(std::memory_order_relaxed); }
 
 void SetExactRecorder(ExactRecorder recorder) {
   exact_recorder.store(recorder, std::memory_order_release);

@@ -87,6 +87,11 @@ void* MallocRefill(size_t size) noexcept;
 // The sampling counter of tc crossed zero while allocating p (`size` bytes requested).
 // Never inlined: MallocMedium reaches it by a tail jump and needs no stack frame itself.
 __attribute__((noinline)) void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
+// realloc(ptr, size) keeps ptr (validated, its block holds size): accounted as a free of the old
+// object and an allocation of size bytes at the same address (as gperftools' hooks and
+// heaptrack see it), so a recorded object is recorded again with its new size.
+__attribute__((noinline)) void* ReallocInPlace(void* ptr, size_t size) noexcept;
+
 // A free decremented a list's room below zero (list full, or the thread has no cache).
 void FreeOverflow(void* ptr) noexcept;
 

@@ -29,6 +29,7 @@ using heapkit::alloc::Free;
 using heapkit::alloc::InvalidFree;
 using heapkit::alloc::Malloc;
 using heapkit::alloc::MallocSlow;
+using heapkit::alloc::ReallocInPlace;
 using heapkit::alloc::UsableSize;
 
 #if defined(HEAPKIT_FULL_RUNTIME) && HEAPKIT_FULL_RUNTIME
@@ -156,8 +157,12 @@ HEAPKIT_EXPORT void* realloc(void* ptr, size_t size) noexcept {
   }
   const size_t old = UsableSize(ptr);
   if (old == 0) InvalidFree(ptr);
-  // Keep the block when the new size fits and does not waste more than half of it.
-  if (size <= old && (size >= old / 2 || EstimatedSize(size, 0) == old)) return ptr;
+  // Keep the block when the new size fits (with the leak checker's byte past the end:
+  // EstimatedSize includes it) and does not waste more than half of it.
+  if (size <= old) {
+    const size_t fit = EstimatedSize(size, 0);
+    if (fit <= old && (size >= old / 2 || fit == old)) return ReallocInPlace(ptr, size);
+  }
   void* q = Malloc(size);
   if (q == nullptr) return nullptr;
   memcpy(q, ptr, size < old ? size : old);

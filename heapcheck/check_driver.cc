@@ -124,6 +124,8 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSampleParameter(1);
+  // A byte past every object, and no free-list link left in one (observer_hooks.h).
+  alloc::SetCheckerObjectLayout(true);
   prof::EnableSampleRecording();
 }
 

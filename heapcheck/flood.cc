@@ -43,10 +43,12 @@ struct Finder {
       if (objects[lo + half].start <= w) lo += half;
       n -= half;
     }
+    // Offsets 0..size: a pointer one past the end points to its own object. No other object
+    // starts there: the allocator reserves a byte past every recorded object (README.md, "What
+    // is a leak"), and an object that does start there is the one this search finds.
     const HeapObject& o = objects[lo];
     uintptr_t off = w - o.start;
-    size_t extent = o.size == 0 ? 1 : o.size;
-    if (w < o.start || off >= extent || off > max_offset) return -1;
+    if (w < o.start || off > o.size || off > max_offset) return -1;
     return static_cast<int64_t>(lo);
   }
 };
@@ -59,7 +61,7 @@ Finder MakeFinder(const HeapObject* objects, size_t count, int64_t max_pointer_o
   if (count > 0) {
     f.lowest = objects[0].start;
     const HeapObject& last = objects[count - 1];
-    f.highest = last.start + (last.size == 0 ? 1 : last.size);
+    f.highest = last.start + last.size + 1;
   }
   return f;
 }

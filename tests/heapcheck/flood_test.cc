@@ -206,7 +206,9 @@ TEST(Flood, InteriorPointerWithinMaxOffset) {
   EXPECT_EQ(heap.Run({roots.region()}, any)[big], kReachable);
   roots.slots[0] = heap.Addr(big, 4095);
   EXPECT_EQ(heap.Run({roots.region()}, any)[big], kReachable);
-  roots.slots[0] = heap.Addr(big, 4096);  // one past the end: not a pointer into it
+  roots.slots[0] = heap.Addr(big, 4096);  // one past the end: its own object
+  EXPECT_EQ(heap.Run({roots.region()}, any)[big], kReachable);
+  roots.slots[0] = heap.Addr(big, 4104);  // beyond that: nothing
   EXPECT_EQ(heap.Run({roots.region()}, any)[big], kLeakedDirect);
   FloodOptions zero;
   zero.max_pointer_offset = 0;
@@ -304,10 +306,28 @@ TEST(Flood, FindObjectBoundaries) {
   EXPECT_EQ(FindObject(objs, 3, 0x1000, -1), 0);
   EXPECT_EQ(FindObject(objs, 3, 0x100f, -1), 0);
   EXPECT_EQ(FindObject(objs, 3, 0x1010, -1), 1);
-  EXPECT_EQ(FindObject(objs, 3, 0x1030, -1), -1);
+  EXPECT_EQ(FindObject(objs, 3, 0x1030, -1), 1);  // one past the end
+  EXPECT_EQ(FindObject(objs, 3, 0x1031, -1), -1);
   EXPECT_EQ(FindObject(objs, 3, 0x2fff, -1), 2);
   EXPECT_EQ(FindObject(objs, 3, 0x2fff, 1024), -1);
-  EXPECT_EQ(FindObject(objs, 3, 0x3000, -1), -1);
+  EXPECT_EQ(FindObject(objs, 3, 0x3000, -1), 2);
+  EXPECT_EQ(FindObject(objs, 3, 0x3000, 1024), -1);  // offset 4096 > max offset
+  EXPECT_EQ(FindObject(objs, 3, 0x3001, -1), -1);
+}
+
+// A pointer one past an object's end keeps that object alive and never the object after it:
+// with the checker's byte reserved past every object (the allocator's layout), no object starts
+// there. (When one does, as between unrecorded objects, it is the one pointed to.)
+TEST(Flood, PastTheEndPointerKeepsItsOwnObjectOnly) {
+  SyntheticHeap heap(4096);
+  int kept = heap.Add(64, 16), leaked = heap.Add(64);
+  Roots roots;
+  roots.slots[0] = heap.Addr(kept, 64);  // a vector's end(): one past its buffer
+  auto s = heap.Run({roots.region()});
+  EXPECT_EQ(s[kept], kReachable);
+  EXPECT_EQ(s[leaked], kLeakedDirect);
+  const HeapObject adjacent[2] = {{0x1000, 64, 0, 0}, {0x1040, 64, 0, 0}};
+  EXPECT_EQ(FindObject(adjacent, 2, 0x1040, -1), 1);
 }
 
 // A million-object graph (a tree in address-shuffled order) floods in well under a second.
