@@ -240,7 +240,7 @@ __attribute__((noinline)) void* FitForChecker(ThreadCache* tc, void* p, size_t s
     if (size + 1 > kMaxSize) return q;
     p = q;
   }
-  *static_cast<void**>(p) = nullptr;
+  memset(p, 0, size < sizeof(void*) ? sizeof(void*) : size);
   return p;
 }
 
@@ -493,7 +493,7 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   }
   if (cls != 0) {
     p = AllocateSmall(tc, cls);
-    if (p != nullptr && reserve != 0) *static_cast<void**>(p) = nullptr;  // the list's link
+    if (p != nullptr && reserve != 0) memset(p, 0, size < sizeof(void*) ? sizeof(void*) : size);
   } else {
     p = AllocateLarge(need == 0 ? 1 : need, align);
   }
