@@ -227,7 +227,8 @@ inline size_t CheckerReserve() { return checker_layout.load(std::memory_order_re
 // The checker's layout for p, a fresh object of `size` requested bytes from a thread-cache
 // list (so its alignment is at most 16, which every class above 8 bytes has): if its class
 // leaves no byte past size, p goes back to its list and an object of the next fitting class
-// (or a large block) is taken instead; then the free-list link in its first word is cleared.
+// (or a large block) is taken instead; then its requested bytes are cleared (the free-list link
+// in its first word, and whatever an earlier object left: stale pointers).
 // Large blocks: MallocSlow reserves the byte when it picks the page count.
 __attribute__((noinline)) void* FitForChecker(ThreadCache* tc, void* p, size_t size) {
   const uint32_t cls = PageMap::ClassOf(g_state.pagemap.Info(reinterpret_cast<uintptr_t>(p)));
@@ -493,6 +494,7 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   }
   if (cls != 0) {
     p = AllocateSmall(tc, cls);
+    // The checker's layout clears what the list and earlier objects left (FitForChecker).
     if (p != nullptr && reserve != 0) memset(p, 0, size < sizeof(void*) ? sizeof(void*) : size);
   } else {
     p = AllocateLarge(need == 0 ? 1 : need, align);

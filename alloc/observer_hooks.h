@@ -100,8 +100,9 @@ bool SampleParameterFromEnvironment();
 // While on (the checker sets it at start-up), every object handed out on the sampled path
 // (which in exact mode is every allocation) gets at least one byte past its requested size, so
 // that a pointer one past its end lies inside its own block, never at the start of the next
-// object; and a small object's first word, the free-list link the allocator left there, is
-// cleared, so that a word the program never wrote is no pointer. realloc keeps a block only if
+// object; and a small object's requested bytes are cleared (its first word held the free-list
+// link, the rest what an earlier object left), so that a word the program never wrote is no
+// pointer. Large blocks are not cleared. realloc keeps a block only if
 // the new size plus that byte fits it, and nallocx says the same. Requested sizes (what the
 // observers record, and so the profiler's and checker's numbers) are unchanged; usable sizes
 // (malloc_usable_size) are those of the larger blocks.
