@@ -88,6 +88,19 @@ TEST(Accuracy, ReallocPathsScanTheNewSize) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+// Under the checker every block has a byte past its requested size, malloc_usable_size agrees
+// with nallocx, and aligned blocks stay aligned; without it, class sizes fit exactly.
+TEST(Accuracy, CheckerLayoutReservesAByteAndKeepsAlignment) {
+  const ProcessResult on = RunChecked({HC_REALLOC_PATHS, "layout"}, false);
+  EXPECT_NE(on.out.find("layout: 90 sizes, 90 with a byte past the end, 0 mismatches"),
+            std::string::npos) << on.out;
+  const ProcessResult off = RunProcess({HC_REALLOC_PATHS, "layout"}, {}, 120);
+  std::smatch m;
+  static const std::regex re("layout: 90 sizes, ([0-9]+) with a byte past the end, 0 mismatches");
+  ASSERT_TRUE(std::regex_search(off.out, m, re)) << off.out;
+  EXPECT_LT(std::stoi(m[1]), 90);
+}
+
 // A realloc kept in place is an allocation of its new size for the profiler (as in gperftools
 // and heaptrack): 1,000 grown from 100 to 110 bytes and 1,000 shrunk from 200 to 150.
 TEST(Accuracy, ReallocInPlaceIsCountedByTheProfiler) {

@@ -9,6 +9,11 @@
 // Prints "in-place <case> yes|no" for each case and the truth: "truth: leaked B bytes in N
 // objects".
 //
+// `layout`: malloc, aligned allocation and nallocx at and around class sizes; prints
+// "layout: N sizes, M with a byte past the end, K mismatches" (usable size != nallocx, or an
+// aligned block not aligned). Under HEAPCHECK every block has the byte; without, class sizes
+// fit exactly.
+//
 // `profile` (run with TCMALLOC_SAMPLE_PARAMETER=1): 1000 blocks grown in place and 1000 shrunk
 // in place; prints the profile header's changes ("profile: +A allocations +B bytes, in use
 // +I bytes"), which must count every in-place realloc as an allocation of its new size.
@@ -17,7 +22,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <malloc.h>
+
+#include <initializer_list>
+
 #include <gperftools/heap-profiler.h>
+#include <gperftools/nallocx.h>
 
 // The reallocated blocks, live (external linkage: the stores must stay).
 void* g_kept[16];
@@ -127,9 +137,43 @@ int Profile() {
 
 }  // namespace
 
+int Layout() {
+  int sizes = 0, with_byte = 0, mismatches = 0;
+  auto one = [&](size_t size, size_t align) {
+    void* p = nullptr;
+    if (align == 0) {
+      p = std::malloc(size);
+    } else if (posix_memalign(&p, align, size) != 0) {
+      p = nullptr;
+    }
+    if (p == nullptr) std::abort();
+    const size_t usable = malloc_usable_size(p);
+    ++sizes;
+    with_byte += usable >= size + 1;
+    if ((align == 0 && usable != nallocx(size, 0)) || (align != 0 && reinterpret_cast<uintptr_t>(p) % align != 0) ||
+        usable < size) {
+      ++mismatches;
+      std::printf("mismatch: size %zu align %zu usable %zu nallocx %zu\n", size, align, usable,
+                  nallocx(size, 0));
+    }
+    std::free(p);
+  };
+  for (size_t s : {8, 16, 32, 48, 64, 128, 144, 1024, 1152, 4096, 8192, 65536, 262144, 270336,
+                   327680})
+    for (size_t d : {size_t{0}, size_t{1}}) {
+      one(s - d, 0);
+      one(s - d, 64);
+      one(s - d, 4096);
+    }
+  std::printf("layout: %d sizes, %d with a byte past the end, %d mismatches\n", sizes, with_byte,
+              mismatches);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "layout") == 0) return Layout();
   if (argc > 1 && std::strcmp(argv[1], "check") == 0) return Check();
   if (argc > 1 && std::strcmp(argv[1], "profile") == 0) return Profile();
-  std::fprintf(stderr, "usage: realloc_paths check|profile\n");
+  std::fprintf(stderr, "usage: realloc_paths check|layout|profile\n");
   return 2;
 }
