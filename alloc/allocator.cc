@@ -676,7 +676,6 @@ void SetSampleObserver(const SampleObserver* obs) {
 }
 
 void SetCheckerObjectLayout(bool on) { checker_layout.store(on, std::memory_order_relaxed); }
-bool CheckerObjectLayout() { return checker_layout.load(std::memory_order_relaxed); }
 
 void SetExactRecorder(ExactRecorder recorder) {
   exact_recorder.store(recorder, std::memory_order_release);

@@ -107,7 +107,6 @@ bool SampleParameterFromEnvironment();
 // observers record, and so the profiler's and checker's numbers) are unchanged; usable sizes
 // (malloc_usable_size) are those of the larger blocks.
 void SetCheckerObjectLayout(bool on);
-bool CheckerObjectLayout();
 
 // ---- Where a sampled allocation entered the allocator ------------------------------------------
 // The register state of the frame that called FinishSample (its NotifySample is reached by a
