@@ -1,6 +1,5 @@
 #include "heapcheck/leak_symbols.h"
 
-#include <string>
 #include <string_view>
 
 #include "profiler/unloaded_modules.h"
@@ -66,9 +65,10 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
   CollectSymbolizedMaps(maps, groups, groups_needed, &wanted);
   pprof::SymbolSearch search;
   search.standard_search = standard_debuginfo_search;
-  std::vector<std::string> warnings;  // a missing file only costs its names ("module+0x...")
+  // No warnings asked for: a missing file only costs its names ("module+0x..."), and a
+  // std::string destroyed here would reference the C++ runtime from libheapkit.so at -O0.
   symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
-                                            search, &warnings);
+                                            search, nullptr);
 }
 
 }  // namespace heapkit::check
