@@ -65,8 +65,9 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
   CollectSymbolizedMaps(maps, groups, groups_needed, &wanted);
   pprof::SymbolSearch search;
   search.standard_search = standard_debuginfo_search;
-  // No warnings asked for: a missing file only costs its names ("module+0x..."), and a
-  // std::string destroyed here would reference the C++ runtime from libheapkit.so at -O0.
+  // No warnings asked for: a missing file only costs its names ("module+0x..."), and at -O0
+  // a warning destroyed here would call libstdc++'s std::allocator<char> destructor, which a
+  // C program never loads (alloc/internal/cxx_runtime_weak.h).
   symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
                                             search, nullptr);
 }
