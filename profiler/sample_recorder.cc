@@ -7,7 +7,7 @@
 #include "alloc/internal/spin_lock.h"
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 #include "profiler/calibration.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
