@@ -26,6 +26,7 @@
 
 #include "alloc/central_free_list.h"
 #include "alloc/common.h"
+#include "alloc/global_state.h"
 #include "alloc/page_heap.h"
 #include "alloc/page_map.h"
 #include "alloc/size_classes.h"
@@ -33,24 +34,8 @@
 
 namespace heapkit::alloc {
 
-struct GlobalState {
-  SizeMap sizemap;
-  PageMap pagemap;
-  PageHeap pageheap;
-  CentralFreeList central[kNumClassesMax];
-  ThreadCacheRegistry registry;
-};
-
-extern GlobalState g_state;
-extern std::atomic<bool> g_initialized;
-extern __thread ThreadCache* tls_cache __attribute__((tls_model("initial-exec")));
-
-// ---- slow paths (allocator.cc) -------------------------------------------------------------
+// ---- slow paths (allocator.cc; MallocSampled: sampling.cc) --------------------------------
 // Slow paths are noexcept so that the (noexcept) entry points can reach them by tail jumps.
-void InitSlow();
-inline void EnsureInit() {
-  if (HEAPKIT_UNLIKELY(!g_initialized.load(std::memory_order_acquire))) InitSlow();
-}
 // Everything the fast path does not handle: init, no cache, large, alignment > 16 (align 0 or
 // ≤ 16 means default). Returns nullptr with errno = ENOMEM on failure.
 void* MallocSlow(size_t size, size_t align) noexcept;

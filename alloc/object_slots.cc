@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "alloc/allocator.h"
+#include "alloc/global_state.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/system_memory.h"
 

@@ -32,7 +32,7 @@ inline constexpr uint32_t kMaxSlotsPerSpan = 8192;
 using StaleSlotVisitor = void (*)(void* context, uint64_t value);
 std::atomic<uint64_t>* ObjectSlotForAlloc(const void* object, StaleSlotVisitor stale,
                                           void* context);
-// The same for the object FinishSample is recording (allocator.cc, exact recorder), with its
+// The same for the object FinishSample is recording (sampling.cc, exact recorder), with its
 // in-use span already in hand: no page-map lookup; no `stale` visitor (the exact-mode owner
 // counts slot records from the slots themselves). nullptr for large objects.
 std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object);

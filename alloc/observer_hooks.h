@@ -1,7 +1,8 @@
 // The contract between the allocator and its observers: the heap profiler (profiler/), the leak
 // checker (heapcheck/, through the profiler's sampling), and gperftools' MallocHook
 // (malloc_hook.cc). Everything an observer registers, and everything the allocator promises
-// about when it calls back, is declared here; the allocator's side lives in allocator.cc,
+// about when it calls back, is declared here; the allocator's side lives in sampling.cc (the
+// registry and the sampled-allocation path), allocator.cc (FreeSlow's sampled frees),
 // heap_growth.cc, object_slots.cc and malloc_hook.cc.
 //
 //   callback                     called by (path)                      when / thread
@@ -118,7 +119,7 @@ void SetCheckerObjectLayout(bool on);
 // Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the
 // observer, the capture: a third of the words the unwinder's memo check compares), which the
-// profiler would strip anyway (profiler/allocator_frames.h). Taking it costs two loads and
+// profiler would strip anyway (profiler/allocator_frame_filter.h). Taking it costs two loads and
 // three thread-local stores (and two to clear them): with frame pointers (the runtime is built
 // with -fno-omit-frame-pointer, and __builtin_frame_address forces one), the frame holds the
 // caller's rbp at [fp] and the return address at [fp + 8], and the caller's stack pointer after
@@ -192,7 +193,7 @@ const HeapSampleProvider* GetHeapSampleProvider();
 //    keeps the sampler's own counter in ThreadCache::hooked_sample_left_, so that the
 //    profiler's and checker's sampling goes on unchanged (the sampling callbacks above are
 //    called after the New hooks); threads' sample epochs carry a tag bit meanwhile, so that
-//    MallocSampled's exact-mode test fails before it reads the flag (allocator.cc);
+//    MallocSampled's exact-mode test fails before it reads the flag (sampling.cc);
 //  - free: the free-magic table (size_classes.h) is cleared, so that every free takes FreeSlow,
 //    which calls the Delete hooks before anything else (before on_maybe_sampled_free).
 // Removing the last one restores both. A thread allocating or freeing at the very moment of the

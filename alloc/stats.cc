@@ -1,6 +1,6 @@
 #include "alloc/stats.h"
 
-#include "alloc/allocator.h"
+#include "alloc/global_state.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"

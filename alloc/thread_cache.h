@@ -167,7 +167,7 @@ class ThreadCache {
   const FreeList& list(uint32_t cls) const { return lists_[cls]; }
   void* head(uint32_t cls) const { return lists_[cls].head; }
 
-  // Sampling state (owned by allocator.cc).
+  // Sampling state (owned by sampling.cc).
   int64_t sample_left_ = 0;
   // While MallocHook hooks are installed sample_left_ stays below zero (every allocation takes
   // the slow path) and the sampler's counter waits here (observer_hooks.h, MallocHook).

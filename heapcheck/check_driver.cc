@@ -14,7 +14,7 @@
 #include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/roots.h"
-#include "profiler/heap_profiler.h"
+#include "profiler/sample_recorder.h"
 
 namespace heapkit::check {
 namespace {

@@ -13,6 +13,7 @@
 #include "heapcheck/check_driver.h"
 #include "heapcheck/ignore_list.h"
 #include "heapcheck/mmap_array.h"
+#include "profiler/sample_recorder.h"
 #include "profiler/sampled_objects.h"
 #include "profiler/stack_capture.h"
 

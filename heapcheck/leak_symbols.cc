@@ -1,6 +1,5 @@
 #include "heapcheck/leak_symbols.h"
 
-#include <string>
 #include <string_view>
 
 #include "profiler/unloaded_modules.h"
@@ -66,9 +65,11 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
   CollectSymbolizedMaps(maps, groups, groups_needed, &wanted);
   pprof::SymbolSearch search;
   search.standard_search = standard_debuginfo_search;
-  std::vector<std::string> warnings;  // a missing file only costs its names ("module+0x...")
+  // No warnings asked for: a missing file only costs its names ("module+0x..."), and at -O0
+  // a warning destroyed here would call libstdc++'s std::allocator<char> destructor, which a
+  // C program never loads (alloc/internal/cxx_runtime_weak.h).
   symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
-                                            search, &warnings);
+                                            search, nullptr);
 }
 
 }  // namespace heapkit::check

@@ -10,7 +10,7 @@
 #include <new>
 
 #include "alloc/observer_hooks.h"
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 #include "profiler/stack_capture.h"
 
 extern "C" char __start_heapkit_calib_text[] __attribute__((weak, visibility("hidden")));

@@ -1,4 +1,4 @@
-// Start-up calibration of allocator frames for static linking (see allocator_frames.h).
+// Start-up calibration of allocator frames for static linking (see allocator_frame_filter.h).
 #pragma once
 
 namespace heapkit::prof {

@@ -6,7 +6,7 @@
 #include "alloc/common.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 #include "profiler/cfi_unwinder.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/stack_capture.h"

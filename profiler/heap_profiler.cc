@@ -1,5 +1,6 @@
-// Starting, stopping and dumping HEAPPROFILE profiles (heap_profiler.h). The dump state and its
-// lock: dump_triggers.h; the helper thread: profiler_thread.h; recording: sample_recorder.h.
+// Starting, stopping and dumping HEAPPROFILE profiles (heap_profiler.h). The state and its
+// lock: profiler_state.h; the dumps: dump_triggers.h; the helper thread: profiler_thread.h;
+// recording: sample_recorder.h.
 #include "profiler/heap_profiler.h"
 
 #include <errno.h>
@@ -13,9 +14,9 @@
 #include "profiler/dump_triggers.h"
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_signals.h"
+#include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/sample_recorder.h"
-#include "profiler/sampled_objects.h"
 
 namespace heapkit::prof {
 namespace {
@@ -66,13 +67,14 @@ bool UsablePrefix(const char* prefix) {
 
 bool StartHeapProfiling(const char* prefix) {
   if (!UsablePrefix(prefix)) return false;
+  ProfilerState& s = g_profiler;
   {
-    internal::SpinLockHolder h(&g_state_lock);
-    if (g_profiling.load()) return true;
-    ReadProfilerConfig();
+    internal::SpinLockHolder h(&s.lock);
+    if (s.profiling.load()) return true;
+    s.config = ReadProfilerConfig();
     if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0)
       alloc::SetSampleParameter(kDefaultSampleParameter);
-    FitSamplingToIntervals();
+    FitSamplingToIntervals(s.config);
     BeginProfilingLocked(prefix);
   }
   EnableSampleRecording();
@@ -81,9 +83,9 @@ bool StartHeapProfiling(const char* prefix) {
   if (!Quiet()) internal::LogRaw("Starting tracking the heap");
   if (internal::Verbose())
     internal::Log("heap profiler: prefix %s, sample parameter %lld, stack depth %d", prefix,
-                  static_cast<long long>(alloc::GetSampleParameter()), g_config.stack_depth);
+                  static_cast<long long>(alloc::GetSampleParameter()), s.config.stack_depth);
   alloc::SetSlotFreeHook(&OnSlotFree);
-  g_profiling.store(true);
+  s.profiling.store(true);
   static std::atomic<bool> exit_registered{false};
   if (!exit_registered.exchange(true)) atexit(&ExitDump);  // final dump, like gperftools
   StartHelperThread();
@@ -91,16 +93,16 @@ bool StartHeapProfiling(const char* prefix) {
 }
 
 void StopHeapProfiling() {
-  internal::SpinLockHolder h(&g_state_lock);
-  g_profiling.store(false);
+  internal::SpinLockHolder h(&g_profiler.lock);
+  g_profiler.profiling.store(false);
   alloc::SetSlotFreeHook(nullptr);
 }
 
-bool HeapProfilingOn() { return g_profiling.load(); }
+bool HeapProfilingOn() { return g_profiler.profiling.load(); }
 
 bool DumpHeapProfileNow(const char* reason) {
-  internal::SpinLockHolder h(&g_state_lock);
-  if (!g_profiling.load() || g_exiting.load()) return false;
+  internal::SpinLockHolder h(&g_profiler.lock);
+  if (!g_profiler.profiling.load() || g_profiler.exiting.load()) return false;
   return DumpLocked(reason != nullptr ? reason : "");
 }
 

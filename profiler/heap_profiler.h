@@ -1,34 +1,22 @@
 // HEAPPROFILE: starting, stopping and dumping profiles — the API behind
 // <gperftools/heap-profiler.h>. See README.md for the environment variables.
 //
-// Where the rest lives, each file stating its own invariants: the dump state, its lock and the
-// triggers (dump_triggers.h), the settings (profiler_config.h), recording sampled allocations
-// (sample_recorder.h), the helper thread (profiler_thread.h), the dump signal
-// (profiler_signals.h), fork (profiler_fork.h), start-up (startup.cc).
+// Where the rest lives, each file stating its own invariants: the state object, its lock and
+// fields (profiler_state.h), the dumps and their triggers (dump_triggers.h), the settings
+// (profiler_config.h), recording sampled allocations (sample_recorder.h), the helper thread
+// (profiler_thread.h), the dump signal (profiler_signals.h), fork (profiler_fork.h), start-up
+// (startup.cc).
 #pragma once
 
 #include <cstdint>
 
-#include "profiler/output_sink.h"
-
 namespace heapkit::prof {
-
-// Reads HEAPPROFILE & co. and starts what they ask for. Called once from the start-up
-// constructor (startup.cc, which defines it).
-void ProfilerStartup();
-
-// Registers the sampling observer (idempotent). Afterwards every sampled allocation is in the
-// table. Also used by heapcheck/ (declared in sampled_objects.h).
-void EnableSampleRecording();
 
 bool StartHeapProfiling(const char* prefix);
 void StopHeapProfiling();
 bool HeapProfilingOn();
 // Dumps now (API HeapProfilerDump). False if profiling is off or the dump failed.
 bool DumpHeapProfileNow(const char* reason);
-
-// Writes the table as a legacy profile (heapprofile or heap_v2/<rate> per the current rate).
-bool WriteTableProfile(OutputSink* sink);
 
 // Bucket size key (sampled mode): log2 with two fraction bits, so objects in one bucket differ
 // in size by < 19% and the per-line un-sampling is accurate. 0 when every allocation is kept.

@@ -1,10 +1,13 @@
-// The gperftools C API (<gperftools/heap-profiler.h>) over heap_profiler.h.
+// The gperftools C API (<gperftools/heap-profiler.h>) over heap_profiler.h (GetHeapProfile:
+// dump_triggers.h).
 #include <gperftools/heap-profiler.h>
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
+#include "profiler/output_sink.h"
 
 #define HEAPKIT_EXPORT extern "C" __attribute__((visibility("default")))
 

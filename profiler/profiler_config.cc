@@ -9,11 +9,9 @@
 
 namespace heapkit::prof {
 
-constinit ProfilerConfig g_config;
-
-void ReadProfilerConfig() {
+ProfilerConfig ReadProfilerConfig() {
   using internal::EnvInt64;
-  ProfilerConfig& c = g_config;
+  ProfilerConfig c;
   c.allocation_interval = EnvInt64("HEAP_PROFILE_ALLOCATION_INTERVAL", int64_t{1} << 30, 0,
                                    INT64_MAX / 4, true);
   c.deallocation_interval =
@@ -23,13 +21,14 @@ void ReadProfilerConfig() {
   c.stack_depth = static_cast<int>(EnvInt64("HEAP_PROFILE_STACK_DEPTH", kMaxStackDepth, 1,
                                             kMaxStackDepth));
   c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
+  return c;
 }
 
 // (A 10 KB interval at the default 512 KiB period wrote 195 dumps instead of ~1,300.)
-void FitSamplingToIntervals() {
+void FitSamplingToIntervals(const ProfilerConfig& config) {
   int64_t smallest = 0;
-  for (int64_t v : {g_config.allocation_interval, g_config.deallocation_interval,
-                    g_config.inuse_interval}) {
+  for (int64_t v : {config.allocation_interval, config.deallocation_interval,
+                    config.inuse_interval}) {
     if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
   }
   const int64_t period = alloc::GetSampleParameter();

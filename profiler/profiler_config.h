@@ -1,9 +1,8 @@
 // HEAPPROFILE's settings (README.md "Environment variables") and the few helpers every part of
 // the profiler shares.
 //
-// The settings are read once per profiling start, under the state lock (dump_triggers.h);
-// afterwards they are only read, with one exception: InstallDumpSignal (profiler_signals.h)
-// clears dump_signal when the signal cannot be used, before the helper thread starts.
+// The settings are read once per profiling start, under the state lock, into the profiler
+// state (profiler_state.h, ProfilerState::config), which says who may write them afterwards.
 #pragma once
 
 #include <cstdint>
@@ -23,15 +22,13 @@ struct ProfilerConfig {
   int stack_depth = kMaxStackDepth;
   int dump_signal = 0;
 };
-extern constinit ProfilerConfig g_config;
-
-// Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL into g_config.
-void ReadProfilerConfig();
+// Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
+ProfilerConfig ReadProfilerConfig();
 
 // The triggers advance with the sampled estimates, one sample (~ one period) at a time: an
-// interval shorter than a few periods fires late and irregularly. Below 8 periods, samples every
-// interval/8 bytes for this run instead.
-void FitSamplingToIntervals();
+// interval shorter than a few periods fires late and irregularly. Below 8 periods of `config`'s
+// smallest interval, samples every interval/8 bytes for this run instead.
+void FitSamplingToIntervals(const ProfilerConfig& config);
 
 // PERFTOOLS_VERBOSE < 0: no "Starting…"/"Dumping…" lines.
 bool Quiet();

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "profiler/dump_triggers.h"
+#include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/stack_table.h"
 #include "profiler/unloaded_modules.h"
@@ -13,7 +14,7 @@ namespace {
 bool g_atfork_registered = false;
 
 void ForkPrepare() {
-  g_state_lock.Lock();
+  g_profiler.lock.Lock();
   GlobalStackTable().ForkPrepare();
   UnloadedModulesForkPrepare();
 }
@@ -21,15 +22,15 @@ void ForkPrepare() {
 void ForkParent() {
   UnloadedModulesForkDone();
   GlobalStackTable().ForkParent();
-  g_state_lock.Unlock();
+  g_profiler.lock.Unlock();
 }
 
 void ForkChild() {
   UnloadedModulesForkDone();
   GlobalStackTable().ForkChild();
-  if (g_profiling.load(std::memory_order_relaxed)) RenameDumpsForChildLocked();
+  if (g_profiler.profiling.load(std::memory_order_relaxed)) RenameDumpsForChildLocked();
   HelperThreadForkChild();
-  g_state_lock.Unlock();
+  g_profiler.lock.Unlock();
 }
 
 }  // namespace

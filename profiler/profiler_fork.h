@@ -1,6 +1,6 @@
 // fork() handling for the profiler.
 //
-// Invariant (lock order): the prepare handler takes the state lock (dump_triggers.h), then all
+// Invariant (lock order): the prepare handler takes the state lock (profiler_state.h), then all
 // stack-table locks, then the dlclose()d-modules lock; the parent and child handlers release
 // them in reverse order. So a child never inherits a lock held by a thread that did not
 // survive the fork. The child renames its dumps <prefix>_<pid>.NNNN.heap (numbered from .0001)

@@ -5,6 +5,7 @@
 
 #include "alloc/internal/log.h"
 #include "profiler/profiler_config.h"
+#include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 
 namespace heapkit::prof {
@@ -15,13 +16,14 @@ void SignalHandler(int) { WakeHelperFromSignal(); }
 }  // namespace
 
 void InstallDumpSignal() {
-  int sig = g_config.dump_signal;
+  int& configured = g_profiler.config.dump_signal;
+  const int sig = configured;
   if (sig <= 0) return;
   struct sigaction old;
   if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &old) != 0) {
     internal::Log("HEAPPROFILESIGNAL=%d is not a signal that can be caught; signal dumps are off",
                   sig);
-    g_config.dump_signal = 0;
+    configured = 0;
     return;
   }
   if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
@@ -35,7 +37,7 @@ void InstallDumpSignal() {
   } else {
     internal::Log("HEAPPROFILESIGNAL=%d: signal %d already has a handler; not replacing it, "
                   "signal dumps are off", sig, sig);
-    g_config.dump_signal = 0;
+    configured = 0;
   }
 }
 

@@ -7,8 +7,8 @@
 
 namespace heapkit::prof {
 
-// Installs the handler for g_config.dump_signal if set and free; otherwise says why in one line
-// and clears g_config.dump_signal (signal dumps off).
+// Installs the handler for the profiler state's config.dump_signal (profiler_state.h) if set
+// and free; otherwise says why in one line and clears it (signal dumps off).
 void InstallDumpSignal();
 
 }  // namespace heapkit::prof

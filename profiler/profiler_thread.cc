@@ -10,11 +10,10 @@
 #include "alloc/internal/log.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/profiler_config.h"
+#include "profiler/profiler_state.h"
 #include "profiler/sample_recorder.h"
 
 namespace heapkit::prof {
-
-std::atomic<bool> g_helper_restart{false};
 
 namespace {
 
@@ -24,29 +23,31 @@ std::atomic<bool> g_helper_running{false};
 // Milliseconds until the next time dump is due; -1 (wait for the pipe only) without one.
 int PollTimeoutMs(int64_t interval_ns) {
   if (interval_ns <= 0) return -1;
-  int64_t due = g_last_dump_time_ns.load(std::memory_order_relaxed) + interval_ns;
+  int64_t due = g_profiler.thresholds.last_dump_time_ns.load(std::memory_order_relaxed) +
+                interval_ns;
   int64_t left = due - NowNs();
   return left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
 }
 
 void* HelperMain(void*) {
   pthread_setname_np(pthread_self(), "heapkit-prof");
+  ProfilerState& s = g_profiler;
   for (;;) {
-    const int64_t interval_ns = g_config.time_interval_sec * 1000000000;
+    const int64_t interval_ns = s.config.time_interval_sec * 1000000000;
     pollfd pfd{g_pipe[0], POLLIN, 0};
     int r = poll(&pfd, 1, PollTimeoutMs(interval_ns));
-    if (g_exiting.load(std::memory_order_relaxed)) continue;
+    if (s.exiting.load(std::memory_order_relaxed)) continue;
     bool signalled = false;
     if (r > 0 && (pfd.revents & POLLIN)) {
       char buf[64];
       ssize_t n = read(g_pipe[0], buf, sizeof(buf));
       signalled = n > 0;
     }
-    internal::SpinLockHolder h(&g_state_lock);
-    if (!g_profiling.load(std::memory_order_relaxed) || g_exiting.load()) continue;
+    internal::SpinLockHolder h(&s.lock);
+    if (!s.profiling.load(std::memory_order_relaxed) || s.exiting.load()) continue;
     if (signalled) DumpLocked("signal");
     if (interval_ns > 0) {
-      int64_t since = NowNs() - g_last_dump_time_ns.load(std::memory_order_relaxed);
+      int64_t since = NowNs() - s.thresholds.last_dump_time_ns.load(std::memory_order_relaxed);
       if (since >= interval_ns) {
         char reason[64];
         internal::FormatTo(reason, sizeof(reason), "%lld sec since the last dump",
@@ -61,7 +62,8 @@ void* HelperMain(void*) {
 }  // namespace
 
 void StartHelperThread() {
-  if (g_config.time_interval_sec <= 0 && g_config.dump_signal <= 0) return;
+  const ProfilerConfig& c = g_profiler.config;
+  if (c.time_interval_sec <= 0 && c.dump_signal <= 0) return;
   if (g_helper_running.exchange(true)) return;
   if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     internal::Log("cannot create the heap-profiler pipe (%s); time and signal dumps are off",
@@ -105,7 +107,7 @@ void HelperThreadForkChild() {
     close(g_pipe[1]);
     g_pipe[0] = g_pipe[1] = -1;
     if (pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
-    g_helper_restart.store(true);  // restarted at the child's next sampled allocation
+    g_profiler.helper_restart.store(true);  // restarted at the child's next sampled allocation
   }
 }
 

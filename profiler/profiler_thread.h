@@ -4,8 +4,8 @@
 //  * It exists only when one of the two is set. It sleeps in poll() on a pipe: the signal
 //    handler writes one byte to the pipe (the only thing it does; WakeHelperFromSignal), and
 //    the poll timeout implements the time interval, so idle processes dump too.
-//  * It dumps under the state lock (dump_triggers.h) like every other dump, and never after the
-//    exit dump.
+//  * It dumps under the state lock (profiler_state.h) like every other dump, and never after
+//    the exit dump.
 //  * It does not survive fork(): the child closes the shared pipe, opens its own and restarts
 //    the thread at its next sampled allocation (MaybeRestartHelperThread), not in the fork
 //    handler, where creating a thread is not allowed.
@@ -14,9 +14,9 @@
 
 #include <atomic>
 
-namespace heapkit::prof {
+#include "profiler/profiler_state.h"
 
-extern std::atomic<bool> g_helper_restart;
+namespace heapkit::prof {
 
 // Starts the thread if the settings ask for one and it is not running. Idempotent.
 void StartHelperThread();
@@ -29,8 +29,8 @@ void HelperThreadForkChild();
 
 // The child's restart, on the sampling path while profiling: one relaxed load when idle.
 inline void MaybeRestartHelperThread() {
-  if (__builtin_expect(g_helper_restart.load(std::memory_order_relaxed), false) &&
-      g_helper_restart.exchange(false))
+  std::atomic<bool>& restart = g_profiler.helper_restart;
+  if (__builtin_expect(restart.load(std::memory_order_relaxed), false) && restart.exchange(false))
     StartHelperThread();
 }
 

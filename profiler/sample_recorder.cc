@@ -7,16 +7,15 @@
 #include "alloc/internal/spin_lock.h"
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 #include "profiler/calibration.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/on_demand_library.h"
-#include "profiler/profiler_config.h"
 #include "profiler/profiler_fork.h"
+#include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/runtime_symbols.h"
-#include "profiler/sampled_objects.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
@@ -101,7 +100,7 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
   }
   if (tls_recording_disabled) return false;
   const uint32_t size_key = SizeKey(requested, rate);
-  const int limit = g_config.stack_depth;
+  const int limit = g_profiler.config.stack_depth;
   LastStack& last = tls_last_stack;
   StackTable& table = GlobalStackTable();
   if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
@@ -141,8 +140,8 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
       if (last.bucket == nullptr) return false;
     }
     table.RecordAllocIn(slot, ptr, last.bucket, requested);
-    if (g_profiling.load(std::memory_order_relaxed)) {
-      g_est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
+    if (g_profiler.profiling.load(std::memory_order_relaxed)) {
+      g_profiler.est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
       MaybeRestartHelperThread();
       MaybeDump();
     }
@@ -155,7 +154,7 @@ inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t reques
                                                         int64_t rate,
                                                         std::atomic<uint64_t>* slot,
                                                         const Origin& origin) {
-  if (slot != nullptr && !g_profiling.load(std::memory_order_relaxed))
+  if (slot != nullptr && !g_profiler.profiling.load(std::memory_order_relaxed))
     return Record<Keep::kStackOnly>(ptr, requested, rate, slot, origin);
   return Record<Keep::kCounted>(ptr, requested, rate, slot, origin);
 }
@@ -185,8 +184,8 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uint
 bool OnMaybeSampledFree(void* ptr) {
   size_t size;
   if (!GlobalStackTable().RecordFree(ptr, &size)) return false;
-  if (g_profiling.load(std::memory_order_relaxed)) {  // totals: see dump_triggers.h
-    g_est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
+  if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
+    g_profiler.est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
                          std::memory_order_relaxed);
     MaybeDump();
   }
@@ -222,9 +221,10 @@ void FindStaticAllocatorFrames() {
 HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 void OnSlotFree(const void*, uint64_t value) {
-  if (!g_profiling.load(std::memory_order_relaxed)) return;
-  g_est_free.fetch_add(EstimateBytes(StackTable::SlotSize(value), alloc::GetSampleParameter()),
-                       std::memory_order_relaxed);
+  if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
+  g_profiler.est_free.fetch_add(
+      EstimateBytes(StackTable::SlotSize(value), alloc::GetSampleParameter()),
+      std::memory_order_relaxed);
   MaybeDump();
 }
 

@@ -4,10 +4,10 @@
 // Invariants:
 //  * The callbacks run on the allocating/freeing thread, outside allocator locks, with nested
 //    allocations not sampled. They touch only the stack table (its own striped locks) and a
-//    few atomics; while HEAPPROFILE is on they add to the estimated totals and check the dump
-//    triggers (dump_triggers.h).
-//  * Recording, once enabled (EnableSampleRecording, sampled_objects.h), stays on for the life
-//    of the process: the table also serves GetHeapSample and heapcheck.
+//    few atomics; while HEAPPROFILE is on they add to the estimated totals of the profiler
+//    state (profiler_state.h) and check the dump triggers (dump_triggers.h).
+//  * Recording, once enabled (EnableSampleRecording), stays on for the life of the process:
+//    the table also serves GetHeapSample and heapcheck.
 //  * tls_recording_disabled (initial-exec TLS: reading it never allocates) drops this thread's
 //    sampled allocations; frees of recorded objects are still accounted.
 #pragma once
@@ -19,8 +19,19 @@ namespace heapkit::prof {
 
 extern __thread bool tls_recording_disabled __attribute__((tls_model("initial-exec")));
 
+// Makes sure sampled allocations are recorded in the table: registers the profiler's sampling
+// observer if HEAPPROFILE / TCMALLOC_SAMPLE_PARAMETER did not already. Idempotent and
+// thread-safe; does not change the sample parameter (heapcheck sets it to 1 itself).
+// Call it before the allocations you want stacks for (e.g. from the checker's start-up).
+void EnableSampleRecording();
+
 // True once EnableSampleRecording has registered the observer.
 bool SampleRecordingOn();
+
+// Stops (true) or resumes (false) recording the calling thread's sampled allocations (for
+// HeapLeakChecker::Disabler). Frees of already-recorded objects are still accounted. Not
+// nested: the caller keeps its own depth count. A thread-local flag; async-signal-safe.
+void SetThreadRecordingDisabled(bool disabled);
 
 // The slot-free hook set while profiling: exact-mode slot records are freed by the allocator
 // itself (alloc::TakeObjectSlot); this counts their bytes for the deallocation and in-use

@@ -34,15 +34,6 @@ bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* request
 // runs; no per-bucket counts are built). For sizing snapshots.
 size_t RecordedLiveObjects();
 
-// Makes sure sampled allocations are recorded in the table: registers the profiler's sampling
-// observer if HEAPPROFILE / TCMALLOC_SAMPLE_PARAMETER did not already. Idempotent and
-// thread-safe; does not change the sample parameter (heapcheck sets it to 1 itself).
-// Call it before the allocations you want stacks for (e.g. from the checker's start-up).
-void EnableSampleRecording();
-
-// Stops (true) or resumes (false) recording the calling thread's sampled allocations (for
-// HeapLeakChecker::Disabler). Frees of already-recorded objects are still accounted. Not
-// nested: the caller keeps its own depth count. A thread-local flag; async-signal-safe.
-void SetThreadRecordingDisabled(bool disabled);
+// Recording itself (EnableSampleRecording, SetThreadRecordingDisabled): sample_recorder.h.
 
 }  // namespace heapkit::prof

@@ -8,40 +8,17 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/dcheck.h"
 
+// The sampled-allocation table (stack_table.h); its live-object map: live_object_map.cc.
 namespace heapkit::prof {
-namespace {
-
-}  // namespace
 
 constinit StackTable g_stack_table;
-
-void StackTable::Lock(std::atomic<bool>* l) {
-  for (int spins = 0;; ++spins) {
-    if (!l->exchange(true, std::memory_order_acquire)) return;
-    while (l->load(std::memory_order_relaxed)) {
-      if (spins++ < 100) {
-        __builtin_ia32_pause();
-      } else {
-        sched_yield();
-      }
-    }
-  }
-}
 
 bool StackTable::Init() {
   if (bucket_heads_ != nullptr) return true;
   if (!tree_.Init()) return false;
   void* heads = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kBucketHashBits, 4096);
   if (heads == nullptr) return false;
-  void* filter = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kFilterBits, 4096);
-  if (filter == nullptr) return false;
-  filter_ = static_cast<std::atomic<uint32_t>*>(filter);  // zeroed, resident only when touched
-  for (Stripe& s : stripes_) {
-    void* h = internal::ArenaAlloc(kInitialStripeHeads * sizeof(Node*), 64);
-    if (h == nullptr) return false;
-    s.mask = kInitialStripeHeads - 1;
-    s.heads.store(static_cast<Node**>(h), std::memory_order_release);
-  }
+  if (!map_.Init()) return false;
   bucket_heads_ = static_cast<std::atomic<uint32_t>*>(heads);  // zeroed by the arena
   return true;
 }
@@ -114,46 +91,6 @@ Bucket* StackTable::NewBucket(uint32_t id) {
     if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
   }
   return &chunk[id & (kIdChunkSize - 1)];
-}
-
-StackTable::Node* StackTable::NewNode(Stripe& s) {
-  HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));  // the stripe's lock is held
-  if (s.free_nodes == nullptr) {
-    constexpr size_t kSlab = 128;
-    auto* slab = static_cast<Node*>(internal::ArenaAlloc(sizeof(Node) * kSlab, 64));
-    if (slab == nullptr) return nullptr;
-    for (size_t i = 0; i < kSlab; ++i) {
-      slab[i].next = s.free_nodes;
-      s.free_nodes = &slab[i];
-    }
-  }
-  Node* n = s.free_nodes;
-  s.free_nodes = n->next;
-  return n;
-}
-
-void StackTable::Grow(Stripe& s) {
-  HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));
-  size_t old_size = s.mask + 1;
-  size_t new_size = old_size * 2;
-  auto* fresh = static_cast<Node**>(internal::ArenaAlloc(new_size * sizeof(Node*), 64));
-  if (fresh == nullptr) return;  // keep the longer chains
-  Node** old = s.heads.load(std::memory_order_relaxed);
-  // Move nodes one by one; a moved node only ever points at moved nodes, so chains seen by a
-  // lock-free reader stay acyclic (see header).
-  for (size_t i = 0; i < old_size; ++i) {
-    Node* n = old[i];
-    while (n != nullptr) {
-      Node* next = n->next;
-      size_t idx = HashAddress(n->address) & (new_size - 1);
-      n->next = fresh[idx];
-      fresh[idx] = n;
-      n = next;
-    }
-  }
-  s.mask = new_size - 1;
-  s.heads.store(fresh, std::memory_order_release);
-  // The old array is retired, not returned (lock-free readers may still walk it).
 }
 
 MapCounts* StackTable::MapCountsFor(const Bucket* b) {
@@ -330,35 +267,18 @@ void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t siz
   if (m == nullptr) return;  // arena exhausted: the object is not recorded
   m->alloc_count.fetch_add(1, std::memory_order_relaxed);
   m->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-  uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  uint64_t h = HashAddress(a);
-  Stripe& s = StripeFor(h);
-  Lock(&s.lock);
-  Node** heads = s.heads.load(std::memory_order_relaxed);
-  Node** head = &heads[h & s.mask];
-  for (Node* n = *head; n != nullptr; n = n->next) {
-    if (n->address == a) {  // stale entry: its free was never reported
-      AccountFree(n->bucket, n->size);
-      n->bucket = bucket;
-      n->size = size;
-      Unlock(&s.lock);
+  Bucket* old_bucket;
+  size_t old_size;
+  switch (map_.Insert(object, bucket, size, &old_bucket, &old_size)) {
+    case LiveObjectMap::InsertResult::kInserted:
       return;
-    }
+    case LiveObjectMap::InsertResult::kReplaced:  // stale entry: its free was never reported
+      AccountFree(old_bucket, old_size);
+      return;
+    case LiveObjectMap::InsertResult::kNoMemory:  // arena exhausted: count it freed at once
+      AccountFree(bucket, size);
+      return;
   }
-  Node* n = NewNode(s);
-  if (n == nullptr) {  // arena exhausted: count the object as freed at once
-    Unlock(&s.lock);
-    AccountFree(bucket, size);
-    return;
-  }
-  n->address = a;
-  n->bucket = bucket;
-  n->size = size;
-  n->next = *head;
-  FilterSlot(h).fetch_add(1, std::memory_order_relaxed);
-  __atomic_store_n(head, n, __ATOMIC_RELEASE);
-  if (++s.count > s.mask + 1) Grow(s);
-  Unlock(&s.lock);
 }
 
 bool StackTable::RecordFreeFromSlot(const void* object, size_t* size) {
@@ -372,27 +292,12 @@ bool StackTable::RecordFreeFromSlot(const void* object, size_t* size) {
 }
 
 bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  Stripe& s = StripeFor(h);
-  Lock(&s.lock);
-  Node** heads = s.heads.load(std::memory_order_relaxed);
-  Node** link = &heads[h & s.mask];
-  for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
-    if (n->address != a) continue;
-    __atomic_store_n(link, n->next, __ATOMIC_RELEASE);
-    Bucket* b = n->bucket;
-    size_t sz = n->size;
-    n->next = s.free_nodes;
-    s.free_nodes = n;
-    --s.count;
-    FilterSlot(h).fetch_sub(1, std::memory_order_relaxed);
-    Unlock(&s.lock);
-    AccountFree(b, sz);
-    if (size != nullptr) *size = sz;
-    return true;
-  }
-  Unlock(&s.lock);
-  return false;
+  Bucket* b;
+  size_t sz;
+  if (!map_.Remove(object, h, &b, &sz)) return false;
+  AccountFree(b, sz);
+  if (size != nullptr) *size = sz;
+  return true;
 }
 
 bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
@@ -402,38 +307,25 @@ bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
     if (slot != nullptr && DecodeSlot(slot->load(std::memory_order_acquire), stack, size))
       return true;
   }
-  uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  uint64_t h = HashAddress(a);
-  Stripe& s = StripeFor(h);
-  bool locked = TryLock(&s.lock);
-  Node** heads = s.heads.load(std::memory_order_acquire);
-  size_t mask = locked ? s.mask : __atomic_load_n(&s.mask, __ATOMIC_RELAXED);
-  bool found = false;
-  int steps = 0;
-  for (Node* n = __atomic_load_n(&heads[h & mask], __ATOMIC_ACQUIRE); n != nullptr && steps < (1 << 20);
-       n = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE), ++steps) {
-    if (n->address == a) {
-      *stack = {n->bucket->stack, 0};
-      *size = n->size;
-      found = true;
-      break;
-    }
-  }
-  if (locked) Unlock(&s.lock);
-  return found;
+  Bucket* b;
+  if (!map_.Find(object, &b, size)) return false;
+  *stack = {b->stack, 0};
+  return true;
 }
 
 void StackTable::ForEachLiveObject(
     void (*visit)(void* ctx, const void* object, StackRef stack, size_t size), void* ctx) {
   if (bucket_heads_ == nullptr) return;
-  for (Stripe& s : stripes_) {
-    Lock(&s.lock);
-    Node** heads = s.heads.load(std::memory_order_relaxed);
-    for (size_t i = 0; i <= s.mask; ++i)
-      for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), {n->bucket->stack, 0}, n->size);
-    Unlock(&s.lock);
-  }
+  struct MapCtx {
+    void (*visit)(void*, const void*, StackRef, size_t);
+    void* ctx;
+  } m{visit, ctx};
+  map_.ForEach(
+      [](void* p, const void* object, Bucket* bucket, size_t size) {
+        auto* m = static_cast<MapCtx*>(p);
+        m->visit(m->ctx, object, {bucket->stack, 0}, size);
+      },
+      &m);
   if (slots_used_.load(std::memory_order_relaxed)) {
     struct Ctx {
       StackTable* table;
@@ -452,8 +344,7 @@ void StackTable::ForEachLiveObject(
 }
 
 size_t StackTable::num_live_objects() const {
-  size_t total = 0;
-  for (const Stripe& s : stripes_) total += __atomic_load_n(&s.count, __ATOMIC_RELAXED);
+  size_t total = map_.size();
   if (slots_used_.load(std::memory_order_relaxed)) {
     slots_->for_each_slot([](void* p, const void*, uint64_t) { ++*static_cast<size_t*>(p); },
                           &total);
@@ -465,11 +356,11 @@ void StackTable::ForkPrepare() {
   Lock(&count_lock_.lock);
   tree_.ForkPrepare();
   for (PaddedLock& l : insert_locks_) Lock(&l.lock);
-  for (Stripe& s : stripes_) Lock(&s.lock);
+  map_.LockAll();
 }
 
 void StackTable::ForkParent() {
-  for (Stripe& s : stripes_) Unlock(&s.lock);
+  map_.UnlockAll();
   for (PaddedLock& l : insert_locks_) Unlock(&l.lock);
   tree_.ForkParent();
   Unlock(&count_lock_.lock);

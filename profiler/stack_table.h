@@ -1,4 +1,5 @@
-// The sampled-allocation table: per-stack buckets plus the map of live sampled objects.
+// The sampled-allocation table: per-stack buckets, and the records of live sampled objects —
+// in the allocator's side slots (exact mode) or in the live-object map (live_object_map.h).
 //
 // Buckets. One per (stack, size key); never freed while the process runs (profiles stay
 // consistent and lock-free readers never see freed memory). A bucket names its stack by a node
@@ -12,11 +13,9 @@
 // Counters are relaxed atomics (see Bucket and "Object slots" for what each counts). A chain
 // is guarded by one lock (the lock index follows the chain index).
 //
-// Live objects (hash map: sampled mode, large objects, tests). address -> (bucket, requested
-// size), split into 64 stripes by a hash of the
-// address; each stripe has its own spin lock, chained hash table (grown by doubling at load
-// factor 1; old head arrays are retired, never unmapped) and node free list. So many threads
-// sampling at TCMALLOC_SAMPLE_PARAMETER=1 contend only when they hit the same stripe.
+// Live objects (hash map: sampled mode, large objects, tests): address -> (bucket, requested
+// size) in a LiveObjectMap (live_object_map.h: striped locks, negative filter, stopped-world
+// reads); the table keeps the map's per-bucket counts (MapCounts).
 //
 // Object slots (exact mode). With every allocation recorded, a locked hash insert and erase
 // per malloc/free dominated (and 1M hash nodes cost 40 bytes each). When RecordAlloc is asked
@@ -53,37 +52,29 @@
 // by readers too (their allocations were not counted when they happened; freed ones are lost
 // to the totals, which therefore cover the time a profile was being collected).
 //
-// Negative filter (hash map). The allocator calls RecordFree for every free in a span that
-// holds a live recorded object — in exact mode, nearly every free. A counting
-// filter (1 Mi 32-bit counters indexed by the address hash; incremented when an object is
-// recorded, decremented when removed) answers "certainly not sampled" with one load and no
-// lock. The increment is made before the sampled allocation returns, so a free of that object
-// (which happens after, in every thread's view) always sees it.
-//
 // Memory: everything comes from the internal metadata arena (alloc/internal/arena.h), never
 // from the public malloc, so the profiler's own memory never appears in a profile. Per distinct
 // stack: the trace-tree nodes of the frames it does not share, plus one bucket per size key
 // once its allocations are counted (see "Object slots").
 //
-// Locking rules: no lock of this file is held while calling anything that can allocate,
-// unwind, or take another runtime lock, except the arena's lock (leaf). A stripe lock and a
-// bucket-insert lock are never held together (a trace-tree lock is held with no other lock
-// of this file); the readers' count lock (ForEachBucketWithCounts) is taken by readers
+// Locking rules: no lock of this file or of the map is held while calling anything that can
+// allocate, unwind, or take another runtime lock, except the arena's lock (leaf). A stripe
+// lock and a bucket-insert lock are never held together (a trace-tree lock is held with no
+// other lock of this file); the readers' count lock (ForEachBucketWithCounts) is taken by readers
 // only, never on the allocation or free path. Fork: ForkPrepare() takes every lock, the trace
 // tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
 // release them.
 //
-// Stopped-world reads (the leak checker): Lookup() (which answers with the stack's StackRef,
-// for records of either form) try-locks the stripe; if a stopped thread holds it, it reads without
-// the lock. Nodes and head arrays are never unmapped and chains stay acyclic during a rehash,
-// so such a read terminates and never faults; at worst it misses the one object that thread
-// was inserting or removing. Reading a stack takes no lock.
+// Stopped-world reads (the leak checker): Lookup() answers with the stack's StackRef, for
+// records of either form, from the slot or from the map (LiveObjectMap::Find: safe while the
+// world is stopped). Reading a stack takes no lock.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/live_object_map.h"
 #include "profiler/trace_tree.h"
 
 namespace heapkit::prof {
@@ -340,8 +331,8 @@ class StackTable {
   bool RecordFree(const void* object, size_t* size = nullptr) {
     if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size))
       return true;
-    uint64_t h = HashAddress(reinterpret_cast<uintptr_t>(object));
-    if (filter_ == nullptr || FilterSlot(h).load(std::memory_order_relaxed) == 0) return false;
+    const uint64_t h = LiveObjectMap::HashAddress(reinterpret_cast<uintptr_t>(object));
+    if (!map_.MayHold(h)) return false;
     return RecordFreeSlow(object, h, size);
   }
 
@@ -388,36 +379,13 @@ class StackTable {
     return (stack + static_cast<uint32_t>(h >> (64 - kBucketHashBits))) &
            ((1u << kBucketHashBits) - 1);
   }
-  static uint64_t HashAddress(uintptr_t a) {
-    uint64_t h = (a >> 4) * 0x9e3779b97f4a7c15ULL;  // Fibonacci hashing; fold high bits down
-    return h ^ (h >> 29);
-  }
-  static constexpr int kFilterBits = 20;
 
  private:
-  struct Node {
-    uintptr_t address;
-    Node* next;
-    Bucket* bucket;
-    size_t size;
-  };
-  struct alignas(64) Stripe {
-    std::atomic<bool> lock{false};
-    std::atomic<Node**> heads{nullptr};
-    size_t mask = 0;
-    size_t count = 0;
-    Node* free_nodes = nullptr;
-  };
   static constexpr int kBucketHashBits = 20;
   static constexpr int kInsertLocks = 64;
-  static constexpr int kStripes = 64;
-  static constexpr size_t kInitialStripeHeads = 1024;
 
-  static void Lock(std::atomic<bool>* l);
-  static void Unlock(std::atomic<bool>* l) { l->store(false, std::memory_order_release); }
-  static bool TryLock(std::atomic<bool>* l) {
-    return !l->exchange(true, std::memory_order_acquire);
-  }
+  static void Lock(std::atomic<bool>* l) { LockFlag(l); }
+  static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
   void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
   bool RecordFreeFromSlot(const void* object, size_t* size);
@@ -433,9 +401,6 @@ class StackTable {
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();
-  Stripe& StripeFor(uint64_t h) { return stripes_[h >> 58]; }
-  Node* NewNode(Stripe& s);
-  void Grow(Stripe& s);
   void AccountFree(Bucket* b, size_t size);
   MapCounts* MapCountsFor(const Bucket* b);
 
@@ -466,10 +431,6 @@ class StackTable {
   }
   bool ReserveReaderCounts();
 
-  std::atomic<uint32_t>& FilterSlot(uint64_t h) {
-    return filter_[h & ((size_t{1} << kFilterBits) - 1)];
-  }
-
   static constexpr int kIdChunkBits = 14;
   static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
   static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
@@ -481,7 +442,6 @@ class StackTable {
   std::atomic<uint32_t> next_id_{0};
   std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
   std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id
-  std::atomic<uint32_t>* filter_ = nullptr;
   TraceTree tree_;
   std::atomic<ReaderCounts*> reader_counts_{nullptr};
   std::atomic<uint32_t> reader_capacity_{0};
@@ -492,7 +452,7 @@ class StackTable {
   };
   PaddedLock insert_locks_[kInsertLocks];
   PaddedLock count_lock_;
-  Stripe stripes_[kStripes];
+  LiveObjectMap map_;
 };
 
 // The process-wide table (constant-initialised, usable after Init()).

@@ -12,11 +12,11 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/output_sink.h"
 #include "profiler/sample_recorder.h"
-#include "profiler/sampled_objects.h"
 #include "profiler/stack_capture.h"
 
 extern "C" {
@@ -63,8 +63,7 @@ HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
   StartHeapProfiling(prefix);
 }
 
-}  // namespace
-
+// Reads HEAPPROFILE & co. and starts what they ask for; once, from the constructor below.
 HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   HEAPKIT_ALWAYS_WRITTEN_DATA static bool done = false;
   if (done) return;
@@ -76,6 +75,7 @@ HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
 }
 
+}  // namespace
 }  // namespace heapkit::prof
 
 namespace {

@@ -17,9 +17,14 @@
 
 // Undefined symbols a TU may reference, made weak. The list is what the compiler emits for
 // exceptions (personality, unwinding, allocation/throw/catch of the exception object), the
-// new_handler, std::bad_alloc's vtable/typeinfo/destructor, the class_type_info vtable of
-// polymorphic classes with RTTI, the throw helpers of inline std::string/std::vector code, and
-// std::nothrow (only its address is passed; operator new's nothrow forms never read it).
+// new_handler, std::bad_alloc's vtable/typeinfo/destructor (and, at -O0, where its inline
+// constructor is not inlined, std::exception's vtable), the class_type_info vtable of
+// polymorphic classes with RTTI, the throw helpers of inline std::string/std::vector code,
+// std::nothrow (only its address is passed; operator new's nothrow forms never read it), and,
+// at -O0, std::allocator<char>'s destructor (libstdc++ instantiates it explicitly, so unoptimised
+// code calls it instead of inlining it): the destructor of the symbolizer's SymbolSearch, which
+// heapcheck/leak_symbols.cc destroys empty (its std::string members reference it; no string is
+// destroyed, so it is never called).
 __asm__(
     ".weak __gxx_personality_v0\n"
     ".weak _Unwind_Resume\n"
@@ -32,6 +37,9 @@ __asm__(
     ".weak _ZTISt9bad_alloc\n"
     ".weak _ZTVSt9bad_alloc\n"
     ".weak _ZNSt9bad_allocD1Ev\n"
+    ".weak _ZTVSt9exception\n"
+    ".weak _ZNSaIcED1Ev\n"
+    ".weak _ZNSaIcED2Ev\n"
     ".weak _ZTVN10__cxxabiv117__class_type_infoE\n"
     ".weak _ZTVN10__cxxabiv120__si_class_type_infoE\n"
     ".weak _ZSt17__throw_bad_allocv\n"

@@ -20,4 +20,8 @@ cmake --build "$work" -j"$(nproc)" >"$work/build.log" 2>&1 || fail "build: $(tai
 needed=$(readelf -d "$work/libheapkit_minimal.so" | grep NEEDED)
 ! grep -qE 'unwind|libdw|libelf|gvc|protobuf' <<<"$needed" || fail "minimal library needs: $needed"
 LD_PRELOAD="$work/libheapkit_minimal.so" /bin/true || fail "preloading the minimal library failed"
+# The Release build's libraries reference libc alone too (the suite checks its own build type).
+"$src/tests/alloc/override/check_runtime_symbols.sh" "$src/alloc/internal/cxx_runtime_weak.h" \
+  "$work/libheapkit_minimal.a" "$work/libheapkit_minimal.so" >"$work/symbols.log" 2>&1 ||
+  fail "Release library symbols: $(grep FAIL "$work/symbols.log")"
 echo "PASS: libheapkit_minimal builds alone, without the profiler's or pprof-tool's dependencies"

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 
 // A user function outside namespace heapkit: must never be classified as runtime code.
 extern "C" __attribute__((noinline, used)) int UserFunctionForRangeTest(int x) {

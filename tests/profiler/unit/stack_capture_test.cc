@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "call_chain.h"
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 #include "profiler/cfi_unwinder.h"
 
 namespace heapkit::prof {

@@ -83,11 +83,11 @@ TEST(StackTable, FilterCollisionStillIgnoresUnknownFree) {
   Bucket* b = t.FindOrCreateBucket(s, 1, 0);
   const uintptr_t a = 0x7f0000001000;
   t.RecordAlloc(Obj(a), b, 64);
-  const uint64_t mask = (uint64_t{1} << StackTable::kFilterBits) - 1;
-  const uint64_t slot = StackTable::HashAddress(a) & mask;
+  const uint64_t mask = (uint64_t{1} << LiveObjectMap::kFilterBits) - 1;
+  const uint64_t slot = LiveObjectMap::HashAddress(a) & mask;
   uintptr_t other = 0;
   for (uintptr_t c = a + 16; c < a + (uintptr_t{1} << 32); c += 16) {
-    if ((StackTable::HashAddress(c) & mask) == slot) {
+    if ((LiveObjectMap::HashAddress(c) & mask) == slot) {
       other = c;
       break;
     }

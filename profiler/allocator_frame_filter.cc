@@ -1,4 +1,4 @@
-#include "profiler/allocator_frames.h"
+#include "profiler/allocator_frame_filter.h"
 
 #include <dlfcn.h>
 #include <link.h>

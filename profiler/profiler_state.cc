@@ -1,0 +1,31 @@
+// The heap profiler's state object and its dump file names (profiler_state.h).
+#include "profiler/profiler_state.h"
+
+#include <string.h>
+
+#include "alloc/internal/log.h"
+
+namespace heapkit::prof {
+
+constinit ProfilerState g_profiler;
+
+void DumpFiles::Begin(const char* prefix) {
+  memcpy(base_prefix_, prefix, strlen(prefix) + 1);
+  memcpy(prefix_, prefix, strlen(prefix) + 1);
+}
+
+void DumpFiles::RenameForChild(int pid) {
+  internal::FormatTo(prefix_, sizeof(prefix_), "%s_%d", base_prefix_, pid);
+  count_ = 0;
+}
+
+void DumpFiles::NextName(char* out, size_t size) {
+  ++count_;
+  // FormatTo has no field widths: pad the sequence number to four digits by hand.
+  char seq[16];
+  internal::FormatTo(seq, sizeof(seq), "%d", count_);
+  const char* zeros = &"0000"[strlen(seq) < 4 ? strlen(seq) : 4];
+  internal::FormatTo(out, size, "%s.%s%s.heap", prefix_, zeros, seq);
+}
+
+}  // namespace heapkit::prof
