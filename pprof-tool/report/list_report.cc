@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "alloc/internal/safe_file.h"
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
@@ -56,17 +56,12 @@ bool ReadSource(const std::string& path, std::vector<std::string>* lines, std::s
 
 bool ListReport(const StackSamples& samples, const std::string& regex, const ReportOptions& options,
                 std::string* out, std::string* error) {
-  std::regex re;
-  try {
-    re = std::regex(regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    *error = "--list=" + regex + ": invalid regular expression (" + e.what() + ")";
-    return false;
-  }
+  NamePattern re;
+  if (!re.Compile(regex, "list", error)) return false;
   // Matching function names.
   std::map<std::string, bool> match;
   for (const NodeInfo& n : samples.nodes) {
-    if (!match.count(n.name)) match[n.name] = std::regex_search(n.name, re);
+    if (!match.count(n.name)) match[n.name] = re.Search(n.name);
   }
   // function -> file -> line -> stats; function -> (flat, cum)
   std::map<std::string, std::map<std::string, std::map<int, LineStat>>> stats;

@@ -5,6 +5,7 @@
 
 #include "pprof-tool/render/flame_graph.h"
 #include "pprof-tool/render/render.h"
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/web/page.h"
 #include "pprof-tool/web/timeline.h"
@@ -25,16 +26,6 @@ WebResponse Error(int status, const std::string& message) {
   r.body = "pprof-tool: " + message + "\n";
   std::replace(r.body.begin(), r.body.end() - 1, '\n', ' ');
   return r;
-}
-
-// An ECMAScript regex matching exactly `name`.
-std::string ExactRegex(const std::string& name) {
-  std::string out = "^";
-  for (char c : name) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out + "$";
 }
 
 std::string Cell(double v, const std::string& text) {
@@ -169,7 +160,7 @@ WebResponse WebUi::Top(const View& v) {
   ViewQuery peek = v.query;
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
-    peek.focus = ExactRegex(n.info.name);
+    peek.focus = ExactNamePattern(n.info.name);
     body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) +
             Cell(pct(n.flat), FormatPercent(n.flat, samples.total)) +
             Cell(pct(sum), FormatPercent(sum, samples.total)) +
@@ -237,7 +228,7 @@ WebResponse WebUi::Source(const View& v) {
     GraphOptions go = in_.text_graph;
     go.node_count = 10;
     CallGraph g = CallGraph::Build(*functions, go);
-    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactRegex(n.info.name);
+    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactNamePattern(n.info.name);
     if (regex.empty()) return Error(404, "no functions to list");
   }
   const StackSamples* lines = Samples(v.query, Granularity::kLines, &error);
