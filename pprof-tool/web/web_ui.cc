@@ -57,9 +57,21 @@ WebResponse WebUi::Handle(const std::string& path,
   }
   if (path == "/" || path == "/ui") v.path = "/ui/";
   const std::string key = v.path + "?" + v.query.Encode();
-  if (const WebResponse* kept = answers_.Find(key)) return *kept;
-  WebResponse r = Route(v);
-  if (r.status == 200) answers_.Insert(key, r);
+  auto kept = [&](WebResponse* answer) {
+    std::lock_guard<std::mutex> lock(answers_mutex_);
+    const WebResponse* found = answers_.Find(key);
+    if (found != nullptr) *answer = *found;
+    return found != nullptr;
+  };
+  WebResponse r;
+  if (kept(&r)) return r;
+  std::lock_guard<std::mutex> lock(pipeline_mutex_);
+  if (kept(&r)) return r;  // computed while this request waited
+  r = Route(v);
+  if (r.status == 200) {
+    std::lock_guard<std::mutex> answers_lock(answers_mutex_);
+    answers_.Insert(key, r);
+  }
   return r;
 }
 
