@@ -246,6 +246,7 @@ WebResponse WebUi::Source(const View& v) {
   const StackSamples* lines = Samples(v.query, Granularity::kLines, &error);
   if (lines == nullptr) return Error(400, error);
   ReportOptions ro;
+  ro.sources = &in_.sources;
   ro.show_bytes = in_.show_bytes;
   ro.graph = in_.text_graph;
   if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);
