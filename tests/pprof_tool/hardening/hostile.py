@@ -54,9 +54,11 @@ def _field(num, value):
 def proto_profile(path, functions):
     """An uncompressed heap profile.proto (hand-encoded, google/pprof's schema): one sample per
     (name, filename, line) in `functions`, each a one-frame stack with its Line."""
-    strings = [""]
+    strings = [b""]
 
     def s(text):
+        if isinstance(text, str):
+            text = text.encode()
         if text not in strings:
             strings.append(text)
         return strings.index(text)
