@@ -1,5 +1,6 @@
 #include "pprof-tool/proto/profile_reader.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 
+#include "pprof-tool/proto/nested_counts.h"
 #include "pprof-tool/proto/utf8.h"
 #include "profile.pb.h"
 
@@ -19,6 +21,13 @@ namespace pb = perftools::profiles;
 using google::protobuf::io::CodedInputStream;
 
 constexpr int kLen = 2, kVarint = 0;
+
+// What Lines cost once converted is bounded by the input too: a Line is a few bytes of input and
+// becomes a frame with copies of its function's name and file (kLineCost plus those bytes), so
+// without this a location repeating a long name would multiply the input.
+constexpr size_t kLineNameBase = size_t{16} << 20;
+constexpr size_t kLineNamesPerByte = 16;
+constexpr size_t kLineCost = 96;  // two std::strings, two ints, the vectors' slack
 
 // Wire type Profile declares for a top-level field, -1 if it has no such field.
 int ExpectedWireType(uint32_t field) {
@@ -116,8 +125,9 @@ std::string WithoutStringTable(std::string_view data) {
 class Converter {
  public:
   Converter(const pb::Profile& p, const std::vector<std::string_view>& strings,
-            const std::string& file, Profile* out, ParseError* error)
-      : p_(p), strings_(strings), file_(file), out_(out), error_(error) {}
+            const std::string& file, Profile* out, ParseError* error, size_t max_line_name_bytes)
+      : p_(p), strings_(strings), file_(file), out_(out), error_(error),
+        max_line_name_bytes_(max_line_name_bytes) {}
 
   bool Run() {
     if (strings_.empty() || !strings_[0].empty()) {
@@ -253,6 +263,11 @@ class Converter {
           file = strings_[size_t(it->second->filename())];
           start_line = it->second->start_line();
         }
+        line_name_bytes_ += kLineCost + name.size() + file.size();
+        if (line_name_bytes_ > max_line_name_bytes_) {
+          return Fail("expected at most " + std::to_string(max_line_name_bytes_ >> 20) +
+                      " MiB of frames (function and file names) in the locations' lines, found more");
+        }
         if (name.empty()) {
           char buf[32];
           snprintf(buf, sizeof buf, "0x%" PRIx64, l.address());
@@ -327,6 +342,8 @@ class Converter {
   const std::string& file_;
   Profile* out_;
   ParseError* error_;
+  size_t max_line_name_bytes_;
+  size_t line_name_bytes_ = 0;
   std::vector<int> slot_of_value_;
   std::unordered_map<uint64_t, size_t> mapping_index_;
   std::unordered_map<uint64_t, const pb::Function*> function_index_;
@@ -376,6 +393,8 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
                   std::to_string(counts.by_field[c.field]));
     }
   }
+  problem = CheckNestedCounts(bytes, limits);
+  if (!problem.empty()) return fail("expected " + problem);
   google::protobuf::Arena arena;
   pb::Profile* message = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena);
   // protobuf rejects a string table with invalid UTF-8 (utf8.h): then it parses the message
@@ -390,7 +409,9 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
     return fail("expected a profile.proto message, found malformed protobuf inside a sample, "
                 "location, function or mapping");
   }
-  return Converter(*message, counts.strings, file, profile, error).Run();
+  return Converter(*message, counts.strings, file, profile, error, std::min(limits.max_line_name_bytes,
+                                                       kLineNameBase + kLineNamesPerByte * bytes.size()))
+      .Run();
 }
 
 }  // namespace heapkit::pprof

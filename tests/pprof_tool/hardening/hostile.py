@@ -75,3 +75,47 @@ def proto_profile(path, functions):
         msg += _field(6, text)
     with open(path, "wb") as f:
         f.write(msg)
+
+
+def proto_bomb(path, kind, n):
+    """A heap profile.proto with one sample or location carrying n nested repeated entries of
+    `kind`: "location_ids" (packed, 1 byte each), "labels" (empty Label messages, 2 bytes each),
+    "lines" (Lines of one location naming a function with a 4 KiB name, ~4 bytes each)."""
+    strings = [b"", b"inuse_objects", b"count", b"inuse_space", b"bytes", b"f" * 4096, b"/src/f.cc"]
+    msg = _field(1, _field(1, 1) + _field(2, 2)) + _field(1, _field(1, 3) + _field(2, 4))
+    values = _field(2, 1) + _field(2, 100)
+    if kind == "location_ids":
+        msg += _field(2, _field(1, b"\x01" * n) + values)
+    elif kind == "labels":
+        msg += _field(2, _field(1, 1) + values + _field(3, b"") * n)
+    else:
+        msg += _field(2, _field(1, 1) + values)
+    line = _field(4, _field(1, 1) + _field(2, 1))
+    msg += _field(4, _field(1, 1) + _field(3, 0x1000) + (line * n if kind == "lines" else line))
+    msg += _field(5, _field(1, 1) + _field(2, 5) + _field(4, 6))
+    for text in strings:
+        msg += _field(6, text)
+    with open(path, "wb") as f:
+        f.write(msg)
+
+
+def proto_spread_bomb(path, kind, per, count, name_bytes=4096):
+    """Like proto_bomb, but `count` samples (kind "location_ids") or locations (kind "lines"),
+    each with `per` entries: at the per-message caps, the totals decide."""
+    strings = [b"", b"inuse_objects", b"count", b"inuse_space", b"bytes", b"f" * name_bytes, b"/src/f.cc"]
+    parts = [_field(1, _field(1, 1) + _field(2, 2)), _field(1, _field(1, 3) + _field(2, 4))]
+    values = _field(2, 1) + _field(2, 100)
+    line = _field(4, _field(1, 1) + _field(2, 1))
+    if kind == "location_ids":
+        ids = _field(1, b"\x01" * per)
+        parts += [_field(2, ids + values)] * count
+        parts.append(_field(4, _field(1, 1) + _field(3, 0x1000) + line))
+    else:
+        parts.append(_field(2, _field(1, 1) + values))
+        lines = line * per
+        for i in range(1, count + 1):
+            parts.append(_field(4, _field(1, i) + _field(3, 0x1000 * i) + lines))
+    parts.append(_field(5, _field(1, 1) + _field(2, 5) + _field(4, 6)))
+    parts += [_field(6, t) for t in strings]
+    with open(path, "wb") as f:
+        f.write(b"".join(parts))
