@@ -64,7 +64,9 @@ constexpr const char* kDescription =
     "variable, <dir>[:<dir>...]), then at the paths the profile recorded; a file whose build-id\n"
     "differs from the recorded one is refused. Separate debug info is also found under\n"
     "/usr/lib/debug and by .gnu_debuglink, and, only when DEBUGINFOD_URLS is set, fetched from\n"
-    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH).";
+    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH; DEBUGINFOD_MAXSIZE and\n"
+    "DEBUGINFOD_MAXTIME default to 512 MiB and 60 s per file when unset; a cache directory\n"
+    "that is a link, not yours or writable by others turns downloads off).";
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
   const char* g = "Reports";
