@@ -9,25 +9,27 @@
 namespace heapkit::pprof {
 
 void ConnectionThreads::enqueue(std::function<void()> fn) {
+  Task task{std::move(fn), watch_ != nullptr ? watch_->Accepted() : ConnectionWatch::Socket()};
   std::lock_guard<std::mutex> lock(mutex_);
   if (running_ >= max_threads_) {
-    waiting_.push_back(std::move(fn));
+    waiting_.push_back(std::move(task));
     return;
   }
   ++running_;
-  std::thread([this, fn = std::move(fn)]() mutable { Run(std::move(fn)); }).detach();
+  std::thread([this, task = std::move(task)]() mutable { Run(std::move(task)); }).detach();
 }
 
-void ConnectionThreads::Run(std::function<void()> fn) {
+void ConnectionThreads::Run(Task task) {
   for (;;) {
-    fn();
+    task.fn();
+    if (watch_ != nullptr && task.socket.fd >= 0) watch_->Closed(task.socket);
     std::lock_guard<std::mutex> lock(mutex_);
     if (waiting_.empty()) {
       --running_;
       idle_.notify_all();
       return;
     }
-    fn = std::move(waiting_.front());
+    task = std::move(waiting_.front());
     waiting_.pop_front();
   }
 }

@@ -20,24 +20,32 @@
 #include <functional>
 #include <mutex>
 
+#include "pprof-tool/web/connection_watch.h"
+
 namespace heapkit::pprof {
 
 class ConnectionThreads : public httplib::TaskQueue {
  public:
-  ConnectionThreads(size_t max_threads, int drain_seconds)
-      : max_threads_(max_threads), drain_seconds_(drain_seconds) {}
+  // `watch` (may be null) is told of each connection's start and end (connection_watch.h).
+  ConnectionThreads(size_t max_threads, int drain_seconds, ConnectionWatch* watch)
+      : max_threads_(max_threads), drain_seconds_(drain_seconds), watch_(watch) {}
   void enqueue(std::function<void()> fn) override;
   void shutdown() override;
 
  private:
-  void Run(std::function<void()> fn);
+  struct Task {
+    std::function<void()> fn;
+    ConnectionWatch::Socket socket;
+  };
+  void Run(Task task);
 
   const size_t max_threads_;
   const int drain_seconds_;
+  ConnectionWatch* const watch_;
   std::mutex mutex_;
   std::condition_variable idle_;
   size_t running_ = 0;
-  std::deque<std::function<void()>> waiting_;
+  std::deque<Task> waiting_;
 };
 
 }  // namespace heapkit::pprof

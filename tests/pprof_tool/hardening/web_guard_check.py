@@ -10,8 +10,9 @@ bound to 0.0.0.0 on purpose answers any Host.
 
 Stalling sockets: 64 idle connections and 16 that send one header byte every second, held open
 for a bounded time, must not delay a normal request: each of 10 requests made meanwhile is
-answered within 3 s (cpp-httplib's pool of 8 threads made them wait 38 s or forever). Then
-SIGTERM ends the server (exit 0) within a few seconds even with the trickling sockets open.
+answered within 3 s (cpp-httplib's pool of 8 threads made them wait 38 s or forever), and the
+server has closed all 80 after 10 s (2 s read timeout, 5 s header deadline). Then SIGTERM ends
+the server (exit 0) within a few seconds.
 Usage: web_guard_check.py <pprof-tool> <work dir>
 """
 import http.client
@@ -132,6 +133,20 @@ try:
                 fail("request %d with 80 stalling sockets open: status %s after %.1f s" % (i, status, secs))
             time.sleep(1.0)
         print("80 stalling sockets: 10 requests, slowest %.2f s" % worst)
+        # By now (~11 s) the server has closed every one of them: idle after the 2 s read
+        # timeout, trickling at the 5 s header deadline (connection_watch.h).
+        open_ones = 0
+        for s in idle + trickle:
+            s.settimeout(0.5)
+            try:
+                open_ones += s.recv(4096) != b""
+            except (ConnectionResetError, BrokenPipeError):
+                pass
+            except socket.timeout:
+                open_ones += 1
+        print("stalling sockets still open after %d s: %d of 80" % (10, open_ones))
+        if open_ones:
+            fail("%d idle or trickling sockets still open after 10 s" % open_ones)
         t0 = time.monotonic()
         stop(server)
         print("SIGTERM with trickling sockets open: stopped in %.1f s" % (time.monotonic() - t0))
