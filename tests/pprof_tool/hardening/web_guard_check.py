@@ -12,7 +12,8 @@ Stalling sockets: 64 idle connections and 16 that send one header byte every sec
 for a bounded time, must not delay a normal request: each of 10 requests made meanwhile is
 answered within 3 s (cpp-httplib's pool of 8 threads made them wait 38 s or forever), and the
 server has closed all 80 after 10 s (2 s read timeout, 5 s header deadline). Then SIGTERM ends
-the server (exit 0) within a few seconds.
+the server (exit 0) within a few seconds. Bound to 0.0.0.0, 40 connections from this machine's
+non-loopback address (a remote client to the server): 8 are closed at once (32 per client).
 Usage: web_guard_check.py <pprof-tool> <work dir>
 """
 import http.client
@@ -137,12 +138,12 @@ try:
         # timeout, trickling at the 5 s header deadline (connection_watch.h).
         open_ones = 0
         for s in idle + trickle:
-            s.settimeout(0.5)
+            s.setblocking(False)
             try:
                 open_ones += s.recv(4096) != b""
             except (ConnectionResetError, BrokenPipeError):
                 pass
-            except socket.timeout:
+            except BlockingIOError:
                 open_ones += 1
         print("stalling sockets still open after %d s: %d of 80" % (10, open_ones))
         if open_ones:
@@ -169,6 +170,41 @@ try:
                                              "Sec-Fetch-Site": "cross-site"})
     if status != 403:
         fail("bound to 0.0.0.0: a cross-site request should be refused, got %d" % status)
+    # Per-client limit: 40 idle connections from this machine's non-loopback address (a remote
+    # client as far as the server can tell): the ones above 32 are closed at once.
+    local_ip = None
+    try:
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.connect(("10.255.255.255", 1))  # no packet is sent: picks the outgoing address
+        local_ip = probe.getsockname()[0]
+        probe.close()
+    except OSError:
+        pass
+    if local_ip and not local_ip.startswith("127."):
+        remote = []
+        for _ in range(40):  # paced: a burst overflows the listen backlog (5), which drops some
+            remote.append(socket.create_connection((local_ip, port)))
+            time.sleep(0.01)
+        time.sleep(0.5)  # well within the 2 s read timeout: only the limit closes any
+        closed = 0
+        for s in remote:
+            s.setblocking(False)
+            try:
+                closed += s.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+            except BlockingIOError:
+                pass
+        print("40 connections from %s: %d closed at once" % (local_ip, closed))
+        if closed != 8:
+            fail("per-client limit: want 8 of 40 connections from %s closed at once, got %d" % (local_ip, closed))
+        status, _ = request(port, "/ui/top", {"Host": "127.0.0.1:%d" % port})
+        if status != 200:
+            fail("a loopback request while a remote client is at its limit: %d" % status)
+        for s in remote:
+            s.close()
+    else:
+        print("(no non-loopback address: the per-client limit is not checked)")
     stop(server)
 finally:
     if server.poll() is None:
