@@ -77,8 +77,10 @@ try:
     worst = 0.0
     n = 0
     for view in ["/ui/top", "/ui/peek", "/ui/source", "/ui/flamegraph", "/ui/"]:
-        for param in ["f", "i", "h", "s", "sf"]:
-            for pat in [EVIL, ".*", "(", "a"]:
+        for param in ["f", "i", "h", "s", "sf"] if view != "/ui/" else ["f"]:
+            # The call graph lays out the 900,000-character label in graphviz (seconds per
+            # request, not a regex matter): one pattern there keeps the test short.
+            for pat in [EVIL, ".*", "(", "a"] if view != "/ui/" else [EVIL]:
                 q = urllib.parse.quote(pat)
                 t0 = time.monotonic()
                 try:
