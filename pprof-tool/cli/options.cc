@@ -39,6 +39,7 @@ struct RawOptions {
   bool functions = false, lines = false, files = false, addresses = false;
   std::vector<std::string> positional;
   std::string symbol_path;  // --symbol_path=<dir>[:<dir>...]
+  std::string source_path, trim_path;  // --source_path, --trim_path (go pprof's)
 };
 
 // The value an optional-value option (--top, --flamegraph, --icicle) gets when it is given
@@ -63,7 +64,9 @@ constexpr const char* kDescription =
     "variable, <dir>[:<dir>...]), then at the paths the profile recorded; a file whose build-id\n"
     "differs from the recorded one is refused. Separate debug info is also found under\n"
     "/usr/lib/debug and by .gnu_debuglink, and, only when DEBUGINFOD_URLS is set, fetched from\n"
-    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH).";
+    "those debuginfod servers (cached under DEBUGINFOD_CACHE_PATH; DEBUGINFOD_MAXSIZE and\n"
+    "DEBUGINFOD_MAXTIME default to 512 MiB and 60 s per file when unset; a cache directory\n"
+    "that is a link, not yours or writable by others turns downloads off).";
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
   const char* g = "Reports";
@@ -159,6 +162,15 @@ void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
   app.add_option("--symbol_path", r.symbol_path,
                  "Directories searched first for binaries and debug files (by build-id, then "
                  "base name); before PPROF_BINARY_PATH. E.g. --symbol_path=/srv/bin:/srv/debug")
+      ->group(g);
+  app.add_option("--source_path", r.source_path,
+                 "Directories --list and the web UI's source view read sources from (default: the "
+                 "current directory); a source file the profile itself names is read only under "
+                 "them. E.g. --source_path=$HOME/src/proj:/usr/src")
+      ->group(g);
+  app.add_option("--trim_path", r.trim_path,
+                 "Path prefixes cut off source file names before --source_path is searched. "
+                 "E.g. --trim_path=/build/proj")
       ->group(g);
 }
 
@@ -412,6 +424,18 @@ void ResolveSymbolPath(const RawOptions& r, CliOptions* o) {
   }
 }
 
+std::vector<std::string> SplitPathList(const std::string& list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t end = list.find(':', at);
+    if (end == std::string::npos) end = list.size();
+    if (end > at) out.push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 int UsageError(const std::string& message) {
   fprintf(stderr, "pprof-tool: %s\n%s\n", message.c_str(), UsageLine());
   return 2;
@@ -450,6 +474,8 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
     return UsageError(error);
   }
   ResolveSymbolPath(raw, o);
+  o->source_path = SplitPathList(raw.source_path);
+  o->trim_path = SplitPathList(raw.trim_path);
   return -1;
 }
 

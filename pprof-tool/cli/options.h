@@ -46,6 +46,7 @@ struct CliOptions {
   // --symbol_path dirs, then PPROF_BINARY_PATH's: searched for binaries and debug files
   // before the paths the profile recorded.
   std::vector<std::string> symbol_path;
+  std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
   std::vector<std::string> profiles;   // <profile>...
 };
 

@@ -19,6 +19,7 @@
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/render/render.h"
 #include "pprof-tool/report/reports.h"
+#include "pprof-tool/report/source_files.h"
 #include "pprof-tool/web/timeline.h"
 #include "pprof-tool/web/web_server.h"
 
@@ -80,6 +81,20 @@ int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbol
   return Emit(TimelineSvg(chart, style), o.output);
 }
 
+// The source files --list and the web UI read (source_files.h): the profiles' own file names
+// are read only under --source_path.
+SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps) {
+  SourceAccess access;
+  access.source_path = o.source_path;
+  access.trim_path = o.trim_path;
+  auto add = [&access](const Profile& p) {
+    for (const EmbeddedSymbol& s : p.symbols) access.profile_named.insert(s.files.begin(), s.files.end());
+  };
+  add(profile);
+  for (const Profile& d : dumps) add(d);
+  return access;
+}
+
 // --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
 // checked once first, so a bad regex is a usage error rather than a page of errors.
 int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
@@ -105,6 +120,7 @@ int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector
   web.diff = diff;
   web.show_bytes = o.show_bytes;
   web.title = title;
+  web.sources = SourceAccessFor(o, profile, dumps);
   return ServeWebUi(web, address, !o.no_browser);
 }
 
@@ -212,7 +228,9 @@ int RunPprofTool(const CliOptions& o) {
                                 (o.heapcheck ? " (leak check: leaked memory)" : ""));
   flush_warnings();
 
+  const SourceAccess sources = SourceAccessFor(o, profile, {});
   ReportOptions ro;
+  ro.sources = &sources;
   ro.show_bytes = o.show_bytes;
   ro.cum_sort = o.cum;
   ro.top_n = o.top_n;

@@ -1,5 +1,6 @@
 #include "pprof-tool/proto/profile_reader.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 
+#include "pprof-tool/proto/nested_counts.h"
+#include "pprof-tool/proto/utf8.h"
 #include "profile.pb.h"
 
 namespace heapkit::pprof {
@@ -18,6 +21,13 @@ namespace pb = perftools::profiles;
 using google::protobuf::io::CodedInputStream;
 
 constexpr int kLen = 2, kVarint = 0;
+
+// What Lines cost once converted is bounded by the input too: a Line is a few bytes of input and
+// becomes a frame with copies of its function's name and file (kLineCost plus those bytes), so
+// without this a location repeating a long name would multiply the input.
+constexpr size_t kLineNameBase = size_t{16} << 20;
+constexpr size_t kLineNamesPerByte = 16;
+constexpr size_t kLineCost = 96;  // two std::strings, two ints, the vectors' slack
 
 // Wire type Profile declares for a top-level field, -1 if it has no such field.
 int ExpectedWireType(uint32_t field) {
@@ -31,6 +41,8 @@ int ExpectedWireType(uint32_t field) {
 
 struct TopLevelCounts {
   size_t by_field[16] = {};
+  std::vector<std::string_view> strings;  // string_table (field 6), as bytes
+  bool strings_valid_utf8 = true;
 };
 
 // Walks the top-level fields. "" when they are well formed (for a `prefix`, up to where the
@@ -63,7 +75,14 @@ std::string ScanFields(std::string_view data, bool prefix, TopLevelCounts* count
       ok = in.ReadVarint64(&v);
     } else if (wire == kLen) {
       uint32_t len;
+      const int start = in.CurrentPosition();
       ok = in.ReadVarint32(&len) && len <= uint32_t(INT32_MAX) && in.Skip(int(len));
+      if (ok && field == 6 && !prefix) {
+        const int header = in.CurrentPosition() - int(len) - start;
+        const std::string_view text = data.substr(size_t(start + header), len);
+        counts->strings.push_back(text);
+        if (counts->strings_valid_utf8 && !IsValidUtf8(text)) counts->strings_valid_utf8 = false;
+      }
     } else if (wire == 1) {
       ok = in.Skip(8);
     } else if (wire == 5) {
@@ -79,15 +98,41 @@ std::string ScanFields(std::string_view data, bool prefix, TopLevelCounts* count
   }
 }
 
+// The message without its string_table fields (the scan has checked the framing).
+std::string WithoutStringTable(std::string_view data) {
+  std::string out;
+  out.reserve(data.size());
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()), int(data.size()));
+  while (in.CurrentPosition() < int(data.size())) {
+    const int start = in.CurrentPosition();
+    const uint32_t tag = in.ReadTag();
+    const int wire = int(tag & 7);
+    uint64_t v;
+    uint32_t len;
+    if (wire == kVarint) {
+      in.ReadVarint64(&v);
+    } else if (wire == kLen) {
+      in.ReadVarint32(&len);
+      in.Skip(int(len));
+    } else {
+      in.Skip(wire == 1 ? 8 : 4);
+    }
+    if ((tag >> 3) != 6) out.append(data.substr(size_t(start), size_t(in.CurrentPosition() - start)));
+  }
+  return out;
+}
+
 class Converter {
  public:
-  Converter(const pb::Profile& p, const std::string& file, Profile* out, ParseError* error)
-      : p_(p), file_(file), out_(out), error_(error) {}
+  Converter(const pb::Profile& p, const std::vector<std::string_view>& strings,
+            const std::string& file, Profile* out, ParseError* error, size_t max_line_name_bytes)
+      : p_(p), strings_(strings), file_(file), out_(out), error_(error),
+        max_line_name_bytes_(max_line_name_bytes) {}
 
   bool Run() {
-    if (p_.string_table_size() == 0 || !p_.string_table(0).empty()) {
+    if (strings_.empty() || !strings_[0].empty()) {
       return Fail("expected string_table[0] to be \"\", found " +
-                  std::string(p_.string_table_size() == 0 ? "no string table" : "a non-empty string"));
+                  std::string(strings_.empty() ? "no string table" : "a non-empty string"));
     }
     return SampleTypes() && Mappings() && Functions() && Locations() && Samples() && Rest();
   }
@@ -101,13 +146,13 @@ class Converter {
   }
 
   // Checks a string index; `what` names the field for the message.
-  bool Str(int64_t index, const char* what, const std::string** s) {
-    if (index < 0 || index >= p_.string_table_size()) {
+  bool Str(int64_t index, const char* what, const std::string_view** s) {
+    if (index < 0 || uint64_t(index) >= strings_.size()) {
       return Fail(std::string("expected ") + what + " to index the string table (" +
-                  std::to_string(p_.string_table_size()) + " strings), found " +
+                  std::to_string(strings_.size()) + " strings), found " +
                   std::to_string(index));
     }
-    *s = &p_.string_table(int(index));
+    *s = &strings_[size_t(index)];
     return true;
   }
 
@@ -116,7 +161,7 @@ class Converter {
                                          "alloc_space"};
     std::string found;
     for (int i = 0; i < p_.sample_type_size(); ++i) {
-      const std::string *type, *unit;
+      const std::string_view *type, *unit;
       if (!Str(p_.sample_type(i).type(), "sample_type.type", &type) ||
           !Str(p_.sample_type(i).unit(), "sample_type.unit", &unit)) {
         return false;
@@ -126,9 +171,9 @@ class Converter {
         if (*type == kSlots[k]) slot = k;
       }
       slot_of_value_.push_back(slot);
-      if (slot >= 0) out_->sample_types.push_back(*type);
+      if (slot >= 0) out_->sample_types.emplace_back(*type);
       if (slot >= 2) out_->has_alloc_columns = true;
-      found += (found.empty() ? "" : ", ") + *type + "/" + *unit;
+      found += (found.empty() ? "" : ", ") + std::string(*type) + "/" + std::string(*unit);
     }
     if (out_->sample_types.empty()) {
       return Fail("expected a heap profile (sample types inuse_space, inuse_objects, alloc_space, "
@@ -139,7 +184,7 @@ class Converter {
 
   bool Mappings() {
     for (const pb::Mapping& m : p_.mapping()) {
-      const std::string *name, *build_id;
+      const std::string_view *name, *build_id;
       if (!Str(m.filename(), "mapping.filename", &name) ||
           !Str(m.build_id(), "mapping.build_id", &build_id)) {
         return false;
@@ -169,7 +214,7 @@ class Converter {
 
   bool Functions() {
     for (const pb::Function& f : p_.function()) {
-      const std::string *name, *system_name, *filename;
+      const std::string_view *name, *system_name, *filename;
       if (!Str(f.name(), "function.name", &name) ||
           !Str(f.system_name(), "function.system_name", &system_name) ||
           !Str(f.filename(), "function.filename", &filename)) {
@@ -213,10 +258,15 @@ class Converter {
             return Fail("expected location " + std::to_string(l.id()) + " to name existing "
                         "functions, found function id " + std::to_string(line.function_id()));
           }
-          name = p_.string_table(int(it->second->name()));
-          if (name.empty()) name = p_.string_table(int(it->second->system_name()));
-          file = p_.string_table(int(it->second->filename()));
+          name = strings_[size_t(it->second->name())];
+          if (name.empty()) name = strings_[size_t(it->second->system_name())];
+          file = strings_[size_t(it->second->filename())];
           start_line = it->second->start_line();
+        }
+        line_name_bytes_ += kLineCost + name.size() + file.size();
+        if (line_name_bytes_ > max_line_name_bytes_) {
+          return Fail("expected at most " + std::to_string(max_line_name_bytes_ >> 20) +
+                      " MiB of frames (function and file names) in the locations' lines, found more");
         }
         if (name.empty()) {
           char buf[32];
@@ -242,7 +292,7 @@ class Converter {
                     "(one per sample type), found " + std::to_string(s.value_size()));
       }
       for (const pb::Label& label : s.label()) {
-        const std::string* unused;
+        const std::string_view* unused;
         if (!Str(label.key(), "label.key", &unused) || !Str(label.str(), "label.str", &unused) ||
             !Str(label.num_unit(), "label.num_unit", &unused)) {
           return false;
@@ -271,7 +321,7 @@ class Converter {
   }
 
   bool Rest() {
-    const std::string* s;
+    const std::string_view* s;
     if (!Str(p_.drop_frames(), "drop_frames", &s) || !Str(p_.keep_frames(), "keep_frames", &s) ||
         !Str(p_.period_type().type(), "period_type.type", &s) ||
         !Str(p_.period_type().unit(), "period_type.unit", &s) ||
@@ -288,9 +338,12 @@ class Converter {
   }
 
   const pb::Profile& p_;
+  const std::vector<std::string_view>& strings_;  // the string table as bytes (utf8.h)
   const std::string& file_;
   Profile* out_;
   ParseError* error_;
+  size_t max_line_name_bytes_;
+  size_t line_name_bytes_ = 0;
   std::vector<int> slot_of_value_;
   std::unordered_map<uint64_t, size_t> mapping_index_;
   std::unordered_map<uint64_t, const pb::Function*> function_index_;
@@ -340,13 +393,25 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
                   std::to_string(counts.by_field[c.field]));
     }
   }
+  problem = CheckNestedCounts(bytes, limits);
+  if (!problem.empty()) return fail("expected " + problem);
   google::protobuf::Arena arena;
   pb::Profile* message = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena);
-  if (!message->ParseFromArray(bytes.data(), int(bytes.size()))) {
+  // protobuf rejects a string table with invalid UTF-8 (utf8.h): then it parses the message
+  // without it, and the converter reads the strings as bytes from the scan.
+  std::string without_strings;
+  std::string_view parsed = bytes;
+  if (!counts.strings_valid_utf8) {
+    without_strings = WithoutStringTable(bytes);
+    parsed = without_strings;
+  }
+  if (!message->ParseFromArray(parsed.data(), int(parsed.size()))) {
     return fail("expected a profile.proto message, found malformed protobuf inside a sample, "
                 "location, function or mapping");
   }
-  return Converter(*message, file, profile, error).Run();
+  return Converter(*message, counts.strings, file, profile, error, std::min(limits.max_line_name_bytes,
+                                                       kLineNameBase + kLineNamesPerByte * bytes.size()))
+      .Run();
 }
 
 }  // namespace heapkit::pprof

@@ -32,6 +32,18 @@ struct ProtoLimits {
   size_t max_locations = size_t{1} << 22;
   size_t max_functions = size_t{1} << 22;
   size_t max_mappings = size_t{1} << 16;
+  // Inside samples and locations (nested_counts.h), counted before parsing.
+  size_t max_frames_per_sample = size_t{1} << 16;   // location ids of one sample
+  size_t max_values_per_sample = 64;
+  size_t max_labels_per_sample = size_t{1} << 10;
+  size_t max_lines_per_location = size_t{1} << 10;  // its inline chain
+  size_t max_frames = size_t{1} << 25;              // location ids of all samples
+  size_t max_labels = size_t{1} << 22;
+  size_t max_lines = size_t{1} << 22;
+  // Bytes the locations' Lines become in the profile (96 per Line plus its function's name and
+  // file, which each Line copies): checked while converting; also at most 16 MiB + 16 x the
+  // message's size.
+  size_t max_line_name_bytes = size_t{256} << 20;
 };
 
 // True if `head` (the first bytes of a file, not gzip) starts like a serialized Profile: its

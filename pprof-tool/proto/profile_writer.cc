@@ -13,6 +13,7 @@
 #include "pprof-tool/proto/build_id.h"
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
+#include "pprof-tool/proto/utf8.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -61,7 +62,9 @@ class ProtoBuilder {
   }
 
   // The keys view the message's own copies (strings in a repeated field never move).
+  // Names are stored as valid UTF-8 (utf8.h).
   int64_t Intern(std::string_view s) {
+    if (!IsValidUtf8(s)) return Intern(ToValidUtf8(s));
     auto it = strings_.find(s);
     if (it != strings_.end()) return it->second;
     std::string* stored = out_->add_string_table();

@@ -1,15 +1,10 @@
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <map>
-#include <regex>
 #include <set>
 
-#include "alloc/internal/safe_file.h"
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
+#include "pprof-tool/report/source_files.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -22,51 +17,16 @@ struct LineStat {
   double flat = 0, cum = 0;
 };
 
-// Reads the source file named by the debug info into lines. Opened like the mapped files
-// (OpenRegularFile: non-blocking, fstat on the descriptor), so a FIFO, a device or a link to
-// /proc/self/fd/N is refused instead of blocking the report. Returns false with *why set.
-bool ReadSource(const std::string& path, std::vector<std::string>* lines, std::string* why) {
-  int err = 0;
-  const int fd = internal::OpenRegularFile(path.c_str(), &err);
-  if (fd < 0) {
-    *why = err == EINVAL ? "not a regular file" : strerror(err);
-    return false;
-  }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, size_t(n));
-  }
-  close(fd);
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines->push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  if (lines->empty()) *why = "empty";
-  return !lines->empty();
-}
-
 }  // namespace
 
 bool ListReport(const StackSamples& samples, const std::string& regex, const ReportOptions& options,
                 std::string* out, std::string* error) {
-  std::regex re;
-  try {
-    re = std::regex(regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    *error = "--list=" + regex + ": invalid regular expression (" + e.what() + ")";
-    return false;
-  }
+  NamePattern re;
+  if (!re.Compile(regex, "list", error)) return false;
   // Matching function names.
   std::map<std::string, bool> match;
   for (const NodeInfo& n : samples.nodes) {
-    if (!match.count(n.name)) match[n.name] = std::regex_search(n.name, re);
+    if (!match.count(n.name)) match[n.name] = re.Search(n.name);
   }
   // function -> file -> line -> stats; function -> (flat, cum)
   std::map<std::string, std::map<std::string, std::map<int, LineStat>>> stats;
@@ -102,7 +62,7 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
               FormatPercent(c, samples.total) + " of Total\n";
       std::vector<std::string> src;
       std::string why = "no file name";
-      if (!file.empty()) ReadSource(file, &src, &why);
+      if (!file.empty()) ReadSourceFile(options.sources ? *options.sources : SourceAccess(), file, &src, &why);
       int lo = lines.begin()->first, hi = lines.rbegin()->first;
       if (src.empty()) {
         *out += "         .          .           (source not available: " + why + ")\n";

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <unordered_map>
 
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/table_symbolizer.h"
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/function_name.h"
@@ -71,24 +71,17 @@ std::string SyntheticMaps(const std::string& program, std::vector<std::string>* 
 }
 
 struct Matcher {
+  NamePattern re;
   bool active = false;
-  std::regex re;
   bool Compile(const std::string& pattern, const char* option, std::string* error) {
-    if (pattern.empty()) return true;
-    try {
-      re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      *error = std::string("--") + option + "=" + pattern + ": invalid regular expression (" +
-               e.what() + ")";
-      return false;
-    }
-    active = true;
+    if (!re.Compile(pattern, option, error)) return false;
+    active = re.active();
     return true;
   }
   bool Match(const NodeInfo& n) const {
-    return std::regex_search(n.name, re) || (!n.file.empty() && std::regex_search(n.file, re));
+    return re.Search(n.name) || (!n.file.empty() && re.Search(n.file));
   }
-  bool MatchName(const NodeInfo& n) const { return active && std::regex_search(n.name, re); }
+  bool MatchName(const NodeInfo& n) const { return active && re.Search(n.name); }
 };
 
 struct LocFrame {

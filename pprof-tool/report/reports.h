@@ -12,11 +12,14 @@
 
 namespace heapkit::pprof {
 
+struct SourceAccess;  // source_files.h
+
 struct ReportOptions {
   bool show_bytes = false;
   bool cum_sort = false;  // --cum: order by cum instead of flat
   int top_n = 0;          // --top=N: at most N lines (0 = all)
   GraphOptions graph;     // text reports use node_fraction (node_count only if given)
+  const SourceAccess* sources = nullptr;  // --list's files (source_files.h); null: defaults
 };
 
 // --text / --top: header lines, then "flat flat% sum% cum cum% name" rows.

@@ -10,9 +10,9 @@
 //                                                  0.50MB  33.33% |   Parse
 //   -----------------------------------------------------------------+-------------
 #include <algorithm>
-#include <regex>
 #include <string>
 
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
@@ -39,15 +39,8 @@ std::string EdgeLine(const CallGraph& g, const GraphEdge& e, uint32_t other, dou
 
 bool TreeReport(const StackSamples& samples, const std::string& peek, const ReportOptions& options,
                 std::string* out, std::string* error) {
-  std::regex re;
-  if (!peek.empty()) {
-    try {
-      re = std::regex(peek, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      *error = "--peek=" + peek + ": invalid regular expression (" + e.what() + ")";
-      return false;
-    }
-  }
+  NamePattern re;
+  if (!re.Compile(peek, "peek", error)) return false;
   GraphOptions go = options.graph;
   go.edge_fraction = 0;
   CallGraph g = CallGraph::Build(samples, go);
@@ -64,7 +57,7 @@ bool TreeReport(const StackSamples& samples, const std::string& peek, const Repo
   size_t shown = 0;
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
-    if (!peek.empty() && !std::regex_search(n.info.name, re)) continue;
+    if (!peek.empty() && !re.Search(n.info.name)) continue;
     ++shown;
     for (uint32_t e : n.in_edges) *out += EdgeLine(g, g.edges[e], g.edges[e].caller, n.cum, sb);
     *out += Cell(FormatValue(n.flat, g.unit, sb), kWidth[0]) +

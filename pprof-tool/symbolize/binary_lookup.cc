@@ -1,6 +1,13 @@
 #include "pprof-tool/symbolize/binary_lookup.h"
 
 namespace heapkit::pprof {
+namespace {
+
+bool IsHex(const std::string& s) {
+  return s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+}
+
+}  // namespace
 
 std::vector<std::string> CandidateFiles(const std::string& recorded_path,
                                         const std::string& build_id_hex,
@@ -11,7 +18,7 @@ std::vector<std::string> CandidateFiles(const std::string& recorded_path,
       slash == std::string::npos ? recorded_path : recorded_path.substr(slash + 1);
   for (const std::string& dir : dirs) {
     if (dir.empty()) continue;
-    if (build_id_hex.size() > 2) {
+    if (build_id_hex.size() > 2 && IsHex(build_id_hex)) {  // a profile's id never makes a path
       const std::string stem =
           dir + "/.build-id/" + build_id_hex.substr(0, 2) + "/" + build_id_hex.substr(2);
       out.push_back(stem);

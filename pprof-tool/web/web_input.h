@@ -11,6 +11,7 @@
 #include "pprof-tool/graph/call_graph.h"
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/source_files.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
@@ -26,6 +27,7 @@ struct WebInput {
   bool diff = false;                // --base / --diff_base: the views show the difference
   bool show_bytes = false;
   std::string title;                // program (or first profile) base name
+  SourceAccess sources;             // the files the source view may read (source_files.h)
 };
 
 }  // namespace heapkit::pprof

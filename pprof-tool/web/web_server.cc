@@ -8,13 +8,26 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
+#include <memory>
 #include <thread>
 
 #include "pprof-tool/report/output.h"
+#include "pprof-tool/web/connection_threads.h"
+#include "pprof-tool/web/connection_watch.h"
+#include "pprof-tool/web/request_guard.h"
 #include "pprof-tool/web/web_ui.h"
 
 namespace heapkit::pprof {
+namespace {
+
+// A connection may stay silent (or between two bytes of a request) this long before it is
+// closed; an answer's send may block this long. Threads: connection_threads.h.
+constexpr int kReadTimeoutSeconds = 2;
+constexpr int kWriteTimeoutSeconds = 10;
+constexpr size_t kMaxConnectionThreads = 256;
+constexpr int kDrainSeconds = 2;
+
+}  // namespace
 
 bool ParseListenAddress(const std::string& text, ListenAddress* address, std::string* error) {
   size_t colon = text.rfind(':');
@@ -37,7 +50,7 @@ bool ParseListenAddress(const std::string& text, ListenAddress* address, std::st
 
 int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_browser) {
   WebUi ui(input);
-  std::mutex ui_mutex;
+  std::unique_ptr<ConnectionWatch> watch;  // set once the port is known; outlives the server
   httplib::Server server;
   // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second
   // server (or another process of the user) listen on the same port and take requests.
@@ -45,16 +58,36 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  server.new_task_queue = [&watch] {
+    return new ConnectionThreads(kMaxConnectionThreads, kDrainSeconds, watch.get());
+  };
+  server.set_pre_routing_handler([&watch](const httplib::Request& req, httplib::Response& res) {
+    watch->HeadersRead(req.remote_addr, req.remote_port);
+    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    watch->Answered(req.remote_addr, req.remote_port);
+    res.status = 405;
+    res.set_content("pprof-tool: only GET requests are served\n", "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.set_read_timeout(kReadTimeoutSeconds);
+  server.set_write_timeout(kWriteTimeoutSeconds);
+  server.set_keep_alive_timeout(kReadTimeoutSeconds);
+  std::unique_ptr<RequestGuard> guard;  // set once the port is known
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     WebResponse r;
-    {
-      std::lock_guard<std::mutex> lock(ui_mutex);
+    const std::string refusal = guard->Refusal(req.get_header_value("Host"),
+                                               req.get_header_value("Origin"),
+                                               req.get_header_value("Sec-Fetch-Site"));
+    if (!refusal.empty()) {
+      r = {403, "text/plain; charset=utf-8", "pprof-tool: " + refusal + "\n"};
+    } else {
       try {
         r = ui.Handle(req.path, req.params);
       } catch (const std::exception& e) {
         r = {500, "text/plain; charset=utf-8", std::string("pprof-tool: internal error: ") + e.what() + "\n"};
       }
     }
+    watch->Answered(req.remote_addr, req.remote_port);
     res.status = r.status;
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::move(r.body), r.content_type.c_str());
@@ -76,6 +109,8 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
     fprintf(stderr, "pprof-tool: --http: cannot listen on %s:%d\n", address.host.c_str(), address.port);
     return 2;
   }
+  guard = std::make_unique<RequestGuard>(address.host, port);
+  watch = std::make_unique<ConnectionWatch>(port);
   const bool ipv6 = address.host.find(':') != std::string::npos;
   const std::string url = "http://" + (ipv6 ? "[" + address.host + "]" : address.host) + ":" +
                           std::to_string(port);

@@ -2,8 +2,8 @@
 // SIGTERM. Binds 127.0.0.1 when the host is empty (never all interfaces unless asked); port 0
 // picks a free port. Prints "Serving web UI on http://<host>:<port>" on stdout once listening,
 // then opens that URL with $BROWSER / xdg-open if there is one and open_browser is set.
-// Requests are handled one at a time (the pipeline, its symbolizer and graphviz are not
-// thread-safe). SIGINT/SIGTERM are taken by sigwait in a thread of their own, which stops the
+// Each connection has a thread (connection_threads.h); a request passes request_guard.h (Host,
+// cross-site) before web_ui.h answers it. SIGINT/SIGTERM are taken by sigwait in a thread of their own, which stops the
 // server; the call then returns 0.
 #pragma once
 

@@ -5,6 +5,7 @@
 
 #include "pprof-tool/render/flame_graph.h"
 #include "pprof-tool/render/render.h"
+#include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/web/page.h"
 #include "pprof-tool/web/timeline.h"
@@ -25,16 +26,6 @@ WebResponse Error(int status, const std::string& message) {
   r.body = "pprof-tool: " + message + "\n";
   std::replace(r.body.begin(), r.body.end() - 1, '\n', ' ');
   return r;
-}
-
-// An ECMAScript regex matching exactly `name`.
-std::string ExactRegex(const std::string& name) {
-  std::string out = "^";
-  for (char c : name) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out + "$";
 }
 
 std::string Cell(double v, const std::string& text) {
@@ -66,9 +57,21 @@ WebResponse WebUi::Handle(const std::string& path,
   }
   if (path == "/" || path == "/ui") v.path = "/ui/";
   const std::string key = v.path + "?" + v.query.Encode();
-  if (const WebResponse* kept = answers_.Find(key)) return *kept;
-  WebResponse r = Route(v);
-  if (r.status == 200) answers_.Insert(key, r);
+  auto kept = [&](WebResponse* answer) {
+    std::lock_guard<std::mutex> lock(answers_mutex_);
+    const WebResponse* found = answers_.Find(key);
+    if (found != nullptr) *answer = *found;
+    return found != nullptr;
+  };
+  WebResponse r;
+  if (kept(&r)) return r;
+  std::lock_guard<std::mutex> lock(pipeline_mutex_);
+  if (kept(&r)) return r;  // computed while this request waited
+  r = Route(v);
+  if (r.status == 200) {
+    std::lock_guard<std::mutex> answers_lock(answers_mutex_);
+    answers_.Insert(key, r);
+  }
   return r;
 }
 
@@ -169,7 +172,7 @@ WebResponse WebUi::Top(const View& v) {
   ViewQuery peek = v.query;
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
-    peek.focus = ExactRegex(n.info.name);
+    peek.focus = ExactNamePattern(n.info.name);
     body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) +
             Cell(pct(n.flat), FormatPercent(n.flat, samples.total)) +
             Cell(pct(sum), FormatPercent(sum, samples.total)) +
@@ -237,12 +240,13 @@ WebResponse WebUi::Source(const View& v) {
     GraphOptions go = in_.text_graph;
     go.node_count = 10;
     CallGraph g = CallGraph::Build(*functions, go);
-    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactRegex(n.info.name);
+    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactNamePattern(n.info.name);
     if (regex.empty()) return Error(404, "no functions to list");
   }
   const StackSamples* lines = Samples(v.query, Granularity::kLines, &error);
   if (lines == nullptr) return Error(400, error);
   ReportOptions ro;
+  ro.sources = &in_.sources;
   ro.show_bytes = in_.show_bytes;
   ro.graph = in_.text_graph;
   if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);

@@ -10,10 +10,13 @@
 // graph also by render.h's layout limits). Bad requests are answered 4xx with one line.
 // The last kAnswersKept successful answers are kept (answer_cache.h): the profiles are loaded
 // once and never change, so a view asked for again is answered without re-running anything.
-// Not thread-safe: the server serializes calls.
+// Handle may be called from several threads: kept answers and bad requests are answered at once,
+// while views not kept are computed one at a time (the pipeline's symbolizer and graphviz are
+// not thread-safe).
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "pprof-tool/web/answer_cache.h"
@@ -56,6 +59,8 @@ class WebUi {
 
   WebInput in_;
   ViewQuery defaults_;
+  std::mutex answers_mutex_;   // guards answers_
+  std::mutex pipeline_mutex_;  // one view computed at a time (Route and what it uses)
   AnswerCache answers_{kAnswersKept, kAnswerBytesKept};
   std::string memo_key_;  // granularity and normalized query of memo_
   bool memo_valid_ = false;

@@ -9,6 +9,7 @@ set -euo pipefail
 # missing debug info when DEBUGINFOD_URLS is set; the test set installs it with the server.
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
             libgraphviz-dev graphviz libcli11-dev libcpp-httplib-dev
+            libre2-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # The test suite's own build dependencies.
 test_build_pkgs=(libgtest-dev libbenchmark-dev)

@@ -15,6 +15,7 @@
 #include "pprof-tool/proto/profile_reader.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
+#include "pprof-tool/proto/utf8.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -445,6 +446,24 @@ TEST(SampleIndex, NamesNumbersDefaultsAndMissingTypes) {
   EXPECT_FALSE(ResolveSampleIndex(proto, "inuse_space", &t, &error));
   EXPECT_EQ(error, "p.pb.gz: no sample type 'inuse_space' (the profile has alloc_objects, "
                    "alloc_space)");
+}
+
+}  // namespace
+}  // namespace heapkit::pprof
+
+namespace heapkit::pprof {
+namespace {
+
+TEST(Utf8, InvalidBytesBecomeTheirLatin1Characters) {
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("caf\xe9"));
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_EQ(ToValidUtf8("caf\xe9::Run"), "caf\xc3\xa9::Run");
+  EXPECT_EQ(ToValidUtf8("ok \xc3\xa9 \xff"), "ok \xc3\xa9 \xc3\xbf");
+  EXPECT_NE(ToValidUtf8("caf\xe9"), ToValidUtf8("caf\xe8"));  // distinct names stay distinct
+  EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\x80")));
 }
 
 }  // namespace

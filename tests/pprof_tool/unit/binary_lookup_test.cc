@@ -20,6 +20,14 @@ TEST(BinaryLookup, NoRecordedBuildIdMeansBaseNameOnly) {
             (std::vector<std::string>{"/lib/libx.so.1"}));
 }
 
+// A profile.proto's mapping names any build-id string; only hex ones become .build-id paths.
+TEST(BinaryLookup, NonHexBuildIdNeverBecomesAPath) {
+  EXPECT_EQ(CandidateFiles("/lib/libx.so.1", "../../../../etc/shadow", {"/syms"}),
+            (std::vector<std::string>{"/syms/libx.so.1", "/lib/libx.so.1"}));
+  EXPECT_EQ(CandidateFiles("/lib/libx.so.1", "ab/../cd", {"/syms"}),
+            (std::vector<std::string>{"/syms/libx.so.1", "/lib/libx.so.1"}));
+}
+
 TEST(BinaryLookup, DebuginfoPathKeepsAbsoluteDirectoriesBeforeUsrLibDebug) {
   EXPECT_EQ(DebuginfoPath({}), ":.debug:/usr/lib/debug");
   EXPECT_EQ(DebuginfoPath({"/a", "rel", "/b:c", "/d"}), ":.debug:/a:/d:/usr/lib/debug");
