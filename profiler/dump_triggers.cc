@@ -23,6 +23,7 @@ std::atomic<int64_t> g_next_alloc_dump{INT64_MAX};
 std::atomic<int64_t> g_next_free_dump{INT64_MAX};
 std::atomic<int64_t> g_next_inuse_dump{INT64_MAX};
 std::atomic<int64_t> g_last_dump_time_ns{0};
+std::atomic<int64_t> g_peak_inuse{0};
 
 namespace {
 
@@ -77,6 +78,17 @@ void ResetEstimatesFromTable() {
   });
   g_est_alloc.store(inuse, std::memory_order_relaxed);
   g_est_free.store(0, std::memory_order_relaxed);
+}
+
+// "N MB", "N kB" or "N bytes": the largest unit that leaves N above zero (gperftools' lines).
+void FormatAmount(int64_t bytes, char* out, size_t size) {
+  if ((bytes >> 20) > 0) {
+    internal::FormatTo(out, size, "%lld MB", static_cast<long long>(bytes >> 20));
+  } else if ((bytes >> 10) > 0) {
+    internal::FormatTo(out, size, "%lld kB", static_cast<long long>(bytes >> 10));
+  } else {
+    internal::FormatTo(out, size, "%lld bytes", static_cast<long long>(bytes));
+  }
 }
 
 }  // namespace
@@ -135,6 +147,7 @@ void BeginProfilingLocked(const char* prefix) {
   g_last_dump_alloc = g_est_alloc.load();
   g_last_dump_free = g_est_free.load();
   g_high_water = g_last_dump_alloc - g_last_dump_free;
+  g_peak_inuse.store(g_high_water);
   g_last_dump_time_ns.store(NowNs());
   UpdateThresholdsLocked();
 }
@@ -152,14 +165,11 @@ void ExitDump() {
   if (!g_profiling.load() || g_exiting.exchange(true)) return;
   int64_t inuse = g_est_alloc.load() - g_est_free.load();
   if (inuse < 0) inuse = 0;
-  char reason[64];
-  if ((inuse >> 20) > 0) {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld MB in use", static_cast<long long>(inuse >> 20));
-  } else if ((inuse >> 10) > 0) {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld kB in use", static_cast<long long>(inuse >> 10));
-  } else {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld bytes in use", static_cast<long long>(inuse));
-  }
+  const int64_t peak = g_peak_inuse.load() > inuse ? g_peak_inuse.load() : inuse;
+  char now[32], most[32], reason[96];
+  FormatAmount(inuse, now, sizeof(now));
+  FormatAmount(peak, most, sizeof(most));
+  internal::FormatTo(reason, sizeof(reason), "Exiting, %s in use (peak %s)", now, most);
   DumpLocked(reason);
 }
 

@@ -35,6 +35,8 @@ extern std::atomic<int64_t> g_next_alloc_dump;
 extern std::atomic<int64_t> g_next_free_dump;
 extern std::atomic<int64_t> g_next_inuse_dump;
 extern std::atomic<int64_t> g_last_dump_time_ns;
+// The largest estimated in-use total seen since profiling started (named by the exit line).
+extern std::atomic<int64_t> g_peak_inuse;
 
 // The estimated bytes behind one recorded object of `size` bytes at sampling rate `rate`.
 inline int64_t EstimateBytes(size_t size, int64_t rate) {
@@ -51,6 +53,8 @@ void DumpIfTriggered(int64_t alloc, int64_t freed);
 inline void MaybeDump() {
   const int64_t alloc = g_est_alloc.load(std::memory_order_relaxed);
   const int64_t freed = g_est_free.load(std::memory_order_relaxed);
+  if (alloc - freed > g_peak_inuse.load(std::memory_order_relaxed))  // racy: an estimate anyway
+    g_peak_inuse.store(alloc - freed, std::memory_order_relaxed);
   if (alloc < g_next_alloc_dump.load(std::memory_order_relaxed) &&
       freed < g_next_free_dump.load(std::memory_order_relaxed) &&
       alloc - freed <= g_next_inuse_dump.load(std::memory_order_relaxed))
@@ -66,10 +70,12 @@ bool DumpLocked(const char* reason);
 // the table and sets the baselines and thresholds. Dump numbering continues across Stop/Start.
 void BeginProfilingLocked(const char* prefix);
 
+// The final dump, once: at exit() before global destructors (registered when main() starts,
+// heapcheck/startup.cc; the atexit handler registered at profiling start is the fallback when
+// main() was not seen), "Exiting, N MB in use (peak M MB)".
+void ExitDump();
+
 // Forked child, state lock held: dumps go to <prefix>_<pid>.NNNN.heap, numbered from .0001.
 void RenameDumpsForChildLocked();
-
-// The final dump at exit (registered with atexit by StartHeapProfiling).
-void ExitDump();
 
 }  // namespace heapkit::prof

@@ -85,7 +85,8 @@ bool StartHeapProfiling(const char* prefix) {
   alloc::SetSlotFreeHook(&OnSlotFree);
   g_profiling.store(true);
   static std::atomic<bool> exit_registered{false};
-  if (!exit_registered.exchange(true)) atexit(&ExitDump);  // final dump, like gperftools
+  // The final dump, like gperftools; OnMainStart registers an earlier one (before destructors).
+  if (!exit_registered.exchange(true)) atexit(&ExitDump);
   StartHelperThread();
   return true;
 }
@@ -94,6 +95,10 @@ void StopHeapProfiling() {
   internal::SpinLockHolder h(&g_state_lock);
   g_profiling.store(false);
   alloc::SetSlotFreeHook(nullptr);
+}
+
+HEAPKIT_ALWAYS_RUN_CODE void OnMainStart() {
+  if (g_profiling.load(std::memory_order_relaxed)) atexit(&ExitDump);
 }
 
 bool HeapProfilingOn() { return g_profiling.load(); }

@@ -27,6 +27,11 @@ bool HeapProfilingOn();
 // Dumps now (API HeapProfilerDump). False if profiling is off or the dump failed.
 bool DumpHeapProfileNow(const char* reason);
 
+// main() is starting (heapcheck/startup.cc's main wrapper, every process): a profile started
+// before main gets its exit dump registered now, so it runs at exit() before the destructors of
+// globals built before main, which would otherwise have freed what the program held.
+void OnMainStart();
+
 // Writes the table as a legacy profile (heapprofile or heap_v2/<rate> per the current rate).
 bool WriteTableProfile(OutputSink* sink);
 
