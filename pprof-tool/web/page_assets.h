@@ -1,6 +1,6 @@
 // The web UI's style sheet and script, embedded in the binary: pages load nothing from the
 // network. The script is small and optional (the pages read without it): sortable top table,
-// pan/zoom of the call graph, and the timeline's hover text.
+// pan/zoom of the call graph, the timeline's hover text, and the flame graph frame's height.
 #pragma once
 
 namespace heapkit::pprof {
@@ -78,6 +78,18 @@ inline constexpr const char* kPageScript = R"JS(
       info.textContent = rect.querySelector('title').textContent;
     });
   });
+  // Flame graph: the frame takes the picture's own height (no empty band around it).
+  var flame = document.getElementById('flame');
+  if (flame) {
+    var fit = function () {
+      var doc = flame.contentDocument, root = doc && doc.documentElement;
+      var vb = root && root.viewBox && root.viewBox.baseVal;
+      if (vb && vb.width > 0) flame.style.height = Math.ceil(flame.clientWidth * vb.height / vb.width) + 'px';
+    };
+    flame.addEventListener('load', fit);
+    window.addEventListener('resize', fit);
+    fit();
+  }
   if (document.body) document.body.dataset.hkReady = '1';
 })();
 )JS";

@@ -62,7 +62,7 @@ done
 check /ui/ "$work/graph.html" '<svg[^>]*data-hk-ready="1"' "the call graph was not set up for pan/zoom"
 check /ui/ "$work/graph.html" 'app::FillVector' "the call graph does not name app::FillVector"
 check /ui/timeline "$work/timeline.html" 'class="band" data-name="app::FillVector"' "no band for app::FillVector"
-check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=0"' "dump 0 does not link to its top table"
+check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=1"' "dump 1 (.0001) does not link to its top table"
 check /ui/timeline "$work/timeline.html" 'reason: [0-9]* MB currently in use' "the hover text has no dump reason"
 
 run "$work/flame.log" --dump-dom "$url/ui/flamegraph.svg" >"$work/flame.html"
