@@ -38,6 +38,20 @@ double NiceStep(double max, int ticks, bool binary) {
   return step * unit;
 }
 
+// A y tick's label: as FormatValue, without the decimals a round value does not need ("30MB").
+std::string TickLabel(double v, ValueUnit unit, bool show_bytes) {
+  if (unit != ValueUnit::kBytes || show_bytes || v == 0) return FormatValue(v, unit, show_bytes);
+  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.10g%s", std::round(v * 100) / 100, kUnits[u]);
+  return buf;
+}
+
 std::string Seconds(double s) {
   char buf[32];
   if (s >= 3600) {
@@ -47,7 +61,7 @@ std::string Seconds(double s) {
   } else if (s >= 60) {
     snprintf(buf, sizeof buf, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
   } else {
-    snprintf(buf, sizeof buf, "%gs", s);
+    snprintf(buf, sizeof buf, "%.10gs", std::round(s * 1000) / 1000);
   }
   return buf;
 }
@@ -160,13 +174,13 @@ std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) 
     out += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + plot_w) + "\" y1=\"" + Num(y(v)) +
            "\" y2=\"" + Num(y(v)) + "\" stroke=\"#e0e0e0\"/>";
     out += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y(v) + 4) + "\" text-anchor=\"end\">" +
-           EscapeXml(fmt(v)) + "</text>\n";
+           EscapeXml(TickLabel(v, chart.unit, style.show_bytes)) + "</text>\n";
   }
   if (timed) {  // time since the first dump, round steps; dumps marked by their number above
-    const double nice[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
-                           14400, 28800, 86400};
-    double t_step = nice[0];
+    const double nice[] = {60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400};
+    double t_step = NiceStep(span, 6, false);  // under a minute: 0.05 s, 1 s, 10 s ...
     for (double c : nice) {
+      if (span < 60 * 6) break;
       t_step = c;
       if (span / c <= 8) break;
     }
@@ -177,8 +191,8 @@ std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) 
              "\" text-anchor=\"middle\">" + Seconds(t) + "</text>";
     }
     size_t last_label = SIZE_MAX;
-    for (size_t d = 0; d < n; ++d) {  // dump numbers, at least 24 px apart
-      if (last_label != SIZE_MAX && x(d) - x(last_label) < 24) continue;
+    for (size_t d = n; d-- > 0;) {  // dump numbers, at least 24 px apart, the latest always
+      if (last_label != SIZE_MAX && x(last_label) - x(d) < 24) continue;
       last_label = d;
       out += "<text class=\"dump-number\" x=\"" + Num(x(d)) + "\" y=\"" + Num(kTop - 6) +
              "\" text-anchor=\"middle\" fill=\"#606060\">" + number(d) + "</text>";

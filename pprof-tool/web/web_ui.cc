@@ -178,7 +178,10 @@ WebResponse WebUi::Graph(const View& v) {
   std::string svg;
   if (!RenderImage(req, &svg, &error)) return Error(400, error);
   size_t start = svg.find("<svg");
-  if (start != std::string::npos) svg.erase(0, start);
+  if (start != std::string::npos) {
+    svg.erase(0, start);
+    svg.insert(4, " preserveAspectRatio=\"xMidYMin meet\"");  // at the top of its box, not centred
+  }
   // The legend is the picture's own box (as in go pprof): printed above it too, it was doubled.
   return Html(v, "Call graph", {}, "<div id=\"graph\">" + svg + "</div>");
 }
@@ -222,7 +225,8 @@ WebResponse WebUi::FlameGraphPage(const View& v) {
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;  // kept for the picture's request that follows
   std::string q = v.query.Encode();
-  return Html(v, "Flame graph", samples.description,
+  // The legend is in the picture (its header lines); printed above it too, it was doubled.
+  return Html(v, "Flame graph", {},
               "<object id=\"flame\" type=\"image/svg+xml\" data=\"/ui/flamegraph.svg" +
                   (q.empty() ? "" : "?" + EscapeXml(q)) + "\"></object>");
 }
