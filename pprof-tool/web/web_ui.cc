@@ -125,7 +125,7 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   if (in_.dumps->size() > 1) {
     memo_.description.push_back(DumpDescription(
         *in_.dumps, in_.series, q.dump,
-        "another, or a base to compare with: the menu bar or the timeline"));
+        "others, and a base: menu bar, timeline"));
   }
   if (q.base >= 0) {
     memo_.description.push_back("Base: " + FileBasename((*in_.dumps)[size_t(q.base)].file) +
