@@ -17,6 +17,7 @@
 
 #include "pprof-tool/report/allocation_wrappers.h"
 #include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/report/thread_trampoline.h"
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/function_name.h"
 
@@ -317,6 +318,30 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   std::vector<LocFrame> stack;
   std::unordered_map<std::string, uint32_t> function_ids;
   std::vector<std::string> function_names;
+  // thread_trampoline.h: the unnamed libstdc++ frame start_thread calls gets its name.
+  std::unordered_map<uint32_t, LocFrame> trampolines;  // by the unnamed frame's node
+  const uint32_t start_thread = 0;  // its function id, interned first
+  function_ids.emplace("start_thread", start_thread);
+  function_names.push_back("start_thread");
+  auto NameThreadTrampolines = [&]() {
+    for (size_t i = 0; i + 1 < stack.size(); ++i) {
+      if (stack[i + 1].function != start_thread ||
+          !IsUnnamedThreadTrampoline(out->nodes[stack[i].node].name, "start_thread")) {
+        continue;
+      }
+      auto [it, added] = trampolines.try_emplace(stack[i].node, stack[i]);
+      if (added) {
+        SourceFrame f;
+        f.function = std::string(kThreadTrampolineName);
+        f.module = out->nodes[stack[i].node].module;
+        it->second.node = node_for(f, out->nodes[stack[i].node].address);
+        auto [fit, fadded] = function_ids.try_emplace(f.function, uint32_t(function_names.size()));
+        if (fadded) function_names.push_back(fit->first);
+        it->second.function = fit->second;
+      }
+      stack[i] = it->second;
+    }
+  };
   // The sample's frames, leaf first, into `stack`; returns the allocation path's length.
   auto build_stack = [&](const RawSample& s) {
     stack.clear();
@@ -339,6 +364,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
       }
       stack.insert(stack.end(), it->second.begin(), it->second.end());
     }
+    NameThreadTrampolines();
     // The allocation path at the leaf end (at least one frame stays).
     return AllocationPathLength(
         stack.size(), [&](size_t i) { return stack[i].role; },
