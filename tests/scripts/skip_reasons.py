@@ -26,7 +26,7 @@ def reason(output):
     lines = [l.strip() for l in (output or "").splitlines()]
     said = [l for l in lines if re.match(r"^(\S+: )?SKIP\b", l)]
     if said:
-        return re.sub(r"^(\S+: )?SKIP:?\s*", "", said[-1])
+        return re.sub(r"^(\S+: )?SKIP( \[[^]]*\])?:?\s*", "", said[-1])
     return "(no reason printed; last line: %r)" % lines[-1] if lines and lines[-1] else "(no output)"
 
 
