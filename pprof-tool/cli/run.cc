@@ -231,6 +231,12 @@ int RunPprofTool(const CliOptions& o) {
   if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
   if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
   if (!dump_description.empty()) samples.description.push_back(dump_description);
+  if (!base_files.empty()) {
+    std::string names;
+    for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);
+    samples.description.push_back("Base: " + names + " (subtracted" +
+                                  (o.diff_base.empty() ? ")" : "; percentages of the base)"));
+  }
   samples.description.push_back(std::string("Type: ") + samples.sample_type +
                                 (o.heapcheck ? " (leak check: leaked memory)" : ""));
   if (!samples.folded_wrappers.empty()) samples.description.push_back(samples.FoldedWrappersLine());
