@@ -114,6 +114,9 @@ int DumpSeries::IndexOf(int number) const {
 }
 
 std::string DumpSeries::NumbersText() const {
+  bool consecutive = numbers.size() > 2;
+  for (size_t i = 1; i < numbers.size() && consecutive; ++i) consecutive = numbers[i] == numbers[i - 1] + 1;
+  if (consecutive) return std::to_string(numbers.front()) + " to " + std::to_string(numbers.back());
   std::string out;
   for (size_t i = 0; i < numbers.size(); ++i) {
     if (numbers.size() > 4 && i == 1) {

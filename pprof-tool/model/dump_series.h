@@ -29,7 +29,7 @@ struct DumpSeries {
 
   // The index of the dump numbered `number`, or -1.
   int IndexOf(int number) const;
-  // "1, 2, ..., 11" or "1 to 11": the numbers, for messages.
+  // "1 to 11" (consecutive), "1, 3, 7" or "1 ... 11" (more than four): for messages.
   std::string NumbersText() const;
 };
 
