@@ -73,9 +73,20 @@ inline constexpr const char* kPageScript = R"JS(
   }
   // Timeline: hovering a dump shows its reason line and values beside the chart.
   var info = document.getElementById('tl-info');
+  // Shift-click: the dump chosen in the menu bar, compared with this one (base=).
   document.querySelectorAll('svg.timeline rect.dump').forEach(function (rect) {
     rect.addEventListener('mouseover', function () {
       info.textContent = rect.querySelector('title').textContent;
+    });
+    rect.addEventListener('click', function (e) {
+      var shown = document.querySelector('select[name=dump]');
+      var link = rect.closest('a');
+      if (!e.shiftKey || !shown || !link) return;
+      e.preventDefault();
+      var url = new URL(link.getAttribute('href'), location.href);
+      url.searchParams.set('dump', shown.value === 'all' ? rect.dataset.dump : shown.value);
+      url.searchParams.set('base', rect.dataset.dump);
+      location.href = url.pathname + url.search;
     });
   });
   // Flame graph: the frame takes the picture's own height (no empty band around it).

@@ -312,7 +312,8 @@ WebResponse WebUi::Timeline(const View& v) {
   link.dump_numbers.clear();
   std::string q = link.Encode();
   style.link_prefix = "/ui/top?" + (q.empty() ? "" : q + "&") + "dump=";
-  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table."},
+  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table; shift-click it "
+               "to compare the dump chosen in the menu bar with it (as its base)."},
               TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
 }
 
