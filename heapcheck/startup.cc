@@ -23,6 +23,7 @@
 #include "alloc/common.h"
 #include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
+#include "profiler/heap_profiler.h"
 #include "profiler/on_demand_library.h"
 
 extern "C" {
@@ -71,6 +72,7 @@ using MainFn = int (*)(int, char**, char**);
 HEAPKIT_ALWAYS_WRITTEN_DATA MainFn g_real_main = nullptr;
 
 HEAPKIT_ALWAYS_RUN_CODE int MainWrapper(int argc, char** argv, char** envp) {
+  heapkit::prof::OnMainStart();  // HEAPPROFILE's exit dump, before global destructors too
   if (heapkit::check::CheckerActive() && atexit(EarlyExitCheck) == 0) g_early_registered = true;
   return g_real_main(argc, argv, envp);
 }

@@ -59,6 +59,17 @@ void ResetEstimatesFromTable() {
   g_profiler.est_free.store(0, std::memory_order_relaxed);
 }
 
+// "N MB", "N kB" or "N bytes": the largest unit that leaves N above zero (gperftools' lines).
+void FormatAmount(int64_t bytes, char* out, size_t size) {
+  if ((bytes >> 20) > 0) {
+    internal::FormatTo(out, size, "%lld MB", static_cast<long long>(bytes >> 20));
+  } else if ((bytes >> 10) > 0) {
+    internal::FormatTo(out, size, "%lld kB", static_cast<long long>(bytes >> 10));
+  } else {
+    internal::FormatTo(out, size, "%lld bytes", static_cast<long long>(bytes));
+  }
+}
+
 }  // namespace
 
 bool DumpLocked(const char* reason) {
@@ -113,6 +124,7 @@ void BeginProfilingLocked(const char* prefix) {
   s.baselines.alloc = s.est_alloc.load();
   s.baselines.freed = s.est_free.load();
   s.baselines.high_water = s.baselines.alloc - s.baselines.freed;
+  s.peak_inuse.store(s.baselines.high_water);
   s.thresholds.last_dump_time_ns.store(NowNs());
   UpdateThresholdsLocked();
 }
@@ -129,14 +141,11 @@ void ExitDump() {
   if (!s.profiling.load() || s.exiting.exchange(true)) return;
   int64_t inuse = s.est_alloc.load() - s.est_free.load();
   if (inuse < 0) inuse = 0;
-  char reason[64];
-  if ((inuse >> 20) > 0) {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld MB in use", static_cast<long long>(inuse >> 20));
-  } else if ((inuse >> 10) > 0) {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld kB in use", static_cast<long long>(inuse >> 10));
-  } else {
-    internal::FormatTo(reason, sizeof(reason), "Exiting, %lld bytes in use", static_cast<long long>(inuse));
-  }
+  const int64_t peak = s.peak_inuse.load() > inuse ? s.peak_inuse.load() : inuse;
+  char now[32], most[32], reason[96];
+  FormatAmount(inuse, now, sizeof(now));
+  FormatAmount(peak, most, sizeof(most));
+  internal::FormatTo(reason, sizeof(reason), "Exiting, %s in use (peak %s)", now, most);
   DumpLocked(reason);
 }
 

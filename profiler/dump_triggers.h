@@ -29,6 +29,8 @@ inline void MaybeDump() {
   const ProfilerState& s = g_profiler;
   const int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
   const int64_t freed = s.est_free.load(std::memory_order_relaxed);
+  if (alloc - freed > g_profiler.peak_inuse.load(std::memory_order_relaxed))  // racy: an estimate
+    g_profiler.peak_inuse.store(alloc - freed, std::memory_order_relaxed);
   if (alloc < s.thresholds.next_alloc.load(std::memory_order_relaxed) &&
       freed < s.thresholds.next_free.load(std::memory_order_relaxed) &&
       alloc - freed <= s.thresholds.next_inuse.load(std::memory_order_relaxed))
@@ -44,11 +46,13 @@ bool DumpLocked(const char* reason);
 // the table and sets the baselines and thresholds. Dump numbering continues across Stop/Start.
 void BeginProfilingLocked(const char* prefix);
 
+// The final dump, once: at exit() before global destructors (registered when main() starts,
+// heapcheck/startup.cc; the atexit handler registered at profiling start is the fallback when
+// main() was not seen), "Exiting, N MB in use (peak M MB)".
+void ExitDump();
+
 // Forked child, state lock held: dumps go to <prefix>_<pid>.NNNN.heap, numbered from .0001.
 void RenameDumpsForChildLocked();
-
-// The final dump at exit (registered with atexit by StartHeapProfiling).
-void ExitDump();
 
 // Writes the table as a legacy profile (heapprofile or heap_v2/<rate> per the current rate):
 // the dumps, and MallocExtension::GetHeapSample (startup.cc).

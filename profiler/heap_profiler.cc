@@ -87,7 +87,8 @@ bool StartHeapProfiling(const char* prefix) {
   alloc::SetSlotFreeHook(&OnSlotFree);
   s.profiling.store(true);
   static std::atomic<bool> exit_registered{false};
-  if (!exit_registered.exchange(true)) atexit(&ExitDump);  // final dump, like gperftools
+  // The final dump, like gperftools; OnMainStart registers an earlier one (before destructors).
+  if (!exit_registered.exchange(true)) atexit(&ExitDump);
   StartHelperThread();
   return true;
 }
@@ -96,6 +97,10 @@ void StopHeapProfiling() {
   internal::SpinLockHolder h(&g_profiler.lock);
   g_profiler.profiling.store(false);
   alloc::SetSlotFreeHook(nullptr);
+}
+
+HEAPKIT_ALWAYS_RUN_CODE void OnMainStart() {
+  if (g_profiler.profiling.load(std::memory_order_relaxed)) atexit(&ExitDump);
 }
 
 bool HeapProfilingOn() { return g_profiler.profiling.load(); }

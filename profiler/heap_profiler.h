@@ -18,6 +18,11 @@ bool HeapProfilingOn();
 // Dumps now (API HeapProfilerDump). False if profiling is off or the dump failed.
 bool DumpHeapProfileNow(const char* reason);
 
+// main() is starting (heapcheck/startup.cc's main wrapper, every process): a profile started
+// before main gets its exit dump registered now, so it runs at exit() before the destructors of
+// globals built before main, which would otherwise have freed what the program held.
+void OnMainStart();
+
 // Bucket size key (sampled mode): log2 with two fraction bits, so objects in one bucket differ
 // in size by < 19% and the per-line un-sampling is accurate. 0 when every allocation is kept.
 inline uint32_t SizeKey(uint64_t size, int64_t rate) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc/internal/log.h"
@@ -30,6 +31,23 @@ void AppendReason(OutputSink* sink, const char* reason) {
     const auto c = static_cast<unsigned char>(*p);
     sink->AppendChar(c < 0x20 || c == 0x7F ? ' ' : *p);
   }
+  sink->AppendChar('\n');
+}
+
+// "# heapkit: dump time: <unix seconds>.<ms> pid <pid>\n": when and by which process the dump
+// was written, so a reader can tell a series of one process and draw a time axis.
+void AppendTimeAndPid(OutputSink* sink) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  const int64_t ms = now.tv_nsec / 1000000;
+  sink->Append("# heapkit: dump time: ");
+  sink->AppendDecimal(now.tv_sec);
+  sink->AppendChar('.');
+  sink->AppendChar(static_cast<char>('0' + ms / 100));
+  sink->AppendChar(static_cast<char>('0' + ms / 10 % 10));
+  sink->AppendChar(static_cast<char>('0' + ms % 10));
+  sink->Append(" pid ");
+  sink->AppendDecimal(getpid());
   sink->AppendChar('\n');
 }
 
@@ -105,13 +123,18 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
       break;
     case ProfileKind::kGrowth: sink->Append(" growthz\n"); break;
   }
-  if (profile.reason != nullptr && profile.reason[0] != '\0') AppendReason(sink, profile.reason);
+  if (profile.reason != nullptr && profile.reason[0] != '\0') {
+    AppendReason(sink, profile.reason);
+    AppendTimeAndPid(sink);
+  }
   LineContext lines{sink, profile.skip_empty_records};
   if (profile.source != nullptr) profile.source(profile.source_ctx, &LineVisitor, &lines);
   if (profile.write_mapped_libraries) {
     sink->Append("\nMAPPED_LIBRARIES:\n");
     AppendProcMaps(sink);
   }
+  // A reader tells a dump cut at a line boundary by this line's absence.
+  if (profile.reason != nullptr && profile.reason[0] != '\0') sink->Append("# heapkit: end of dump\n");
   return sink->Flush();
 }
 

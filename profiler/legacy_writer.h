@@ -3,11 +3,13 @@
 //
 //   heap profile: <inuse_n>: <inuse_bytes> [<alloc_n>: <alloc_bytes>] @ heapprofile|heap_v2/<R>
 //   [# heapkit: dump reason: <why this dump was written, one line>]
+//   [# heapkit: dump time: <unix seconds>.<milliseconds> pid <pid>]     (with a reason only)
 //        <n>: <bytes> [<n>: <bytes>] @ 0x<pc> 0x<pc> ...      (return addresses, leaf first)
 //   <blank line>
 //   MAPPED_LIBRARIES:
 //   <the /proc/self/maps lines, verbatim>
 //   [# heapkit: unloaded modules ... and the maps lines of dlclose()d modules]
+//   [# heapkit: end of dump]                                              (with a reason only)
 //
 // Rules both pprofs rely on: the header is the first line (no comment before it, nothing after
 // its last field: google-pprof takes the rest of the line as the profile type), hex is
@@ -16,7 +18,7 @@
 // `heapprofile` lines carry exact counts. Header totals are the sums of the lines written.
 // Comment lines ('#') between the header and MAPPED_LIBRARIES are skipped by both pprofs
 // (google-pprof's sample loop ignores lines that are not records, go pprof's parseHeap skips
-// comments), so the dump reason rides there.
+// comments), so the dump reason, time and pid ride there.
 //
 // Records come from a RecordSource, called twice: once to sum the header totals, once to write
 // the lines (the stream is never rewound, so any sink works). Sources must produce the same

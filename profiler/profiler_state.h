@@ -76,6 +76,8 @@ struct ProfilerState {
   std::atomic<bool> exiting{false};
   std::atomic<int64_t> est_alloc{0};  // estimated bytes allocated while profiling
   std::atomic<int64_t> est_free{0};   // and freed
+  // The largest estimated in-use total seen since profiling started (named by the exit line).
+  std::atomic<int64_t> peak_inuse{0};
   DumpThresholds thresholds;
   DumpBaselines baselines;
   DumpFiles files;

@@ -20,4 +20,5 @@ read -r -a cmake_args <<< "${HEAPKIT_CMAKE_ARGS:-}"
 "$root/tests/scripts/build.sh" "${cmake_args[@]}"
 build=${HEAPKIT_BUILD_DIR:-$root/build}
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" --timeout 600 "${ctest_args[@]}"
+# ctest, then one line per skipped test saying why (tests/scripts/run_ctest.sh).
+"$root/tests/scripts/run_ctest.sh" --output-on-failure -j"$(nproc)" --timeout 600 "${ctest_args[@]}"

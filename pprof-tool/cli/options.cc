@@ -132,6 +132,12 @@ void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_option("--diff_base", o.diff_base, "Subtract this profile (repeatable); percentages of the base (go pprof). E.g. --diff_base=prof.0001.heap")
       ->allow_extra_args(false)->group(g);
   app.add_flag("--drop_negative", o.drop_negative, "With --base/--diff_base: leave out functions whose value went down. E.g. --drop_negative")->group(g);
+  app.add_option("--dump", o.dump,
+                 "Of several dumps of one process (shown: the latest), report dump N, the number in its file name. "
+                 "E.g. --dump=3 ./prog prof.*.heap")->group(g);
+  app.add_flag("--merge", o.merge,
+               "Sum the profiles even when they are dumps of one process (profiles of different processes are always summed). "
+               "E.g. --merge prof.*.heap")->group(g);
   app.add_flag("--heapcheck", o.heapcheck, "The profiles are leak-checker dumps: report leaks. E.g. --heapcheck ./prog /tmp/prog.123._main_-end.heap")->group(g);
 }
 
@@ -345,6 +351,10 @@ bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
   }
   if (o->heapcheck && (r.alloc_space || r.alloc_objects)) {
     *error = "--heapcheck reports leaked (in-use) memory; --alloc_* does not apply";
+    return false;
+  }
+  if (o->dump >= 0 && o->merge) {
+    *error = "choose one of --dump=N (one dump of a series) and --merge (the sum of all)";
     return false;
   }
   if (!o->base.empty() && !o->diff_base.empty()) {

@@ -30,6 +30,10 @@ struct CliOptions {
   std::vector<std::string> base;       // --base=<file> (repeatable)
   std::vector<std::string> diff_base;  // --diff_base=<file> (repeatable)
   bool drop_negative = false;          // --drop_negative
+  // Several dumps of one process (model/dump_series.h): reports show the latest, or --dump=N
+  // (the file's .NNNN); --merge sums them as it does profiles of different processes.
+  int dump = -1;                       // --dump=N (-1: not given)
+  bool merge = false;                  // --merge
   bool heapcheck = false;
   Granularity granularity = Granularity::kFunctions;
   std::string focus, ignore, hide, show, drop_frames, show_from;

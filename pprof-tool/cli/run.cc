@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "pprof-tool/cli/profile_choice.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/profile_loader.h"
 #include "pprof-tool/proto/profile_symbolizer.h"
@@ -43,10 +44,9 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
-// Loads every file; with `each`, also keeps each profile on its own (--http, --timeline).
-bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
-             std::vector<std::string>* warnings, std::vector<Profile>* each = nullptr) {
-  bool first = true;
+// Loads every file, each profile on its own.
+bool LoadEach(const std::vector<std::string>& files, std::vector<Profile>* each,
+              std::string* error, std::vector<std::string>* warnings) {
   for (const std::string& f : files) {
     Profile p;
     ParseError pe;
@@ -56,14 +56,18 @@ bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string
     }
     for (std::string& w : p.warnings) warnings->push_back(std::move(w));
     p.warnings.clear();
-    if (each != nullptr) each->push_back(p);
-    if (first) {
-      *merged = std::move(p);
-      first = false;
-    } else {
-      merged->AddProfile(p, false);
-    }
+    each->push_back(std::move(p));
   }
+  return true;
+}
+
+// Loads every file and sums them (--base files).
+bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
+             std::vector<std::string>* warnings) {
+  std::vector<Profile> each;
+  if (!LoadEach(files, &each, error, warnings)) return false;
+  *merged = std::move(each[0]);
+  for (size_t i = 1; i < each.size(); ++i) merged->AddProfile(each[i], false);
   return true;
 }
 
@@ -98,8 +102,9 @@ SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile, const 
 // --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
 // checked once first, so a bad regex is a usage error rather than a page of errors.
 int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
-                  Symbolizer& symbolizer, const PipelineOptions& po, const std::string& title,
-                  bool diff, const std::function<void()>& flush_warnings) {
+                  const DumpSeries& series, const Profile* base, Symbolizer& symbolizer,
+                  const PipelineOptions& po, const std::string& title,
+                  const std::function<void()>& flush_warnings) {
   ListenAddress address;
   std::string error;
   if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
@@ -109,6 +114,11 @@ int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector
   WebInput web;
   web.profile = &profile;
   web.dumps = &dumps;
+  web.series = series;
+  web.base = base;
+  web.diff_base = !o.diff_base.empty();
+  web.first_dump = o.dump >= 0 ? series.IndexOf(o.dump) : -1;
+  web.merge = o.merge;
   web.symbolizer = &symbolizer;
   web.pipeline = po;
   web.graph.node_count = o.nodecount;
@@ -117,7 +127,7 @@ int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector
   web.graph.drop_negative = o.drop_negative;
   web.text_graph = web.graph;
   web.heapcheck = o.heapcheck;
-  web.diff = diff;
+  web.diff = base != nullptr;
   web.show_bytes = o.show_bytes;
   web.title = title;
   web.sources = SourceAccessFor(o, profile, dumps);
@@ -143,26 +153,38 @@ int RunPprofTool(const CliOptions& o) {
   Profile profile;
   std::string error;
   std::vector<Profile> dumps;
-  const bool keep_dumps = o.report == ReportKind::kHttp || o.report == ReportKind::kTimeline;
-  if (!LoadAll(o.profiles, &profile, &error, &warnings, keep_dumps ? &dumps : nullptr)) {
-    return Fail(error);
-  }
+  if (!LoadEach(o.profiles, &dumps, &error, &warnings)) return Fail(error);
+  const DumpSeries series = ClassifyDumps(dumps);
+  std::string dump_description;  // which dump, or the sum: a header line of every report
+  if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
+  Profile base;
   if (!base_files.empty()) {
-    Profile base;
     if (!LoadAll(base_files, &base, &error, &warnings)) return Fail(error);
-    if (!o.diff_base.empty()) profile.diff_base_begin = profile.samples.size();
-    profile.AddProfile(base, /*negate=*/true);
+    SubtractBase(&base, !o.diff_base.empty(), &profile);
   }
   if (o.heapcheck) {
     profile.kind = ProfileKind::kHeapCheck;
     for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;
   }
+  // The web UI offers every dump and their sum: it symbolizes through the sum's maps (each
+  // dump's files at one address), and shows the chosen profile first.
+  Profile sum;
+  if (o.report == ReportKind::kHttp) {
+    sum = dumps[0];
+    for (size_t i = 1; i < dumps.size(); ++i) sum.AddProfile(dumps[i], false);
+    SubtractBase(base_files.empty() ? nullptr : &base, !o.diff_base.empty(), &sum);
+    if (o.heapcheck) sum.kind = ProfileKind::kHeapCheck;
+  } else if (o.report != ReportKind::kTimeline) {
+    dumps.clear();  // reports need the chosen profile only
+    dumps.shrink_to_fit();
+  }
+  const Profile& symbolized = o.report == ReportKind::kHttp ? sum : profile;
 
   SampleType sample_type = o.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
   if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
-  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(profile, o.program, o.symbol_path, &warnings);
+  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(symbolized, o.program, o.symbol_path, &warnings);
 
   std::string program_name = !o.program.empty() ? o.program : profile.binary;
   if (program_name.empty()) {
@@ -217,15 +239,23 @@ int RunPprofTool(const CliOptions& o) {
   if (o.report == ReportKind::kHttp) {
     const std::string title =
         program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
-    return ServeProfiles(o, profile, dumps, *symbolizer, po, title, !base_files.empty(),
-                         flush_warnings);
+    return ServeProfiles(o, sum, dumps, series, base_files.empty() ? nullptr : &base,
+                         *symbolizer, po, title, flush_warnings);
   }
 
   StackSamples samples;
   if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
   if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
+  if (!dump_description.empty()) samples.description.push_back(dump_description);
+  if (!base_files.empty()) {
+    std::string names;
+    for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);
+    samples.description.push_back("Base: " + names + " (subtracted" +
+                                  (o.diff_base.empty() ? ")" : "; percentages of the base)"));
+  }
   samples.description.push_back(std::string("Type: ") + samples.sample_type +
                                 (o.heapcheck ? " (leak check: leaked memory)" : ""));
+  if (!samples.folded_wrappers.empty()) samples.description.push_back(samples.FoldedWrappersLine());
   flush_warnings();
 
   const SourceAccess sources = SourceAccessFor(o, profile, {});

@@ -78,6 +78,8 @@ struct Profile {
   bool has_alloc_columns = false;  // the "[ n: bytes]" alloc pair was present
   SampleValues header_totals;      // the header line's numbers (raw)
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
+  double dump_time = 0;            // "# heapkit: dump time: <unix s>.<ms> pid <pid>"; 0 if none
+  int64_t dump_pid = 0;            // the writing process, same line; 0 if none
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

@@ -72,6 +72,12 @@ struct StackSamples {
   std::string sample_type;        // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
   Granularity granularity = Granularity::kFunctions;
   std::vector<std::string> description;  // legend lines: "File: prog", "Type: inuse_space", ...
+  // Allocation wrappers charged to their callers (report/allocation_wrappers.h), sorted.
+  std::vector<std::string> folded_wrappers;
+
+  // "Allocation wrappers charged to their callers: a, b (--keep_allocator_frames shows them)",
+  // or "" when none were.
+  std::string FoldedWrappersLine() const;
 };
 
 }  // namespace heapkit::pprof

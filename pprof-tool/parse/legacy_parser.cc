@@ -105,6 +105,22 @@ bool IsMapsTrigger(std::string_view line) {
          line.find("--- Memory map: ---") != std::string_view::npos;
 }
 
+// "# heapkit: dump time: <unix seconds>.<ms> pid <pid>" (profiler/legacy_writer.h): the first
+// such line fills dump_time and dump_pid; a line that does not have that form is a comment.
+void ParseDumpTime(std::string_view t, Profile* profile) {
+  constexpr std::string_view kTime = "# heapkit: dump time: ";
+  if (t.substr(0, kTime.size()) != kTime || profile->dump_time != 0) return;
+  std::string rest(t.substr(kTime.size(), 64));
+  double seconds = 0;
+  long long pid = 0;
+  int used = 0;
+  if (sscanf(rest.c_str(), "%lf pid %lld%n", &seconds, &pid, &used) == 2 &&
+      size_t(used) == rest.size() && seconds > 0 && seconds < 1e11 && pid > 0) {
+    profile->dump_time = seconds;
+    profile->dump_pid = pid;
+  }
+}
+
 std::string Quote(std::string_view s) {
   std::string out = "'";
   size_t n = std::min<size_t>(s.size(), 60);
@@ -191,11 +207,16 @@ class Lines {
   std::string error_;
 };
 
+// The last line of heapkit's HEAPPROFILE dumps (profiler/legacy_writer.h).
+constexpr std::string_view kEndOfDump = "# heapkit: end of dump";
+
 struct Parser {
   const std::string& file;
   Profile* profile;
   ParseError* error;
   Lines* lines = nullptr;
+  bool saw_maps = false;  // a MAPPED_LIBRARIES / "--- Memory map: ---" section began
+  bool saw_end = false;   // kEndOfDump was read
 
   bool Fail(int line, std::string what) {
     error->file = file;
@@ -391,6 +412,7 @@ struct Parser {
   }
 
   bool ParseMaps(Lines& lines) {
+    saw_maps = true;
     std::string_view line;
     while (lines.Next(&line)) {
       Mapping m;
@@ -398,6 +420,7 @@ struct Parser {
         WarnIncomplete("memory map line");
         break;
       }
+      if (Trim(line) == kEndOfDump) saw_end = true;
       if (ParseMapsLine(line, &m)) {
         profile->maps_text.append(line.data(), line.size());
         profile->maps_text += '\n';
@@ -438,7 +461,39 @@ struct Parser {
     return Fail(lines.number() + 1, "expected '---' ending the symbol section, found end of file");
   }
 
-  bool Run(Lines& lines) {
+  // Truncation at a line boundary leaves only complete lines; what is missing tells:
+  //  - a heapkit dump (it has the profiler's "dump time" line) ends with kEndOfDump;
+  //  - a file without a memory map whose records count fewer objects than its header does lost
+  //    records (with a map, a header that differs is informational: a heap that changed between
+  //    the writer's two passes, or a hand-edited file).
+  bool CheckComplete() {
+    // Fail() says "the file ends in the middle of this line: truncated?" after a cut line.
+    const std::string truncated = lines->incomplete() ? "" : " (truncated?)";
+    if (profile->dump_time != 0 && !saw_end) {
+      return Fail(lines->number(), "expected the dump's last line '" + std::string(kEndOfDump) +
+                                       "', found end of file" + truncated);
+    }
+    if (saw_maps || jemalloc) return true;
+    SampleValues sum;
+    for (const RawSample& r : profile->samples) {
+      sum.inuse_objects += r.raw.inuse_objects;
+      sum.alloc_objects += r.raw.alloc_objects;
+    }
+    const SampleValues& h = profile->header_totals;
+    if (sum.inuse_objects < h.inuse_objects ||
+        (profile->has_alloc_columns && sum.alloc_objects < h.alloc_objects)) {
+      char counts[160];
+      snprintf(counts, sizeof counts, "%.0f in-use and %.0f allocated objects, found %.0f and %.0f",
+               h.inuse_objects, h.alloc_objects, sum.inuse_objects, sum.alloc_objects);
+      return Fail(lines->number(), std::string("expected the header's ") + counts +
+                                       " and no memory map" + truncated);
+    }
+    return true;
+  }
+
+  bool Run(Lines& lines) { return ParseAll(lines) && CheckComplete(); }
+
+  bool ParseAll(Lines& lines) {
     this->lines = &lines;
     std::string_view line;
     // Header: skip blank and comment lines.
@@ -477,6 +532,7 @@ struct Parser {
         if (t.substr(0, kReason.size()) == kReason && profile->dump_reason.empty()) {
           profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
         }
+        ParseDumpTime(t, profile);
         continue;
       }
       if (t.empty()) continue;

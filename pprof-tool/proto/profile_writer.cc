@@ -216,9 +216,13 @@ class ProtoBuilder {
     if (mapping >= 0) loc->set_mapping_id(uint64_t(mapping + 1));
     MappingStats unused;
     MappingStats& st = mapping >= 0 ? stats_[size_t(mapping)] : unused;
+    bool named = true;
     for (size_t k = first; k <= last; ++k) {
       const NodeInfo& n = run.nodes[frames[k].node];
-      if (n.file.empty() && IsUnsymbolizedName(n.name)) continue;
+      // An address the symbolizer could not name still gets its own function
+      // ("libfoo.so+0x1234", as pprof-tool's reports show it): without a Line, readers that
+      // cannot symbolize it either lump all of a stripped library into one "[libfoo.so]" row.
+      if (n.file.empty() && IsUnsymbolizedName(n.name)) named = false;
       pb::Line* line = loc->add_line();
       line->set_function_id(FunctionFor(n));
       line->set_line(n.line);
@@ -226,7 +230,7 @@ class ProtoBuilder {
       if (n.line > 0) st.line_numbers = true;
     }
     ++st.locations;
-    if (loc->line_size() > 0) ++st.with_lines;
+    if (named) ++st.with_lines;  // has_functions stays false where a reader could do better
     if (loc->line_size() > 1) st.inline_frames = true;
     return loc->id();
   }

@@ -10,10 +10,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "pprof-tool/report/allocation_wrappers.h"
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/report/thread_trampoline.h"
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/function_name.h"
 
@@ -87,8 +91,9 @@ struct Matcher {
 struct LocFrame {
   uint32_t node;
   bool inlined;
-  FrameRole role;   // after --drop_frames / --keep_allocator_frames
-  uint32_t module;  // interned module path (same id: same mapped file)
+  FrameRole role;     // after --drop_frames / --keep_allocator_frames
+  uint32_t module;    // interned module path (same id: same mapped file)
+  uint32_t function;  // interned function name (allocation wrappers are found by function)
 };
 
 // Display names: simplified (computed per distinct PC's frame: cheap, and no table to keep),
@@ -304,11 +309,34 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   std::unordered_map<std::vector<StackFrame>, size_t, VecHash, VecEq> merged;
   std::vector<StackFrame> frames;
   std::vector<LocFrame> stack;
-  double total = 0, base_total = 0;
-  for (size_t index = 0; index < profile.samples.size(); ++index) {
-    const RawSample& s = profile.samples[index];
-    double v = SampleValue(s, options.sample_type);
-    if (v == 0 && !(options.all_values && HasValue(s.value))) continue;
+  std::unordered_map<std::string, uint32_t> function_ids;
+  std::vector<std::string> function_names;
+  // thread_trampoline.h: the unnamed libstdc++ frame start_thread calls gets its name.
+  std::unordered_map<uint32_t, LocFrame> trampolines;  // by the unnamed frame's node
+  const uint32_t start_thread = 0;  // its function id, interned first
+  function_ids.emplace("start_thread", start_thread);
+  function_names.push_back("start_thread");
+  auto NameThreadTrampolines = [&]() {
+    for (size_t i = 0; i + 1 < stack.size(); ++i) {
+      if (stack[i + 1].function != start_thread ||
+          !IsUnnamedThreadTrampoline(out->nodes[stack[i].node].name, "start_thread")) {
+        continue;
+      }
+      auto [it, added] = trampolines.try_emplace(stack[i].node, stack[i]);
+      if (added) {
+        SourceFrame f;
+        f.function = std::string(kThreadTrampolineName);
+        f.module = out->nodes[stack[i].node].module;
+        it->second.node = node_for(f, out->nodes[stack[i].node].address);
+        auto [fit, fadded] = function_ids.try_emplace(f.function, uint32_t(function_names.size()));
+        if (fadded) function_names.push_back(fit->first);
+        it->second.function = fit->second;
+      }
+      stack[i] = it->second;
+    }
+  };
+  // The sample's frames, leaf first, into `stack`; returns the allocation path's length.
+  auto build_stack = [&](const RawSample& s) {
     stack.clear();
     for (size_t i = 0; i < s.pcs.size(); ++i) {
       // Every PC in a heap profile is a return address, the leaf included (the leaf is the
@@ -321,16 +349,46 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
           if (f.inlined && !options.inlines) continue;
           uint32_t node = node_for(f, pc);
           uint32_t module = module_ids.try_emplace(f.module, uint32_t(module_ids.size())).first->second;
-          loc.push_back({node, f.inlined, role_of(f, node), module});
+          auto [fit, added] = function_ids.try_emplace(names.Name(f), uint32_t(function_names.size()));
+          if (added) function_names.push_back(fit->first);
+          loc.push_back({node, f.inlined, role_of(f, node), module, fit->second});
         }
         it = locations.emplace(pc, std::move(loc)).first;
       }
       stack.insert(stack.end(), it->second.begin(), it->second.end());
     }
-    // Drop the allocation path at the leaf end (at least one frame stays).
-    size_t first = AllocationPathLength(
+    NameThreadTrampolines();
+    // The allocation path at the leaf end (at least one frame stays).
+    return AllocationPathLength(
         stack.size(), [&](size_t i) { return stack[i].role; },
         [&](size_t i, size_t j) { return stack[i].module == stack[j].module; });
+  };
+  // Allocation wrappers (allocation_wrappers.h), found over every stack whatever the value type,
+  // so that all views of a profile fold the same functions.
+  std::unordered_set<uint32_t> wrappers;
+  if (options.drop_allocator_frames) {
+    AllocationWrapperFinder finder;
+    std::vector<uint32_t> functions;
+    for (const RawSample& s : profile.samples) {
+      if (!HasValue(s.value)) continue;
+      const size_t first = build_stack(s);
+      functions.clear();
+      for (size_t i = first; i < stack.size(); ++i) functions.push_back(stack[i].function);
+      finder.AddStack(functions);
+    }
+    wrappers = finder.Wrappers();
+  }
+  std::unordered_set<uint32_t> folded;
+  double total = 0, base_total = 0;
+  for (size_t index = 0; index < profile.samples.size(); ++index) {
+    const RawSample& s = profile.samples[index];
+    double v = SampleValue(s, options.sample_type);
+    if (v == 0 && !(options.all_values && HasValue(s.value))) continue;
+    size_t first = build_stack(s);
+    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) {
+      folded.insert(stack[first].function);
+      ++first;
+    }
     bool focused = !focus.active;
     bool ignored = false;
     size_t end = show_from.active ? first : stack.size();  // --show_from: up to the root-most match
@@ -363,6 +421,8 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     if (s.value != 0 || (options.all_values && HasValue(s.values))) kept.push_back(std::move(s));
   }
   out->samples = std::move(kept);
+  for (uint32_t f : folded) out->folded_wrappers.push_back(function_names[f]);
+  std::sort(out->folded_wrappers.begin(), out->folded_wrappers.end());
   out->total = profile.diff_base_begin < profile.samples.size() ? base_total : total;
   // Keep only nodes that appear in some sample (allocator frames, hidden frames... are gone).
   std::vector<int64_t> remap(out->nodes.size(), -1);

@@ -19,6 +19,25 @@ std::string Input(const char* name, const char* label, const std::string& value)
          EscapeXml(value) + "\"></label>";
 }
 
+// Several dumps: which one is shown (or their sum), and which one is subtracted from it.
+std::string DumpSelects(const ViewQuery& q, int latest) {
+  const std::vector<int>& numbers = q.dump_numbers;
+  if (numbers.size() < 2) return "";
+  auto option = [](const std::string& value, const std::string& label, bool selected) {
+    return "<option value=\"" + value + "\"" + (selected ? " selected" : "") + ">" + label +
+           "</option>";
+  };
+  std::string dump = "<label>dump <select name=\"dump\">";
+  std::string base = "<label>base <select name=\"base\">" + option("", "none", q.base < 0);
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const std::string n = std::to_string(numbers[i]);
+    dump += option(n, int(i) == latest ? n + " (latest)" : n, q.dump == int(i));
+    base += option(n, n, q.base == int(i));
+  }
+  dump += option("all", "all (sum)", q.dump < 0) + "</select></label>";
+  return dump + base + "</select></label>";
+}
+
 }  // namespace
 
 std::string ErrorHtml(const std::string& message) {
@@ -33,9 +52,7 @@ std::string PageHtml(const Page& page) {
                     "</style></head>\n<body>\n<div id=\"menu\"><b>pprof-tool</b>";
   for (const MenuEntry& m : kMenu) {
     if (std::string(m.path) == "/ui/timeline" && !page.timeline) continue;
-    ViewQuery link_query = q;
-    if (std::string(m.path) == "/ui/timeline") link_query.dump = -1;
-    std::string lq = link_query.Encode();
+    std::string lq = q.Encode();
     out += std::string("<a href=\"") + m.path + (lq.empty() ? "" : "?" + EscapeXml(lq)) + "\"" +
            (page.view_path == m.path ? " class=\"active\"" : "") + ">" + m.label + "</a>";
   }
@@ -49,9 +66,7 @@ std::string PageHtml(const Page& page) {
   out += "</select>" + Input("f", "focus", q.focus) + Input("i", "ignore", q.ignore) +
          Input("h", "hide", q.hide) + Input("s", "show", q.show) +
          Input("sf", "show_from", q.show_from);
-  if (q.dump >= 0) {
-    out += "<input type=\"hidden\" name=\"dump\" value=\"" + std::to_string(q.dump) + "\">";
-  }
+  out += DumpSelects(q, page.latest_dump);
   out += "<button type=\"submit\">Apply</button></form></div>\n<div id=\"content\">\n<h2>" +
          EscapeXml(page.title) + "</h2>\n<div id=\"legend\">";
   for (const std::string& line : page.legend) out += EscapeXml(line) + "<br>";

@@ -1,6 +1,6 @@
 // The web UI's style sheet and script, embedded in the binary: pages load nothing from the
 // network. The script is small and optional (the pages read without it): sortable top table,
-// pan/zoom of the call graph, and the timeline's hover text.
+// pan/zoom of the call graph, the timeline's hover text, and the flame graph frame's height.
 #pragma once
 
 namespace heapkit::pprof {
@@ -73,11 +73,34 @@ inline constexpr const char* kPageScript = R"JS(
   }
   // Timeline: hovering a dump shows its reason line and values beside the chart.
   var info = document.getElementById('tl-info');
+  // Shift-click: the dump chosen in the menu bar, compared with this one (base=).
   document.querySelectorAll('svg.timeline rect.dump').forEach(function (rect) {
     rect.addEventListener('mouseover', function () {
       info.textContent = rect.querySelector('title').textContent;
     });
+    rect.addEventListener('click', function (e) {
+      var shown = document.querySelector('select[name=dump]');
+      var link = rect.closest('a');
+      if (!e.shiftKey || !shown || !link) return;
+      e.preventDefault();
+      var url = new URL(link.getAttribute('href'), location.href);
+      url.searchParams.set('dump', shown.value === 'all' ? rect.dataset.dump : shown.value);
+      url.searchParams.set('base', rect.dataset.dump);
+      location.href = url.pathname + url.search;
+    });
   });
+  // Flame graph: the frame takes the picture's own height (no empty band around it).
+  var flame = document.getElementById('flame');
+  if (flame) {
+    var fit = function () {
+      var doc = flame.contentDocument, root = doc && doc.documentElement;
+      var vb = root && root.viewBox && root.viewBox.baseVal;
+      if (vb && vb.width > 0) flame.style.height = Math.ceil(flame.clientWidth * vb.height / vb.width) + 'px';
+    };
+    flame.addEventListener('load', fit);
+    window.addEventListener('resize', fit);
+    fit();
+  }
   if (document.body) document.body.dataset.hkReady = '1';
 })();
 )JS";

@@ -1,5 +1,8 @@
 // The memory timeline: in-use memory over several heap dumps of one process, as a stacked-area
-// chart (x = dump number in the order given, y = the chosen value). One band per function of the
+// chart (x = seconds since the first dump when every dump carries its time — heapkit's
+// "# heapkit: dump time:" line — else the dumps in the order given, labelled with their file
+// numbers; y = the chosen value, ticks at round values). Bands take distinct colours in order
+// (a categorical palette), so two stacks are never drawn alike. One band per function of the
 // top `bands` by their largest value in any dump (memory charged where pprof-tool charges it:
 // the leaf frame after the allocation path is dropped), the rest summed as "other".
 //
@@ -29,6 +32,8 @@ struct TimelineBand {
 
 struct TimelineChart {
   std::vector<std::string> dump_labels;  // per dump: "<file>: heap profile: N objects, B bytes"
+  std::vector<int> dump_numbers;         // per dump: its number (model/dump_series.h)
+  std::vector<double> dump_times;        // per dump: unix seconds; empty unless every dump has one
   std::vector<std::string> dump_reasons;  // per dump: the profiler's reason; "" if not recorded
   std::vector<double> totals;            // per dump: the sum over all bands
   std::vector<TimelineBand> bands;       // largest first, "other" last (if any)

@@ -46,12 +46,17 @@ std::string ViewQuery::Encode() const {
   Append(&out, "h", hide);
   Append(&out, "s", show);
   Append(&out, "sf", show_from);
-  if (dump >= 0) Append(&out, "dump", std::to_string(dump));
+  auto number = [&](int index) {
+    return size_t(index) < dump_numbers.size() ? std::to_string(dump_numbers[size_t(index)]) : "";
+  };
+  if (dump >= 0) Append(&out, "dump", number(dump));
+  if (dump < 0 && dump_numbers.size() > 1) Append(&out, "dump", "all");
+  if (base >= 0) Append(&out, "base", number(base));
   return out;
 }
 
-bool ParseViewQuery(const std::multimap<std::string, std::string>& params, size_t dumps,
-                    ViewQuery* q, std::string* error) {
+bool ParseViewQuery(const std::multimap<std::string, std::string>& params, ViewQuery* q,
+                    std::string* error) {
   const std::pair<const char*, std::string*> regexes[] = {
       {"f", &q->focus}, {"i", &q->ignore}, {"h", &q->hide}, {"s", &q->show},
       {"sf", &q->show_from}};
@@ -77,15 +82,33 @@ bool ParseViewQuery(const std::multimap<std::string, std::string>& params, size_
       }
       continue;
     }
-    if (name == "dump") {
+    if (name == "dump" || name == "base") {
+      int* index = name == "dump" ? &q->dump : &q->base;
+      if (name == "base" && value.empty()) {
+        *index = -1;
+        continue;
+      }
+      if (name == "dump" && value == "all") {
+        *index = -1;
+        continue;
+      }
       char* end = nullptr;
       long n = value.empty() ? -1 : strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 0 || size_t(n) >= dumps) {
-        *error = "dump=" + value + ": expected a profile number from 0 to " +
-                 std::to_string(dumps == 0 ? 0 : dumps - 1);
+      int found = -1;
+      for (size_t i = 0; !value.empty() && *end == '\0' && i < q->dump_numbers.size(); ++i) {
+        if (q->dump_numbers[i] == n) found = int(i);
+      }
+      if (found < 0) {
+        std::string numbers;
+        for (int d : q->dump_numbers) numbers += (numbers.empty() ? "" : ", ") + std::to_string(d);
+        if (numbers.size() > 60) {
+          numbers = std::to_string(q->dump_numbers.front()) + " to " + std::to_string(q->dump_numbers.back());
+        }
+        *error = name + "=" + value + ": no such dump (the dumps are " + numbers +
+                 (name == "dump" ? "; all: their sum)" : ")");
         return false;
       }
-      q->dump = int(n);
+      *index = found;
       continue;
     }
     for (const auto& [regex_name, field] : regexes) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pprof-tool/graph/call_graph.h"
+#include "pprof-tool/model/dump_series.h"
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/source_files.h"
@@ -19,6 +20,13 @@ namespace heapkit::pprof {
 struct WebInput {
   const Profile* profile = nullptr;             // the given profiles summed, --base subtracted
   const std::vector<Profile>* dumps = nullptr;  // each given profile alone (timeline points)
+  // Dumps of one process are shown one at a time (the latest first), profiles of different
+  // processes summed; the URL's dump= and base= pick others (view_query.h).
+  DumpSeries series;
+  const Profile* base = nullptr;    // --base/--diff_base summed, subtracted from a shown dump
+  bool diff_base = false;           // it was --diff_base (percentages of the base)
+  int first_dump = -1;              // --dump=N's index: shown first
+  bool merge = false;               // --merge: the sum is shown first
   Symbolizer* symbolizer = nullptr;             // for `profile` and every dump (one process)
   PipelineOptions pipeline;         // the command line's; a view's query overrides the filters
   GraphOptions graph;               // --nodecount & co. (node_count < 0: 80 for graphs)

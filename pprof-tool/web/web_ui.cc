@@ -44,13 +44,24 @@ WebUi::WebUi(const WebInput& input) : in_(input) {
   defaults_.hide = in_.pipeline.hide;
   defaults_.show = in_.pipeline.show;
   defaults_.show_from = in_.pipeline.show_from;
+  if (in_.dumps->size() > 1) {  // a series shows one dump, profiles of several processes the sum
+    defaults_.dump_numbers = in_.series.numbers;
+    if (in_.first_dump >= 0) {
+      defaults_.dump = in_.first_dump;
+    } else if (in_.series.one_process && !in_.merge) {
+      defaults_.dump = int(in_.series.latest);
+    }
+  }
 }
 
 WebResponse WebUi::Handle(const std::string& path,
                           const std::multimap<std::string, std::string>& params) {
   View v{path, defaults_};
   std::string error;
-  if (!ParseViewQuery(params, in_.dumps->size(), &v.query, &error)) return Error(400, error);
+  if (!ParseViewQuery(params, &v.query, &error)) return Error(400, error);
+  if (v.query.base >= 0 && v.query.dump < 0) {
+    return Error(400, "base=N compares two dumps: give the other as dump=M");
+  }
   if (in_.heapcheck && (v.query.sample_type == SampleType::kAllocSpace ||
                         v.query.sample_type == SampleType::kAllocObjects)) {
     return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
@@ -101,13 +112,32 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   po.hide = q.hide;
   po.show = q.show;
   po.show_from = q.show_from;
-  const Profile& profile = q.dump >= 0 ? (*in_.dumps)[size_t(q.dump)] : *in_.profile;
-  if (!BuildStackSamples(profile, *in_.symbolizer, po, &memo_, error)) return nullptr;
+  const Profile* profile = in_.profile;
+  Profile difference;
+  const Profile* base = q.base >= 0 ? &(*in_.dumps)[size_t(q.base)] : in_.base;
+  if (q.dump >= 0) {
+    profile = &(*in_.dumps)[size_t(q.dump)];
+    if (base != nullptr) {
+      difference = *profile;
+      SubtractBase(base, q.base < 0 && in_.diff_base, &difference);
+      profile = &difference;
+    }
+  }
+  if (!BuildStackSamples(*profile, *in_.symbolizer, po, &memo_, error)) return nullptr;
   if (!in_.title.empty()) memo_.description.push_back("File: " + in_.title);
-  if (q.dump >= 0) memo_.description.push_back("Dump: " + profile.file);
+  if (in_.dumps->size() > 1) {
+    memo_.description.push_back(DumpDescription(
+        *in_.dumps, in_.series, q.dump,
+        "others, and a base: menu bar, timeline"));
+  }
+  if (q.base >= 0) {
+    memo_.description.push_back("Base: " + FileBasename((*in_.dumps)[size_t(q.base)].file) +
+                                " (subtracted)");
+  }
   memo_.description.push_back(std::string("Type: ") + memo_.sample_type +
                               (in_.heapcheck ? " (leak check: leaked memory)" : "") +
-                              (in_.diff && q.dump < 0 ? " (difference to the base)" : ""));
+                              (Diff(q) ? " (difference to the base)" : ""));
+  if (!memo_.folded_wrappers.empty()) memo_.description.push_back(memo_.FoldedWrappersLine());
   memo_key_ = key;
   memo_valid_ = true;
   return &memo_;
@@ -121,6 +151,7 @@ WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std
   page.query = v.query;
   page.heapcheck = in_.heapcheck;
   page.timeline = in_.dumps->size() > 1;
+  if (in_.series.one_process) page.latest_dump = int(in_.series.latest);
   page.legend = std::move(legend);
   page.body_html = body;
   WebResponse r;
@@ -143,15 +174,19 @@ WebResponse WebUi::Graph(const View& v) {
   req.graph_options = go;
   req.show_bytes = in_.show_bytes;
   req.heapcheck = in_.heapcheck;
-  req.diff = in_.diff && v.query.dump < 0;
+  req.diff = Diff(v.query);
   req.title = in_.title;
   req.legend = samples.description;
   for (const std::string& l : graph.LegendLines(in_.show_bytes)) req.legend.push_back(l);
   std::string svg;
   if (!RenderImage(req, &svg, &error)) return Error(400, error);
   size_t start = svg.find("<svg");
-  if (start != std::string::npos) svg.erase(0, start);
-  return Html(v, "Call graph", req.legend, "<div id=\"graph\">" + svg + "</div>");
+  if (start != std::string::npos) {
+    svg.erase(0, start);
+    svg.insert(4, " preserveAspectRatio=\"xMidYMin meet\"");  // at the top of its box, not centred
+  }
+  // The legend is the picture's own box (as in go pprof): printed above it too, it was doubled.
+  return Html(v, "Call graph", {}, "<div id=\"graph\">" + svg + "</div>");
 }
 
 WebResponse WebUi::Top(const View& v) {
@@ -193,7 +228,8 @@ WebResponse WebUi::FlameGraphPage(const View& v) {
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;  // kept for the picture's request that follows
   std::string q = v.query.Encode();
-  return Html(v, "Flame graph", samples.description,
+  // The legend is in the picture (its header lines); printed above it too, it was doubled.
+  return Html(v, "Flame graph", {},
               "<object id=\"flame\" type=\"image/svg+xml\" data=\"/ui/flamegraph.svg" +
                   (q.empty() ? "" : "?" + EscapeXml(q)) + "\"></object>");
 }
@@ -210,11 +246,14 @@ WebResponse WebUi::FlameGraphSvg(const View& v) {
   req.graph = &unused;
   req.flame_min_frame_px = kWebFlameMinFramePx;
   req.show_bytes = in_.show_bytes;
-  req.diff = in_.diff && v.query.dump < 0;
+  req.diff = Diff(v.query);
   req.title = in_.title;
   WebResponse r;
   r.content_type = "image/svg+xml";
   if (!RenderImage(req, &r.body, &error)) return Error(400, error);
+  // In the page's frame the picture sits at the top, not centred in a taller box.
+  const size_t svg = r.body.find("<svg ");
+  if (svg != std::string::npos) r.body.insert(svg + 5, "preserveAspectRatio=\"xMidYMin meet\" ");
   return r;
 }
 
@@ -273,10 +312,12 @@ WebResponse WebUi::Timeline(const View& v) {
   TimelineStyle style;
   style.show_bytes = in_.show_bytes;
   ViewQuery link = v.query;
-  link.dump = -1;
+  link.dump = link.base = -1;
+  link.dump_numbers.clear();
   std::string q = link.Encode();
   style.link_prefix = "/ui/top?" + (q.empty() ? "" : q + "&") + "dump=";
-  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table."},
+  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table; shift-click it "
+               "to compare the dump chosen in the menu bar with it (as its base)."},
               TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
 }
 

@@ -46,6 +46,8 @@ class WebUi {
   WebResponse Route(const View& v);
   // The pipeline's samples for `q` (nullptr and one line in *error for a bad query). The last
   // ones are kept: the flame graph page and its picture ask for the same.
+  // The view shows a difference: base=N, or --base/--diff_base.
+  bool Diff(const ViewQuery& q) const { return q.base >= 0 || in_.base != nullptr; }
   const StackSamples* Samples(const ViewQuery& q, Granularity granularity, std::string* error);
   WebResponse Graph(const View& v);
   WebResponse Top(const View& v);

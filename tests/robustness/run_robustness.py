@@ -519,26 +519,34 @@ def group_profiles():
     sample_end = text.index(b"\n", sample_start) + 1
     maps = text.index(b"MAPPED_LIBRARIES:")
     mid_maps = text.index(b"\n", maps + 20) + 30
-    cuts = [("mid header", len(header) // 2, "error", r":1: .*truncated\?\)$"),
-            ("mid sample address", sample_end - 5, "warning",
-             r"^pprof-tool: warning: .*:%d: the file ends in the middle of this sample line "
-             r"\(truncated\?\); line ignored$" % sample_line),
-            ("mid MAPPED_LIBRARIES", maps + 6, "error", r":\d+: expected a sample line .*found "
+    end_line = text.rindex(b"\n", 0, len(text) - 1) + 1  # "# heapkit: end of dump"
+    cuts = [("mid header", len(header) // 2, r":1: .*truncated\?\)$"),
+            ("mid sample address", sample_end - 5,
+             r":%d: expected the dump's last line '# heapkit: end of dump', found end of file "
+             r"\(the file ends in the middle of this line: truncated\?\)$" % sample_line),
+            ("mid MAPPED_LIBRARIES", maps + 6, r":\d+: expected a sample line .*found "
              r"'MAPPED' \(the file ends in the middle of this line: truncated\?\)$"),
-            ("mid maps line", mid_maps, "warning",
-             r"^pprof-tool: warning: .*: the file ends in the middle of this memory map line "
-             r"\(truncated\?\); line ignored$"),
-            ("before the maps", maps, "warning", r"^pprof-tool: warning: .*: no memory map "
-             r"\(MAPPED_LIBRARIES\) and no program given; addresses are not symbolized$")]
-    for what, cut, outcome, pattern in cuts:
+            ("mid maps line", mid_maps, r":\d+: expected the dump's last line .*truncated\?\)$"),
+            ("before the maps", maps, r":\d+: expected the dump's last line .*truncated\?\)$"),
+            ("before its end line", end_line, r":\d+: expected the dump's last line .*\(truncated\?\)$")]
+    for what, cut, pattern in cuts:
         path = write(os.path.join(d, "cut.heap"), text[:cut])
-        if outcome == "error":
-            pprof_fails([path], r"^pprof-tool: %s" % re.escape(path) + pattern, "cut " + what)
-        else:
-            r = pprof_ok(["--text", path], "cut " + what)
-            check(any(re.search(pattern, l) for l in r.lines()),
-                  "cut %s: no line matching %r: %s" % (what, pattern, r.lines()))
-            check(len(r.lines()) <= 2, "cut %s: too many lines %s" % (what, r.lines()))
+        pprof_fails([path], r"^pprof-tool: %s" % re.escape(path) + pattern, "cut " + what)
+    # Through the CLI at every line boundary: exit 2 and one line saying "truncated?" each.
+    boundaries = [i + 1 for i, c in enumerate(text[:-1]) if c == ord("\n")]
+    for cut in boundaries:
+        path = write(os.path.join(d, "cut_line.heap"), text[:cut])
+        pprof_fails([path], r"^pprof-tool: %s:\d+: .*\(truncated\?\)$" % re.escape(path),
+                    "cut after byte %d (a line boundary)" % cut)
+    # A dump without heapkit's lines (gperftools writes none) cut at a line boundary before its
+    # memory map: fewer objects in its records than its header counts.
+    plain = b"".join(l + b"\n" for l in lines[:-1] if not l.startswith(b"# heapkit:"))
+    cut = plain.index(b"\n", plain.index(b"\n") + 1) + 1  # header and one record
+    pprof_fails([write(os.path.join(d, "cut_plain.heap"), plain[:cut])],
+                r"^pprof-tool: .*cut_plain\.heap:2: expected the header's \d+ in-use and \d+ "
+                r"allocated objects, found \d+ and \d+ and no memory map \(truncated\?\)$",
+                "gperftools-style dump cut before its map")
+    pprof_ok(["--text", write(os.path.join(d, "plain.heap"), plain)], "the same dump whole")
     # Binary garbage: random bytes; a valid header then random bytes; an ELF file as profile.
     rnd = random.Random(11)
     junk = bytes(rnd.randrange(256) for _ in range(65536))
@@ -588,25 +596,31 @@ def group_profiles():
     pprof_fails(["--text", many], r"^pprof-tool: out of memory \(the profile is too large for "
                 r"the available memory\)$", "100k buckets in 80 MiB", address_space=80 << 20)
     # Lying headers and records.
+    # With a memory map the header's totals are informational; without one, a header counting
+    # more objects than the records is a file cut at a line boundary.
     h = b"heap profile: 999: 999999 [ 999: 999999] @ "
     rec = b"     2:      128 [     4:      256] @ 0x401000 0x402000\n"
+    m = b"\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 1234 /bin/true\n"
     lying = [
-        ("totals disagree", h + b"heapprofile\n" + rec, "ok"),
-        ("rate 0", h + b"heap_v2/0\n" + rec, "ok"),
-        ("rate 1", h + b"heap_v2/1\n" + rec, "ok"),
-        ("rate 2^52", h + b"heap_v2/4503599627370496\n" + rec, "ok"),
+        ("totals disagree", h + b"heapprofile\n" + rec + m, "ok"),
+        ("totals disagree, no map", h + b"heapprofile\n" + rec,
+         r":2: expected the header's 999 in-use and 999 allocated objects, found 2 and 4 and no "
+         r"memory map \(truncated\?\)$"),
+        ("rate 0", h + b"heap_v2/0\n" + rec + m, "ok"),
+        ("rate 1", h + b"heap_v2/1\n" + rec + m, "ok"),
+        ("rate 2^52", h + b"heap_v2/4503599627370496\n" + rec + m, "ok"),
         ("rate 2^53+", h + b"heap_v2/99999999999999999\n" + rec, r":1: expected a sampling rate"),
         ("negative rate", h + b"heap_v2/-1\n" + rec, r":1: expected a sampling rate"),
         ("negative header", b"heap profile: -5: -100 @ heapprofile\n" + rec, "ok"),
-        ("negative pair (--base --raw)", h + b"heapprofile\n -2: -128 [ -4: -256] @ 0x401000\n", "ok"),
+        ("negative pair (--base --raw)", h + b"heapprofile\n -2: -128 [ -4: -256] @ 0x401000\n" + m, "ok"),
         ("mixed signs", h + b"heapprofile\n -2: 128 [ 4: 256] @ 0x401000\n",
          r":2: expected an object count and bytes of the same sign"),
         ("count 2^53", h + b"heapprofile\n 9007199254740993: 1 [ 1: 1] @ 0x1\n",
          r":2: expected counts below 2\^53"),
         ("bytes without objects", h + b"heapprofile\n 0: 64 [ 0: 64] @ 0x1\n",
          r":2: expected 0 bytes where the object count is 0"),
-        ("no addresses", h + b"heapprofile\n 1: 64 [ 1: 64] @\n", "ok"),
-        ("address 0 and 2^64-1", h + b"heapprofile\n 1: 64 @ 0x0 0xffffffffffffffff\n", "ok"),
+        ("no addresses", h + b"heapprofile\n 1: 64 [ 1: 64] @\n" + m, "ok"),
+        ("address 0 and 2^64-1", h + b"heapprofile\n 1: 64 @ 0x0 0xffffffffffffffff\n" + m, "ok"),
         ("17-digit address", h + b"heapprofile\n 1: 64 @ 0x10000000000000000\n",
          r":2: expected addresses of at most 16 hex digits"),
         ("maps: malformed lines", h + b"heapprofile\n" + rec + b"\nMAPPED_LIBRARIES:\n"

@@ -3,9 +3,11 @@
 //   - a cut inside a line (the prefix does not end in '\n') is always named: either an error
 //     on that line or a warning on that line, both saying "truncated?"; the cut line's data is
 //     never used (a half-written address would otherwise be symbolized as a wrong one);
-//   - a cut at a line boundary never says "truncated?"; after the header it parses, keeping
+//   - other files: a cut at a line boundary never says "truncated?"; after the header it parses, keeping
 //     exactly the complete sample lines before the cut;
-//   - every error message is one line starting "<file>:<line>: ".
+//   - every error message is one line starting "<file>:<line>: ";
+//   - a heapkit HEAPPROFILE dump (it ends with "# heapkit: end of dump") cut anywhere, at a
+//     line boundary too, is an error saying "truncated?" (its end line is missing).
 // Prints one line per violation (the first 20) and a summary; exit 1 on any violation.
 #include <cstdio>
 #include <fstream>
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
   }
   // Line number of each byte, and the number of sample lines completed before each offset.
   const size_t maps_at = text.find("\nMAPPED_LIBRARIES:");
+  // heapkit's HEAPPROFILE dumps end with this line: any shorter prefix is truncated.
+  const bool heapkit_dump = text.find("\n# heapkit: end of dump\n") != std::string::npos;
   int violations = 0, errors = 0, warnings = 0, clean = 0;
   auto violation = [&](size_t cut, const std::string& what) {
     if (++violations <= 20) printf("cut at byte %zu: %s\n", cut, what.c_str());
@@ -62,7 +66,13 @@ int main(int argc, char** argv) {
       p.warnings.empty() ? ++clean : ++warnings;
     }
     const bool truncated = said.find("truncated?") != std::string::npos;
-    if (at_boundary) {
+    if (heapkit_dump && cut > 0 && cut < text.size()) {
+      // Every cut of a heapkit dump is an error naming the truncation, one line.
+      if (ok || !truncated) violation(cut, "cut dump not refused as truncated: '" + said + "'");
+      if (!at_boundary && said.find(tag) == std::string::npos)
+        violation(cut, "mid-line cut of line " + std::to_string(line_of_cut) +
+                           " not named: '" + said + "'");
+    } else if (at_boundary) {
       if (truncated) violation(cut, "line boundary reported as truncated: " + said);
       if (cut > text.find('\n') && !ok) violation(cut, "line boundary does not parse: " + said);
       // Sample lines are counted up to the memory map; header line excluded.

@@ -361,8 +361,10 @@ def crosscheck():
         # name the wrong function: it looks the leaf up at the raw return address (no -1), which
         # after a call at the very end of a function lands in the next symbol. Values are
         # compared for every entry.
+        # google-pprof keeps the C++ library's allocation frames as leaves (in heapkit's exit
+        # dump, g_keep's buffer: std::__new_allocator::allocate), pprof-tool charges their caller.
         def close(a, b):
-            same_name = a[0] == b[0] or abs(a[1]) < 0.01 * abs(gtotal)
+            same_name = a[0] == b[0] or abs(a[1]) < 0.01 * abs(gtotal) or a[0].startswith("std::")
             return same_name and abs(a[1] - b[1]) <= max(1, 1e-6 * abs(a[1]))
         if len(gtop) != len(otop) or not all(close(a, b) for a, b in zip(gtop, otop)):
             fail("%s %s: top functions differ\n google-pprof: %s\n pprof-tool:   %s" %
@@ -388,6 +390,9 @@ def heapkit_vs_exact():
     hk_total, hk_names = top(W("heapkit.final.heap"))
     if not (0.7 * exact_total <= hk_total <= 1.3 * exact_total):
         fail("heapkit estimate %.0f vs exact %.0f: off by more than 30%%" % (hk_total, exact_total))
+    # heapkit's exit dump is taken before global destructors: g_keep's buffer, reserved in
+    # main, is still held there (gperftools dumps after the destructors freed it).
+    hk_names.discard("main")
     if hk_names != exact_names:
         fail("heapkit profile leaves %s != exact %s" % (sorted(hk_names), sorted(exact_names)))
     print("heapkit estimate %.0f B vs exact %.0f B; leaves %s" % (hk_total, exact_total, sorted(hk_names)))
@@ -450,10 +455,16 @@ def badfiles():
         warned = path in p.stderr.decode()
         if p.returncode != 0 or warned != want_warning:
             fail("mapped %s: warning %s, want %s: %r" % (path, warned, want_warning, p.stderr))
-    # The header alone (no samples): a valid, empty profile.
+    # The header alone of a profile with records: cut after its first line (truncated).
     p = pprof([write("hdronly.heap", good[:header_end])])
-    if p.returncode != 0 or b"of 0 total" not in p.stdout:
+    if p.returncode != 2 or not re.match(rb"pprof-tool: .*hdronly\.heap:1: expected the header's "
+                                         rb"\d+ in-use and \d+ allocated objects, found 0 and 0 "
+                                         rb"and no memory map \(truncated\?\)\n$", p.stderr):
         fail("header-only profile: %r %r" % (p.stdout, p.stderr))
+    # A header of an empty heap, alone: a valid, empty profile.
+    p = pprof([write("empty.heap", b"heap profile:      0:        0 [     0:        0] @ heapprofile\n")])
+    if p.returncode != 0 or b"of 0 total" not in p.stdout:
+        fail("empty profile: %r %r" % (p.stdout, p.stderr))
 
 
 def cli():

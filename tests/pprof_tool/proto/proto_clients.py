@@ -4,7 +4,8 @@
   proto_clients.py <args> go_pprof    `go tool pprof -top/-traces` on every --proto export shows
                                       the functions and values of `pprof-tool --text/--traces`
                                       on the legacy file (inuse and alloc, inline frames,
-                                      --heapcheck; -raw: Function.start_line); go pprof's
+                                      --heapcheck; -raw: Function.start_line; a stripped
+                                      binary's unnamed addresses one row each); go pprof's
                                       own address-only conversion
                                       of the legacy file reads like the legacy file
   proto_clients.py <args> roundtrip   legacy -> --proto -> report == legacy -> report
@@ -201,6 +202,22 @@ def check_go_pprof():
         if set(ours) != set(theirs) or any(not close(ours[k][1], theirs[k][1]) for k in ours):
             fail("%s --heapcheck export: %s vs go pprof %s" % (legacy, ours, theirs))
         print("go tool pprof agrees on %s" % os.path.basename(legacy))
+    # A stripped binary: each address pprof-tool cannot name is a function of its own in the
+    # export, so go pprof (which cannot name them either) shows pprof-tool's rows, not one
+    # "[binary]" row for all of them.
+    prog, legacy = legacy_profiles()[1]
+    stripped = os.path.join(A.work, "stripped_prog")
+    run(["strip", "-o", stripped, prog])
+    pb = export(stripped, legacy, tag=".stripped")
+    ours = top_rows(pprof("--text", "--show_bytes", "--nodefraction=0", stripped,
+                          legacy).stdout.decode())
+    theirs = top_rows(run([go, "tool", "pprof", "-top", "-unit=B", "-nodefraction=0",
+                           "-symbolize=none", pb], env=env).stdout.decode())
+    unnamed = [k for k in ours if "stripped_prog+0x" in k]
+    if len(unnamed) < 3:
+        fail("stripped binary: expected several unnamed rows from pprof-tool, got %s" % ours)
+    if set(ours) != set(theirs) or any(not close(ours[k][0], theirs[k][0]) for k in ours):
+        fail("stripped binary: go pprof rows %s, pprof-tool rows %s" % (theirs, ours))
 
 
 def check_roundtrip():

@@ -134,15 +134,23 @@ TEST(ProtoWriter, InlineFramesAreLinesOfOneLocationInnermostFirst) {
   EXPECT_EQ(leaf.mapping_id(), m.id());
 }
 
-TEST(ProtoWriter, UnsymbolizedFramesHaveNoLineAndClearHasFunctions) {
+TEST(ProtoWriter, UnsymbolizedFramesHaveTheirOwnFunctionAndClearHasFunctions) {
   Fixture fx;
   fx.symbolizer.table.erase(0x3000);  // -> "0x3000"
+  fx.symbolizer.table.erase(0x2000);  // -> "0x2000"
   pb::Profile p;
   ASSERT_TRUE(p.ParseFromString(fx.Encode()));
   const pb::Location& other = p.location(int(p.sample(1).location_id(0)) - 1);
   EXPECT_EQ(other.address(), 0x3000u);
-  EXPECT_EQ(other.line_size(), 0);
-  EXPECT_FALSE(p.mapping(0).has_functions());
+  ASSERT_EQ(other.line_size(), 1);
+  const pb::Function& named = p.function(int(other.line(0).function_id()) - 1);
+  EXPECT_EQ(Str(p, named.name()), "0x3000");  // each address its own function, not one row
+  std::set<uint64_t> functions;
+  for (const pb::Location& l : p.location()) {
+    if (l.address() == 0x2000 || l.address() == 0x3000) functions.insert(l.line(0).function_id());
+  }
+  EXPECT_EQ(functions.size(), 2u);
+  EXPECT_FALSE(p.mapping(0).has_functions());  // a reader with the binary may name them
   EXPECT_TRUE(IsUnsymbolizedName("libc.so.6+0x1a2b"));
   EXPECT_TRUE(IsUnsymbolizedName("0x4005d0"));
   EXPECT_FALSE(IsUnsymbolizedName("operator+"));

@@ -139,13 +139,45 @@ TEST(Parser, BadFilesGiveFileLineAndExpectation) {
   }
 }
 
-TEST(Parser, LyingHeaderTotalsAreIgnored) {
+TEST(Parser, LyingHeaderTotalsAreIgnoredInACompleteFile) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile: 999: 999999 [ 999: 999999] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
+  ASSERT_TRUE(Parse("heap profile: 999: 999999 [ 999: 999999] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n"
+                    "\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n", &p, &e));
   ASSERT_EQ(p.samples.size(), 1u);
   EXPECT_EQ(p.samples[0].value.inuse_bytes, 10);
   EXPECT_EQ(p.header_totals.inuse_bytes, 999999);
+}
+
+// Cut at a line boundary: fewer objects than the header counts and no memory map.
+TEST(Parser, MissingRecordsAndMapAreATruncatedFile) {
+  Profile p;
+  ParseError e;
+  EXPECT_FALSE(Parse("heap profile: 2: 20 [ 3: 30] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
+  EXPECT_EQ(e.Message(), "f.heap:2: expected the header's 2 in-use and 3 allocated objects, found 1 "
+                         "and 1 and no memory map (truncated?)");
+  // Totals that match (a hand-written file, or one whose last records were empty): accepted.
+  EXPECT_TRUE(Parse("heap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
+}
+
+// heapkit's dumps carry their time and end with a line of their own: any cut is refused.
+TEST(Parser, HeapkitDumpWithoutItsEndLineIsTruncated) {
+  const std::string whole =
+      "heap profile: 1: 10 [ 1: 10] @ heapprofile\n"
+      "# heapkit: dump reason: signal\n"
+      "# heapkit: dump time: 1795714610.016 pid 6045\n"
+      " 1: 10 [ 1: 10] @ 0x1\n"
+      "\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n"
+      "# heapkit: end of dump\n";
+  Profile p;
+  ParseError e;
+  ASSERT_TRUE(Parse(whole, &p, &e)) << e.Message();
+  EXPECT_EQ(p.dump_pid, 6045);
+  EXPECT_DOUBLE_EQ(p.dump_time, 1795714610.016);
+  const std::string cut = whole.substr(0, whole.rfind("# heapkit: end"));
+  ASSERT_FALSE(Parse(cut, &p, &e));
+  EXPECT_EQ(e.Message(), "f.heap:7: expected the dump's last line '# heapkit: end of dump', found "
+                         "end of file (truncated?)");
 }
 
 TEST(Parser, UnreadableFiles) {

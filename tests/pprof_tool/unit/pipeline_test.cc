@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "pprof-tool/parse/legacy_parser.h"
@@ -28,6 +29,15 @@ class FakeSymbolizer : public Symbolizer {
       case 0x6ff: f = {{"Load<int>", "l.cc", 7, false, "/bin/p", "_Z4LoadIiEvi"}}; break;
       case 0x7ff: f = {{"Load<double>", "l.cc", 7, false, "/bin/p", "_Z4LoadIdEvd"}}; break;
       case 0x8ff: f = {{"__GI___strdup", "", 0, false, "/lib/libc.so.6"}}; break;
+      // A thread: libstdc++'s unnamed trampoline called by start_thread.
+      case 0x9ff: f = {{"libstdc++.so.6.0.30+0xd44a2", "", 0, false, "/lib/libstdc++.so.6.0.30"}}; break;
+      case 0xaff: f = {{"start_thread", "", 0, false, "/lib/libc.so.6"}}; break;
+      // An allocation wrapper and its callers.
+      case 0xbff: f = {{"xmalloc", "x.c", 3, false, "/bin/p"}}; break;
+      case 0xcff: f = {{"one", "x.c", 10, false, "/bin/p"}}; break;
+      case 0xdff: f = {{"two", "x.c", 20, false, "/bin/p"}}; break;
+      case 0xeff: f = {{"three", "x.c", 30, false, "/bin/p"}}; break;
+      case 0xfff: f = {{"four", "x.c", 40, false, "/bin/p"}}; break;
       default: f = {{"0x?", "", 0, false, ""}}; break;
     }
     return cache_.emplace(pc, f).first->second;
@@ -170,6 +180,50 @@ TEST(Pipeline, AllocationPathIsChargedToTheCaller) {
   full.full_names = true;
   ASSERT_TRUE(BuildStackSamples(p, sym, full, &s, &err)) << err;
   EXPECT_EQ(Leaves(s), (std::vector<std::string>{"void Load<int>(int)", "void Load<double>(double)"}));
+}
+
+TEST(Pipeline, UnnamedLibstdcxxFrameUnderStartThreadIsTheThreadTrampoline) {
+  Profile p;
+  ParseError e;
+  ASSERT_TRUE(ParseProfileText("heap profile: 1: 100 [ 1: 100] @ heapprofile\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0x200 0xa00 0xb00\n",
+                               "p.heap", &p, &e)) << e.Message();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
+  ASSERT_EQ(s.samples.size(), 1u);
+  ASSERT_EQ(s.samples[0].frames.size(), 3u);  // leaf, the trampoline, start_thread
+  EXPECT_EQ(s.nodes[s.samples[0].frames[1].node].name, "execute_native_thread_routine");
+}
+
+TEST(Pipeline, AllocationWrappersWithManyCallersAreChargedToThem) {
+  // xmalloc is the leaf of all its stacks, from four callers; "leaf" has one caller (main).
+  Profile p;
+  ParseError e;
+  ASSERT_TRUE(ParseProfileText("heap profile: 5: 500 [ 5: 500] @ heapprofile\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xd00 0x400\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xe00 0x400\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xf00 0x400\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0x1000 0x400\n"
+                               " 1: 100 [ 1: 100] @ 0x100 0x200 0x400\n",
+                               "p.heap", &p, &e)) << e.Message();
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
+  std::vector<std::string> leaves = Leaves(s);
+  std::sort(leaves.begin(), leaves.end());
+  EXPECT_EQ(leaves, (std::vector<std::string>{"four", "leaf", "one", "three", "two"}));
+  EXPECT_EQ(s.folded_wrappers, (std::vector<std::string>{"xmalloc"}));
+  EXPECT_EQ(s.FoldedWrappersLine(),
+            "Allocation wrappers charged to their callers: xmalloc (--keep_allocator_frames shows them)");
+  // Three callers are not "many": xmalloc stays.
+  p.samples.pop_back();
+  p.samples.pop_back();
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"xmalloc", "xmalloc", "xmalloc"}));
+  EXPECT_TRUE(s.folded_wrappers.empty());
 }
 
 TEST(Pipeline, DropFramesAndShowFrom) {

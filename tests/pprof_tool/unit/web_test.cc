@@ -58,16 +58,25 @@ TEST(Web, ListenAddress) {
 
 TEST(Web, QueryParsing) {
   ViewQuery q;
+  q.dump_numbers = {1, 2};  // dump= and base= name dumps by their files' numbers
   std::string error;
-  ASSERT_TRUE(ParseViewQuery({{"si", "alloc_space"}, {"f", "a b&c"}, {"dump", "1"}}, 2, &q, &error));
+  ASSERT_TRUE(ParseViewQuery({{"si", "alloc_space"}, {"f", "a b&c"}, {"dump", "2"}}, &q, &error));
   EXPECT_EQ(q.sample_type, SampleType::kAllocSpace);
-  EXPECT_EQ(q.Encode(), "si=alloc_space&f=a%20b%26c&dump=1");
+  EXPECT_EQ(q.dump, 1);
+  EXPECT_EQ(q.Encode(), "si=alloc_space&f=a%20b%26c&dump=2");
+  ASSERT_TRUE(ParseViewQuery({{"dump", "all"}, {"base", "1"}}, &q, &error));
+  EXPECT_EQ(q.dump, -1);
+  EXPECT_EQ(q.base, 0);
   ViewQuery bad;
-  EXPECT_FALSE(ParseViewQuery({{"si", "cpu"}}, 2, &bad, &error));
+  bad.dump_numbers = {1, 2};
+  EXPECT_FALSE(ParseViewQuery({{"si", "cpu"}}, &bad, &error));
   EXPECT_NE(error.find("unknown sample type"), std::string::npos);
-  EXPECT_FALSE(ParseViewQuery({{"dump", "2"}}, 2, &bad, &error));
-  EXPECT_FALSE(ParseViewQuery({{"dump", "-1"}}, 2, &bad, &error));
-  EXPECT_FALSE(ParseViewQuery({{"f", std::string(kMaxQueryValue + 1, 'a')}}, 2, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"dump", "3"}}, &bad, &error));
+  EXPECT_EQ(error, "dump=3: no such dump (the dumps are 1, 2; all: their sum)");
+  EXPECT_FALSE(ParseViewQuery({{"dump", "0"}}, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"dump", "-1"}}, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"base", "all"}}, &bad, &error));
+  EXPECT_FALSE(ParseViewQuery({{"f", std::string(kMaxQueryValue + 1, 'a')}}, &bad, &error));
 }
 
 class WebUiTest : public testing::Test {
@@ -81,6 +90,7 @@ class WebUiTest : public testing::Test {
     input_.graph.node_count = -1;
     input_.text_graph.node_count = -1;
     input_.title = "w";
+    input_.series = ClassifyDumps(dumps_);
   }
   Profile profile_;
   std::vector<Profile> dumps_;
@@ -180,6 +190,46 @@ TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
   EXPECT_NE(ui.Handle("/ui/top", {}).body.find("<title>Leaks: Top"), std::string::npos);
 }
 
+// Dumps of one process (same maps, <prefix>.NNNN.heap): the latest is shown, not the sum.
+TEST_F(WebUiTest, DumpsOfOneProcessShowTheLatestNotTheirSum) {
+  const std::string maps = "\nMAPPED_LIBRARIES:\n"
+                           "00400000-00500000 r-xp 00000000 08:01 1 /bin/w\n";
+  dumps_.clear();
+  for (int grow : {1000, 5000, 3000}) {
+    Profile p;
+    ParseError e;
+    const std::string file = "w.000" + std::to_string(dumps_.size() + 1) + ".heap";
+    ASSERT_TRUE(ParseProfileText("heap profile: 2: 0 [ 2: 0] @ heapprofile\n 1: " +
+                                     std::to_string(grow) + " [ 1: 1] @ 0x200 0x400\n"
+                                     " 1: 1000 [ 1: 1000] @ 0x300 0x400\n" + maps,
+                                 file, &p, &e)) << e.Message();
+    dumps_.push_back(p);
+  }
+  input_.series = ClassifyDumps(dumps_);
+  ASSERT_TRUE(input_.series.one_process);
+  EXPECT_EQ(input_.series.latest, 2u);
+  profile_ = dumps_[0];
+  profile_.AddProfile(dumps_[1], false);
+  profile_.AddProfile(dumps_[2], false);
+  input_.show_bytes = true;
+  WebUi ui(input_);
+  auto top = [&](Params params) { return ui.Handle("/ui/top", params).body; };
+  const std::string latest = top({});
+  EXPECT_NE(latest.find("Dump: w.0003.heap, the latest of 3 dumps of one process"), std::string::npos);
+  EXPECT_NE(latest.find("of 4000 total"), std::string::npos) << latest;  // 3000 + 1000 B
+  EXPECT_NE(latest.find("<option value=\"3\" selected>3 (latest)</option>"), std::string::npos);
+  EXPECT_NE(top({{"dump", "1"}}).find("of 2000 total"), std::string::npos);
+  EXPECT_NE(top({{"dump", "all"}}).find("of 12000 total"), std::string::npos);  // only when asked
+  const std::string diff = top({{"dump", "2"}, {"base", "1"}});
+  EXPECT_NE(diff.find("Base: w.0001.heap"), std::string::npos);
+  EXPECT_NE(diff.find("of 4000 total"), std::string::npos) << diff;  // 6000 - 2000
+  EXPECT_EQ(ui.Handle("/ui/top", {{"base", "1"}, {"dump", "all"}}).status, 400);
+  // The timeline numbers its dumps as the files are numbered and links to them.
+  const std::string timeline = ui.Handle("/ui/timeline", {}).body;
+  EXPECT_NE(timeline.find("dump=1\""), std::string::npos);
+  EXPECT_EQ(timeline.find("dump=0\""), std::string::npos);
+}
+
 TEST_F(WebUiTest, TimelineBands) {
   TimelineChart chart;
   std::string error;
@@ -212,7 +262,7 @@ TEST_F(WebUiTest, TimelineHoverShowsTheProfilersDumpReason) {
   ASSERT_EQ(chart.dump_reasons.size(), 3u);
   EXPECT_EQ(chart.dump_reasons[0], "");
   const std::string svg = TimelineSvg(chart, TimelineStyle{});
-  EXPECT_NE(svg.find("dump 2: w.0003.heap: heap profile: 1 objects, 10 bytes in use (heapprofile)\n"
+  EXPECT_NE(svg.find("dump 3: w.0003.heap: heap profile: 1 objects, 10 bytes in use (heapprofile)\n"
                      "reason: 1026 MB allocated cumulatively, 5 MB currently in use &lt;&amp;&gt;"),
             std::string::npos)
       << svg;

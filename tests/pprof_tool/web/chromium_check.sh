@@ -6,6 +6,8 @@
 #  - the timeline's DOM has one band per function and a link per dump to its top table, and its
 #    hover text carries the profiler's dump reason;
 #  - the flame graph's SVG script ran and set up its frames;
+#  - the pictures: distinct band colours, a time axis and file numbers on the timeline, header
+#    lines printed once, the flame graph's frame as tall as its picture;
 #  - a screenshot of every view (top, call graph, flame graph, peek, source, timeline) is kept in
 #    <work dir>/screenshots/ as the run's artifact, and none is blank.
 # The server is killed on exit whatever happens.
@@ -62,8 +64,30 @@ done
 check /ui/ "$work/graph.html" '<svg[^>]*data-hk-ready="1"' "the call graph was not set up for pan/zoom"
 check /ui/ "$work/graph.html" 'app::FillVector' "the call graph does not name app::FillVector"
 check /ui/timeline "$work/timeline.html" 'class="band" data-name="app::FillVector"' "no band for app::FillVector"
-check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=0"' "dump 0 does not link to its top table"
+check /ui/timeline "$work/timeline.html" 'href="/ui/top?si=inuse_space&amp;dump=1"' "dump 1 (.0001) does not link to its top table"
 check /ui/timeline "$work/timeline.html" 'reason: [0-9]* MB currently in use' "the hover text has no dump reason"
+
+# Pictures a designer would pass: the timeline's bands in distinct colours, a time axis (the
+# dumps carry their time), dumps numbered as their files; the graph and flame graph pages print
+# their header lines once (in the picture); the flame graph's frame takes the picture's height.
+fills=$(grep -o '<polygon class="band"[^>]*fill="#[0-9a-f]*"' "$work/timeline.html" | grep -o 'fill="#[0-9a-f]*"')
+if [ -z "$fills" ] || [ "$(printf '%s\n' "$fills" | sort | uniq -d)" != "" ]; then
+  echo "FAIL: /ui/timeline: two bands share a colour: $(printf '%s ' $fills)"
+  fail=1
+fi
+check /ui/timeline "$work/timeline.html" 'time since the first dump' "no time axis"
+check /ui/timeline "$work/timeline.html" 'class="dump-number"[^>]*>8<' "the latest dump is not labelled 8 (its file .0008)"
+if [ "$(grep -oE '>?Type: inuse_space(</text>|<br>)' "$work/graph.html" | wc -l)" != 1 ]; then  # SVG text or HTML legend
+  echo "FAIL: /ui/: the header lines are not printed exactly once"
+  fail=1
+fi
+run "$work/flamepage.log" --dump-dom "$url/ui/flamegraph" >"$work/flamepage.html"
+if grep -q 'Type: inuse_space' "$work/flamepage.html"; then
+  echo "FAIL: /ui/flamegraph: the header lines are printed above the picture that has them"
+  fail=1
+fi
+check /ui/flamegraph "$work/flamepage.html" '<object id="flame"[^>]*style="height: [0-9]*px' \
+  "the flame graph's frame did not take the picture's height (an empty band around it)"
 
 run "$work/flame.log" --dump-dom "$url/ui/flamegraph.svg" >"$work/flame.html"
 check /ui/flamegraph.svg "$work/flame.html" 'data-hk-ready="[1-9][0-9]*"' "the flame graph script did not set up its frames"

@@ -27,7 +27,7 @@ CONNECTIONS, PER_CONNECTION = 8, 250
 VIEWS = ["/ui/", "/ui/top", "/ui/top?si=alloc_space", "/ui/top?si=inuse_objects",
          "/ui/flamegraph", "/ui/flamegraph.svg", "/ui/flamegraph.svg?si=alloc_space",
          "/ui/peek?f=FillVector", "/ui/source?f=FillString", "/ui/timeline",
-         "/ui/top?dump=0", "/ui/top?i=FillVector"]
+         "/ui/top?dump=1", "/ui/top?i=FillVector"]
 RSS_SLACK = 8 << 20
 
 

@@ -64,9 +64,64 @@ def check_timeline(dumps, reasons):
     # Each column's hover text gives the reason the profiler logged for that dump.
     for d, path in enumerate(dumps):
         want = "reason: %s" % reasons.get(path, "?")
-        if not any(t.startswith("dump %d: %s" % (d, os.path.basename(path))) and want in t.split("\n")
+        if not any(t.startswith("dump %d: %s" % (d + 1, os.path.basename(path))) and want in t.split("\n")
                    for t in titles):
             fail("--timeline: dump %d's hover text lacks %r" % (d, want))
+
+
+def total_line(text):
+    """The report's "... of <total> total" line."""
+    m = re.search(r"Showing nodes accounting for [^\n<]*? of (\S+) total", text)
+    return m.group(1) if m else None
+
+
+def check_series_shows_latest(dumps):
+    """The dumps of one process are a series: without options the CLI and the web UI show the
+    last dump (its header's in-use total, exact in this run) and say so, not the sum."""
+    last = dumps[-1]
+    with open(last) as f:
+        want = int(re.match(r"heap profile:\s*\d+:\s*(\d+)", f.readline()).group(1))
+    p = subprocess.run([pprof, prog] + dumps, capture_output=True, timeout=60, text=True)
+    if p.returncode != 0:
+        return fail("CLI on the series: exit %d: %s" % (p.returncode, p.stderr))
+    name = os.path.basename(last)
+    if "Dump: %s, the latest of %d dumps of one process" % (name, len(dumps)) not in p.stdout:
+        fail("CLI on the series: the header does not name the latest dump:\n" + p.stdout[:600])
+    alone = subprocess.run([pprof, prog, last], capture_output=True, timeout=60, text=True)
+    if total_line(p.stdout) is None or total_line(p.stdout) != total_line(alone.stdout):
+        fail("CLI on the series: total %r, the last dump alone %r" %
+             (total_line(p.stdout), total_line(alone.stdout)))
+    exact = subprocess.run([pprof, "--show_bytes", prog] + dumps, capture_output=True,
+                           timeout=60, text=True)
+    if total_line(exact.stdout) != str(want):
+        fail("CLI --show_bytes on the series: total %r, the last dump's header %d" %
+             (total_line(exact.stdout), want))
+    merged = subprocess.run([pprof, "--show_bytes", "--merge", prog] + dumps,
+                            capture_output=True, timeout=60, text=True)
+    if total_line(merged.stdout) in (None, str(want)) or "Sum of the" not in merged.stdout:
+        fail("--merge does not sum the series: %r" % merged.stdout[:400])
+    first = subprocess.run([pprof, "--show_bytes", "--dump=1", prog] + dumps,
+                           capture_output=True, timeout=60, text=True)
+    with open(dumps[0]) as f:
+        want_first = int(re.match(r"heap profile:\s*\d+:\s*(\d+)", f.readline()).group(1))
+    if total_line(first.stdout) != str(want_first):
+        fail("--dump=1: total %r, dump 1's header %d" % (total_line(first.stdout), want_first))
+    server, port = start_server(["--http=127.0.0.1:0", "--show_bytes", prog] + dumps)
+    if port is not None:
+        status, body = get(port, "/ui/top")
+        if status != 200 or total_line(body) != str(want) or "Dump: " + name not in body:
+            fail("web UI on the series: /ui/top status %d, total %r, want the last dump's %d" %
+                 (status, total_line(body), want))
+        status, body = get(port, "/ui/top?dump=1")
+        if status != 200 or total_line(body) != str(want_first):
+            fail("web UI dump=1: status %d, total %r, want %d" % (status, total_line(body), want_first))
+        n = len(dumps)
+        status, body = get(port, "/ui/top?dump=%d&base=1" % n)
+        if status != 200 or total_line(body) != str(want - want_first):
+            fail("web UI dump=%d&base=1: status %d, total %r, want %d" %
+                 (n, status, total_line(body), want - want_first))
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
 
 
 def get(port, path):
@@ -104,7 +159,7 @@ def check_server(dumps):
             "/ui/source?f=FillString": ["app::FillString", "user_frames_prog.cc"],
             "/ui/source": ["app::FillVector"],
             "/ui/timeline": ["app::FillVector", os.path.basename(dumps[-1])],
-            "/ui/top?dump=0": ["Dump: " + dumps[0]],
+            "/ui/top?dump=1": ["Dump: " + os.path.basename(dumps[0])],
             "/ui/top?f=FillMap": ["app::FillMap"],
         }
         for path, needles in views.items():
@@ -120,6 +175,7 @@ def check_server(dumps):
         if status != 200 or "app::FillVector" in body or "app::FillString" not in body:
             fail("/ui/top?i=FillVector: status %d, FillVector still listed or FillString gone" % status)
         bad = ["/nosuchpage", "/ui/top?f=(", "/ui/top?si=bogus", "/ui/top?dump=99",
+               "/ui/top?dump=0", "/ui/top?base=1&dump=all",
                "/ui/top?f=" + "a" * 5000, "/ui/top?f=" + "a" * 20000]
         for path in bad:
             status, body = get(port, path)
@@ -171,6 +227,7 @@ def check_diff_and_leaks(dumps):
 dumps, reasons = make_dumps()
 try:
     check_timeline(dumps, reasons)
+    check_series_shows_latest(dumps)
     check_server(dumps)
     check_diff_and_leaks(dumps)
 finally:

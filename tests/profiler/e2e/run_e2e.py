@@ -73,6 +73,9 @@ def parse_profile(path):
     if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/legacy_writer.h
         prof['reason'] = lines[1][len(REASON_PREFIX):]
         i = 2
+        check(re.match(r'^# heapkit: dump time: \d+\.\d{3} pid \d+$', lines[2]) is not None,
+              '%s: no dump time line after the reason: %r' % (path, lines[2]))
+        i = 3
     while i < len(lines) and lines[i] != '':
         lm = LINE_RE.match(lines[i])
         if not check(lm is not None, '%s: bad record line %r' % (path, lines[i])):
@@ -208,8 +211,9 @@ def case_exact(ctx):
           'expected exactly one dump, to prof.0001.heap; got %s' % d)
     if not d:
         return
-    check(re.fullmatch(r'Exiting, 57 MB in use', d[0][1]) is not None,
-          'exit reason %r (expected "Exiting, 57 MB in use")' % d[0][1])
+    m = re.fullmatch(r'Exiting, 57 MB in use \(peak (\d+) MB\)', d[0][1])
+    check(m is not None and int(m.group(1)) >= 57,
+          'exit reason %r (expected "Exiting, 57 MB in use (peak >= 57 MB)")' % d[0][1])
     prof = parse_profile(d[0][0])
     if prof is None:
         return
@@ -240,6 +244,31 @@ def case_exact(ctx):
         total, f = go_flat_by_function(ctx, go_pprof_top(ctx, d[0][0], 'alloc_objects'),
                                        ['RetainA', 'RetainB', 'ChurnC'])
         check(f['ChurnC'] == C_N, 'go pprof alloc_objects ChurnC %s' % f['ChurnC'])
+
+
+GLOBAL_BLOCKS, GLOBAL_BLOCK_SIZE = 8, 4 << 20  # workload.cc (kGlobal*)
+
+
+def case_exit_before_destructors(ctx):
+    """The default run's one dump is taken at exit(), before the global destructor that frees
+    HoldInGlobal's blocks: it shows them in use (4 MiB blocks are always sampled)."""
+    p = run(ctx, ['globals'], {'HEAPPROFILE': prefix(ctx)})
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    d = dumps(p.stderr)
+    check(len(d) == 1 and d[0][0] == prefix(ctx) + '.0001.heap', 'expected one dump; got %s' % d)
+    if not d:
+        return
+    m = re.fullmatch(r'Exiting, (\d+) MB in use \(peak (\d+) MB\)', d[0][1])
+    check(m is not None and int(m.group(1)) >= 30 and int(m.group(2)) >= int(m.group(1)),
+          'exit reason %r, expected "Exiting, >= 30 MB in use (peak ...)"' % d[0][1])
+    prof = parse_profile(d[0][0])
+    if prof is None:
+        return
+    f = per_function(ctx, prof, ['HoldInGlobal'])
+    want = GLOBAL_BLOCKS * GLOBAL_BLOCK_SIZE
+    check(f['HoldInGlobal'][1] >= 0.9 * want,
+          'HoldInGlobal in use at exit: %s (raw, want ~%d B): the dump came after the global '
+          'destructor' % (f['HoldInGlobal'], want))
 
 
 def case_sampled(ctx):

@@ -6,7 +6,9 @@
 //   RetainB    5000 x 8000 B  kept to the end   (40 000 000 B in use)
 //   ChurnC   200000 x  100 B  freed at once      (0 in use, 20 000 000 B allocated)
 // Modes (argv[1]): pattern | idle <sec> | signal <signo> | fork | exec | api | churn <MB> |
-//                  retain <MB> | heap_sample <file> (static build only) | slowpath
+//                  retain <MB> | heap_sample <file> (static build only) | slowpath | globals
+// globals: HoldInGlobal allocates kGlobalBlocks x 4 MiB into a global object whose destructor
+// frees them, so the memory is live at exit() and gone after global destructors.
 // slowpath: kSlowThreads fresh threads (empty thread caches, so the allocator's refill/slow
 // paths run) each allocate kSlowPerSize objects of every size 8, s*5/4+8, ... <= kSlowMaxSize
 // through SlowMalloc, SlowNew, SlowCalloc and SlowAlignedNew, all kept to the end. run_e2e.py derives
@@ -102,6 +104,27 @@ __attribute__((noinline)) void Churn(long mb) {
 
 __attribute__((noinline)) void Retain(long mb) {
   for (long i = 0; i < mb * 16; ++i) Touch(malloc(65536));
+}
+
+// Keep in sync with run_e2e.py (GLOBAL_*).
+constexpr int kGlobalBlocks = 8;
+constexpr size_t kGlobalBlockSize = 4 << 20;
+struct GlobalHolder {
+  void* blocks[kGlobalBlocks] = {};
+  ~GlobalHolder() {
+    for (void*& b : blocks) {
+      free(b);
+      b = nullptr;
+    }
+  }
+};
+GlobalHolder g_holder;
+
+__attribute__((noinline)) void HoldInGlobal() {
+  for (void*& b : g_holder.blocks) {
+    b = malloc(kGlobalBlockSize);
+    Touch(b);
+  }
 }
 
 // Keep in sync with run_e2e.py (SLOW_*).
@@ -231,6 +254,8 @@ int main(int argc, char** argv) {
     SlowPath();
   } else if (strcmp(mode, "churn") == 0) {
     Churn(atol(argc > 2 ? argv[2] : "64"));
+  } else if (strcmp(mode, "globals") == 0) {
+    HoldInGlobal();
   } else if (strcmp(mode, "retain") == 0) {
     Retain(atol(argc > 2 ? argv[2] : "64"));
   } else {

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -76,10 +78,18 @@ TEST(LegacyWriter, ReasonIsOneCommentLineAfterTheHeader) {
   p.reason = "1026 MB allocated cumulatively,\n5 MB\tcurrently in use";
   MemorySink sink;
   ASSERT_TRUE(WriteLegacyProfile(&sink, p));
-  EXPECT_EQ(std::string(sink.data(), sink.size()),
-            "heap profile:      1:        8 [     1:        8] @ heapprofile\n"
-            "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\n"
-            "     1:        8 [     1:        8] @ 0x0000000000000abc\n");
+  // The reason, then the time and the writing process (heapkit comment lines), the records and
+  // the line that tells a complete dump from one cut at a line boundary.
+  const std::string text(sink.data(), sink.size());
+  const std::regex want(
+      "heap profile:      1:        8 \\[     1:        8\\] @ heapprofile\n"
+      "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\n"
+      "# heapkit: dump time: ([0-9]+)\\.[0-9]{3} pid " + std::to_string(getpid()) + "\n"
+      "     1:        8 \\[     1:        8\\] @ 0x0000000000000abc\n"
+      "# heapkit: end of dump\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(text, m, want)) << text;
+  EXPECT_LE(std::abs(std::stoll(m[1].str()) - static_cast<long long>(time(nullptr))), 5);
   p.reason = "";  // none: no comment line
   MemorySink plain;
   ASSERT_TRUE(WriteLegacyProfile(&plain, p));

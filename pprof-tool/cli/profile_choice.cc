@@ -1,0 +1,29 @@
+#include "pprof-tool/cli/profile_choice.h"
+
+namespace heapkit::pprof {
+
+bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
+                   const CliOptions& o, Profile* chosen, std::string* description,
+                   std::string* error) {
+  int index = -1;
+  if (o.dump >= 0) {
+    index = series.IndexOf(o.dump);
+    if (index < 0) {
+      *error = "--dump=" + std::to_string(o.dump) + ": no such dump (the profiles given are " +
+               series.NumbersText() + ")";
+      return false;
+    }
+  } else if (series.one_process && !o.merge) {
+    index = int(series.latest);
+  }
+  if (index >= 0) {
+    *chosen = dumps[size_t(index)];
+  } else {
+    *chosen = dumps[0];
+    for (size_t i = 1; i < dumps.size(); ++i) chosen->AddProfile(dumps[i], false);
+  }
+  *description = dumps.size() > 1 || o.dump >= 0 ? DumpDescription(dumps, series, index, "another: --dump=N, the N of its file name; their sum: --merge") : "";
+  return true;
+}
+
+}  // namespace heapkit::pprof
