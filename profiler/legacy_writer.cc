@@ -106,6 +106,7 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
     case ProfileKind::kGrowth: sink->Append(" growthz\n"); break;
   }
   if (profile.reason != nullptr && profile.reason[0] != '\0') AppendReason(sink, profile.reason);
+  if (profile.append_comments != nullptr) profile.append_comments(sink);
   LineContext lines{sink, profile.skip_empty_records};
   if (profile.source != nullptr) profile.source(profile.source_ctx, &LineVisitor, &lines);
   if (profile.write_mapped_libraries) {

@@ -138,6 +138,12 @@ int RunPprofTool(const CliOptions& o) {
     if (!o.diff_base.empty()) profile.diff_base_begin = profile.samples.size();
     profile.AddProfile(base, /*negate=*/true);
   }
+  if (o.report == ReportKind::kMemory) {
+    std::string out;
+    if (!MemoryReport(profile, o.show_bytes, &out, &error)) return Fail(error);
+    flush_warnings();
+    return Emit(out, o.output);
+  }
   if (o.heapcheck) {
     profile.kind = ProfileKind::kHeapCheck;
     for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;

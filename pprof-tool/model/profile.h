@@ -27,19 +27,26 @@ enum class ProfileKind {
 
 const char* ProfileKindName(ProfileKind kind);
 
-// Four values per sample, the legacy format's columns.
+// Four values per sample, the legacy format's columns, and the in-use bytes found resident
+// and swapped at the dump (heapkit's HEAP_PROFILE_RESIDENCY; model/stack_residency.h).
 struct SampleValues {
   double inuse_objects = 0;
   double inuse_bytes = 0;
   double alloc_objects = 0;
   double alloc_bytes = 0;
+  double resident_bytes = 0;
+  double swapped_bytes = 0;
 
   SampleValues& operator+=(const SampleValues& o) {
     inuse_objects += o.inuse_objects; inuse_bytes += o.inuse_bytes;
     alloc_objects += o.alloc_objects; alloc_bytes += o.alloc_bytes;
+    resident_bytes += o.resident_bytes; swapped_bytes += o.swapped_bytes;
     return *this;
   }
-  SampleValues Negated() const { return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes}; }
+  SampleValues Negated() const {
+    return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes, -resident_bytes,
+            -swapped_bytes};
+  }
 };
 
 struct RawSample {
@@ -78,6 +85,16 @@ struct Profile {
   bool has_alloc_columns = false;  // the "[ n: bytes]" alloc pair was present
   SampleValues header_totals;      // the header line's numbers (raw)
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
+  // "# heapkit: memory <key> <bytes>" lines (profiler/memory_breakdown.h), in file order.
+  std::vector<std::pair<std::string, uint64_t>> memory_figures;
+  // "# heapkit: residency <resident> <swapped> @ <pcs>" lines, until ApplyStackResidency
+  // moves them onto the samples (model/stack_residency.h).
+  struct StackResidency {
+    std::vector<uint64_t> pcs;
+    double resident = 0;
+    double swapped = 0;
+  };
+  std::vector<StackResidency> stack_residency;
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

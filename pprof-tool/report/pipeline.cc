@@ -159,6 +159,8 @@ const char* SampleTypeName(SampleType t) {
     case SampleType::kInuseObjects: return "inuse_objects";
     case SampleType::kAllocSpace: return "alloc_space";
     case SampleType::kAllocObjects: return "alloc_objects";
+    case SampleType::kResidentSpace: return "resident_space";
+    case SampleType::kSwappedSpace: return "swapped_space";
   }
   return "?";
 }
@@ -169,6 +171,8 @@ double SampleValue(const RawSample& s, SampleType t) {
     case SampleType::kInuseObjects: return s.value.inuse_objects;
     case SampleType::kAllocSpace: return s.value.alloc_bytes;
     case SampleType::kAllocObjects: return s.value.alloc_objects;
+    case SampleType::kResidentSpace: return s.value.resident_bytes;
+    case SampleType::kSwappedSpace: return s.value.swapped_bytes;
   }
   return 0;
 }
@@ -224,7 +228,9 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   *out = StackSamples();
   out->sample_type = SampleTypeName(options.sample_type);
   out->unit = (options.sample_type == SampleType::kInuseSpace ||
-               options.sample_type == SampleType::kAllocSpace)
+               options.sample_type == SampleType::kAllocSpace ||
+               options.sample_type == SampleType::kResidentSpace ||
+               options.sample_type == SampleType::kSwappedSpace)
                   ? ValueUnit::kBytes
                   : ValueUnit::kObjects;
   out->granularity = options.granularity;

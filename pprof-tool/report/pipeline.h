@@ -23,7 +23,10 @@
 
 namespace heapkit::pprof {
 
-enum class SampleType { kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects };
+enum class SampleType {
+  kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
+  kResidentSpace, kSwappedSpace,  // heapkit dumps with HEAP_PROFILE_RESIDENCY=1 only
+};
 
 const char* SampleTypeName(SampleType t);
 

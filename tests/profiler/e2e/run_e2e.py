@@ -20,6 +20,7 @@ HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
 DUMP_RE = re.compile(r'^Dumping heap profile to (\S+) \((.*)\)$', re.M)
 REASON_PREFIX = '# heapkit: dump reason: '
+MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$')
 
 # Known pattern (workload.cc).
 A_N, A_SIZE = 20000, 1000
@@ -73,7 +74,13 @@ def parse_profile(path):
     if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/legacy_writer.h
         prof['reason'] = lines[1][len(REASON_PREFIX):]
         i = 2
+    prof['memory'] = {}
     while i < len(lines) and lines[i] != '':
+        mm = MEMORY_RE.match(lines[i])  # profiler/memory_breakdown.h
+        if mm is not None:
+            prof['memory'][mm.group(1)] = int(mm.group(2))
+            i += 1
+            continue
         lm = LINE_RE.match(lines[i])
         if not check(lm is not None, '%s: bad record line %r' % (path, lines[i])):
             return None

@@ -1,0 +1,29 @@
+// Residency per stack: heapkit dumps written with HEAP_PROFILE_RESIDENCY=1 carry, for each
+// stack with live sampled objects, the bytes of those objects found on resident and on swapped
+// pages at the dump (profiler/stack_residency.h):
+//
+//   # heapkit: residency <resident bytes> <swapped bytes> @ 0x<pc> 0x<pc> ...
+//
+// in raw (sampled) bytes, like the record lines' in-use bytes. They become the sample values
+// resident_space and swapped_space (tcmalloc's names), un-sampled with the same factor as the
+// stack's in-use bytes, so resident_space <= inuse_space for every stack.
+#pragma once
+
+#include <string_view>
+
+namespace heapkit::pprof {
+
+struct Profile;
+
+// Keeps the line in profile->stack_residency when it is a residency line; returns whether it
+// was one.
+bool ParseStackResidencyLine(std::string_view line, Profile* profile);
+
+// After all samples are read: spreads each stack's residency over the samples with that stack
+// (in proportion to their raw in-use bytes) and lists resident_space and swapped_space among
+// the profile's sample types. No-op for profiles without residency lines.
+void ApplyStackResidency(Profile* profile);
+
+bool HasStackResidency(const Profile& profile);
+
+}  // namespace heapkit::pprof
