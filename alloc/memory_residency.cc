@@ -5,6 +5,7 @@
 #include "alloc/allocator.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/page_residency.h"
+#include "alloc/internal/system_memory.h"
 #include "alloc/span.h"
 #include "alloc/stats.h"
 
@@ -60,6 +61,43 @@ struct ArenaContext {
   Residency* metadata;
 };
 
+// The never-carved objects and the tail of a small-object span: [uncarved, tail) and
+// [tail, end).
+struct SmallSpanParts {
+  uintptr_t uncarved;
+  uintptr_t tail;
+  uintptr_t end;
+};
+
+// Snapshots the parts under the page-heap lock (carved_ changes under the class's central lock;
+// a racy read is one object off at most), then reads their pages with no lock held. Uncarved
+// objects are not always untouched: a prefaulted span, or pages a span had before (the page
+// heap reuses backed pages), hold memory there.
+void MeasureSmallSpanParts(internal::ResidencyReader* reader, MemoryResidency* out) {
+  size_t count = 0;
+  g_state.pageheap.ForEachSpan([&](const Span&) { ++count; });
+  const size_t capacity = count + 64;
+  const size_t bytes = (capacity * sizeof(SmallSpanParts) + 4095) & ~size_t{4095};
+  auto* parts = static_cast<SmallSpanParts*>(internal::SystemAlloc(bytes, 4096));
+  if (parts == nullptr) return;
+  size_t n = 0;
+  const SizeMap& sizes = g_state.sizemap;
+  g_state.pageheap.ForEachSpan([&](const Span& span) {
+    if (n == capacity || span.location_ != Span::kInUse || span.sizeclass_ == 0) return;
+    const uint32_t carved = __atomic_load_n(&span.carved_, __ATOMIC_RELAXED);
+    const uint32_t objects = sizes.ObjectsPerSpan(span.sizeclass_);
+    const size_t size = sizes.ClassSize(span.sizeclass_);
+    const uintptr_t start = span.StartAddress();
+    parts[n++] = {start + (carved < objects ? carved : objects) * size, start + objects * size,
+                  start + span.Bytes()};
+  });
+  for (size_t i = 0; i < n; ++i) {
+    AddMapping(reader, &out->uncarved, parts[i].uncarved, parts[i].tail - parts[i].uncarved);
+    AddMapping(reader, &out->span_tails, parts[i].tail, parts[i].end - parts[i].tail);
+  }
+  internal::SystemFree(parts, bytes);
+}
+
 }  // namespace
 
 void MeasureMemoryResidency(MemoryResidency* out) {
@@ -82,14 +120,7 @@ void MeasureMemoryResidency(MemoryResidency* out) {
         AddMapping(a->reader, a->metadata, start, bytes);
       },
       &arena);
-  // carved_ changes under the class's central lock; a racy read is one object off at most.
-  const SizeMap& sizes = g_state.sizemap;
-  g_state.pageheap.ForEachSpan([&](const Span& span) {
-    if (span.location_ != Span::kInUse || span.sizeclass_ == 0) return;
-    const uint32_t carved = __atomic_load_n(&span.carved_, __ATOMIC_RELAXED);
-    const uint32_t objects = sizes.ObjectsPerSpan(span.sizeclass_);
-    if (carved < objects) out->uncarved_bytes += (objects - carved) * sizes.ClassSize(span.sizeclass_);
-  });
+  MeasureSmallSpanParts(&reader, out);
 }
 
 }  // namespace heapkit::alloc

@@ -29,9 +29,11 @@ struct MemoryResidency {
   Residency heap_returned;  // free spans given back (MADV_DONTNEED): resident only if reused
   Residency page_map;       // page-map leaves
   Residency arena;          // metadata arena: spans, thread caches, profiler/checker tables
-  // Free objects of in-use small spans that were never carved (never written: not resident
-  // unless the span was prefaulted); part of the central free list's bytes.
-  size_t uncarved_bytes = 0;
+  // Parts of in-use small spans: objects never carved (free, counted in the central free list's
+  // bytes; resident only where the span was prefaulted or its pages were used before) and the
+  // unusable tails.
+  Residency uncarved;
+  Residency span_tails;
   bool knows_swap = false;  // false: /proc/self/pagemap unreadable, swapped is always 0
   Residency Metadata() const {
     return {page_map.mapped + arena.mapped, page_map.resident + arena.resident,

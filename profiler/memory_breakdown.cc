@@ -209,9 +209,11 @@ void AppendMemoryBreakdown(OutputSink* sink) {
   uint64_t rss = RollupRss();
   if (rss == 0) rss = smaps.sum;
 
-  const uint64_t central_carved = Minus(s.central_free_bytes, m.uncarved_bytes);
-  const uint64_t free_in_spans =
-      s.thread_cache_free_bytes + s.transfer_free_bytes + central_carved + s.span_tail_bytes;
+  // Free objects were written when freed (their link), so they are counted resident; the
+  // never-carved ones and the span tails are measured.
+  const uint64_t central_free = Minus(s.central_free_bytes, m.uncarved.mapped) + m.uncarved.resident;
+  const uint64_t free_in_spans = s.thread_cache_free_bytes + s.transfer_free_bytes +
+                                 central_free + m.span_tails.resident;
   const uint64_t ours = m.heap_in_use.resident + m.heap_free.resident + m.heap_returned.resident +
                         m.page_map.resident + m.arena.resident;
   Line(sink, "rss", rss);
@@ -219,8 +221,8 @@ void AppendMemoryBreakdown(OutputSink* sink) {
   Line(sink, "live_heap_resident", Minus(m.heap_in_use.resident, free_in_spans));
   Line(sink, "thread_cache_free", s.thread_cache_free_bytes);
   Line(sink, "transfer_cache_free", s.transfer_free_bytes);
-  Line(sink, "central_free", central_carved);
-  Line(sink, "span_tails", s.span_tail_bytes);
+  Line(sink, "central_free", central_free);
+  Line(sink, "span_tails", m.span_tails.resident);
   Line(sink, "pageheap_free_resident", m.heap_free.resident + m.heap_returned.resident);
   Line(sink, "pageheap_free", m.heap_free.mapped);
   Line(sink, "pageheap_returned", m.heap_returned.mapped);

@@ -12,8 +12,9 @@
 //                           take: live objects as far as the program touched them
 //   thread_cache_free       free objects in thread caches        (resident: each was written
 //   transfer_cache_free     free objects in transfer caches       when it was freed, its link)
-//   central_free            free objects carved in central lists' spans
-//   span_tails              unusable ends of small-object spans
+//   central_free            free objects in central lists' spans: the carved ones, and the
+//                           resident bytes of the never-carved ones (measured)
+//   span_tails              unusable ends of small-object spans, resident bytes (measured)
 //   pageheap_free_resident  free page-heap spans held, resident (not yet returned to the OS)
 //   pageheap_free           the same spans' address space
 //   pageheap_returned       free spans returned to the OS (MADV_DONTNEED): address space only
