@@ -8,8 +8,10 @@
 
 #include "alloc/memory_residency.h"
 #include "alloc/allocator.h"
+#include "alloc/internal/arena.h"
 #include "alloc/stats.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/span_occupancy.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/stack_table.h"
 #include "profiler/stack_residency.h"
@@ -172,6 +174,39 @@ void Line(OutputSink* sink, const char* key, uint64_t bytes) {
 
 uint64_t Minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+void Field(OutputSink* sink, const char* name, size_t value) {
+  sink->AppendChar(' ');
+  sink->Append(name);
+  sink->AppendChar('=');
+  sink->AppendDecimal(static_cast<int64_t>(value));
+}
+
+// "# heapkit: size_class size=<bytes> spans=<n> objects_per_span=<n> out=<objects out of the
+// spans> transfer=<of which in the transfer cache> free=<free objects stranded in the spans>
+// mostly_empty=<spans with at most 1/8 of their objects out>", one line per class in use.
+void AppendClassOccupancy(OutputSink* sink) {
+  // From the arena, not the stack: dumps may run on threads with small stacks.
+  constexpr size_t kMax = alloc::kNumClassesMax;
+  auto* classes =
+      static_cast<alloc::ClassOccupancy*>(internal::MetaAlloc(kMax * sizeof(alloc::ClassOccupancy)));
+  if (classes == nullptr) return;
+  const size_t n = alloc::GetClassOccupancy(classes, kMax);
+  for (size_t c = 1; c < n; ++c) {
+    const alloc::ClassOccupancy& o = classes[c];
+    if (o.spans == 0) continue;
+    sink->Append("# heapkit: size_class");
+    Field(sink, "size", o.object_size);
+    Field(sink, "spans", o.spans);
+    Field(sink, "objects_per_span", o.objects_per_span);
+    Field(sink, "out", o.objects_out);
+    Field(sink, "transfer", o.transfer_objects);
+    Field(sink, "free", o.free_objects);
+    Field(sink, "mostly_empty", o.mostly_empty_spans);
+    sink->AppendChar('\n');
+  }
+  internal::MetaFree(classes, kMax * sizeof(alloc::ClassOccupancy));
+}
+
 // Requested and usable bytes of the live objects, estimated from the recorded ones (each
 // weighted by the bytes it stands for, as the profile's lines are; exact in exact mode): their
 // ratio is the share of size-class rounding in the live heap.
@@ -240,6 +275,7 @@ void AppendMemoryBreakdown(OutputSink* sink) {
   const RoundingSums rounding = SumRecordedObjects();
   Line(sink, "recorded_requested", static_cast<uint64_t>(rounding.requested));
   Line(sink, "recorded_usable", static_cast<uint64_t>(rounding.usable));
+  AppendClassOccupancy(sink);
 }
 
 void AppendDumpComments(OutputSink* sink) {

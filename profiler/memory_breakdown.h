@@ -33,6 +33,12 @@
 //   recorded_requested      requested and usable bytes of the live objects, estimated from the
 //   recorded_usable         profiler's records (exact in exact mode): the rounding share
 // A reader computes the unexplained rest as rss minus the resident lines.
+// Then one line per size class in use (alloc/span_occupancy.h):
+//   # heapkit: size_class size=<bytes> spans=<n> objects_per_span=<n> out=<n> transfer=<n>
+//     free=<n> mostly_empty=<n>
+// out: objects handed out of the class's spans (live, or cached in thread/transfer caches),
+// transfer: of which in the transfer cache, free: free objects stranded in the spans,
+// mostly_empty: spans with at most 1/8 of their objects out.
 //
 // Cost: one pagemap read per contiguous run of spans and per metadata mapping, one pass over
 // /proc/self/smaps. Malloc-free; runs with no allocator lock held except for short snapshots.

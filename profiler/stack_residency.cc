@@ -6,6 +6,7 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/page_residency.h"
+#include "alloc/span_occupancy.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
@@ -17,6 +18,7 @@ struct Entry {
   uint64_t key;
   uint64_t resident;
   uint64_t swapped;
+  double stranded;
 };
 
 struct Tally {
@@ -28,6 +30,16 @@ struct Tally {
   void Add(const void* object, StackRef stack, size_t size) {
     internal::PageResidency pages;
     reader->Add(reinterpret_cast<uintptr_t>(object), size, &pages);
+    // The object's share of the free objects stranded in its span: a span with one object out
+    // charges that object all of its free bytes.
+    double stranded = 0;
+    alloc::ObjectSpan span;
+    if (alloc::SpanOfObject(object, &span) && span.objects_out > 0 &&
+        span.objects_out < span.objects_per_span) {
+      stranded = static_cast<double>((span.objects_per_span - span.objects_out) *
+                                     span.object_size) /
+                 static_cast<double>(span.objects_out);
+    }
     const uint64_t key = ((uint64_t{stack.node} << 32) | stack.leaf) + 1;
     size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
     for (size_t probes = 0; probes <= mask; ++probes, i = (i + 1) & mask) {
@@ -36,6 +48,7 @@ struct Tally {
       e.key = key;
       e.resident += pages.resident;
       e.swapped += pages.swapped;
+      e.stranded += stranded;
       return;
     }
     ++dropped;
@@ -84,6 +97,8 @@ void AppendStackResidency(OutputSink* sink) {
     sink->AppendDecimal(static_cast<int64_t>(e.resident));
     sink->AppendChar(' ');
     sink->AppendDecimal(static_cast<int64_t>(e.swapped));
+    sink->AppendChar(' ');
+    sink->AppendDecimal(static_cast<int64_t>(e.stranded));
     sink->Append(" @");
     for (int d = 0; d < depth; ++d) {
       sink->AppendChar(' ');

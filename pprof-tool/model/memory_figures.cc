@@ -1,14 +1,54 @@
 #include "pprof-tool/model/memory_figures.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+
+#include "pprof-tool/model/value_format.h"
 
 #include "pprof-tool/model/profile.h"
 
 namespace heapkit::pprof {
 
-bool ParseMemoryFigure(std::string_view line,
-                       std::vector<std::pair<std::string, uint64_t>>* figures) {
+namespace {
+
+bool ParseSizeClassLine(std::string_view line, Profile* profile) {
+  constexpr std::string_view kPrefix = "# heapkit: size_class ";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return false;
+  line.remove_prefix(kPrefix.size());
+  Profile::SizeClassFigures c;
+  struct Field {
+    std::string_view name;
+    uint64_t* value;
+  } fields[] = {{"size", &c.size}, {"spans", &c.spans}, {"objects_per_span", &c.objects_per_span},
+                {"out", &c.out}, {"transfer", &c.transfer}, {"free", &c.free},
+                {"mostly_empty", &c.mostly_empty}};
+  while (!line.empty()) {
+    const size_t end = line.find(' ');
+    std::string_view item = line.substr(0, end);
+    line = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return false;
+    uint64_t v = 0;
+    const std::string_view digits = item.substr(eq + 1);
+    if (digits.empty() || digits.size() > 19) return false;
+    for (char ch : digits) {
+      if (ch < '0' || ch > '9') return false;
+      v = v * 10 + static_cast<uint64_t>(ch - '0');
+    }
+    for (Field& f : fields) {
+      if (f.name == item.substr(0, eq)) *f.value = v;  // unknown fields: a newer writer's
+    }
+  }
+  profile->size_classes.push_back(c);
+  return true;
+}
+
+}  // namespace
+
+bool ParseMemoryFigure(std::string_view line, Profile* profile) {
+  if (ParseSizeClassLine(line, profile)) return true;
+  std::vector<std::pair<std::string, uint64_t>>* figures = &profile->memory_figures;
   constexpr std::string_view kPrefix = "# heapkit: memory ";
   if (line.substr(0, kPrefix.size()) != kPrefix) return false;
   line.remove_prefix(kPrefix.size());
@@ -95,6 +135,41 @@ bool BuildMemoryTable(const Profile& profile, std::vector<MemoryRow>* rows, int6
   add("live heap, exact (allocator counter, usable bytes)", live_exact, 1, false);
   add("live heap, profile estimate (requested bytes)", static_cast<int64_t>(requested), 1, false);
   return true;
+}
+
+}  // namespace heapkit::pprof
+
+namespace heapkit::pprof {
+
+std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes,
+                           int64_t rss) {
+  std::vector<Profile::SizeClassFigures> classes = profile.size_classes;
+  if (classes.empty()) return "";
+  std::stable_sort(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
+    return a.free * a.size > b.free * b.size;
+  });
+  std::string out =
+      "\nSize classes by free objects stranded in partly used spans (a span returns to the page "
+      "heap only when all its objects are free)\n";
+  char line[256];
+  snprintf(line, sizeof(line), "%8s %8s %12s %12s %12s %12s %8s\n", "size", "spans",
+           "mostly empty", "objects out", "free objects", "stranded", "% of RSS");
+  out += line;
+  for (size_t i = 0; i < classes.size() && i < max_rows; ++i) {
+    const Profile::SizeClassFigures& c = classes[i];
+    const double stranded = static_cast<double>(c.free * c.size);
+    snprintf(line, sizeof(line), "%8llu %8llu %12llu %12llu %12llu %12s %8s\n",
+             static_cast<unsigned long long>(c.size), static_cast<unsigned long long>(c.spans),
+             static_cast<unsigned long long>(c.mostly_empty),
+             static_cast<unsigned long long>(c.out), static_cast<unsigned long long>(c.free),
+             FormatValue(stranded, ValueUnit::kBytes, show_bytes).c_str(),
+             FormatPercent(stranded, static_cast<double>(rss)).c_str());
+    out += line;
+  }
+  out += "objects out: live, or cached in thread and transfer caches; stranded: free objects x "
+         "size (never-carved ones included; they may hold no memory).\n"
+         "Which stacks keep them: HEAP_PROFILE_RESIDENCY=1 and --sample_index=stranded_space.\n";
+  return out;
 }
 
 }  // namespace heapkit::pprof

@@ -18,10 +18,15 @@ namespace heapkit::pprof {
 
 struct Profile;
 
-// Appends (key, bytes) when `line` is a "# heapkit: memory <key> <bytes>" comment; other lines
-// are ignored. Returns true when the line was one.
-bool ParseMemoryFigure(std::string_view line,
-                       std::vector<std::pair<std::string, uint64_t>>* figures);
+// Keeps the line's figures in the profile when `line` is a "# heapkit: memory <key> <bytes>"
+// or "# heapkit: size_class <field>=<n>..." comment; other lines are ignored. Returns true when
+// the line was one.
+bool ParseMemoryFigure(std::string_view line, Profile* profile);
+
+// The --memory report's second table: size classes by the bytes of free objects stranded in
+// their spans, largest first, at most `max_rows`.
+std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes,
+                           int64_t rss);
 
 struct MemoryRow {
   std::string label;

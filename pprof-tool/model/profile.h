@@ -36,16 +36,18 @@ struct SampleValues {
   double alloc_bytes = 0;
   double resident_bytes = 0;
   double swapped_bytes = 0;
+  double stranded_bytes = 0;  // free bytes of their spans the live objects keep from the OS
 
   SampleValues& operator+=(const SampleValues& o) {
     inuse_objects += o.inuse_objects; inuse_bytes += o.inuse_bytes;
     alloc_objects += o.alloc_objects; alloc_bytes += o.alloc_bytes;
     resident_bytes += o.resident_bytes; swapped_bytes += o.swapped_bytes;
+    stranded_bytes += o.stranded_bytes;
     return *this;
   }
   SampleValues Negated() const {
     return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes, -resident_bytes,
-            -swapped_bytes};
+            -swapped_bytes, -stranded_bytes};
   }
 };
 
@@ -87,14 +89,21 @@ struct Profile {
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
   // "# heapkit: memory <key> <bytes>" lines (profiler/memory_breakdown.h), in file order.
   std::vector<std::pair<std::string, uint64_t>> memory_figures;
-  // "# heapkit: residency <resident> <swapped> @ <pcs>" lines, until ApplyStackResidency
+  // "# heapkit: residency <resident> <swapped> <stranded> @ <pcs>" lines, until ApplyStackResidency
   // moves them onto the samples (model/stack_residency.h).
   struct StackResidency {
     std::vector<uint64_t> pcs;
     double resident = 0;
     double swapped = 0;
+    double stranded = 0;
   };
   std::vector<StackResidency> stack_residency;
+  // "# heapkit: size_class size=... spans=... ..." lines (profiler/memory_breakdown.h).
+  struct SizeClassFigures {
+    uint64_t size = 0, spans = 0, objects_per_span = 0, out = 0, transfer = 0, free = 0,
+             mostly_empty = 0;
+  };
+  std::vector<SizeClassFigures> size_classes;
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

@@ -38,6 +38,8 @@ bool ParseStackResidencyLine(std::string_view line, Profile* profile) {
   SkipSpaces(&line);
   if (!ParseDecimal(&line, &r.swapped)) return false;
   SkipSpaces(&line);
+  if (!ParseDecimal(&line, &r.stranded)) return false;
+  SkipSpaces(&line);
   if (line.substr(0, 1) != "@") return false;
   line.remove_prefix(1);
   for (;;) {
@@ -79,8 +81,10 @@ void ApplyStackResidency(Profile* profile) {
       const double scale = s->raw.inuse_bytes > 0 ? s->value.inuse_bytes / s->raw.inuse_bytes : 0;
       s->raw.resident_bytes += resident;
       s->raw.swapped_bytes += swapped;
+      s->raw.stranded_bytes += r.stranded * share;
       s->value.resident_bytes += resident * scale;
       s->value.swapped_bytes += swapped * scale;
+      s->value.stranded_bytes += r.stranded * share * scale;
     }
   }
   profile->stack_residency.clear();
@@ -88,7 +92,7 @@ void ApplyStackResidency(Profile* profile) {
   if (profile->sample_types.empty()) {
     profile->sample_types = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
   }
-  for (const char* t : {"resident_space", "swapped_space"}) {
+  for (const char* t : {"resident_space", "swapped_space", "stranded_space"}) {
     if (std::find(profile->sample_types.begin(), profile->sample_types.end(), t) ==
         profile->sample_types.end()) {
       profile->sample_types.push_back(t);

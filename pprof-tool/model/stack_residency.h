@@ -2,11 +2,13 @@
 // stack with live sampled objects, the bytes of those objects found on resident and on swapped
 // pages at the dump (profiler/stack_residency.h):
 //
-//   # heapkit: residency <resident bytes> <swapped bytes> @ 0x<pc> 0x<pc> ...
+//   # heapkit: residency <resident bytes> <swapped bytes> <stranded bytes> @ 0x<pc> ...
 //
 // in raw (sampled) bytes, like the record lines' in-use bytes. They become the sample values
 // resident_space and swapped_space (tcmalloc's names), un-sampled with the same factor as the
-// stack's in-use bytes, so resident_space <= inuse_space for every stack.
+// stack's in-use bytes, so resident_space <= inuse_space for every stack, and stranded_space:
+// the free bytes of their spans that the stack's live objects keep from going back to the page
+// heap (each object charged its share of its span's free objects).
 #pragma once
 
 #include <string_view>

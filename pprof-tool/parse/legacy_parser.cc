@@ -479,7 +479,7 @@ struct Parser {
         if (t.substr(0, kReason.size()) == kReason && profile->dump_reason.empty()) {
           profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
         }
-        if (!ParseMemoryFigure(t, &profile->memory_figures)) ParseStackResidencyLine(t, profile);
+        if (!ParseMemoryFigure(t, profile)) ParseStackResidencyLine(t, profile);
         continue;
       }
       if (t.empty()) continue;

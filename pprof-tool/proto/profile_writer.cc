@@ -42,6 +42,7 @@ double ValueOf(const SampleValues& v, SampleType t) {
     case SampleType::kAllocObjects: return v.alloc_objects;
     case SampleType::kResidentSpace: return v.resident_bytes;
     case SampleType::kSwappedSpace: return v.swapped_bytes;
+    case SampleType::kStrandedSpace: return v.stranded_bytes;
   }
   return 0;
 }
@@ -253,6 +254,7 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
   if (HasStackResidency(profile)) {  // tcmalloc's names for the same values
     types.push_back({SampleType::kResidentSpace, "resident_space", "bytes"});
     types.push_back({SampleType::kSwappedSpace, "swapped_space", "bytes"});
+    types.push_back({SampleType::kStrandedSpace, "stranded_space", "bytes"});
   }
   ProtoBuilder builder(profile, options.main_binary);
   PipelineOptions po = options.pipeline;

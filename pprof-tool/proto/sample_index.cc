@@ -8,7 +8,7 @@ namespace {
 bool TypeByName(const std::string& name, SampleType* type) {
   for (SampleType t : {SampleType::kInuseSpace, SampleType::kInuseObjects, SampleType::kAllocSpace,
                        SampleType::kAllocObjects, SampleType::kResidentSpace,
-                       SampleType::kSwappedSpace}) {
+                       SampleType::kSwappedSpace, SampleType::kStrandedSpace}) {
     if (name == SampleTypeName(t)) {
       *type = t;
       return true;

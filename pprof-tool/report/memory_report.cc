@@ -34,6 +34,7 @@ bool MemoryReport(const Profile& profile, bool show_bytes, std::string* out, std
     snprintf(line, sizeof(line), "%-66s %12s %8s\n", label.c_str(), value.c_str(), pct.c_str());
     *out += line;
   }
+  *out += SizeClassTable(profile, 20, show_bytes, rss);
   return true;
 }
 

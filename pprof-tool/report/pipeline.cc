@@ -161,6 +161,7 @@ const char* SampleTypeName(SampleType t) {
     case SampleType::kAllocObjects: return "alloc_objects";
     case SampleType::kResidentSpace: return "resident_space";
     case SampleType::kSwappedSpace: return "swapped_space";
+    case SampleType::kStrandedSpace: return "stranded_space";
   }
   return "?";
 }
@@ -173,6 +174,7 @@ double SampleValue(const RawSample& s, SampleType t) {
     case SampleType::kAllocObjects: return s.value.alloc_objects;
     case SampleType::kResidentSpace: return s.value.resident_bytes;
     case SampleType::kSwappedSpace: return s.value.swapped_bytes;
+    case SampleType::kStrandedSpace: return s.value.stranded_bytes;
   }
   return 0;
 }
@@ -230,7 +232,8 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   out->unit = (options.sample_type == SampleType::kInuseSpace ||
                options.sample_type == SampleType::kAllocSpace ||
                options.sample_type == SampleType::kResidentSpace ||
-               options.sample_type == SampleType::kSwappedSpace)
+               options.sample_type == SampleType::kSwappedSpace ||
+               options.sample_type == SampleType::kStrandedSpace)
                   ? ValueUnit::kBytes
                   : ValueUnit::kObjects;
   out->granularity = options.granularity;

@@ -25,7 +25,7 @@ namespace heapkit::pprof {
 
 enum class SampleType {
   kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
-  kResidentSpace, kSwappedSpace,  // heapkit dumps with HEAP_PROFILE_RESIDENCY=1 only
+  kResidentSpace, kSwappedSpace, kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
 };
 
 const char* SampleTypeName(SampleType t);
