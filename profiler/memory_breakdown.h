@@ -6,7 +6,8 @@
 //
 // one line per key, after the dump-reason line; both pprofs skip '#' lines between the header
 // and MAPPED_LIBRARIES (legacy_writer.h). Keys (bytes):
-//   rss                     the process's resident set (/proc/self/smaps_rollup Rss)
+//   rss                     the process's resident set (the sum of /proc/self/smaps' Rss lines,
+//                           what smaps_rollup and VmRSS report)
 //   live_heap               usable bytes of live objects, exact (generic.current_allocated_bytes)
 //   live_heap_resident      the resident part of in-use spans that the free lines below do not
 //                           take: live objects as far as the program touched them
@@ -40,8 +41,9 @@
 // transfer: of which in the transfer cache, free: free objects stranded in the spans,
 // mostly_empty: spans with at most 1/8 of their objects out.
 //
-// Cost: one pagemap read per contiguous run of spans and per metadata mapping, one pass over
-// /proc/self/smaps. Malloc-free; runs with no allocator lock held except for short snapshots.
+// Cost: one pagemap read per window of up to 512 OS pages of the heap and the metadata, and one
+// pass over /proc/self/smaps, in which the kernel walks every page table of the process (about
+// half of a dump's cost on a large heap; tests/bench/profiler/RESULTS.md). Malloc-free; runs with no allocator lock held except for short snapshots.
 #pragma once
 
 #include "profiler/output_sink.h"

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
@@ -151,6 +152,28 @@ void Partial(size_t mib, size_t touched_mib) {
   free(p);
 }
 
+double NowSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// dumpcost <MiB> <reps>: MiB of 56..1016-byte objects kept live, then <reps> timed dumps; prints
+// each dump's wall time (tests/bench/profiler/dump_cost.sh).
+void DumpCost(size_t mib, int reps) {
+  static const size_t kSizes[] = {56, 120, 248, 504, 1016};
+  size_t bytes = 0;
+  for (size_t n = 0; bytes < (mib << 20); ++n) {
+    g_sink = StrandSmallObjects(kSizes[n % 5]);
+    bytes += kSizes[n % 5];
+  }
+  for (int i = 0; i < reps; ++i) {
+    const double start = NowSeconds();
+    HeapProfilerDump("dump cost");
+    printf("dump_seconds %.4f\n", NowSeconds() - start);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +184,7 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "release") == 0) Release();
   else if (strcmp(mode, "threads") == 0) Threads(static_cast<int>(arg));
   else if (strcmp(mode, "mmap") == 0) Mmap(static_cast<size_t>(arg));
+  else if (strcmp(mode, "dumpcost") == 0) DumpCost(static_cast<size_t>(arg), atoi(argv[3]));
   else if (strcmp(mode, "partial") == 0) Partial(static_cast<size_t>(arg), static_cast<size_t>(atol(argv[3])));
   else return 2;
   return 0;
