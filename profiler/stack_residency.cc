@@ -70,9 +70,14 @@ bool StackResidencyEnabled() {
 void AppendStackResidency(OutputSink* sink) {
   StackTable& table = GlobalStackTable();
   if (!table.initialised()) return;
+  // One entry per distinct stack of a live record. The dump's totals pass has already made a
+  // bucket for every stack of an exact-mode slot record (ForEachBucketWithCounts), so there are
+  // no more distinct stacks than buckets (and no more than records).
   size_t capacity = 64;
   const size_t live = table.num_live_objects();
-  while (capacity < 2 * live + 64) capacity *= 2;
+  const size_t buckets = table.num_buckets();
+  const size_t stacks = live < buckets ? live : buckets;
+  while (capacity < 2 * stacks + 64) capacity *= 2;
   const size_t bytes = capacity * sizeof(Entry);
   auto* entries = static_cast<Entry*>(internal::MetaAlloc(bytes));
   if (entries == nullptr) {
@@ -105,6 +110,11 @@ void AppendStackResidency(OutputSink* sink) {
       sink->AppendHex(reinterpret_cast<uintptr_t>(pcs[d]), 16);
     }
     sink->AppendChar('\n');
+  }
+  if (tally.dropped != 0) {  // stacks recorded after the table was sized
+    sink->Append("# heapkit: residency of ");
+    sink->AppendDecimal(static_cast<int64_t>(tally.dropped));
+    sink->Append(" objects not counted: their stacks are newer than the dump\n");
   }
   internal::MetaFree(entries, bytes);
 }

@@ -17,7 +17,7 @@
 //
 // Cost: nothing on the allocation path; at dump time one pass over the live records (under each
 // stripe's lock in turn) with one pagemap read per window of 16..512 pages not already read,
-// and a table of (stack, bytes) from the metadata arena, two entries per live record.
+// and a table of (stack, bytes) from the metadata arena, two entries per bucket.
 #pragma once
 
 #include "profiler/output_sink.h"
