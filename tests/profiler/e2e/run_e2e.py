@@ -76,9 +76,10 @@ def parse_profile(path):
         i = 2
     prof['memory'] = {}
     while i < len(lines) and lines[i] != '':
-        mm = MEMORY_RE.match(lines[i])  # profiler/memory_breakdown.h
-        if mm is not None:
-            prof['memory'][mm.group(1)] = int(mm.group(2))
+        if lines[i].startswith('#'):  # the comment block (profiler/memory_breakdown.h)
+            mm = MEMORY_RE.match(lines[i])
+            if mm is not None:
+                prof['memory'][mm.group(1)] = int(mm.group(2))
             i += 1
             continue
         lm = LINE_RE.match(lines[i])
