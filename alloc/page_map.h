@@ -162,6 +162,14 @@ class PageMap {
   }
 
   size_t metadata_bytes() const { return bytes_; }
+  // Calls fn(leaf address, bytes reserved) for every leaf (statistics measure what is touched).
+  template <class Fn>
+  void ForEachLeafMapping(Fn&& fn) const {
+    for (size_t r = 0; r < kRootLength; ++r) {
+      const Leaf* leaf = LeafOf(PageId{r} << kLeafBits);
+      if (leaf != nullptr) fn(reinterpret_cast<uintptr_t>(leaf), sizeof(Leaf));
+    }
+  }
 
  private:
   bool CreateLeaf(uintptr_t r) {

@@ -4,6 +4,7 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/system_memory.h"
+#include "alloc/memory_residency.h"
 #include "alloc/span.h"
 
 namespace heapkit::alloc {
@@ -56,6 +57,17 @@ size_t FormatStats(char* buffer, size_t size) {
     size_t room = len < size ? size - len : 1;
     len += internal::FormatTo(out, room, "%s", t);
   };
+  // The tier lines count address space; the residency lines below say how much of it is memory
+  // (memory_residency.h). Metadata is counted by what it touched: a page-map leaf reserves
+  // 16 MiB of address space and uses 16 bytes per heap page.
+  MemoryResidency m;
+  MeasureMemoryResidency(&m);
+  const Residency heap = m.Heap();
+  const Residency metadata = m.Metadata();
+  const size_t metadata_used = metadata.resident + metadata.swapped;
+  const size_t actual = heap.resident + heap.swapped + metadata_used;
+  const size_t never_touched =
+      m.heap_in_use.untouched() + m.heap_free.untouched() + metadata.untouched();
   text("------------------------------------------------\n");
   put("Bytes in use by application", s.in_use_bytes);
   put("Bytes in page heap freelist", s.pageheap_free_bytes);
@@ -63,13 +75,19 @@ size_t FormatStats(char* buffer, size_t size) {
   put("Bytes in transfer cache freelist", s.transfer_free_bytes);
   put("Bytes in thread cache freelists", s.thread_cache_free_bytes);
   put("Bytes in span tails (unusable)", s.span_tail_bytes);
-  put("Bytes in malloc metadata", s.metadata_bytes);
+  put("Bytes in malloc metadata (touched)", metadata_used);
   text("MALLOC:   ------------\n");
-  put("Actual memory used (physical + swap)",
-      s.system_bytes - s.pageheap_unmapped_bytes + s.metadata_bytes);
+  put("Actual memory used (physical + swap)", actual);
+  put("Bytes mapped but never touched (no memory)", never_touched);
   put("Bytes released to OS (aka unmapped)", s.pageheap_unmapped_bytes);
   text("MALLOC:   ------------\n");
   put("Virtual address space used", s.system_bytes + s.metadata_bytes);
+  text("MALLOC:\n");
+  put("Resident in RAM (part of VmRSS): heap", heap.resident);
+  put("Resident in RAM (part of VmRSS): metadata", metadata.resident);
+  put(m.knows_swap ? "Swapped out" : "Swapped out (unknown: no /proc/self/pagemap)",
+      heap.swapped + metadata.swapped);
+  put("Metadata address space reserved (page map, arena)", s.metadata_bytes);
   text("MALLOC:\n");
   char* out = len < size ? buffer + len : dummy;
   size_t room = len < size ? size - len : 1;
@@ -83,7 +101,9 @@ size_t FormatStats(char* buffer, size_t size) {
                             "Call ReleaseFreeMemory() to release freelist memory to the OS "
                             "(via madvise()).\n"
                             "Bytes released to the OS take up virtual address space but no "
-                            "physical memory.\n",
+                            "physical memory.\n"
+                            "The tier lines count address space: the never-touched bytes "
+                            "among them hold no memory.\n",
                             s.spans_in_use, s.num_thread_caches, kPageSize,
                             static_cast<unsigned long long>(s.central_lock_acquisitions),
                             static_cast<unsigned long long>(s.central_lock_contended));

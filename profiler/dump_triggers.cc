@@ -8,6 +8,7 @@
 #include "alloc/internal/safe_file.h"
 #include "alloc/observer_hooks.h"
 #include "profiler/legacy_writer.h"
+#include "profiler/memory_breakdown.h"
 #include "profiler/profiler_config.h"
 #include "profiler/stack_table.h"
 
@@ -80,6 +81,7 @@ bool DumpLocked(const char* reason) {
   int err = 0;
   LegacyProfile profile = TableProfile();
   profile.reason = reason;  // the same words as the log line, as a comment after the header
+  profile.append_comments = &AppendDumpComments;
   bool ok = WriteLegacyProfileFile(file, profile, &err);
   if (!ok) {
     const char* refusal = internal::ReplaceRefusal(err);

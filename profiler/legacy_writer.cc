@@ -127,6 +127,7 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
     AppendReason(sink, profile.reason);
     AppendTimeAndPid(sink);
   }
+  if (profile.append_comments != nullptr) profile.append_comments(sink);
   LineContext lines{sink, profile.skip_empty_records};
   if (profile.source != nullptr) profile.source(profile.source_ctx, &LineVisitor, &lines);
   if (profile.write_mapped_libraries) {

@@ -4,6 +4,7 @@
 //   heap profile: <inuse_n>: <inuse_bytes> [<alloc_n>: <alloc_bytes>] @ heapprofile|heap_v2/<R>
 //   [# heapkit: dump reason: <why this dump was written, one line>]
 //   [# heapkit: dump time: <unix seconds>.<milliseconds> pid <pid>]     (with a reason only)
+//   [# heapkit: memory <key> <bytes>  ... (memory_breakdown.h)]
 //        <n>: <bytes> [<n>: <bytes>] @ 0x<pc> 0x<pc> ...      (return addresses, leaf first)
 //   <blank line>
 //   MAPPED_LIBRARIES:
@@ -59,6 +60,8 @@ struct LegacyProfile {
   // Why the dump was written ("1026 MB allocated cumulatively, 5 MB currently in use"); written
   // as the comment line after the header, control characters as spaces. nullptr or "": none.
   const char* reason = nullptr;
+  // Writes more '#' comment lines after the reason (memory_breakdown.h); nullptr: none.
+  void (*append_comments)(OutputSink* sink) = nullptr;
 };
 
 // Streams the whole profile to `sink` and flushes it. False if the sink failed.

@@ -24,6 +24,49 @@ HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_chunk = 0;
 HEAPKIT_ALWAYS_WRITTEN_DATA size_t arena_used = 0;
 HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<size_t> arena_system_bytes{0};
 
+// Every mapping of the arena, so that statistics can tell its resident pages from reserved ones
+// (ForEachArenaMapping). Each chunk begins with the address of the chunk before it (a pointer
+// into the arena, never into the user heap). Direct mappings (large ArenaAlloc and MetaAlloc
+// blocks) are listed in nodes carved from the arena, guarded by mapping_lock; a node whose
+// block was unmapped goes on the spare list.
+constexpr size_t kChunkHeader = 16;
+struct DirectMapping {
+  uintptr_t start;
+  size_t bytes;
+  DirectMapping* next;
+};
+SpinLock mapping_lock;
+DirectMapping* direct_mappings = nullptr;
+DirectMapping* spare_mapping_nodes = nullptr;
+
+void NoteDirectMapping(void* block, size_t bytes) {
+  DirectMapping* node;
+  {
+    SpinLockHolder h(&mapping_lock);
+    node = spare_mapping_nodes;
+    if (node != nullptr) spare_mapping_nodes = node->next;
+  }
+  if (node == nullptr) node = static_cast<DirectMapping*>(ArenaAlloc(sizeof(DirectMapping)));
+  if (node == nullptr) return;  // out of memory: the mapping is counted, just not measured
+  node->start = reinterpret_cast<uintptr_t>(block);
+  node->bytes = bytes;
+  SpinLockHolder h(&mapping_lock);
+  node->next = direct_mappings;
+  direct_mappings = node;
+}
+
+void ForgetDirectMapping(void* block) {
+  SpinLockHolder h(&mapping_lock);
+  for (DirectMapping** link = &direct_mappings; *link != nullptr; link = &(*link)->next) {
+    DirectMapping* node = *link;
+    if (node->start != reinterpret_cast<uintptr_t>(block)) continue;
+    *link = node->next;
+    node->next = spare_mapping_nodes;
+    spare_mapping_nodes = node;
+    return;
+  }
+}
+
 SpinLock meta_lock;
 void* meta_buckets[kNumBuckets];
 
@@ -40,7 +83,10 @@ void* ArenaAlloc(size_t size, size_t align) {
   size = (size + 15) & ~size_t{15};
   if (size > kChunkSize / 4) {
     void* p = SystemAlloc(size, align);
-    if (p != nullptr) arena_system_bytes.fetch_add(size, std::memory_order_relaxed);
+    if (p != nullptr) {
+      arena_system_bytes.fetch_add(size, std::memory_order_relaxed);
+      NoteDirectMapping(p, size);
+    }
     return p;
   }
   HEAPKIT_DCHECK(align <= 4096);  // offsets in a page-aligned chunk
@@ -50,8 +96,9 @@ void* ArenaAlloc(size_t size, size_t align) {
     void* chunk = SystemAlloc(kChunkSize, 4096);
     if (chunk == nullptr) return nullptr;
     arena_system_bytes.fetch_add(kChunkSize, std::memory_order_relaxed);
+    *static_cast<uintptr_t*>(chunk) = arena_chunk;  // the chain ForEachArenaMapping walks
     arena_chunk = reinterpret_cast<uintptr_t>(chunk);
-    offset = 0;
+    offset = (kChunkHeader + align - 1) & ~(align - 1);
   }
   arena_used = offset + size;
   return reinterpret_cast<void*>(arena_chunk + offset);
@@ -61,7 +108,10 @@ void* MetaAlloc(size_t size) {
   if (size == 0) size = 1;
   if (size > (size_t{1} << kMaxBucketShift)) {
     void* p = SystemAlloc(size, 4096);
-    if (p != nullptr) arena_system_bytes.fetch_add(size, std::memory_order_relaxed);
+    if (p != nullptr) {
+      arena_system_bytes.fetch_add(size, std::memory_order_relaxed);
+      NoteDirectMapping(p, size);
+    }
     return p;
   }
   int b = BucketFor(size);
@@ -82,6 +132,7 @@ void MetaFree(void* block, size_t size) {
   if (block == nullptr) return;
   if (size == 0) size = 1;
   if (size > (size_t{1} << kMaxBucketShift)) {
+    ForgetDirectMapping(block);
     SystemFree(block, (size + 4095) & ~size_t{4095});
     arena_system_bytes.fetch_sub(size, std::memory_order_relaxed);
     return;
@@ -95,11 +146,27 @@ void MetaFree(void* block, size_t size) {
 void ArenaLockAll() {
   arena_lock.Lock();
   meta_lock.Lock();
+  mapping_lock.Lock();
 }
 
 void ArenaUnlockAll() {
+  mapping_lock.Unlock();
   meta_lock.Unlock();
   arena_lock.Unlock();
+}
+
+void ForEachArenaMapping(void (*fn)(void* ctx, uintptr_t start, size_t bytes), void* ctx) {
+  uintptr_t chunk;
+  {
+    SpinLockHolder h(&arena_lock);
+    chunk = arena_chunk;
+  }
+  // Chunk headers never change once written, so the chain is walked without the lock.
+  for (; chunk != 0; chunk = *reinterpret_cast<const uintptr_t*>(chunk)) fn(ctx, chunk, kChunkSize);
+  SpinLockHolder h(&mapping_lock);
+  for (const DirectMapping* node = direct_mappings; node != nullptr; node = node->next) {
+    fn(ctx, node->start, node->bytes);
+  }
 }
 
 size_t ArenaSystemBytes() { return arena_system_bytes.load(std::memory_order_relaxed); }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -32,6 +33,11 @@ void ArenaUnlockAll();
 
 // Bytes obtained from the OS for metadata (arena chunks + direct Meta mappings).
 size_t ArenaSystemBytes();
+
+// Calls fn for every mapping counted by ArenaSystemBytes (whole chunks, touched or not), so
+// that a caller can measure their residency. fn runs under an arena spin lock: it must not
+// allocate from the arena (system calls are fine).
+void ForEachArenaMapping(void (*fn)(void* ctx, uintptr_t start, size_t bytes), void* ctx);
 
 // Typed free list over the arena. Not thread-safe: the owner guards it with its own lock.
 // New() returns a value-initialised T (placement new) or nullptr on OOM. Align > alignof(T)

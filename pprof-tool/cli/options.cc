@@ -29,7 +29,7 @@ namespace {
 // one-to-one onto CliOptions are bound to CliOptions directly.
 struct RawOptions {
   bool text = false, traces = false, tree = false, collapsed = false, callgrind = false,
-       raw = false, symbols = false, proto = false;
+       raw = false, symbols = false, proto = false, memory = false;
   int top = -1;
   std::string list, peek;
   std::string symbolize;  // --symbolize=demangle=full
@@ -79,6 +79,7 @@ void DefineReportOptions(CLI::App& app, RawOptions& r) {
   app.add_option("--list", r.list, "Annotated source of functions matching a regex. E.g. --list='^Parse'")->group(g);
   app.add_flag("--collapsed", r.collapsed, "Folded stacks 'main;f;g 1234' for flamegraph.pl etc.")->group(g);
   app.add_flag("--callgrind", r.callgrind, "Callgrind format for kcachegrind. E.g. --callgrind > out.cg")->group(g);
+  app.add_flag("--memory", r.memory, "Where the process's memory was at the dump: RSS by allocator tier and mapping kind. E.g. --memory x.heap")->group(g);
   app.add_flag("--raw", r.raw, "Symbolized self-contained profile, readable without the binaries. E.g. --raw -o s.heap")->group(g);
   app.add_flag("--symbols", r.symbols,
                "Read maps lines and hex addresses from stdin, print '0x<addr> <name>' per address. "
@@ -282,7 +283,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   int reports = int(r.text) + timeline + !o->http.empty() + (r.top >= 0) + r.traces + r.tree + !r.peek.empty() +
                 !r.list.empty() + r.collapsed +
                 r.callgrind + r.raw + r.symbols + r.dot + r.svg + r.png + r.pdf + r.ps + r.web +
-                flame + icicle + r.proto;
+                flame + icicle + r.proto + r.memory;
   if (reports > 1) {
     *error = "choose one report (--text, --top, --traces, --list, --svg, ...)";
     return false;
@@ -297,6 +298,7 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
       {!r.list.empty(), ReportKind::kList},   {r.collapsed, ReportKind::kCollapsed},
       {r.callgrind, ReportKind::kCallgrind},  {r.raw, ReportKind::kRaw},
       {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto},
+      {r.memory, ReportKind::kMemory},
       {timeline, ReportKind::kTimeline},      {!o->http.empty(), ReportKind::kHttp}};
   for (const auto& [on, kind] : reports_by_flag) {
     if (on) o->report = kind;

@@ -15,6 +15,7 @@ enum class ReportKind {
   kText, kTop, kTraces, kTree, kPeek, kList, kCollapsed, kCallgrind, kRaw, kSymbols, kRender, kProto,
   kTimeline,  // --timeline[=file]: the memory timeline SVG (web/timeline.h)
   kHttp,      // --http=[host]:port: the web UI (web/web_server.h)
+  kMemory,    // --memory: the dump's memory figures as a table (report/memory_report.h)
 };
 
 struct CliOptions {

@@ -163,6 +163,12 @@ int RunPprofTool(const CliOptions& o) {
     if (!LoadAll(base_files, &base, &error, &warnings)) return Fail(error);
     SubtractBase(&base, !o.diff_base.empty(), &profile);
   }
+  if (o.report == ReportKind::kMemory) {
+    std::string out;
+    if (!MemoryReport(profile, o.show_bytes, &out, &error)) return Fail(error);
+    flush_warnings();
+    return Emit(out, o.output);
+  }
   if (o.heapcheck) {
     profile.kind = ProfileKind::kHeapCheck;
     for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;

@@ -27,19 +27,28 @@ enum class ProfileKind {
 
 const char* ProfileKindName(ProfileKind kind);
 
-// Four values per sample, the legacy format's columns.
+// Four values per sample, the legacy format's columns, and the in-use bytes found resident
+// and swapped at the dump (heapkit's HEAP_PROFILE_RESIDENCY; model/stack_residency.h).
 struct SampleValues {
   double inuse_objects = 0;
   double inuse_bytes = 0;
   double alloc_objects = 0;
   double alloc_bytes = 0;
+  double resident_bytes = 0;
+  double swapped_bytes = 0;
+  double stranded_bytes = 0;  // free bytes of their spans the live objects keep from the OS
 
   SampleValues& operator+=(const SampleValues& o) {
     inuse_objects += o.inuse_objects; inuse_bytes += o.inuse_bytes;
     alloc_objects += o.alloc_objects; alloc_bytes += o.alloc_bytes;
+    resident_bytes += o.resident_bytes; swapped_bytes += o.swapped_bytes;
+    stranded_bytes += o.stranded_bytes;
     return *this;
   }
-  SampleValues Negated() const { return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes}; }
+  SampleValues Negated() const {
+    return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes, -resident_bytes,
+            -swapped_bytes, -stranded_bytes};
+  }
 };
 
 struct RawSample {
@@ -80,6 +89,23 @@ struct Profile {
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
   double dump_time = 0;            // "# heapkit: dump time: <unix s>.<ms> pid <pid>"; 0 if none
   int64_t dump_pid = 0;            // the writing process, same line; 0 if none
+  // "# heapkit: memory <key> <bytes>" lines (profiler/memory_breakdown.h), in file order.
+  std::vector<std::pair<std::string, uint64_t>> memory_figures;
+  // "# heapkit: residency <resident> <swapped> <stranded> @ <pcs>" lines, until ApplyStackResidency
+  // moves them onto the samples (model/stack_residency.h).
+  struct StackResidency {
+    std::vector<uint64_t> pcs;
+    double resident = 0;
+    double swapped = 0;
+    double stranded = 0;
+  };
+  std::vector<StackResidency> stack_residency;
+  // "# heapkit: size_class size=... spans=... ..." lines (profiler/memory_breakdown.h).
+  struct SizeClassFigures {
+    uint64_t size = 0, spans = 0, objects_per_span = 0, out = 0, transfer = 0, free = 0,
+             mostly_empty = 0;
+  };
+  std::vector<SizeClassFigures> size_classes;
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

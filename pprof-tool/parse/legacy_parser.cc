@@ -1,6 +1,8 @@
 #include "pprof-tool/parse/legacy_parser.h"
 
 #include "alloc/internal/safe_file.h"
+#include "pprof-tool/model/memory_figures.h"
+#include "pprof-tool/model/stack_residency.h"
 
 #include <cerrno>
 #include <cmath>
@@ -533,6 +535,7 @@ struct Parser {
           profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
         }
         ParseDumpTime(t, profile);
+        if (!ParseMemoryFigure(t, profile)) ParseStackResidencyLine(t, profile);
         continue;
       }
       if (t.empty()) continue;
@@ -604,7 +607,9 @@ bool ParseProfileText(std::string_view text, const std::string& file_name, Profi
   profile->file = file_name;
   Parser p{file_name, profile, error};
   Lines lines(text);
-  return p.Run(lines);
+  const bool ok = p.Run(lines);
+  ApplyStackResidency(profile);
+  return ok;
 }
 
 bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error) {
@@ -627,6 +632,7 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
   Lines lines(fd);
   bool ok = p.Run(lines);
   close(fd);
+  ApplyStackResidency(profile);
   return ok;
 }
 

@@ -1,5 +1,7 @@
 #include "pprof-tool/proto/profile_writer.h"
 
+#include "pprof-tool/model/stack_residency.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string_view>
@@ -39,6 +41,9 @@ double ValueOf(const SampleValues& v, SampleType t) {
     case SampleType::kInuseObjects: return v.inuse_objects;
     case SampleType::kAllocSpace: return v.alloc_bytes;
     case SampleType::kAllocObjects: return v.alloc_objects;
+    case SampleType::kResidentSpace: return v.resident_bytes;
+    case SampleType::kSwappedSpace: return v.swapped_bytes;
+    case SampleType::kStrandedSpace: return v.stranded_bytes;
   }
   return 0;
 }
@@ -252,6 +257,11 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
   for (const ExportedType& t : kHeapTypes) {
     const bool inuse = t.type == SampleType::kInuseObjects || t.type == SampleType::kInuseSpace;
     if (inuse || !options.heapcheck) types.push_back(t);
+  }
+  if (HasStackResidency(profile)) {  // tcmalloc's names for the same values
+    types.push_back({SampleType::kResidentSpace, "resident_space", "bytes"});
+    types.push_back({SampleType::kSwappedSpace, "swapped_space", "bytes"});
+    types.push_back({SampleType::kStrandedSpace, "stranded_space", "bytes"});
   }
   ProtoBuilder builder(profile, options.main_binary);
   PipelineOptions po = options.pipeline;

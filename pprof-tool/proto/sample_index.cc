@@ -7,7 +7,8 @@ namespace {
 
 bool TypeByName(const std::string& name, SampleType* type) {
   for (SampleType t : {SampleType::kInuseSpace, SampleType::kInuseObjects, SampleType::kAllocSpace,
-                       SampleType::kAllocObjects}) {
+                       SampleType::kAllocObjects, SampleType::kResidentSpace,
+                       SampleType::kSwappedSpace, SampleType::kStrandedSpace}) {
     if (name == SampleTypeName(t)) {
       *type = t;
       return true;

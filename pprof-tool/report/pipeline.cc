@@ -157,6 +157,9 @@ const char* SampleTypeName(SampleType t) {
     case SampleType::kInuseObjects: return "inuse_objects";
     case SampleType::kAllocSpace: return "alloc_space";
     case SampleType::kAllocObjects: return "alloc_objects";
+    case SampleType::kResidentSpace: return "resident_space";
+    case SampleType::kSwappedSpace: return "swapped_space";
+    case SampleType::kStrandedSpace: return "stranded_space";
   }
   return "?";
 }
@@ -167,6 +170,9 @@ double SampleValue(const RawSample& s, SampleType t) {
     case SampleType::kInuseObjects: return s.value.inuse_objects;
     case SampleType::kAllocSpace: return s.value.alloc_bytes;
     case SampleType::kAllocObjects: return s.value.alloc_objects;
+    case SampleType::kResidentSpace: return s.value.resident_bytes;
+    case SampleType::kSwappedSpace: return s.value.swapped_bytes;
+    case SampleType::kStrandedSpace: return s.value.stranded_bytes;
   }
   return 0;
 }
@@ -222,7 +228,10 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   *out = StackSamples();
   out->sample_type = SampleTypeName(options.sample_type);
   out->unit = (options.sample_type == SampleType::kInuseSpace ||
-               options.sample_type == SampleType::kAllocSpace)
+               options.sample_type == SampleType::kAllocSpace ||
+               options.sample_type == SampleType::kResidentSpace ||
+               options.sample_type == SampleType::kSwappedSpace ||
+               options.sample_type == SampleType::kStrandedSpace)
                   ? ValueUnit::kBytes
                   : ValueUnit::kObjects;
   out->granularity = options.granularity;

@@ -23,7 +23,10 @@
 
 namespace heapkit::pprof {
 
-enum class SampleType { kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects };
+enum class SampleType {
+  kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
+  kResidentSpace, kSwappedSpace, kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
+};
 
 const char* SampleTypeName(SampleType t);
 

@@ -47,6 +47,10 @@ bool ListReport(const StackSamples& line_samples, const std::string& regex,
 // --raw: a self-contained symbolized profile that pprof-tool (and gperftools' pprof) read back.
 std::string RawReport(const Profile& profile, Symbolizer& symbolizer, const std::string& binary);
 
+// --memory: the dump's memory figures (model/memory_figures.h) as a table with bytes and share
+// of RSS. False with *error when the profile carries none.
+bool MemoryReport(const Profile& profile, bool show_bytes, std::string* out, std::string* error);
+
 // --symbols: maps lines and hex addresses (one per line) in, "0x<addr> <name>[--<caller>...]"
 // out, one line per address (inlined frames innermost first).
 std::string SymbolsReport(const std::string& input, const std::string& program,

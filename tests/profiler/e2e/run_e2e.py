@@ -20,6 +20,7 @@ HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
 DUMP_RE = re.compile(r'^Dumping heap profile to (\S+) \((.*)\)$', re.M)
 REASON_PREFIX = '# heapkit: dump reason: '
+MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$')
 
 # Known pattern (workload.cc).
 A_N, A_SIZE = 20000, 1000
@@ -76,7 +77,14 @@ def parse_profile(path):
         check(re.match(r'^# heapkit: dump time: \d+\.\d{3} pid \d+$', lines[2]) is not None,
               '%s: no dump time line after the reason: %r' % (path, lines[2]))
         i = 3
+    prof['memory'] = {}
     while i < len(lines) and lines[i] != '':
+        if lines[i].startswith('#'):  # the comment block (profiler/memory_breakdown.h)
+            mm = MEMORY_RE.match(lines[i])
+            if mm is not None:
+                prof['memory'][mm.group(1)] = int(mm.group(2))
+            i += 1
+            continue
         lm = LINE_RE.match(lines[i])
         if not check(lm is not None, '%s: bad record line %r' % (path, lines[i])):
             return None
