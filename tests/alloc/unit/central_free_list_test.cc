@@ -287,6 +287,115 @@ TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
   EXPECT_EQ(cl.NumSpans(), 0u);
 }
 
+// Remote frees (central_free_list.h): a batch another thread freed is parked as nobody's, so
+// any thread reuses it at once instead of it waiting for its span's owner.
+TEST(CentralFreeListTest, BatchFreedByAnotherThreadIsAnybodys) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(48);
+  Owner a(1), b(2), c(3);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  const std::vector<void*> objects = Collect(head, batch);
+  cl.InsertRange(head, tail, batch, b.affinity());  // b frees what a allocated
+  const size_t spans = cl.NumSpans();
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, c.affinity()), batch);
+  EXPECT_EQ(Collect(head, batch), objects) << "c reuses the remote-freed batch";
+  EXPECT_EQ(cl.NumSpans(), spans) << "no span carved for c";
+  EXPECT_EQ(cl.GetCounters().foreign_batches, 0u) << "not the crowded rule";
+  cl.InsertRange(head, tail, batch, c.affinity());
+}
+
+// The owner's own batch stays its own (the other half of the rule above).
+TEST(CentralFreeListTest, BatchFreedByItsOwnerStaysItsOwn) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(48);
+  Owner a(1), c(3);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  void* parked = head;
+  cl.InsertRange(head, tail, batch, a.affinity());
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, c.affinity()), batch);
+  EXPECT_NE(head, parked) << "c must not get a's own batch while a lives";
+  EXPECT_EQ(cl.TransferObjects(), static_cast<size_t>(batch));
+  cl.InsertRange(head, tail, batch, c.affinity());
+}
+
+// Objects another thread returns to a span (a partial batch) make the span nobody's: its free
+// objects go to the next taker rather than staying out of use while the owner does not need
+// them; objects the owner returns keep the span its own.
+TEST(CentralFreeListTest, RemoteFreeToASpanDropsItsOwner) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(96);
+  Owner a(1), b(2);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, 6, a.affinity()), 6);
+  std::vector<void*> v = Collect(head, 6);
+  Span* span = t->map->GetSpan(reinterpret_cast<uintptr_t>(v[0]) >> kPageShift);
+  cl.InsertRange(v[0], v[0], 1, a.affinity());  // the owner's free
+  EXPECT_EQ(span->affinity_, a.affinity());
+  void* h;
+  void* tl;
+  ASSERT_EQ(cl.RemoveRange(&h, &tl, 1, b.affinity()), 1);
+  EXPECT_NE(t->map->GetSpan(reinterpret_cast<uintptr_t>(h) >> kPageShift), span)
+      << "a live owner's span is not b's";
+  cl.InsertRange(h, h, 1, b.affinity());
+  const size_t spans = cl.NumSpans();
+  cl.InsertRange(v[1], v[1], 1, b.affinity());  // b frees an object of a's span
+  EXPECT_TRUE(span->affinity_.none());
+  ASSERT_EQ(cl.RemoveRange(&h, &tl, 1, b.affinity()), 1);
+  EXPECT_EQ(t->map->GetSpan(reinterpret_cast<uintptr_t>(h) >> kPageShift), span);
+  EXPECT_EQ(span->affinity_, b.affinity()) << "the taker owns it now";
+  EXPECT_EQ(cl.NumSpans(), spans);
+  cl.InsertRange(h, h, 1, b.affinity());
+  for (int i = 2; i < 6; ++i) cl.InsertRange(v[i], v[i], 1, a.affinity());
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// A refill that looks past spans of live owners moves them to the back of the list, so that an
+// orphaned span behind more than kAffinityScan of them is reached by a later refill instead of
+// staying out of use while fresh spans are carved.
+TEST(CentralFreeListTest, ScanReachesOrphanedSpansBehindBusyOnes) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(1024);
+  const int per_span = static_cast<int>(t->sizemap.ObjectsPerSpan(cls));
+  ASSERT_LE(per_span, batch);
+  Owner x(1), a(2), b(3), c(4);
+  void* xh;
+  void* xt;
+  ASSERT_EQ(cl.RemoveRange(&xh, &xt, 1, x.affinity()), 1);
+  Span* orphan = t->map->GetSpan(reinterpret_cast<uintptr_t>(xh) >> kPageShift);
+  const int busy = CentralFreeList::kAffinityScan + 4;
+  std::vector<std::vector<void*>> full;
+  for (int i = 0; i < busy; ++i) {  // a's whole spans, then one object back to each
+    void* h;
+    void* tl;
+    ASSERT_EQ(cl.RemoveRange(&h, &tl, per_span, a.affinity()), per_span);
+    full.push_back(Collect(h, per_span));
+  }
+  for (auto& f : full) cl.InsertRange(f[0], f[0], 1, a.affinity());
+  x.Exit();
+  const size_t spans = cl.NumSpans();
+  void* bh;
+  void* bt;
+  ASSERT_EQ(cl.RemoveRange(&bh, &bt, 1, b.affinity()), 1);  // looks at 16 of a's, carves
+  EXPECT_EQ(cl.NumSpans(), spans + 1);
+  void* ch;
+  void* ct;
+  ASSERT_EQ(cl.RemoveRange(&ch, &ct, 1, c.affinity()), 1);
+  EXPECT_EQ(t->map->GetSpan(reinterpret_cast<uintptr_t>(ch) >> kPageShift), orphan);
+  EXPECT_EQ(cl.NumSpans(), spans + 1) << "no span carved for c";
+  cl.InsertRange(xh, xh, 1);
+  cl.InsertRange(bh, bh, 1);
+  cl.InsertRange(ch, ch, 1);
+  for (auto& f : full) {
+    for (int k = 1; k < per_span; ++k) cl.InsertRange(f[size_t(k)], f[size_t(k)], 1);
+  }
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
 // Refills and releases count their lock acquisitions, and those that found the lock held.
 TEST(CentralFreeListTest, CountsContendedLockAcquisitions) {
   auto t = std::make_unique<testing::Tiers>();
