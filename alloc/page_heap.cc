@@ -153,29 +153,96 @@ Span* PageHeap::Carve(Span* span, Length n) {
   return span;
 }
 
-Span* PageHeap::AllocLocked(Length n) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    for (Length len = n; len < kMaxPages; ++len) {
-      if (!normal_[len].empty()) return Carve(normal_[len].first(), n);
-      if (!returned_[len].empty()) return Carve(returned_[len].first(), n);
-    }
-    // Best fit among the large spans: the shortest, then the lowest address; backed spans
-    // first (reusing them costs no page faults, and leaves released tails released).
-    Span* best = nullptr;
-    for (const SpanList* list : {&large_normal_, &large_returned_}) {
-      for (Span* s = list->first(); s != nullptr; s = list->next(s)) {
-        if (s->npages_ < n) continue;
-        if (best == nullptr || s->npages_ < best->npages_ ||
-            (s->npages_ == best->npages_ && s->start_ < best->start_)) {
-          best = s;
-        }
-      }
-      if (best != nullptr) break;
-    }
-    if (best != nullptr) return Carve(best, n);
-    if (attempt == 0 && !GrowHeap(n)) return nullptr;
+Span* PageHeap::SearchLocked(Length n) {
+  for (Length len = n; len < kMaxPages; ++len) {
+    if (!normal_[len].empty()) return Carve(normal_[len].first(), n);
+    if (!returned_[len].empty()) return Carve(returned_[len].first(), n);
   }
-  return nullptr;
+  // Best fit among the large spans: the shortest, then the lowest address; backed spans
+  // first (reusing them costs no page faults, and leaves released tails released).
+  Span* best = nullptr;
+  for (const SpanList* list : {&large_normal_, &large_returned_}) {
+    for (Span* s = list->first(); s != nullptr; s = list->next(s)) {
+      if (s->npages_ < n) continue;
+      if (best == nullptr || s->npages_ < best->npages_ ||
+          (s->npages_ == best->npages_ && s->start_ < best->start_)) {
+        best = s;
+      }
+    }
+    if (best != nullptr) break;
+  }
+  return best != nullptr ? Carve(best, n) : nullptr;
+}
+
+Span* PageHeap::AllocLocked(Length n) {
+  if (Span* span = SearchLocked(n)) return span;
+  // Before the heap grows: free memory in runs of both kinds (each call merges part of a run
+  // and releases at least one backed span, so this ends).
+  while (MergeMixedRun(n)) {
+    if (Span* span = SearchLocked(n)) return span;
+  }
+  // Free spans hold n pages but no run of them does: the growth is fragmentation, not demand.
+  if (stats_.free_bytes + stats_.unmapped_bytes >= (n << kPageShift)) UnmapLargeFreeSpans();
+  if (!GrowHeap(n)) return nullptr;
+  return SearchLocked(n);
+}
+
+bool PageHeap::MergeMixedRun(Length n) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  // The first (leftmost) span of each run of adjacent free spans; walk the run to its end.
+  auto run_from = [&](Span* first, Span** members, int max_members, int* count) -> Length {
+    Length total = 0;
+    *count = 0;
+    for (Span* s = first; s != nullptr && s->location_ != Span::kInUse;) {
+      total += s->npages_;
+      if (s->location_ == Span::kOnNormalFreelist && *count < max_members) members[(*count)++] = s;
+      Span* next = map_->GetSpan(s->start_ + s->npages_);
+      if (next == nullptr || next->start_ != s->start_ + s->npages_) break;
+      s = next;
+    }
+    return total;
+  };
+  auto is_run_start = [&](const Span* s) {
+    if (s->start_ == 0) return true;
+    const Span* prev = map_->GetSpan(s->start_ - 1);
+    return prev == nullptr || prev->location_ == Span::kInUse ||
+           prev->start_ + prev->npages_ != s->start_;
+  };
+  // Backed members of one run (adjacent spans of the same kind are always coalesced, so a run
+  // alternates kinds); a run with more than fit here is merged over several calls.
+  constexpr int kMaxMembers = 64;
+  Span* members[kMaxMembers];
+  auto try_list = [&](const SpanList& list) -> bool {
+    for (Span* s = list.first(); s != nullptr; s = list.next(s)) {
+      if (!is_run_start(s)) continue;
+      int count = 0;
+      if (run_from(s, members, kMaxMembers, &count) < n || count == 0) continue;
+      // Release the backed members: each then coalesces with its released neighbours, and the
+      // run becomes one released span of at least n pages.
+      for (int i = 0; i < count; ++i) ReleaseSpan(members[i]);
+      return true;
+    }
+    return false;
+  };
+  if (try_list(large_normal_) || try_list(large_returned_)) return true;
+  for (Length len = 1; len < kMaxPages; ++len) {
+    if (try_list(normal_[len]) || try_list(returned_[len])) return true;
+  }
+  return false;
+}
+
+void PageHeap::UnmapLargeFreeSpans() {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  while (!large_normal_.empty()) ReleaseSpan(large_normal_.last());  // coalesce with released
+  while (!large_returned_.empty()) {
+    Span* span = large_returned_.first();
+    RemoveFree(span);
+    ClearPage(span->start_);
+    if (span->npages_ > 1) ClearPage(span->start_ + span->npages_ - 1);
+    stats_.system_bytes -= span->Bytes();
+    internal::SystemFree(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+    span_alloc_.Delete(span);
+  }
 }
 
 bool PageHeap::GrowHeap(Length n) {
