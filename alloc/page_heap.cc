@@ -176,50 +176,63 @@ Span* PageHeap::SearchLocked(Length n) {
 
 Span* PageHeap::AllocLocked(Length n) {
   if (Span* span = SearchLocked(n)) return span;
-  // Before the heap grows: free memory in runs of both kinds (each call merges part of a run
-  // and releases at least one backed span, so this ends).
-  while (MergeMixedRun(n)) {
-    if (Span* span = SearchLocked(n)) return span;
+  // No free span holds n pages. When free memory could hold the request and the memory in use
+  // is less than the request (the heap is mostly free memory left by requests like this one),
+  // the growth would be fragmentation, not demand: first merge a run of adjacent free spans of
+  // both kinds that holds it; failing that, give the address space of the large released free
+  // spans back before growing (using them would fault as much as fresh memory). Backed free
+  // spans stay for reuse without page faults.
+  const size_t bytes = n << kPageShift;
+  if (stats_.in_use_bytes < bytes && stats_.free_bytes + stats_.unmapped_bytes >= bytes) {
+    if (MergeMixedRun(n)) {
+      Span* span = SearchLocked(n);
+      HEAPKIT_DCHECK(span != nullptr);
+      if (span != nullptr) return span;
+    }
+    UnmapLargeReleasedSpans();
   }
-  // Free spans hold n pages but no run of them does: the growth is fragmentation, not demand.
-  if (stats_.free_bytes + stats_.unmapped_bytes >= (n << kPageShift)) UnmapLargeFreeSpans();
   if (!GrowHeap(n)) return nullptr;
   return SearchLocked(n);
 }
 
 bool PageHeap::MergeMixedRun(Length n) {
   HEAPKIT_DCHECK(lock_.IsHeld());
-  // The first (leftmost) span of each run of adjacent free spans; walk the run to its end.
-  auto run_from = [&](Span* first, Span** members, int max_members, int* count) -> Length {
-    Length total = 0;
-    *count = 0;
-    for (Span* s = first; s != nullptr && s->location_ != Span::kInUse;) {
-      total += s->npages_;
-      if (s->location_ == Span::kOnNormalFreelist && *count < max_members) members[(*count)++] = s;
-      Span* next = map_->GetSpan(s->start_ + s->npages_);
-      if (next == nullptr || next->start_ != s->start_ + s->npages_) break;
-      s = next;
-    }
-    return total;
-  };
+  // Each run of adjacent free spans is walked from its first (leftmost) span.
   auto is_run_start = [&](const Span* s) {
     if (s->start_ == 0) return true;
     const Span* prev = map_->GetSpan(s->start_ - 1);
     return prev == nullptr || prev->location_ == Span::kInUse ||
            prev->start_ + prev->npages_ != s->start_;
   };
-  // Backed members of one run (adjacent spans of the same kind are always coalesced, so a run
-  // alternates kinds); a run with more than fit here is merged over several calls.
-  constexpr int kMaxMembers = 64;
-  Span* members[kMaxMembers];
+  auto run_pages = [&](Span* first) {
+    Length total = 0;
+    for (Span* s = first; s != nullptr && s->location_ != Span::kInUse;) {
+      total += s->npages_;
+      Span* next = map_->GetSpan(s->start_ + s->npages_);
+      if (next == nullptr || next->start_ != s->start_ + s->npages_) break;
+      s = next;
+    }
+    return total;
+  };
   auto try_list = [&](const SpanList& list) -> bool {
     for (Span* s = list.first(); s != nullptr; s = list.next(s)) {
-      if (!is_run_start(s)) continue;
-      int count = 0;
-      if (run_from(s, members, kMaxMembers, &count) < n || count == 0) continue;
-      // Release the backed members: each then coalesces with its released neighbours, and the
-      // run becomes one released span of at least n pages.
-      for (int i = 0; i < count; ++i) ReleaseSpan(members[i]);
+      if (!is_run_start(s) || run_pages(s) < n) continue;
+      // Turn the released members into backed ones (no system call: a backed free span may
+      // hold untouched pages, as fresh memory from the OS does), which coalesces the run into
+      // one span. Only the released pages fault again when used, as they would anyway.
+      for (Span* m = s; m != nullptr && m->location_ != Span::kInUse;) {
+        Span* next = map_->GetSpan(m->start_ + m->npages_);
+        if (next != nullptr && next->start_ != m->start_ + m->npages_) next = nullptr;
+        if (m->location_ == Span::kOnReturnedFreelist) {
+          RemoveFree(m);
+          m->location_ = Span::kOnNormalFreelist;
+          m->zero_ = false;
+          InsertFree(m, false);  // may delete its backed neighbours, never `next`'s successor
+          next = map_->GetSpan(m->start_ + m->npages_);  // m grew: look again
+          if (next != nullptr && next->start_ != m->start_ + m->npages_) next = nullptr;
+        }
+        m = next;
+      }
       return true;
     }
     return false;
@@ -231,9 +244,8 @@ bool PageHeap::MergeMixedRun(Length n) {
   return false;
 }
 
-void PageHeap::UnmapLargeFreeSpans() {
+void PageHeap::UnmapLargeReleasedSpans() {
   HEAPKIT_DCHECK(lock_.IsHeld());
-  while (!large_normal_.empty()) ReleaseSpan(large_normal_.last());  // coalesce with released
   while (!large_returned_.empty()) {
     Span* span = large_returned_.first();
     RemoveFree(span);

@@ -191,26 +191,32 @@ TEST_F(PageHeapTest, RunOfBothKindsServesARequestWithoutGrowth) {
   ExpectAccounted();
 }
 
-// Free spans that hold a request together but not in one run: their address space goes back to
-// the OS before the heap grows, so that the heap does not grow by every such request.
-TEST_F(PageHeapTest, GrowthThatFreeMemoryCouldServeUnmapsLargeFreeSpans) {
+// Released free spans that hold a request together but not in one run: their address space
+// goes back to the OS before the heap grows, so that the heap does not grow by every such
+// request. Backed ones stay (reusing them costs no page faults).
+TEST_F(PageHeapTest, GrowthThatReleasedMemoryCouldServeUnmapsIt) {
   Span* x = heap_->New(300);
   Span* guard = heap_->New(1);
   Span* y = heap_->New(300);
-  ASSERT_TRUE(x && guard && y);
+  Span* backed = heap_->New(200);
+  ASSERT_TRUE(x && guard && y && backed);
   heap_->Delete(x);
   heap_->Delete(y);
+  ASSERT_GE(heap_->ReleaseAtLeastNPages(600), 600u);
+  const PageId backed_start = backed->start_;
+  heap_->Delete(backed);  // backed, free, large
   const PageHeapStats before = heap_->Stats();
-  ASSERT_GE(before.free_bytes, size_t{600} << kPageShift);
+  ASSERT_GE(before.unmapped_bytes, size_t{600} << kPageShift);
   Span* big = heap_->New(700);
   ASSERT_NE(big, nullptr);
   memset(reinterpret_cast<void*>(big->StartAddress()), 1, big->Bytes());
   const PageHeapStats after = heap_->Stats();
   EXPECT_LT(after.system_bytes, before.system_bytes + (size_t{700} << kPageShift))
-      << "the free spans kept their address space";
+      << "the released spans kept their address space";
   EXPECT_EQ(after.system_bytes, after.in_use_bytes + after.free_bytes + after.unmapped_bytes);
-  // Nothing free is left but spans shorter than a large span.
-  EXPECT_LT(after.free_bytes + after.unmapped_bytes, size_t{PageHeap::kMaxPages} << kPageShift);
+  EXPECT_LT(after.unmapped_bytes, size_t{PageHeap::kMaxPages} << kPageShift);
+  EXPECT_GE(after.free_bytes, size_t{200} << kPageShift) << "the backed span was kept";
+  EXPECT_NE(map_->GetSpan(backed_start), nullptr);
   heap_->Delete(big);
   heap_->Delete(guard);
   ExpectAccounted();
