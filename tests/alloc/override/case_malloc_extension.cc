@@ -208,6 +208,10 @@ PROBE_CASE(large_heap_fragmentation) {
 // adjacent free memory of both kinds (backed and released) must still serve the next request,
 // and address space that cannot must not pile up.
 PROBE_CASE(large_heap_fragmentation_contended) {
+  // gperftools 2.10 itself fails this (1037 MiB at a 402 MB block in one of two runs here): its
+  // forced coalescing runs at most once per 128 MiB of growth (alloc/README.md, "Release to the
+  // OS"), so the tcmalloc reference is not run.
+  if (!ExpectHeapkit()) Skip("a bound gperftools 2.10 misses under contention");
   RequireExt();
   std::atomic<bool> stop{false};
   std::vector<std::thread> spinners;
