@@ -93,8 +93,14 @@ bool CentralFreeList::Populate(const SpanAffinity& who) {
 
 Span* CentralFreeList::FindSpan(const SpanAffinity& who) {
   Span* s = nonempty_.first();
-  for (int looked = 0; s != nullptr && looked < kAffinityScan; s = nonempty_.next(s), ++looked) {
+  for (int looked = 0; s != nullptr && looked < kAffinityScan; ++looked) {
     if (who.MayTake(s->affinity_)) return s;
+    // Another thread's span, busy: to the back, so that the next scans reach the spans behind
+    // it (orphaned spans would otherwise stay out of reach, and out of use).
+    Span* next = nonempty_.next(s);
+    SpanList::Remove(s);
+    nonempty_.PushBack(s);
+    s = next;
   }
   return nullptr;
 }
@@ -151,7 +157,7 @@ int CentralFreeList::FetchFromSpans(void** head, void** tail, int n, const SpanA
   return got;
 }
 
-void CentralFreeList::ReleaseToSpans(void* object) {
+void CentralFreeList::ReleaseToSpans(void* object, const SpanAffinity& who) {
   HEAPKIT_DCHECK(lock_.IsHeld());
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   Span* span = heap_->pagemap()->GetSpan(a >> kPageShift);
@@ -165,6 +171,9 @@ void CentralFreeList::ReleaseToSpans(void* object) {
     SpanList::Remove(span);
     nonempty_.Push(span);
   }
+  // A remote free: the span's objects are already live in two threads, so it stops being its
+  // owner's (the next thread that takes from it becomes the owner).
+  if (!who.none() && !(span->affinity_ == who)) span->affinity_ = SpanAffinity{};
   *static_cast<void**>(object) = span->freelist_;
   span->freelist_ = object;
   --span->allocated_;
@@ -235,7 +244,8 @@ int CentralFreeList::RemoveRange(void** head, void** tail, int n, const SpanAffi
   return FetchFromSpans(head, tail, n, who);
 }
 
-void CentralFreeList::InsertRange(void* head, void* tail, int n) {
+void CentralFreeList::InsertRange(void* head, void* tail, int n, const SpanAffinity& requester) {
+  const SpanAffinity who = affine_ ? requester : SpanAffinity{};
   HEAPKIT_DCHECK(ready_.load(std::memory_order_relaxed));
   heap_->ReleaseTick();
   // A parked chain must end with a null link; write it before taking the lock (the object may
@@ -244,7 +254,10 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
   CountedLockHolder h(&lock_, &counters_);
   if (n == num_to_move_ && used_slots_ < max_slots_ && HaveSlots()) {
     const Span* span = heap_->pagemap()->GetSpan(reinterpret_cast<uintptr_t>(head) >> kPageShift);
-    const SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};
+    SpanAffinity owner = span != nullptr ? span->affinity_ : SpanAffinity{};
+    // Freed by a thread other than the owner of its first object's span: anybody's batch (the
+    // owner did not free these objects and may not want them back soon).
+    if (!who.none() && !(owner == who)) owner = SpanAffinity{};
     slots_[used_slots_++] = Batch{head, tail, n, owner};
     return;
   }
@@ -254,7 +267,7 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n) {
     // list a cycle; releasing the duplicate rewrote its link): name the duplicate and stop.
     if (HEAPKIT_UNLIKELY(p == nullptr)) DuplicateInBatch(head, i);
     void* next = *static_cast<void**>(p);
-    ReleaseToSpans(p);
+    ReleaseToSpans(p, who);
     p = next;
   }
 }

@@ -32,8 +32,13 @@
 // from the page heap. Classes above kAffinityMaxObject hand anything to anyone, as without
 // affinity. Only when the page heap is out of memory does a refill take other threads' batches
 // or spans. A span whose objects all came back goes to the page heap and loses its owner, so
-// memory moves between threads by whole spans. Cost: each thread keeps its own partly used
-// spans per class (as mimalloc's per-thread pages).
+// memory moves between threads by whole spans. Remote frees end ownership: objects returned by
+// a thread other than their span's owner (InsertRange's `who`) were live in two threads
+// already, so a full batch of them is parked as nobody's and a span that gets one back loses
+// its owner (the next taker owns it); they return to circulation at once instead of waiting
+// for an owner that may not need them. A scan that passes another live thread's span moves it
+// to the back, so later scans reach the spans behind the first kAffinityScan. Cost: each thread
+// keeps its own partly used spans per class (as mimalloc's per-thread pages).
 //
 // Locking: lock_ guards everything here; it is taken before the page heap lock, never after.
 // Each list starts on its own cache line (alignas), so threads working on neighbouring classes
@@ -86,7 +91,9 @@ class alignas(64) CentralFreeList {
   // Returns n objects linked from head. tail is the n-th object (its link is ignored), or
   // nullptr when the chain already ends with a null link after n objects (a thread cache giving
   // back the far end of its list does not walk it to find the tail).
-  void InsertRange(void* head, void* tail, int n);
+  // `who` is the thread cache returning them (none: the spans keep their owners; see "Remote
+  // frees end ownership" above).
+  void InsertRange(void* head, void* tail, int n, const SpanAffinity& who = SpanAffinity{});
 
   // Statistics (take the lock).
   size_t FreeObjectsInSpans();     // including never-carved objects
@@ -137,7 +144,7 @@ class alignas(64) CentralFreeList {
   int TakeFromBatch(int i, void** head, void** tail, int n);
   Span* FindSpan(const SpanAffinity& who);
   int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who);
-  void ReleaseToSpans(void* object);
+  void ReleaseToSpans(void* object, const SpanAffinity& who);
   bool Populate(const SpanAffinity& who);
 
   std::atomic<bool> ready_{false};  // Init has run (release-stored after it)

@@ -153,29 +153,108 @@ Span* PageHeap::Carve(Span* span, Length n) {
   return span;
 }
 
-Span* PageHeap::AllocLocked(Length n) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    for (Length len = n; len < kMaxPages; ++len) {
-      if (!normal_[len].empty()) return Carve(normal_[len].first(), n);
-      if (!returned_[len].empty()) return Carve(returned_[len].first(), n);
-    }
-    // Best fit among the large spans: the shortest, then the lowest address; backed spans
-    // first (reusing them costs no page faults, and leaves released tails released).
-    Span* best = nullptr;
-    for (const SpanList* list : {&large_normal_, &large_returned_}) {
-      for (Span* s = list->first(); s != nullptr; s = list->next(s)) {
-        if (s->npages_ < n) continue;
-        if (best == nullptr || s->npages_ < best->npages_ ||
-            (s->npages_ == best->npages_ && s->start_ < best->start_)) {
-          best = s;
-        }
-      }
-      if (best != nullptr) break;
-    }
-    if (best != nullptr) return Carve(best, n);
-    if (attempt == 0 && !GrowHeap(n)) return nullptr;
+Span* PageHeap::SearchLocked(Length n) {
+  for (Length len = n; len < kMaxPages; ++len) {
+    if (!normal_[len].empty()) return Carve(normal_[len].first(), n);
+    if (!returned_[len].empty()) return Carve(returned_[len].first(), n);
   }
-  return nullptr;
+  // Best fit among the large spans: the shortest, then the lowest address; backed spans
+  // first (reusing them costs no page faults, and leaves released tails released).
+  Span* best = nullptr;
+  for (const SpanList* list : {&large_normal_, &large_returned_}) {
+    for (Span* s = list->first(); s != nullptr; s = list->next(s)) {
+      if (s->npages_ < n) continue;
+      if (best == nullptr || s->npages_ < best->npages_ ||
+          (s->npages_ == best->npages_ && s->start_ < best->start_)) {
+        best = s;
+      }
+    }
+    if (best != nullptr) break;
+  }
+  return best != nullptr ? Carve(best, n) : nullptr;
+}
+
+Span* PageHeap::AllocLocked(Length n) {
+  if (Span* span = SearchLocked(n)) return span;
+  // No free span holds n pages. When free memory could hold the request and the memory in use
+  // is less than the request (the heap is mostly free memory left by requests like this one),
+  // the growth would be fragmentation, not demand: first merge a run of adjacent free spans of
+  // both kinds that holds it; failing that, give the address space of the large released free
+  // spans back before growing (using them would fault as much as fresh memory). Backed free
+  // spans stay for reuse without page faults.
+  const size_t bytes = n << kPageShift;
+  if (stats_.in_use_bytes < bytes && stats_.free_bytes + stats_.unmapped_bytes >= bytes) {
+    if (MergeMixedRun(n)) {
+      Span* span = SearchLocked(n);
+      HEAPKIT_DCHECK(span != nullptr);
+      if (span != nullptr) return span;
+    }
+    UnmapLargeReleasedSpans();
+  }
+  if (!GrowHeap(n)) return nullptr;
+  return SearchLocked(n);
+}
+
+bool PageHeap::MergeMixedRun(Length n) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  // Each run of adjacent free spans is walked from its first (leftmost) span.
+  auto is_run_start = [&](const Span* s) {
+    if (s->start_ == 0) return true;
+    const Span* prev = map_->GetSpan(s->start_ - 1);
+    return prev == nullptr || prev->location_ == Span::kInUse ||
+           prev->start_ + prev->npages_ != s->start_;
+  };
+  auto run_pages = [&](Span* first) {
+    Length total = 0;
+    for (Span* s = first; s != nullptr && s->location_ != Span::kInUse;) {
+      total += s->npages_;
+      Span* next = map_->GetSpan(s->start_ + s->npages_);
+      if (next == nullptr || next->start_ != s->start_ + s->npages_) break;
+      s = next;
+    }
+    return total;
+  };
+  auto try_list = [&](const SpanList& list) -> bool {
+    for (Span* s = list.first(); s != nullptr; s = list.next(s)) {
+      if (!is_run_start(s) || run_pages(s) < n) continue;
+      // Turn the released members into backed ones (no system call: a backed free span may
+      // hold untouched pages, as fresh memory from the OS does), which coalesces the run into
+      // one span. Only the released pages fault again when used, as they would anyway.
+      for (Span* m = s; m != nullptr && m->location_ != Span::kInUse;) {
+        Span* next = map_->GetSpan(m->start_ + m->npages_);
+        if (next != nullptr && next->start_ != m->start_ + m->npages_) next = nullptr;
+        if (m->location_ == Span::kOnReturnedFreelist) {
+          RemoveFree(m);
+          m->location_ = Span::kOnNormalFreelist;
+          m->zero_ = false;
+          InsertFree(m, false);  // may delete its backed neighbours, never `next`'s successor
+          next = map_->GetSpan(m->start_ + m->npages_);  // m grew: look again
+          if (next != nullptr && next->start_ != m->start_ + m->npages_) next = nullptr;
+        }
+        m = next;
+      }
+      return true;
+    }
+    return false;
+  };
+  if (try_list(large_normal_) || try_list(large_returned_)) return true;
+  for (Length len = 1; len < kMaxPages; ++len) {
+    if (try_list(normal_[len]) || try_list(returned_[len])) return true;
+  }
+  return false;
+}
+
+void PageHeap::UnmapLargeReleasedSpans() {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  while (!large_returned_.empty()) {
+    Span* span = large_returned_.first();
+    RemoveFree(span);
+    ClearPage(span->start_);
+    if (span->npages_ > 1) ClearPage(span->start_ + span->npages_ - 1);
+    stats_.system_bytes -= span->Bytes();
+    internal::SystemFree(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+    span_alloc_.Delete(span);
+  }
 }
 
 bool PageHeap::GrowHeap(Length n) {

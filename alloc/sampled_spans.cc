@@ -21,7 +21,12 @@ internal::SpinLock& LockFor(const Span* span) {
 }
 
 void SetBit(PageMap* map, Span* span, bool on) {
-  for (Length i = 0; i < span->npages_; ++i) {
+  // A large (class 0) span needs no page bits: its frees always reach FreeSlow, which reads
+  // sampled_, and its interior pages map to nothing. Marking them cost a write per page under
+  // the stripe lock on every sampled allocation and free of a large block (64 000 pages for
+  // 500 MB), stalling every thread that hashes to the stripe.
+  const Length pages = span->sizeclass_ != 0 ? span->npages_ : 0;
+  for (Length i = 0; i < pages; ++i) {
     const uint32_t info = map->GetInfo(span->start_ + i);
     map->SetInfo(span->start_ + i, on ? info | PageMap::kSampledBit : info & ~PageMap::kSampledBit);
   }

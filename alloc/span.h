@@ -95,6 +95,13 @@ class SpanList {
     head_.next_->prev_ = span;
     head_.next_ = span;
   }
+  void PushBack(Span* span) {  // at the end
+    if (head_.next_ == nullptr) head_.next_ = head_.prev_ = &head_;
+    span->prev_ = head_.prev_;
+    span->next_ = &head_;
+    head_.prev_->next_ = span;
+    head_.prev_ = span;
+  }
   // Unlinks span from whichever list holds it.
   static void Remove(Span* span) {
     span->prev_->next_ = span->next_;

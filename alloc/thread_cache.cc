@@ -153,7 +153,7 @@ void ThreadCache::ReleaseToCentral(uint32_t cls, uint32_t n) {
         chain = next(tail);
         if (HEAPKIT_UNLIKELY(chain == nullptr)) ListCorrupt(newest);
       }
-      central_[cls].InsertRange(head, tail, static_cast<int>(k));
+      central_[cls].InsertRange(head, tail, static_cast<int>(k), affinity());
       n -= k;
     }
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <memory>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -285,6 +286,181 @@ TEST(CentralFreeListTest, SpansServeOneOwnerAtATime) {
   }
   for (const Chain& c : chains) cl.InsertRange(c.head, c.tail, 7);
   EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// Remote frees (central_free_list.h): a batch another thread freed is parked as nobody's, so
+// any thread reuses it at once instead of it waiting for its span's owner.
+TEST(CentralFreeListTest, BatchFreedByAnotherThreadIsAnybodys) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(48);
+  Owner a(1), b(2), c(3);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  const std::vector<void*> objects = Collect(head, batch);
+  cl.InsertRange(head, tail, batch, b.affinity());  // b frees what a allocated
+  const size_t spans = cl.NumSpans();
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, c.affinity()), batch);
+  EXPECT_EQ(Collect(head, batch), objects) << "c reuses the remote-freed batch";
+  EXPECT_EQ(cl.NumSpans(), spans) << "no span carved for c";
+  EXPECT_EQ(cl.GetCounters().foreign_batches, 0u) << "not the crowded rule";
+  cl.InsertRange(head, tail, batch, c.affinity());
+}
+
+// The owner's own batch stays its own (the other half of the rule above).
+TEST(CentralFreeListTest, BatchFreedByItsOwnerStaysItsOwn) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(48);
+  Owner a(1), c(3);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, a.affinity()), batch);
+  void* parked = head;
+  cl.InsertRange(head, tail, batch, a.affinity());
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, batch, c.affinity()), batch);
+  EXPECT_NE(head, parked) << "c must not get a's own batch while a lives";
+  EXPECT_EQ(cl.TransferObjects(), static_cast<size_t>(batch));
+  cl.InsertRange(head, tail, batch, c.affinity());
+}
+
+// Objects another thread returns to a span (a partial batch) make the span nobody's: its free
+// objects go to the next taker rather than staying out of use while the owner does not need
+// them; objects the owner returns keep the span its own.
+TEST(CentralFreeListTest, RemoteFreeToASpanDropsItsOwner) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(96);
+  Owner a(1), b(2);
+  void* head;
+  void* tail;
+  ASSERT_EQ(cl.RemoveRange(&head, &tail, 6, a.affinity()), 6);
+  std::vector<void*> v = Collect(head, 6);
+  Span* span = t->map->GetSpan(reinterpret_cast<uintptr_t>(v[0]) >> kPageShift);
+  cl.InsertRange(v[0], v[0], 1, a.affinity());  // the owner's free
+  EXPECT_EQ(span->affinity_, a.affinity());
+  void* h;
+  void* tl;
+  ASSERT_EQ(cl.RemoveRange(&h, &tl, 1, b.affinity()), 1);
+  EXPECT_NE(t->map->GetSpan(reinterpret_cast<uintptr_t>(h) >> kPageShift), span)
+      << "a live owner's span is not b's";
+  cl.InsertRange(h, h, 1, b.affinity());
+  const size_t spans = cl.NumSpans();
+  cl.InsertRange(v[1], v[1], 1, b.affinity());  // b frees an object of a's span
+  EXPECT_TRUE(span->affinity_.none());
+  ASSERT_EQ(cl.RemoveRange(&h, &tl, 1, b.affinity()), 1);
+  EXPECT_EQ(t->map->GetSpan(reinterpret_cast<uintptr_t>(h) >> kPageShift), span);
+  EXPECT_EQ(span->affinity_, b.affinity()) << "the taker owns it now";
+  EXPECT_EQ(cl.NumSpans(), spans);
+  cl.InsertRange(h, h, 1, b.affinity());
+  for (int i = 2; i < 6; ++i) cl.InsertRange(v[i], v[i], 1, a.affinity());
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// A refill that looks past spans of live owners moves them to the back of the list, so that an
+// orphaned span behind more than kAffinityScan of them is reached by a later refill instead of
+// staying out of use while fresh spans are carved.
+TEST(CentralFreeListTest, ScanReachesOrphanedSpansBehindBusyOnes) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(1024);
+  const int per_span = static_cast<int>(t->sizemap.ObjectsPerSpan(cls));
+  ASSERT_LE(per_span, batch);
+  Owner x(1), a(2), b(3), c(4);
+  void* xh;
+  void* xt;
+  ASSERT_EQ(cl.RemoveRange(&xh, &xt, 1, x.affinity()), 1);
+  Span* orphan = t->map->GetSpan(reinterpret_cast<uintptr_t>(xh) >> kPageShift);
+  const int busy = CentralFreeList::kAffinityScan + 4;
+  std::vector<std::vector<void*>> full;
+  for (int i = 0; i < busy; ++i) {  // a's whole spans, then one object back to each
+    void* h;
+    void* tl;
+    ASSERT_EQ(cl.RemoveRange(&h, &tl, per_span, a.affinity()), per_span);
+    full.push_back(Collect(h, per_span));
+  }
+  for (auto& f : full) cl.InsertRange(f[0], f[0], 1, a.affinity());
+  x.Exit();
+  const size_t spans = cl.NumSpans();
+  void* bh;
+  void* bt;
+  ASSERT_EQ(cl.RemoveRange(&bh, &bt, 1, b.affinity()), 1);  // looks at 16 of a's, carves
+  EXPECT_EQ(cl.NumSpans(), spans + 1);
+  void* ch;
+  void* ct;
+  ASSERT_EQ(cl.RemoveRange(&ch, &ct, 1, c.affinity()), 1);
+  EXPECT_EQ(t->map->GetSpan(reinterpret_cast<uintptr_t>(ch) >> kPageShift), orphan);
+  EXPECT_EQ(cl.NumSpans(), spans + 1) << "no span carved for c";
+  cl.InsertRange(xh, xh, 1);
+  cl.InsertRange(bh, bh, 1);
+  cl.InsertRange(ch, ch, 1);
+  for (auto& f : full) {
+    for (int k = 1; k < per_span; ++k) cl.InsertRange(f[size_t(k)], f[size_t(k)], 1);
+  }
+  EXPECT_EQ(cl.NumSpans(), 0u);
+}
+
+// Two threads, each freeing only what the other allocated (every free remote), at once: the
+// remote-freed objects circulate (batches parked as nobody's, spans losing their owner), the
+// spans stay few, and everything goes back at the end. Run under TSan too (label tsan): the
+// owner words are read by the other thread while their owner writes its own spans' owners.
+TEST(CentralFreeListTest, ConcurrentRemoteFreesCirculate) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(64);
+  constexpr int kRounds = 3000;
+  struct Exchange {
+    std::mutex mu;
+    std::vector<std::pair<void*, int>> chains;  // head, count (null-terminated chains)
+  } to[2];
+  std::atomic<size_t> max_spans{0};
+  std::atomic<int> done{0};
+  auto body = [&](int me) {
+    Owner self(static_cast<uint64_t>(me) + 1);
+    for (int r = 0; r < kRounds; ++r) {
+      const int n = r % 3 == 0 ? batch : 1 + r % 7;
+      void* head;
+      void* tail;
+      const int got = cl.RemoveRange(&head, &tail, n, self.affinity());
+      ASSERT_GT(got, 0);
+      for (;;) {  // at most 4 chains in flight to the other thread (it may be descheduled)
+        {
+          std::lock_guard<std::mutex> g(to[1 - me].mu);
+          if (to[1 - me].chains.size() < 4 || done.load() > 0) {  // the other one stopped
+            to[1 - me].chains.push_back({head, got});
+            break;
+          }
+        }
+        std::vector<std::pair<void*, int>> mine;
+        {
+          std::lock_guard<std::mutex> g(to[me].mu);
+          mine.swap(to[me].chains);
+        }
+        for (auto& [h, k] : mine) cl.InsertRange(h, nullptr, k, self.affinity());
+        std::this_thread::yield();
+      }
+      std::vector<std::pair<void*, int>> mine;
+      {
+        std::lock_guard<std::mutex> g(to[me].mu);
+        mine.swap(to[me].chains);
+      }
+      for (auto& [h, k] : mine) cl.InsertRange(h, nullptr, k, self.affinity());
+      if (done.load() > 0) continue;  // the other one stopped: nothing bounds the flow now
+      size_t spans = cl.NumSpans();
+      size_t seen = max_spans.load();
+      while (spans > seen && !max_spans.compare_exchange_weak(seen, spans)) {
+      }
+    }
+    done.fetch_add(1);
+  };
+  std::thread a(body, 0), b(body, 1);
+  a.join();
+  b.join();
+  for (auto& x : to) {
+    for (auto& [h, k] : x.chains) cl.InsertRange(h, nullptr, k);
+  }
+  // In flight: at most 4 chains each way plus the transfer cache's 16 parked batches (a batch
+  // is one span of this class); without reuse the run would carve ~340 spans.
+  EXPECT_LE(max_spans.load(), 48u);
+  // Every object is back: free in its span or parked.
+  EXPECT_EQ(cl.FreeObjectsInSpans() + cl.TransferObjects(),
+            cl.NumSpans() * t->sizemap.ObjectsPerSpan(cls));
 }
 
 // Refills and releases count their lock acquisitions, and those that found the lock held.

@@ -167,6 +167,61 @@ TEST_F(PageHeapTest, TimeDrivenReleaseOfIdleSpans) {
   ExpectAccounted();
 }
 
+// A backed free span next to a released one is not coalesced with it; a request that only
+// their run can hold merges the run instead of growing the heap.
+TEST_F(PageHeapTest, RunOfBothKindsServesARequestWithoutGrowth) {
+  Span* x = heap_->New(600);
+  ASSERT_NE(x, nullptr);
+  heap_->Delete(x);
+  Span* a = heap_->New(300);  // the first half; the second stays free
+  ASSERT_NE(a, nullptr);
+  const PageId start = a->start_;
+  ASSERT_EQ(heap_->ReleaseAtLeastNPages(300), 300u);  // the free half: released
+  heap_->Delete(a);                                   // backed, next to the released half
+  PageHeapStats s = heap_->Stats();
+  ASSERT_EQ(s.free_spans, 2u) << "two kinds, not coalesced";
+  const size_t system = s.system_bytes;
+  Span* b = heap_->New(500);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->start_, start);
+  EXPECT_EQ(heap_->Stats().system_bytes, system) << "the heap grew";
+  EXPECT_EQ(heap_->Stats().system_allocs, 1u);
+  ExpectAccounted();
+  heap_->Delete(b);
+  ExpectAccounted();
+}
+
+// Released free spans that hold a request together but not in one run: their address space
+// goes back to the OS before the heap grows, so that the heap does not grow by every such
+// request. Backed ones stay (reusing them costs no page faults).
+TEST_F(PageHeapTest, GrowthThatReleasedMemoryCouldServeUnmapsIt) {
+  Span* x = heap_->New(300);
+  Span* guard = heap_->New(1);
+  Span* y = heap_->New(300);
+  Span* backed = heap_->New(200);
+  ASSERT_TRUE(x && guard && y && backed);
+  heap_->Delete(x);
+  heap_->Delete(y);
+  ASSERT_GE(heap_->ReleaseAtLeastNPages(600), 600u);
+  const PageId backed_start = backed->start_;
+  heap_->Delete(backed);  // backed, free, large
+  const PageHeapStats before = heap_->Stats();
+  ASSERT_GE(before.unmapped_bytes, size_t{600} << kPageShift);
+  Span* big = heap_->New(700);
+  ASSERT_NE(big, nullptr);
+  memset(reinterpret_cast<void*>(big->StartAddress()), 1, big->Bytes());
+  const PageHeapStats after = heap_->Stats();
+  EXPECT_LT(after.system_bytes, before.system_bytes + (size_t{700} << kPageShift))
+      << "the released spans kept their address space";
+  EXPECT_EQ(after.system_bytes, after.in_use_bytes + after.free_bytes + after.unmapped_bytes);
+  EXPECT_LT(after.unmapped_bytes, size_t{PageHeap::kMaxPages} << kPageShift);
+  EXPECT_GE(after.free_bytes, size_t{200} << kPageShift) << "the backed span was kept";
+  EXPECT_NE(map_->GetSpan(backed_start), nullptr);
+  heap_->Delete(big);
+  heap_->Delete(guard);
+  ExpectAccounted();
+}
+
 TEST_F(PageHeapTest, HeapLimitFailsCleanly) {
   heap_->SetHeapLimit(4 << 20);
   Span* ok = heap_->New(100);  // 800 KiB

@@ -60,6 +60,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < g_num; ++i) {
     if (strcmp(argv[1], g_workloads[i].name) != 0) continue;
     const int rc = g_workloads[i].fn(argc - 1, argv + 1);
+    // Peak resident set of the whole run (all rows print it; the memory columns of the
+    // multi-threaded rows read it).
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    Report("max_rss_mib", double(ru.ru_maxrss) / 1024.0);
     // heapkit's central-list counters (totals of the run), after the workload's own lines.
     static const char* const kCounters[] = {"central_lock_acquisitions", "central_lock_contended",
                                             "central_foreign_batches"};

@@ -50,9 +50,9 @@ for i in "${!libs[@]}"; do
 done
 
 # Rows: id | label | workload args | metric | extra env. Sizes scaled down by --smoke.
-if [[ $smoke == 1 ]]; then N=20000; M=20000; OBJ=20000; OBJ1K=2000; ITER=3; MIB=16; THR=20; MS=50
-  [[ $only == . ]] && only='^(pairs16|live64|batch256|ttest1s|ttest2|prodcons|larson|churn|large|fp16|fp1000|startup|rel1s|mthread|linesharing|xthread)$'
-else N=20000000; M=2000000; OBJ=10000000; OBJ1K=1000000; ITER=200; MIB=512; THR=2000; MS=1000; fi
+if [[ $smoke == 1 ]]; then N=20000; M=20000; OBJ=20000; OBJ1K=2000; ITER=3; MIB=16; THR=20; MS=50; LGEN=4; LOPS=5000
+  [[ $only == . ]] && only='^(pairs16|live64|batch256|ttest1s|ttest2|prodcons|larson|churn|large|fp16|fp1000|startup|rel1s|mthread|linesharing|xthread|xthread_rss|larsonx|larsonx_rss|larsonsz)$'
+else N=20000000; M=2000000; OBJ=10000000; OBJ1K=1000000; ITER=200; MIB=512; THR=2000; MS=1000; LGEN=100; LOPS=100000; fi
 rows=()
 for s in 16 64 256; do
   rows+=("pairs$s|malloc+free pairs, $s B, isolated (ns/pair)|pairs $s $N|ns_per_pair|")
@@ -67,6 +67,16 @@ rows+=("linesharing|same, objects per 1024 sharing a cache line with another thr
 rows+=("xthread|rptest-like, 2 threads, 8-16000 B blocks freed by the other thread (ns/step)|xthread 2 $M|ns_per_step|")
 rows+=("prodcons|producer/consumer, 1+1 threads, 64 B (ns/object)|prodcons 1 64 $M|ns_per_object|")
 rows+=("larson|larson, 2 threads x 10 rounds, 16-128 B (ns/op)|larson 2 10 1000 $((M / 10))|ns_per_op|")
+# The cross-thread rows' memory: peak RSS of the same processes (one process answers both rows).
+rows+=("xthread_rss|rptest-like, max RSS (MiB)|xthread 2 $M|max_rss_mib|")
+rows+=("prodcons_rss|producer/consumer, max RSS (MiB)|prodcons 1 64 $M|max_rss_mib|")
+rows+=("larson_rss|larson 16-128 B, max RSS (MiB)|larson 2 10 1000 $((M / 10))|max_rss_mib|")
+# mimalloc-bench's larson shape: 5000 blocks of 8-1000 B per chain, allocated by the main
+# thread; each thread of a chain does 100 000 replacements, starts its successor and exits.
+rows+=("larsonx|larson-like, 2 chains x $LGEN threads, 8-1000 B, main-thread warm-up (ns/op)|larsonx 2 $LGEN 5000 $LOPS 8 1000|ns_per_op|")
+rows+=("larsonx_rss|same, max RSS (MiB)|larsonx 2 $LGEN 5000 $LOPS 8 1000|max_rss_mib|")
+rows+=("larsonsz|same with sized delete (larson-sized) (ns/op)|larsonx 2 $LGEN 5000 $LOPS 8 1000 1|ns_per_op|")
+rows+=("larsonsz_rss|same, max RSS (MiB)|larsonx 2 $LGEN 5000 $LOPS 8 1000 1|max_rss_mib|")
 rows+=("churn|thread churn, $THR threads exiting holding memory (us/thread)|churn $THR 200|us_per_thread|")
 rows+=("large|large blocks 5-25 MiB x $ITER, pages touched (user+sys s)|large $ITER|cpu_seconds|")
 for s in 8 16 64 100; do
