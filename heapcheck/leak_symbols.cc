@@ -66,6 +66,9 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
   CollectSymbolizedMaps(maps, groups, groups_needed, &wanted);
   pprof::SymbolSearch search;
   search.standard_search = standard_debuginfo_search;
+  // Never elfutils' client in here: it would load libcurl/OpenSSL into the checked program,
+  // whose own copies may be torn down already (pprof-tool/symbolize/local_debuginfo.h).
+  search.debuginfod = pprof::DebuginfodClient::kHelperProcess;
   std::vector<std::string> warnings;  // a missing file only costs its names ("module+0x...")
   symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
                                             search, &warnings);
