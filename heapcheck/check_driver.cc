@@ -13,6 +13,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
+#include "heapcheck/report_destination.h"
 #include "heapcheck/roots.h"
 #include "profiler/heap_profiler.h"
 
@@ -121,6 +122,9 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
       s.report.dump_directory = kept;
     }
   }
+  RememberReportDestination(internal::EnvRaw("HEAP_CHECK_REPORT_PATH"));
+  if (internal::EnvRaw("HEAP_CHECK_REPORT_CLEAN") != nullptr)
+    s.report_clean = internal::EnvBool("HEAP_CHECK_REPORT_CLEAN", false) ? 1 : 0;
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSampleParameter(1);
@@ -129,9 +133,22 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
 
 namespace {
 
+// A forked child's report starts with a line naming it (its .heap file carries its pid).
+void PrintForkedChildHeader(const char* name) {
+  if (std::strcmp(name, "_main_") != 0 || getpid() == g_settings.pid) return;
+  internal::LogRaw("Leak check of forked child process %d (parent %d):",
+                   static_cast<int>(getpid()), static_cast<int>(getppid()));
+}
+
+// Whether a clean check prints its line here (Settings::report_clean).
+bool SaysNoLeaks(const ReportDestination& destination) {
+  if (g_settings.report_clean >= 0) return g_settings.report_clean == 1;
+  return destination.ReadByAPerson() || internal::Verbose();
+}
+
 bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
-                        int reg_count, const MmapArray<uintptr_t>* baseline, uint64_t* bytes,
-                        uint64_t* objects) {
+                        int reg_count, const MmapArray<uintptr_t>* baseline, bool exit_check,
+                        uint64_t* bytes, uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
   // Recording off while we work: the symbolizer uses the normal heap.
@@ -143,6 +160,13 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   bool ok = RunLeakCheck(s.config, entry_sp, regs, reg_count, baseline, result);
   bool clean = true;
   if (ok) {
+    // These modes promise a complete answer: without every thread's roots there is none.
+    const bool incomplete = result->unstopped_threads > 0 &&
+                            (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
+    ReportDestination destination(s.report.dump_directory, name,
+                                  incomplete || result->leaks.size() > 0);
+    if (incomplete || result->leaks.size() > 0 || SaysNoLeaks(destination))
+      PrintForkedChildHeader(name);
     if (internal::Verbose()) {
       internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
                     "for %llu us",
@@ -155,25 +179,29 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
                       "(%zu bytes: PROT_NONE or unmapped pages)",
                       name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
     }
-    if (result->unstopped_threads > 0 &&
-        (s.mode == Mode::kStrict || s.mode == Mode::kDraconian)) {
-      // These modes promise a complete answer: without every thread's roots there is none.
+    if (incomplete) {
       internal::LogRaw("Leak check %s failed: %zu threads could not be stopped and were not "
                        "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
                        name, result->unstopped_threads,
                        s.mode == Mode::kStrict ? "strict" : "draconian");
-      alloc::SetSampleParameter(saved_rate);
-      return false;
-    }
-    ReportOptions opts = s.report;
-    opts.check_name = name;
-    ReportTotals totals = ReportLeaks(*result, opts);
-    if (totals.objects == 0) {
-      ReportNoLeaks(*result, name);
-    } else {
       clean = false;
-      *bytes = totals.bytes;
-      *objects = totals.objects;
+    } else {
+      ReportOptions opts = s.report;
+      opts.check_name = name;
+      ReportTotals totals = ReportLeaks(*result, opts);
+      if (totals.objects == 0) {
+        // Only where a person reads it: a parent parsing its child's stderr sees nothing.
+        if (SaysNoLeaks(destination)) ReportNoLeaks(*result, name);
+      } else {
+        clean = false;
+        *bytes = totals.bytes;
+        *objects = totals.objects;
+      }
+    }
+    if (!clean && exit_check) {
+      // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
+      internal::LogRaw("Exiting with error code (instead of crashing) because of "
+                       "whole-program memory leaks");
     }
   }
   alloc::SetSampleParameter(saved_rate);
@@ -186,6 +214,7 @@ struct CheckCall {
   const uintptr_t* regs;
   int reg_count;
   const MmapArray<uintptr_t>* baseline;
+  bool exit_check;
   uint64_t* bytes;
   uint64_t* objects;
   bool clean;
@@ -194,17 +223,28 @@ struct CheckCall {
 void CheckAndReportCall(void* arg) {
   auto* c = static_cast<CheckCall*>(arg);
   c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline,
-                                c->bytes, c->objects);
+                                c->exit_check, c->bytes, c->objects);
+}
+
+}  // namespace
+
+namespace {
+
+bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
+                                  int reg_count, const MmapArray<uintptr_t>* baseline,
+                                  bool exit_check, uint64_t* bytes, uint64_t* objects) {
+  // On the checker's own stack: the caller's may be small (checker_stack.h).
+  CheckCall call{name, entry_sp, regs, reg_count, baseline, exit_check, bytes, objects, true};
+  RunOnCheckerStack(&CheckAndReportCall, &call);
+  return call.clean;
 }
 
 }  // namespace
 
 bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
                     const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
-  // On the checker's own stack: the caller's may be small (checker_stack.h).
-  CheckCall call{name, entry_sp, regs, reg_count, baseline, bytes, objects, true};
-  RunOnCheckerStack(&CheckAndReportCall, &call);
-  return call.clean;
+  return CheckAndReportOnCheckerStack(name, entry_sp, regs, reg_count, baseline, false, bytes,
+                                      objects);
 }
 
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
@@ -212,18 +252,13 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   if (!s.global_check_pending || s.after_destructors != late) return;
   // A forked child that exits through exit() is checked like the parent (own report, own
   // .heap name by its pid); _exit and quick_exit run no exit handlers and skip the check.
-  if (getpid() != s.pid) {
-    if (!s.check_children) return;
-    internal::LogRaw("Leak check of forked child process %d (parent %d):", static_cast<int>(getpid()),
-                     static_cast<int>(getppid()));
-  }
+  if (getpid() != s.pid && !s.check_children) return;
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  if (CheckAndReport("_main_", entry_sp, regs, reg_count, nullptr, &bytes, &objects)) return;
-  // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
-  internal::LogRaw("Exiting with error code (instead of crashing) because of whole-program "
-                   "memory leaks");
+  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, nullptr, true, &bytes,
+                                   &objects))
+    return;
   fflush(nullptr);
   _exit(s.exit_code);
 }

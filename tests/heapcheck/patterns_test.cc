@@ -80,5 +80,99 @@ TEST(TlsTeardownDebuginfod, AsksAHelperProcess) {
 }
 #endif  // HC_TLS_TEARDOWN
 
+// ---- stderr closed at exit (gnulib's close_stdout) ----
+
+std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::string cmd = "ls -1 '" + dir + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  char line[4096];
+  while (p != nullptr && fgets(line, sizeof line, p) != nullptr) {
+    std::string name(line);
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(dir + "/" + name);
+  }
+  if (p != nullptr) pclose(p);
+  return out;
+}
+
+TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
+  const std::string dir = ScratchDir("closed");
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
+                               60);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_EQ(r.err, "");  // closed: nothing can reach it
+  const std::vector<std::string> reports = FilesIn(dir, "._main_-end.report");
+  ASSERT_EQ(reports.size(), 1u);
+  const std::string report = ReadFile(reports[0]);
+  EXPECT_NE(report.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos) << report;
+  EXPECT_NE(report.find("Exiting with error code"), std::string::npos) << report;
+  EXPECT_EQ(FilesIn(dir, "._main_-end.heap").size(), 1u);
+}
+
+// The program closes stderr and opens a log file that takes descriptors 1 and 2: the report
+// must not be written into the program's file.
+TEST(ClosedStderr, NeverWritesIntoTheFileThatTookDescriptorTwo) {
+  const std::string dir = ScratchDir("reopened");
+  const std::string log = dir + "/program.log";
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR, "reopen", log},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ReadFile(log), "program log\n");
+  ASSERT_EQ(FilesIn(dir, "._main_-end.report").size(), 1u);
+}
+
+// HEAP_CHECK_REPORT_PATH=<prefix>: the report goes to <prefix>.<pid>, stderr stays the
+// program's; a clean check writes its line there too (a person asked for the file).
+TEST(ReportPath, ReportGoesToPrefixDotPid) {
+  const std::string dir = ScratchDir("report_path");
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                "HEAP_CHECK_REPORT_PATH=" + dir + "/leaks"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::vector<std::string> reports = FilesIn(dir, "");
+  std::string report;
+  for (const std::string& f : reports)
+    if (f.find("/leaks.") != std::string::npos) report = ReadFile(f);
+  EXPECT_NE(report.find("detected leaks of 123 bytes"), std::string::npos) << report;
+  EXPECT_TRUE(FilesIn(dir, ".report").empty());
+}
+
+// ---- a clean check prints nothing where a program may parse it ----
+
+TEST(QuietCleanCheck, ParentParsingItsChildSeesNothing) {
+  ProcessResult r = RunProcess({HC_PARENT_PARSES_CHILD}, {Preload(), "HEAPCHECK=normal"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "child wrote 0 bytes on stderr, exit 0\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(QuietCleanCheck, VerboseStillSaysNoLeaks) {
+  ProcessResult r = RunProcess({HC_PARENT_PARSES_CHILD},
+                               {Preload(), "HEAPCHECK=normal", "PERFTOOLS_VERBOSE=1"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("No leaks found for check \"_main_\""), std::string::npos) << r.err;
+}
+
+// On a terminal (script(1) gives the program a pseudo-terminal) the line is printed.
+TEST(QuietCleanCheck, TerminalStillSaysNoLeaks) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) not installed";
+  // Only the program runs under the checker, not script(1).
+  const std::string command =
+      "env " + Preload() + " HEAPCHECK=normal " + std::string(HC_PARENT_PARSES_CHILD);
+  ProcessResult r = RunProcess({"/usr/bin/script", "-qec", command, "/dev/null"}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No leaks found for check \"_main_\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("child wrote 0 bytes"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace heapkit::test
