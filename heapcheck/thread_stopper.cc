@@ -133,6 +133,32 @@ int64_t NowMs() {
 
 struct sigaction g_old_action;
 
+// Whether thread `tid` blocks `sig` now: the SigBlk mask of /proc/self/task/<tid>/status
+// (hex, bit n-1 = signal n). Such a thread (one that blocks every signal, like xz's workers or
+// jemalloc's background thread, or waits for the signal with sigwaitinfo) would never run the
+// handler: waiting for it would only wait out the timeout. Unknown (unreadable): false.
+bool BlocksSignal(pid_t tid, int sig) {
+  char path[64];
+  internal::FormatTo(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR) {
+  }
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nSigBlk:");
+  if (line == nullptr) return false;
+  const char* p = line + 8;
+  while (*p == ' ' || *p == '\t') ++p;
+  uint64_t mask = 0;
+  for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); ++p)
+    mask = mask << 4 | static_cast<uint64_t>(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+  return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1) != 0;
+}
+
 }  // namespace
 
 int SuspendSignal() {
@@ -200,12 +226,24 @@ Wait AwaitStop(Slot& s, int64_t deadline) {
 
 }  // namespace
 
-void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
-  internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
-                "its stack and registers are not scanned",
-                tid, timeout_ms, sig);
+void ThreadStopper::ListUnstopped(pid_t tid) {
   if (unstopped_count_ < kMaxUnstoppedListed) unstopped_[unstopped_count_] = tid;
   ++unstopped_count_;
+}
+
+void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
+  internal::Log("leak check: thread %d did not stop within %d ms (signal %d consumed?); "
+                "its stack and registers are not scanned",
+                tid, timeout_ms, sig);
+  ListUnstopped(tid);
+}
+
+void ThreadStopper::NoteBlocking(pid_t tid, int sig) {
+  internal::Log("leak check: thread %d blocks signal %d (HEAP_CHECK_SUSPEND_SIGNAL), so it was "
+                "not stopped: it kept running during the check, and objects only its stack or "
+                "registers point to may be reported as leaks",
+                tid, sig);
+  ListUnstopped(tid);
 }
 
 // Signals every task not signalled yet (one slot each); false if /proc/self/task cannot be read.
@@ -221,7 +259,12 @@ bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
     s.state.store(kSignalled, std::memory_order_relaxed);
     ++slot_count_;
     g_slot_count.store(slot_count_, std::memory_order_release);
-    if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
+    if (BlocksSignal(tid, sig)) {
+      // Never signalled: no handler will run, so no wait (a late unblock finds the slot
+      // abandoned and returns at once).
+      s.state.store(kAbandoned, std::memory_order_relaxed);
+      NoteBlocking(tid, sig);
+    } else if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
       s.state.store(kAbandoned, std::memory_order_relaxed);  // exited meanwhile
     }
   });

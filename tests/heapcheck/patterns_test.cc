@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -172,6 +173,39 @@ TEST(QuietCleanCheck, TerminalStillSaysNoLeaks) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("No leaks found for check \"_main_\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("child wrote 0 bytes"), std::string::npos) << r.out;
+}
+
+// ---- a thread that blocks every signal: no stall, and the report says what it means ----
+
+TEST(BlockingThread, IsNamedAtOnceInsteadOfWaitedFor) {
+  // A stop timeout far above the bound: waiting for the thread would exceed it.
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({HC_BLOCKING_THREAD},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_STOP_TIMEOUT_MS=30000",
+                                "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               90);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 15.0) << "waited for a thread that blocks the suspend signal";
+  const std::string tid = r.out.substr(r.out.find(' ') + 1, r.out.find('\n') - r.out.find(' ') - 1);
+  EXPECT_NE(r.err.find("thread " + tid + " blocks signal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("WARNING: 1 threads could not be stopped (tid " + tid + ")"),
+            std::string::npos) << r.err;
+  // What it held is reported (its stack was not scanned), and the warning says why.
+  EXPECT_NE(r.err.find("detected leaks of 96 bytes in 1 objects"), std::string::npos) << r.err;
+}
+
+TEST(BlockingThread, StrictRefusesWithoutStalling) {
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({HC_BLOCKING_THREAD},
+                               {Preload(), "HEAPCHECK=strict", "HEAP_CHECK_STOP_TIMEOUT_MS=30000"},
+                               90);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 15.0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("1 threads could not be stopped and were not scanned"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
