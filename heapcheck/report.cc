@@ -8,6 +8,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
+#include "heapcheck/follow_up_tool.h"
 #include "heapcheck/leak_groups.h"
 #include "heapcheck/leak_symbols.h"
 #include "heapcheck/proc_maps.h"
@@ -193,11 +194,16 @@ void PrintTrailer(const LeakGroups& groups, const ReportOptions& options,
                      static_cast<unsigned long long>(suppressed.objects), options.suppressions);
   }
   if (wrote) {
+    char tool[4096];
+    const bool found = FindPprofTool(tool, sizeof(tool));
     internal::LogRaw(
         "If the preceding stack traces are not enough to find the leaks, try running THIS "
-        "shell command:\n\npprof-tool %s \"%s\" --inuse_objects --lines --heapcheck "
+        "shell command:\n\n%s %s \"%s\" --inuse_objects --lines --heapcheck "
         "--edgefraction=1e-10 --nodefraction=1e-10 --svg --output=\"%s.svg\"\n",
-        program, path, path);
+        tool, program, path, path);
+    if (!found)
+      internal::LogRaw("(pprof-tool was found neither beside the leak checker's library nor on "
+                       "PATH: install heapkit's pprof-tool)");
   } else {
     const char* refusal = internal::ReplaceRefusal(error);
     internal::Log("cannot write leak profile %s: %s", path, refusal ? refusal : strerror(error));

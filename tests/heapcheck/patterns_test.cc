@@ -208,5 +208,29 @@ TEST(BlockingThread, StrictRefusesWithoutStalling) {
       << r.err;
 }
 
+// ---- the follow-up command names a pprof-tool that exists ----
+
+TEST(FollowUpCommand, NamesAnAbsolutePprofToolThatExists) {
+  const std::string dir = ScratchDir("follow_up");
+  // PATH without any pprof-tool: found beside libheapkit.so (the build tree's layout).
+  ProcessResult r = RunProcess({"/usr/bin/env", "PATH=/usr/bin:/bin", HC_CLOSE_STDERR, "keep"},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                "HEAP_CHECK_REPORT_PATH=" + dir + "/r"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  std::string report;
+  for (const std::string& f : FilesIn(dir, "")) {
+    if (f.find("/r.") != std::string::npos) report = ReadFile(f);
+  }
+  const size_t at = report.find("shell command:\n\n");
+  ASSERT_NE(at, std::string::npos) << report;
+  const size_t start = at + 16;
+  const std::string tool = report.substr(start, report.find(' ', start) - start);
+  ASSERT_FALSE(tool.empty());
+  EXPECT_EQ(tool[0], '/') << tool;
+  EXPECT_EQ(tool.substr(tool.size() - 11), "/pprof-tool") << tool;
+  EXPECT_EQ(access(tool.c_str(), X_OK), 0) << tool;
+}
+
 }  // namespace
 }  // namespace heapkit::test
