@@ -188,7 +188,7 @@ TEST(BlockingThread, IsNamedAtOnceInsteadOfWaitedFor) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 15.0) << "waited for a thread that blocks the suspend signal";
   const std::string tid = r.out.substr(r.out.find(' ') + 1, r.out.find('\n') - r.out.find(' ') - 1);
-  EXPECT_NE(r.err.find("thread " + tid + " blocks signal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("thread " + tid + " has blocked signal"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("WARNING: 1 threads could not be stopped (tid " + tid + ")"),
             std::string::npos) << r.err;
   // What it held is reported (its stack was not scanned), and the warning says why.
@@ -230,6 +230,36 @@ TEST(FollowUpCommand, NamesAnAbsolutePprofToolThatExists) {
   EXPECT_EQ(tool[0], '/') << tool;
   EXPECT_EQ(tool.substr(tool.size() - 11), "/pprof-tool") << tool;
   EXPECT_EQ(access(tool.c_str(), X_OK), 0) << tool;
+}
+
+// ---- minimal mode: "after main started" by allocation time ----
+
+TEST(MinimalMode, ReportsLeaksOfATailCallingMain) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
+                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // 77 bytes after main started; the constructor's 13 bytes before it are not reported.
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 77 bytes in 1 objects"),
+            std::string::npos) << r.err;
+}
+
+TEST(MinimalMode, ReportsLeaksDeeperThanTheRecordedStack) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN, "deep"},
+                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 200 bytes in 1 objects"),
+            std::string::npos) << r.err;
+}
+
+TEST(MinimalMode, NormalModeStillSeesTheConstructorsLeak) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 90 bytes in 2 objects"),
+            std::string::npos) << r.err;
 }
 
 }  // namespace
