@@ -42,6 +42,10 @@ const char* KeepCopy(const char* name, const char* value, char* buf, size_t size
   return buf;
 }
 
+// minimal mode: the objects live when main() started (sorted addresses), never reported.
+alignas(MmapArray<uintptr_t>) unsigned char g_before_main_storage[sizeof(MmapArray<uintptr_t>)];
+MmapArray<uintptr_t>* g_before_main = nullptr;
+
 }  // namespace
 
 HEAPKIT_ALWAYS_RUN_CODE Settings& CheckerSettings() { return g_settings; }
@@ -56,7 +60,6 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   bool ignore_global_live = true, ignore_thread_live = true;
   if (Equals(mode, "minimal")) {
     s.mode = Mode::kMinimal;
-    s.report.only_under_main = true;
   } else if (Equals(mode, "normal")) {
     s.mode = Mode::kNormal;
   } else if (Equals(mode, "strict")) {
@@ -247,6 +250,14 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                                       objects);
 }
 
+void NoteMainStarted() {
+  if (g_settings.mode != Mode::kMinimal || g_before_main != nullptr) return;
+  g_before_main = new (g_before_main_storage) MmapArray<uintptr_t>();
+  if (!SnapshotLiveObjects(g_before_main))
+    internal::Log("HEAPCHECK=minimal: the objects live when main() started could not be listed; "
+                  "they may be reported too");
+}
+
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
   Settings& s = g_settings;
   if (!s.global_check_pending || s.after_destructors != late) return;
@@ -256,8 +267,8 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, nullptr, true, &bytes,
-                                   &objects))
+  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, true,
+                                   &bytes, &objects))
     return;
   fflush(nullptr);
   _exit(s.exit_code);

@@ -1,7 +1,7 @@
 // HEAPCHECK modes, settings from the environment, and "run one check and report it".
 //
 // Modes (gperftools' names and meanings; see README.md):
-//   minimal    at exit, before global destructors; only leaks allocated under main() count
+//   minimal    at exit, before global destructors; only objects allocated after main() started
 //   normal     at exit, before global destructors; roots = globals + thread stacks/registers/TLS
 //   strict     like normal but AFTER global destructors: memory a destructor forgot (dropped the
 //              pointer without freeing) is reported
@@ -52,6 +52,12 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
 // The whole-program check at exit: runs the cleanups, checks, and on leaks flushes stdio and
 // _exit()s with the configured status. `late`: called after global destructors.
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+// Called when main() starts (startup.cc). minimal mode: notes the objects live now, so the
+// exit check reports only objects allocated after main started — decided by when each object
+// was allocated, not by whether main() is on its recorded stack (a main that tail-calls, as
+// python's does, or a stack deeper than the recorded frames, has none).
+void NoteMainStarted();
 
 // Runs REGISTER_HEAPCHECK_CLEANUP functions (once).
 void RunHeapCleanupsOnce();
