@@ -14,6 +14,7 @@
 #include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/report_destination.h"
+#include "heapcheck/signal_check.h"
 #include "heapcheck/roots.h"
 #include "profiler/heap_profiler.h"
 
@@ -126,6 +127,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
     }
   }
   RememberReportDestination(internal::EnvRaw("HEAP_CHECK_REPORT_PATH"));
+  if (s.global_check_pending) InstallSignalCheck(internal::EnvRaw("HEAP_CHECK_AT_SIGNAL"));
   if (internal::EnvRaw("HEAP_CHECK_REPORT_CLEAN") != nullptr)
     s.report_clean = internal::EnvBool("HEAP_CHECK_REPORT_CLEAN", false) ? 1 : 0;
   InitThreadLayout();
@@ -250,7 +252,18 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                                       objects);
 }
 
+void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  Settings& s = g_settings;
+  if (!s.global_check_pending) return;
+  s.global_check_pending = false;
+  RunHeapCleanupsOnce();
+  uint64_t bytes, objects;
+  CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, false, &bytes,
+                               &objects);
+}
+
 void NoteMainStarted() {
+  StartSignalCheckWatcher();
   if (g_settings.mode != Mode::kMinimal || g_before_main != nullptr) return;
   g_before_main = new (g_before_main_storage) MmapArray<uintptr_t>();
   if (!SnapshotLiveObjects(g_before_main))

@@ -53,6 +53,10 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
 // _exit()s with the configured status. `late`: called after global destructors.
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
 
+// The whole-program check at a signal (signal_check.h): like the exit check, from the calling
+// thread, without exiting (the caller then dies by the signal).
+void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
 // Called when main() starts (startup.cc). minimal mode: notes the objects live now, so the
 // exit check reports only objects allocated after main started — decided by when each object
 // was allocated, not by whether main() is on its recorded stack (a main that tail-calls, as

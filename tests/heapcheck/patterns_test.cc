@@ -5,6 +5,7 @@
 // LD_PRELOAD=libheapkit.so and checks what a user would see.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -261,6 +262,34 @@ TEST(MinimalMode, NormalModeStillSeesTheConstructorsLeak) {
   EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 90 bytes in 2 objects"),
             std::string::npos) << r.err;
 }
+
+// ---- a server stopped by SIGTERM / SIGINT: checked on request, then dies by the signal ----
+
+class SignalCheck : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SignalCheck, ChecksThenDiesByTheSignal) {
+  const std::string name = GetParam();
+  const int sig = name == "INT" ? SIGINT : SIGTERM;
+  ProcessResult r = RunProcess({HC_SIGNAL_SERVER, name},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp",
+                                "HEAP_CHECK_AT_SIGNAL=TERM,INT"},
+                               60);
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, sig) << r.err;  // as without heapkit
+  EXPECT_EQ(r.out, "serving\n");
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 55 bytes in 1 objects"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Exiting with error code"), std::string::npos) << r.err;
+}
+
+TEST_P(SignalCheck, WithoutTheVariableDiesUnchecked) {
+  const std::string name = GetParam();
+  ProcessResult r = RunProcess({HC_SIGNAL_SERVER, name}, {Preload(), "HEAPCHECK=normal"}, 60);
+  EXPECT_EQ(r.signal, name == "INT" ? SIGINT : SIGTERM);
+  EXPECT_EQ(r.err, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SignalCheck, ::testing::Values("TERM", "INT"));
 
 }  // namespace
 }  // namespace heapkit::test
