@@ -1,4 +1,5 @@
-// HEAPCHECK modes, settings from the environment, and "run one check and report it".
+// HEAPCHECK's start-up, "run one check and report it", and the exit and signal checks. The
+// settings and their parsing are in checker_config.h.
 //
 // Modes (gperftools' names and meanings; see README.md):
 //   minimal    at exit, before global destructors; only objects allocated after main() started
@@ -16,28 +17,11 @@
 
 #include <cstdint>
 
+#include "heapcheck/checker_config.h"
 #include "heapcheck/leak_check.h"
 #include "heapcheck/report.h"
 
 namespace heapkit::check {
-
-enum class Mode { kOff, kMinimal, kNormal, kStrict, kDraconian, kAsIs, kLocal };
-
-struct Settings {
-  Mode mode = Mode::kOff;
-  bool after_destructors = false;   // whole-program check timing
-  bool global_check_pending = false;
-  int exit_code = 1;                // HEAP_CHECK_ERROR_EXIT_CODE
-  pid_t pid = 0;                    // the process that started checking (a fork's parent)
-  bool check_children = true;       // HEAP_CHECK_CHILDREN: forked children check at exit too
-  // HEAP_CHECK_REPORT_CLEAN: whether a clean check prints gperftools' "No leaks found" line.
-  // Unset: only where a person reads it (stderr is a terminal, the HEAP_CHECK_REPORT_PATH
-  // file, or PERFTOOLS_VERBOSE > 0), so a parent parsing its child's stderr sees what it sees
-  // without heapkit; true/false force it (scripts that want proof the check ran).
-  int report_clean = -1;
-  CheckConfig config;
-  ReportOptions report;
-};
 
 // Parses the environment once (idempotent); starts allocation recording if a mode is active.
 void InitCheckerFromEnvironment();
