@@ -1,16 +1,6 @@
 // HEAPCHECK's start-up, "run one check and report it", and the exit and signal checks. The
 // settings and their parsing are in checker_config.h.
-//
-// Modes (gperftools' names and meanings; see README.md):
-//   minimal    at exit, before global destructors; only objects allocated after main() started
-//   normal     at exit, before global destructors; roots = globals + thread stacks/registers/TLS
-//   strict     like normal but AFTER global destructors: memory a destructor forgot (dropped the
-//              pointer without freeing) is reported
-//   draconian  after global destructors, no roots at all: every object not freed is a leak
-//   as-is      timing and roots from HEAP_CHECK_AFTER_DESTRUCTORS, HEAP_CHECK_IGNORE_GLOBAL_LIVE,
-//              HEAP_CHECK_IGNORE_THREAD_LIVE
-//   local      no whole-program check; only named HeapLeakChecker checks
-// Anything else: one line, no checking and no recording.
+
 #pragma once
 
 #include <sys/types.h>
