@@ -49,9 +49,9 @@ run_tool() {
     lsan) env=(LD_PRELOAD=liblsan.so.0 LSAN_OPTIONS="exitcode=0:log_path=$work/lsan") ;;
   esac
   (cd "$work" && if [[ $tool == valgrind ]]; then
-     /usr/bin/time -f "WALL %e" -o "$work/$tool.time" valgrind -q --leak-check=full \
-       --show-leak-kinds=definite,indirect --errors-for-leak-kinds=none --trace-children=no \
-       --log-file="$work/vg.log" bash -c "exec $cmd"
+     /usr/bin/time -f "WALL %e" -o "$work/$tool.time" bash -c "exec valgrind \
+       --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=none \
+       --log-file=$work/vg.log $cmd"
    else
      env "${env[@]}" /usr/bin/time -f "WALL %e" -o "$work/$tool.time" bash -c "exec $cmd"
    fi) >"$work/$tool.out" 2>"$work/$tool.err" && echo 0 >"$work/$tool.rc" || echo $? >"$work/$tool.rc"
