@@ -78,7 +78,7 @@ echo '```' >>"$out"
 hk_sum() {  # heapkit report on stdin -> "<total line>; direct X B, indirect Y B" per process
   awk '/^Leak check _main_/ { t = $7 " B in " $10 " objects" }
        /^Leak of .*\(direct leak\)$/ { d += $3 } /^Leak of .*\(indirect leak\)$/ { i += $3 }
-       /^pprof-tool / { n = split($2, a, "/"); printf "%s: %s (direct %d B, indirect %d B)\n", a[n], t, d, i; d = 0; i = 0 }
+       /^(\/[^ ]*\/)?pprof-tool / { n = split($2, a, "/"); printf "%s: %s (direct %d B, indirect %d B)\n", a[n], t, d, i; d = 0; i = 0 }
        /^No leaks found/ { print "no leaks" }'
 }
 vg_sum() {  # valgrind log -> one line
