@@ -13,6 +13,8 @@
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
+#include "heapcheck/report_destination.h"
+#include "heapcheck/signal_check.h"
 #include "heapcheck/roots.h"
 #include "profiler/sample_recorder.h"
 
@@ -22,24 +24,9 @@ namespace {
 Settings g_settings;
 HEAPKIT_ALWAYS_WRITTEN_DATA bool g_initialized = false;
 
-bool Equals(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
-
-// Paths taken from the environment are copied at start-up: programs that set their process
-// title (perl's `$0 = ...`, setproctitle) overwrite the original environment strings in place,
-// so a pointer into them reads garbage by the time the check runs at exit.
-char g_suppressions_path[PATH_MAX];
-char g_dump_directory[PATH_MAX];
-
-// A copy of value in buf, or nullptr (with one line) if it does not fit.
-const char* KeepCopy(const char* name, const char* value, char* buf, size_t size) {
-  if (value == nullptr) return nullptr;
-  if (std::strlen(value) >= size) {
-    internal::Log("ignoring %s: longer than %zu bytes", name, size - 1);
-    return nullptr;
-  }
-  std::strcpy(buf, value);
-  return buf;
-}
+// minimal mode: the objects live when main() started (sorted addresses), never reported.
+alignas(MmapArray<uintptr_t>) unsigned char g_before_main_storage[sizeof(MmapArray<uintptr_t>)];
+MmapArray<uintptr_t>* g_before_main = nullptr;
 
 }  // namespace
 
@@ -49,78 +36,13 @@ HEAPKIT_ALWAYS_RUN_CODE bool CheckerActive() { return g_settings.mode != Mode::k
 HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (g_initialized) return;
   g_initialized = true;
-  Settings& s = g_settings;
+  // Most processes run without HEAPCHECK: they return here, not touching the parser's code.
   const char* mode = internal::EnvRaw("HEAPCHECK");
   if (mode == nullptr || mode[0] == '\0') return;
-  bool ignore_global_live = true, ignore_thread_live = true;
-  if (Equals(mode, "minimal")) {
-    s.mode = Mode::kMinimal;
-    s.report.only_under_main = true;
-  } else if (Equals(mode, "normal")) {
-    s.mode = Mode::kNormal;
-  } else if (Equals(mode, "strict")) {
-    s.mode = Mode::kStrict;
-    s.after_destructors = true;
-  } else if (Equals(mode, "draconian")) {
-    s.mode = Mode::kDraconian;
-    s.after_destructors = true;
-    ignore_global_live = ignore_thread_live = false;
-  } else if (Equals(mode, "as-is")) {
-    s.mode = Mode::kAsIs;
-    s.after_destructors = internal::EnvBool("HEAP_CHECK_AFTER_DESTRUCTORS", false);
-    ignore_global_live = internal::EnvBool("HEAP_CHECK_IGNORE_GLOBAL_LIVE", true);
-    ignore_thread_live = internal::EnvBool("HEAP_CHECK_IGNORE_THREAD_LIVE", true);
-  } else if (Equals(mode, "local")) {
-    s.mode = Mode::kLocal;
-  } else {
-    char shown[internal::kPrintableValueSize];
-    internal::Log("HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
-                  "as-is, local); leak checking is off",
-                  internal::PrintableValue(mode, shown, sizeof(shown)));
-    return;
-  }
-  s.global_check_pending = s.mode != Mode::kLocal;
-  s.pid = getpid();
-  s.config.scan_globals = ignore_global_live;
-  s.config.scan_threads = ignore_thread_live;
-  s.config.flood.max_pointer_offset =
-      internal::EnvInt64("HEAP_CHECK_MAX_POINTER_OFFSET", 1024, -1, INT64_MAX);
-  s.config.flood.source_alignment = static_cast<size_t>(
-      internal::EnvInt64("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT", sizeof(void*), 1, 8));
-  if ((s.config.flood.source_alignment & (s.config.flood.source_alignment - 1)) != 0) {
-    internal::Log("ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
-                  "using default 8",
-                  s.config.flood.source_alignment);
-    s.config.flood.source_alignment = sizeof(void*);
-  }
-  s.config.test_pointer_alignment =
-      internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
-  s.config.stop_timeout_ms =
-      static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
-  s.report.test_pointer_alignment = s.config.test_pointer_alignment;
-  s.report.flood = s.config.flood;
-  s.check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);
-  s.report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
-  s.report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
-  // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
-  // its caller's environment make it fetch files, so it gets the build-id search only.
-  s.report.standard_debuginfo_search = !internal::SecureExecution();
-  s.report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
-                                   g_suppressions_path, sizeof(g_suppressions_path));
-  s.exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
-  const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
-  s.report.dump_directory = "/tmp";
-  if (dir != nullptr && dir[0] != '\0') {
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-      internal::Log("ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
-                    "using default /tmp",
-                    dir);
-    } else if (const char* kept = KeepCopy("HEAP_CHECK_DUMP_DIRECTORY", dir, g_dump_directory,
-                                           sizeof(g_dump_directory))) {
-      s.report.dump_directory = kept;
-    }
-  }
+  Settings& s = g_settings;
+  if (!ReadCheckerConfig(&s)) return;
+  RememberReportDestination(s.report_path);
+  if (s.global_check_pending) InstallSignalCheck(s.at_signal);
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSampleParameter(1);
@@ -131,9 +53,22 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
 
 namespace {
 
+// A forked child's report starts with a line naming it (its .heap file carries its pid).
+void PrintForkedChildHeader(const char* name) {
+  if (std::strcmp(name, "_main_") != 0 || getpid() == g_settings.pid) return;
+  internal::LogRaw("Leak check of forked child process %d (parent %d):",
+                   static_cast<int>(getpid()), static_cast<int>(getppid()));
+}
+
+// Whether a clean check prints its line here (Settings::report_clean).
+bool SaysNoLeaks(const ReportDestination& destination) {
+  if (g_settings.report_clean >= 0) return g_settings.report_clean == 1;
+  return destination.ReadByAPerson() || internal::Verbose();
+}
+
 bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
-                        int reg_count, const MmapArray<uintptr_t>* baseline, uint64_t* bytes,
-                        uint64_t* objects) {
+                        int reg_count, const MmapArray<uintptr_t>* baseline, bool exit_check,
+                        uint64_t* bytes, uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
   // Recording off while we work: the symbolizer uses the normal heap.
@@ -145,6 +80,13 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   bool ok = RunLeakCheck(s.config, entry_sp, regs, reg_count, baseline, result);
   bool clean = true;
   if (ok) {
+    // These modes promise a complete answer: without every thread's roots there is none.
+    const bool incomplete = result->unstopped_threads > 0 &&
+                            (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
+    ReportDestination destination(s.report.dump_directory, name,
+                                  incomplete || result->leaks.size() > 0);
+    if (incomplete || result->leaks.size() > 0 || SaysNoLeaks(destination))
+      PrintForkedChildHeader(name);
     if (internal::Verbose()) {
       internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
                     "for %llu us",
@@ -157,25 +99,29 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
                       "(%zu bytes: PROT_NONE or unmapped pages)",
                       name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
     }
-    if (result->unstopped_threads > 0 &&
-        (s.mode == Mode::kStrict || s.mode == Mode::kDraconian)) {
-      // These modes promise a complete answer: without every thread's roots there is none.
+    if (incomplete) {
       internal::LogRaw("Leak check %s failed: %zu threads could not be stopped and were not "
                        "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
                        name, result->unstopped_threads,
                        s.mode == Mode::kStrict ? "strict" : "draconian");
-      alloc::SetSampleParameter(saved_rate);
-      return false;
-    }
-    ReportOptions opts = s.report;
-    opts.check_name = name;
-    ReportTotals totals = ReportLeaks(*result, opts);
-    if (totals.objects == 0) {
-      ReportNoLeaks(*result, name);
-    } else {
       clean = false;
-      *bytes = totals.bytes;
-      *objects = totals.objects;
+    } else {
+      ReportOptions opts = s.report;
+      opts.check_name = name;
+      ReportTotals totals = ReportLeaks(*result, opts);
+      if (totals.objects == 0) {
+        // Only where a person reads it: a parent parsing its child's stderr sees nothing.
+        if (SaysNoLeaks(destination)) ReportNoLeaks(*result, name);
+      } else {
+        clean = false;
+        *bytes = totals.bytes;
+        *objects = totals.objects;
+      }
+    }
+    if (!clean && exit_check) {
+      // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
+      internal::LogRaw("Exiting with error code (instead of crashing) because of "
+                       "whole-program memory leaks");
     }
   }
   alloc::SetSampleParameter(saved_rate);
@@ -188,6 +134,7 @@ struct CheckCall {
   const uintptr_t* regs;
   int reg_count;
   const MmapArray<uintptr_t>* baseline;
+  bool exit_check;
   uint64_t* bytes;
   uint64_t* objects;
   bool clean;
@@ -196,17 +143,47 @@ struct CheckCall {
 void CheckAndReportCall(void* arg) {
   auto* c = static_cast<CheckCall*>(arg);
   c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline,
-                                c->bytes, c->objects);
+                                c->exit_check, c->bytes, c->objects);
+}
+
+}  // namespace
+
+namespace {
+
+bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
+                                  int reg_count, const MmapArray<uintptr_t>* baseline,
+                                  bool exit_check, uint64_t* bytes, uint64_t* objects) {
+  // On the checker's own stack: the caller's may be small (checker_stack.h).
+  CheckCall call{name, entry_sp, regs, reg_count, baseline, exit_check, bytes, objects, true};
+  RunOnCheckerStack(&CheckAndReportCall, &call);
+  return call.clean;
 }
 
 }  // namespace
 
 bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
                     const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
-  // On the checker's own stack: the caller's may be small (checker_stack.h).
-  CheckCall call{name, entry_sp, regs, reg_count, baseline, bytes, objects, true};
-  RunOnCheckerStack(&CheckAndReportCall, &call);
-  return call.clean;
+  return CheckAndReportOnCheckerStack(name, entry_sp, regs, reg_count, baseline, false, bytes,
+                                      objects);
+}
+
+void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  Settings& s = g_settings;
+  if (!s.global_check_pending) return;
+  s.global_check_pending = false;
+  RunHeapCleanupsOnce();
+  uint64_t bytes, objects;
+  CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, false, &bytes,
+                               &objects);
+}
+
+void NoteMainStarted() {
+  StartSignalCheckWatcher();
+  if (g_settings.mode != Mode::kMinimal || g_before_main != nullptr) return;
+  g_before_main = new (g_before_main_storage) MmapArray<uintptr_t>();
+  if (!SnapshotLiveObjects(g_before_main))
+    internal::Log("HEAPCHECK=minimal: the objects live when main() started could not be listed; "
+                  "they may be reported too");
 }
 
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
@@ -214,18 +191,13 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   if (!s.global_check_pending || s.after_destructors != late) return;
   // A forked child that exits through exit() is checked like the parent (own report, own
   // .heap name by its pid); _exit and quick_exit run no exit handlers and skip the check.
-  if (getpid() != s.pid) {
-    if (!s.check_children) return;
-    internal::LogRaw("Leak check of forked child process %d (parent %d):", static_cast<int>(getpid()),
-                     static_cast<int>(getppid()));
-  }
+  if (getpid() != s.pid && !s.check_children) return;
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  if (CheckAndReport("_main_", entry_sp, regs, reg_count, nullptr, &bytes, &objects)) return;
-  // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
-  internal::LogRaw("Exiting with error code (instead of crashing) because of whole-program "
-                   "memory leaks");
+  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, true,
+                                   &bytes, &objects))
+    return;
   fflush(nullptr);
   _exit(s.exit_code);
 }

@@ -1,38 +1,17 @@
-// HEAPCHECK modes, settings from the environment, and "run one check and report it".
-//
-// Modes (gperftools' names and meanings; see README.md):
-//   minimal    at exit, before global destructors; only leaks allocated under main() count
-//   normal     at exit, before global destructors; roots = globals + thread stacks/registers/TLS
-//   strict     like normal but AFTER global destructors: memory a destructor forgot (dropped the
-//              pointer without freeing) is reported
-//   draconian  after global destructors, no roots at all: every object not freed is a leak
-//   as-is      timing and roots from HEAP_CHECK_AFTER_DESTRUCTORS, HEAP_CHECK_IGNORE_GLOBAL_LIVE,
-//              HEAP_CHECK_IGNORE_THREAD_LIVE
-//   local      no whole-program check; only named HeapLeakChecker checks
-// Anything else: one line, no checking and no recording.
+// HEAPCHECK's start-up, "run one check and report it", and the exit and signal checks. The
+// settings and their parsing are in checker_config.h.
+
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
 
+#include "heapcheck/checker_config.h"
 #include "heapcheck/leak_check.h"
 #include "heapcheck/report.h"
 
 namespace heapkit::check {
-
-enum class Mode { kOff, kMinimal, kNormal, kStrict, kDraconian, kAsIs, kLocal };
-
-struct Settings {
-  Mode mode = Mode::kOff;
-  bool after_destructors = false;   // whole-program check timing
-  bool global_check_pending = false;
-  int exit_code = 1;                // HEAP_CHECK_ERROR_EXIT_CODE
-  pid_t pid = 0;                    // the process that started checking (a fork's parent)
-  bool check_children = true;       // HEAP_CHECK_CHILDREN: forked children check at exit too
-  CheckConfig config;
-  ReportOptions report;
-};
 
 // Parses the environment once (idempotent); starts allocation recording if a mode is active.
 void InitCheckerFromEnvironment();
@@ -47,6 +26,16 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
 // The whole-program check at exit: runs the cleanups, checks, and on leaks flushes stdio and
 // _exit()s with the configured status. `late`: called after global destructors.
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+// The whole-program check at a signal (signal_check.h): like the exit check, from the calling
+// thread, without exiting (the caller then dies by the signal).
+void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+// Called when main() starts (startup.cc). minimal mode: notes the objects live now, so the
+// exit check reports only objects allocated after main started — decided by when each object
+// was allocated, not by whether main() is on its recorded stack (a main that tail-calls, as
+// python's does, or a stack deeper than the recorded frames, has none).
+void NoteMainStarted();
 
 // Runs REGISTER_HEAPCHECK_CLEANUP functions (once).
 void RunHeapCleanupsOnce();

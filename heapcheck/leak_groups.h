@@ -2,8 +2,8 @@
 // direct/indirect), sorted by bytes, then objects, direct before indirect.
 //
 // Groups index into one permutation of the records (order), so a group's records are
-// order[first .. first + count). A group is `dropped` when the report leaves it out (suppressed,
-// or not under main() in minimal mode) and also `suppressed` when a suppression matched it.
+// order[first .. first + count). A group is `dropped` when the report leaves it out (it matched
+// a suppression) and also `suppressed` then.
 // Everything lives in mmap'd memory (mmap_array.h).
 #pragma once
 

@@ -2,7 +2,7 @@
 // public header only) over the mapped objects that hold the PCs the report looks at.
 //
 // Which PCs: those of the groups the report may print (the first HEAP_CHECK_MAX_LEAKS), or of
-// every group when suppressions or the minimal-mode filter must see them all. Only the objects
+// every group when suppressions must see them all. Only the objects
 // holding one of those PCs are given to the symbolizer (all of each object's mappings, so that
 // its load bias comes out right), plus the plugins dlclose()d before the check, as they were
 // mapped (profiler/unloaded_modules.h): opening every library of the process, and reading its

@@ -8,6 +8,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
+#include "heapcheck/follow_up_tool.h"
 #include "heapcheck/leak_groups.h"
 #include "heapcheck/leak_symbols.h"
 #include "heapcheck/proc_maps.h"
@@ -53,20 +54,18 @@ size_t GroupsToPrint(size_t reported, const ReportOptions& options) {
   return reported;
 }
 
-// Suppressions and the minimal-mode filter: marks groups dropped / suppressed, and counts
-// what stays reported and what was suppressed. With no filter every group is reported.
-void FilterGroups(const Suppressions& suppressions, const ReportOptions& options,
-                  LeakGroups* groups, LeakSymbols* symbols, LeakTotals* reported,
-                  LeakTotals* suppressed) {
-  const bool filter = !suppressions.empty() || options.only_under_main;
+// Suppressions: marks groups dropped / suppressed, and counts what stays reported and what was
+// suppressed. With no suppressions every group is reported.
+void FilterGroups(const Suppressions& suppressions, LeakGroups* groups, LeakSymbols* symbols,
+                  LeakTotals* reported, LeakTotals* suppressed) {
+  const bool filter = !suppressions.empty();
   for (LeakGroup& g : *groups) {
     const LeakRecord& r = groups->Head(g);
-    bool matched = false, under_main = false;
-    for (int d = 0; filter && d < r.depth && !(matched && under_main); ++d) {
+    bool matched = false;
+    for (int d = 0; filter && d < r.depth && !matched; ++d) {
       const auto* frames = symbols->Frames(groups->Stack(r)[d]);
       if (frames == nullptr) break;
       for (const pprof::SourceFrame& f : *frames) {
-        if (f.function == "main") under_main = true;
         if (suppressions.Matches(f)) matched = true;
       }
     }
@@ -74,8 +73,6 @@ void FilterGroups(const Suppressions& suppressions, const ReportOptions& options
       g.dropped = g.suppressed = true;
       suppressed->bytes += g.bytes;
       suppressed->objects += g.count;
-    } else if (options.only_under_main && symbols->available() && !under_main) {
-      g.dropped = true;
     }
     if (!g.dropped) {
       reported->bytes += g.bytes;
@@ -193,11 +190,16 @@ void PrintTrailer(const LeakGroups& groups, const ReportOptions& options,
                      static_cast<unsigned long long>(suppressed.objects), options.suppressions);
   }
   if (wrote) {
+    char tool[4096];
+    const bool found = FindPprofTool(tool, sizeof(tool));
     internal::LogRaw(
         "If the preceding stack traces are not enough to find the leaks, try running THIS "
-        "shell command:\n\npprof-tool %s \"%s\" --inuse_objects --lines --heapcheck "
+        "shell command:\n\n%s %s \"%s\" --inuse_objects --lines --heapcheck "
         "--edgefraction=1e-10 --nodefraction=1e-10 --svg --output=\"%s.svg\"\n",
-        program, path, path);
+        tool, program, path, path);
+    if (!found)
+      internal::LogRaw("(pprof-tool was found neither beside the leak checker's library nor on "
+                       "PATH: install heapkit's pprof-tool)");
   } else {
     const char* refusal = internal::ReplaceRefusal(error);
     internal::Log("cannot write leak profile %s: %s", path, refusal ? refusal : strerror(error));
@@ -261,14 +263,14 @@ ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options
 
   // Symbolize (normal heap allowed: the world runs again and recording is off) only what will
   // be looked at: every group when a filter must see them, else the ones printed.
-  const bool filter = !suppressions.empty() || options.only_under_main;
+  const bool filter = !suppressions.empty();
   ProcMaps maps;
   maps.Read();
   LeakSymbols symbols(maps, groups, filter ? groups.size() : GroupsToPrint(groups.size(), options),
                       options.standard_debuginfo_search);
 
   LeakTotals suppressed;
-  FilterGroups(suppressions, options, &groups, &symbols, &reported, &suppressed);
+  FilterGroups(suppressions, &groups, &symbols, &reported, &suppressed);
   if (suppressed.objects > 0)
     groups.HideOwnedBySuppressed(maps, options.flood, &reported, &suppressed);
   if (reported.objects == 0) {

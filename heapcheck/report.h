@@ -6,8 +6,7 @@
 // Runs AFTER the world is restarted and with allocation recording off: the symbolizer
 // (pprof-tool/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
 // by (allocation stack, direct/indirect) and sorted by bytes. Suppressions (HEAPCHECK_SUPPRESSIONS)
-// and the minimal-mode filter work on symbolized frames, so they are applied before the totals
-// line is printed. Lines go out through the malloc-free logger, in one write per line and never
+// work on symbolized frames, so they are applied before the totals line is printed. Lines go out through the malloc-free logger, in one write per line and never
 // truncated.
 #pragma once
 
@@ -25,7 +24,6 @@ struct ReportOptions {
   bool identify_leaks = false;        // HEAP_CHECK_IDENTIFY_LEAKS
   const char* dump_directory = "/tmp";  // HEAP_CHECK_DUMP_DIRECTORY
   const char* suppressions = nullptr;   // HEAPCHECK_SUPPRESSIONS file
-  bool only_under_main = false;       // minimal mode: drop leaks not allocated under main()
   bool test_pointer_alignment = false;
   FloodOptions flood;                 // the check's pointer rule (what a suppressed leak owns)
   // libdw's standard debug-info search: build-id under /usr/lib/debug, .gnu_debuglink, and

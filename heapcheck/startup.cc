@@ -73,7 +73,10 @@ HEAPKIT_ALWAYS_WRITTEN_DATA MainFn g_real_main = nullptr;
 
 HEAPKIT_ALWAYS_RUN_CODE int MainWrapper(int argc, char** argv, char** envp) {
   heapkit::prof::OnMainStart();  // HEAPPROFILE's exit dump, before global destructors too
-  if (heapkit::check::CheckerActive() && atexit(EarlyExitCheck) == 0) g_early_registered = true;
+  if (heapkit::check::CheckerActive()) {
+    if (atexit(EarlyExitCheck) == 0) g_early_registered = true;
+    heapkit::check::NoteMainStarted();
+  }
   return g_real_main(argc, argv, envp);
 }
 

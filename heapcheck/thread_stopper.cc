@@ -133,6 +133,32 @@ int64_t NowMs() {
 
 struct sigaction g_old_action;
 
+// Whether thread `tid` blocks `sig` now: the SigBlk mask of /proc/self/task/<tid>/status
+// (hex, bit n-1 = signal n). Such a thread (one that blocks every signal, like xz's workers or
+// jemalloc's background thread, or waits for the signal with sigwaitinfo) would not run the
+// handler before the timeout. Unknown (unreadable): false.
+bool BlocksSignal(pid_t tid, int sig) {
+  char path[64];
+  internal::FormatTo(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR) {
+  }
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nSigBlk:");
+  if (line == nullptr) return false;
+  const char* p = line + 8;
+  while (*p == ' ' || *p == '\t') ++p;
+  uint64_t mask = 0;
+  for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); ++p)
+    mask = mask << 4 | static_cast<uint64_t>(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+  return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1) != 0;
+}
+
 }  // namespace
 
 int SuspendSignal() {
@@ -173,24 +199,42 @@ bool PrepareSuspension(int sig) {
 }
 
 // Outcome of waiting for one signalled thread.
-enum class Wait { kStopped, kGone, kTimedOut };
+enum class Wait { kStopped, kGone, kBlocking, kTimedOut };
+
+// How long a thread may keep the suspend signal blocked before it is given up. Blocking all
+// signals for a moment is common (pthread_create does, around clone); a thread that still
+// blocks it after this long blocks it for good (xz's workers, jemalloc's background thread).
+constexpr int64_t kBlockedGiveUpMs = 100;
 
 // Waits until the thread of `s` has stopped, has exited, or the deadline passed (then its slot
 // is abandoned; the handler of a late signal finds it so and returns at once).
-Wait AwaitStop(Slot& s, int64_t deadline) {
+Wait AwaitStop(Slot& s, int64_t deadline, int sig) {
   char path[64];
   internal::FormatTo(path, sizeof(path), "/proc/self/task/%d", s.data.tid);
+  int64_t blocked_since = -1;
   for (int polls = 1;; ++polls) {
     if (s.state.load(std::memory_order_acquire) != kSignalled) return Wait::kStopped;
     // A thread that exited after the listing (or is exiting with signals blocked) vanishes
-    // from /proc: stop waiting for it without a message.
-    const bool timed_out = deadline - NowMs() <= 0;
-    if (timed_out || polls % 8 == 0) {
+    // from /proc: stop waiting for it without a message. One that keeps the signal blocked
+    // (its SigBlk mask, read every few polls) is given up after kBlockedGiveUpMs.
+    const int64_t now = NowMs();
+    const bool timed_out = deadline - now <= 0;
+    bool blocking = false;
+    if (polls % 4 == 0) {
+      if (!BlocksSignal(s.data.tid, sig)) {
+        blocked_since = -1;
+      } else if (blocked_since < 0) {
+        blocked_since = now;
+      } else {
+        blocking = now - blocked_since >= kBlockedGiveUpMs;
+      }
+    }
+    if (timed_out || blocking || polls % 8 == 0) {
       const bool gone = access(path, F_OK) != 0;
-      if (gone || timed_out) {
+      if (gone || timed_out || blocking) {
         uint32_t expected = kSignalled;
         if (!s.state.compare_exchange_strong(expected, kAbandoned)) return Wait::kStopped;
-        return gone ? Wait::kGone : Wait::kTimedOut;
+        return gone ? Wait::kGone : blocking ? Wait::kBlocking : Wait::kTimedOut;
       }
     }
     timespec ts{0, 2000000};  // re-check at least every 2 ms
@@ -200,12 +244,24 @@ Wait AwaitStop(Slot& s, int64_t deadline) {
 
 }  // namespace
 
-void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
-  internal::Log("leak check: thread %d did not stop within %d ms (signal %d blocked?); "
-                "its stack and registers are not scanned",
-                tid, timeout_ms, sig);
+void ThreadStopper::ListUnstopped(pid_t tid) {
   if (unstopped_count_ < kMaxUnstoppedListed) unstopped_[unstopped_count_] = tid;
   ++unstopped_count_;
+}
+
+void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
+  internal::Log("leak check: thread %d did not stop within %d ms (signal %d consumed?); "
+                "its stack and registers are not scanned",
+                tid, timeout_ms, sig);
+  ListUnstopped(tid);
+}
+
+void ThreadStopper::NoteBlocking(pid_t tid, int sig) {
+  internal::Log("leak check: thread %d has blocked signal %d (HEAP_CHECK_SUSPEND_SIGNAL) for "
+                "%d ms, so it was not stopped: it kept running during the check, and objects only its stack or "
+                "registers point to may be reported as leaks",
+                tid, sig, static_cast<int>(kBlockedGiveUpMs));
+  ListUnstopped(tid);
 }
 
 // Signals every task not signalled yet (one slot each); false if /proc/self/task cannot be read.
@@ -240,9 +296,11 @@ bool ThreadStopper::StopAll(int timeout_ms) {
     const size_t before = slot_count_;
     listed = SignalNewTasks(self, pid, sig);
     if (!listed) break;
-    for (size_t i = before; i < slot_count_; ++i)
-      if (AwaitStop(g_slots[i], deadline) == Wait::kTimedOut)
-        NoteUnstopped(g_slots[i].data.tid, timeout_ms, sig);
+    for (size_t i = before; i < slot_count_; ++i) {
+      const Wait w = AwaitStop(g_slots[i], deadline, sig);
+      if (w == Wait::kTimedOut) NoteUnstopped(g_slots[i].data.tid, timeout_ms, sig);
+      if (w == Wait::kBlocking) NoteBlocking(g_slots[i].data.tid, sig);
+    }
     if (slot_count_ == before) break;
   }
   for (size_t i = 0; i < slot_count_; ++i)

@@ -55,6 +55,8 @@ class ThreadStopper {
  private:
   bool SignalNewTasks(pid_t self, pid_t pid, int sig);
   void NoteUnstopped(pid_t tid, int timeout_ms, int sig);
+  void NoteBlocking(pid_t tid, int sig);
+  void ListUnstopped(pid_t tid);
 
   size_t stopped_count_ = 0;
   size_t slot_count_ = 0;

@@ -171,24 +171,34 @@ size_t FormatTo(char* buf, size_t size, const char* fmt, ...) {
   return out.needed;
 }
 
+namespace {
+int g_log_fd = STDERR_FILENO;
+}  // namespace
+
+int SetLogFd(int fd) {
+  const int previous = g_log_fd;
+  g_log_fd = fd;
+  return previous;
+}
+
 void Log(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  VLogTo(STDERR_FILENO, "heapkit: ", fmt, ap);
+  VLogTo(g_log_fd, "heapkit: ", fmt, ap);
   va_end(ap);
 }
 
 void LogRaw(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  VLogTo(STDERR_FILENO, "", fmt, ap);
+  VLogTo(g_log_fd, "", fmt, ap);
   va_end(ap);
 }
 
 void Fatal(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  VLogTo(STDERR_FILENO, "heapkit: ", fmt, ap);
+  VLogTo(g_log_fd, "heapkit: ", fmt, ap);
   va_end(ap);
   abort();
 }

@@ -24,6 +24,10 @@ void LogRaw(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t FormatTo(char* buf, size_t size, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+// Where Log, LogRaw and Fatal write: stderr unless a caller redirected them (the leak checker,
+// while it writes a report to a file because stderr was closed). Returns the previous fd.
+int SetLogFd(int fd);
+
 // Writes all of [data, data+len) to fd, retrying on EINTR and short writes. False on error.
 bool WriteAll(int fd, const void* data, size_t len);
 

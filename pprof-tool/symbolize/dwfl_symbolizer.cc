@@ -8,8 +8,8 @@
 // recorded path) that fits: the build-id the profile recorded, when it has one, and the
 // mapping's segments. Modules are reported with dwfl_report_elf under the recorded path;
 // the find_debuginfo callback then finds separate debug info by build-id under the symbol
-// path and /usr/lib/debug, by .gnu_debuglink, and through debuginfod when allowed
-// (SymbolSearch::standard_search). Lookups go through ModuleIndex (sorted symbols, per-CU
+// path and /usr/lib/debug, by .gnu_debuglink, and through debuginfod only when asked
+// (SymbolSearch::standard_search and ::debuginfod; local_debuginfo.h). Lookups go through ModuleIndex (sorted symbols, per-CU
 // inline index; built for a module on the first lookup in it) and a per-PC cache.
 //
 // Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files, and
@@ -35,6 +35,7 @@
 
 #include "alloc/internal/safe_file.h"
 #include "pprof-tool/symbolize/binary_lookup.h"
+#include "pprof-tool/symbolize/local_debuginfo.h"
 #include "pprof-tool/symbolize/module_index.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
@@ -198,10 +199,15 @@ class DwflSymbolizer final : public Symbolizer {
   explicit DwflSymbolizer(const SymbolSearch& search)
       : search_(search), debuginfo_path_(DebuginfoPath(search.dirs)) {
     callbacks_.find_elf = dwfl_build_id_find_elf;
-    // dwfl_standard_find_debuginfo asks debuginfod (when DEBUGINFOD_URLS is set) after the
-    // local search; dwfl_build_id_find_debuginfo never does.
-    callbacks_.find_debuginfo = search.standard_search ? dwfl_standard_find_debuginfo
+    // Never dwfl_standard_find_debuginfo directly: it loads elfutils' debuginfod client (and
+    // libcurl, OpenSSL...) for any module without local debug info (local_debuginfo.h).
+    callbacks_.find_debuginfo = search.standard_search ? FindDebuginfoWithoutClient
                                                        : dwfl_build_id_find_debuginfo;
+    local_search_.debuginfod = search.debuginfod;
+    for (const std::string& dir : search.dirs) {
+      if (!dir.empty() && dir[0] == '/') local_search_.debug_dirs.push_back(dir);
+    }
+    local_search_.debug_dirs.push_back("/usr/lib/debug");
     callbacks_.section_address = dwfl_offline_section_address;
     debuginfo_path_ptr_ = debuginfo_path_.data();
     callbacks_.debuginfo_path = &debuginfo_path_ptr_;
@@ -261,6 +267,9 @@ class DwflSymbolizer final : public Symbolizer {
           }
           continue;
         }
+        void** userdata = nullptr;
+        dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+        if (userdata != nullptr) *userdata = &local_search_;
         index = int(reported.size());
         reported.emplace_back(mod, path);
         break;
@@ -334,6 +343,7 @@ class DwflSymbolizer final : public Symbolizer {
   }
 
   const SymbolSearch search_;
+  LocalDebuginfoSearch local_search_;  // each module's userdata (FindDebuginfoWithoutClient)
   std::string debuginfo_path_;
   char* debuginfo_path_ptr_ = nullptr;
   Dwfl_Callbacks callbacks_{};

@@ -15,6 +15,14 @@
 
 namespace heapkit::pprof {
 
+// How separate debug info missing locally is asked of debuginfod servers, when the
+// environment's DEBUGINFOD_URLS is non-empty (local_debuginfo.h says why it matters):
+//   kInProcess      elfutils' client, loaded into this process (pprof-tool: its own process);
+//   kHelperProcess  `debuginfod-find` in a child process: nothing is loaded into this one (the
+//                   leak checker's report, which runs inside the checked program);
+//   kNever          never.
+enum class DebuginfodClient { kInProcess, kHelperProcess, kNever };
+
 // One source-level frame. An address inside inlined code yields several frames, innermost
 // (the inlined callee) first, the physical function last.
 struct SourceFrame {
@@ -39,12 +47,13 @@ struct SymbolSearch {
   // The build-id (lower-case hex) recorded for a path of the maps, when the profile has one
   // (profile.proto's Mapping.build_id). A file whose build-id differs is refused.
   std::unordered_map<std::string, std::string> build_ids;
-  // true: libdwfl's standard search (build-id directories, .gnu_debuglink) and, when the
-  // process's environment has DEBUGINFOD_URLS, elfutils' debuginfod client (cache under
-  // DEBUGINFOD_CACHE_PATH); nothing goes to the network when it is unset.
+  // true: the standard search (build-id directories, .gnu_debuglink) and, when the process's
+  // environment has a non-empty DEBUGINFOD_URLS, debuginfod as `debuginfod` says (cache under
+  // DEBUGINFOD_CACHE_PATH); with it unset no debuginfod code is loaded or run.
   // false: build-id directories only; never the network, whatever the environment says (a
   // privileged process must not let its caller's environment choose what it fetches).
   bool standard_search = true;
+  DebuginfodClient debuginfod = DebuginfodClient::kInProcess;
 };
 
 class Symbolizer {

@@ -152,6 +152,7 @@ TEST_P(HeapcheckE2E, Scenario) {
   std::vector<std::string> env = s.env;
   if (flavor != Flavor::kStaticO2) env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
   env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  env.push_back("HEAP_CHECK_REPORT_CLEAN=true");  // stderr is a pipe: the clean line on demand
   std::vector<std::string> argv = {program, s.arg};
   if (s.arg == "dlopen") argv.push_back(HC_PLUGIN);
   ProcessResult r = RunProcess(argv, env, 60);
@@ -211,6 +212,7 @@ ForkRun RunForkScenario(const std::string& arg, std::vector<std::string> env) {
   env.push_back("HEAPCHECK=normal");
   env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
   env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  env.push_back("HEAP_CHECK_REPORT_CLEAN=true");
   ForkRun f{RunProcess({HC_SCENARIOS_O2, arg}, env, 60), "", -1};
   std::smatch m;
   static const std::regex kChild("child ([0-9]+) exited with (-?[0-9]+)");

@@ -24,7 +24,7 @@ import sys
 LEAK_CHECK = re.compile(r"^Leak check _main_ detected leaks of (\d+) bytes in (\d+) objects$")
 LARGEST = re.compile(r"^The (\d+) largest leaks:$")
 GROUP = re.compile(r"^Leak of (\d+) bytes in (\d+) objects allocated from: \((direct|indirect) leak\)$")
-PPROF_CMD = re.compile(r'^pprof-tool (\S+) "([^"]+)" --inuse_objects')
+PPROF_CMD = re.compile(r'^(?:/\S*/)?pprof-tool (\S+) "([^"]+)" --inuse_objects')
 EXITING = re.compile(r'^Exiting with error code \(instead of crashing\) because of whole-program '
                      r'memory leaks$')
 NO_LEAKS = re.compile(r'^No leaks found for check "_main_"')

@@ -78,7 +78,7 @@ echo '```' >>"$out"
 hk_sum() {  # heapkit report on stdin -> "<total line>; direct X B, indirect Y B" per process
   awk '/^Leak check _main_/ { t = $7 " B in " $10 " objects" }
        /^Leak of .*\(direct leak\)$/ { d += $3 } /^Leak of .*\(indirect leak\)$/ { i += $3 }
-       /^pprof-tool / { n = split($2, a, "/"); printf "%s: %s (direct %d B, indirect %d B)\n", a[n], t, d, i; d = 0; i = 0 }
+       /^(\/[^ ]*\/)?pprof-tool / { n = split($2, a, "/"); printf "%s: %s (direct %d B, indirect %d B)\n", a[n], t, d, i; d = 0; i = 0 }
        /^No leaks found/ { print "no leaks" }'
 }
 vg_sum() {  # valgrind log -> one line
@@ -99,7 +99,7 @@ mkdir -p "$work/o" && cd "$work/o" || exit 1
   valgrind --leak-check=full --log-file="$work/o/vg.perl" perl /usr/bin/pod2text "$privlib/Pod/Man.pm" >/dev/null
   echo "valgrind  $(vg_sum "$work/o/vg.perl")"
   for off in 1024 -1; do
-    echo "heapkit (HEAP_CHECK_MAX_POINTER_OFFSET=$off)  $(LD_PRELOAD=$lib HEAPCHECK=normal HEAP_CHECK_MAX_LEAKS=0 \
+    echo "heapkit (HEAP_CHECK_MAX_POINTER_OFFSET=$off)  $(LD_PRELOAD=$lib HEAPCHECK=normal HEAP_CHECK_REPORT_CLEAN=true HEAP_CHECK_MAX_LEAKS=0 \
       HEAP_CHECK_MAX_POINTER_OFFSET=$off perl /usr/bin/pod2text "$privlib/Pod/Man.pm" 2>&1 >/dev/null | hk_sum)"
   done
   echo '```'
@@ -120,7 +120,7 @@ mkdir -p "$work/o" && cd "$work/o" || exit 1
   fi
   for off in 1024 -1; do
     echo "heapkit (HEAP_CHECK_MAX_POINTER_OFFSET=$off):"
-    LD_PRELOAD=$lib HEAPCHECK=normal HEAP_CHECK_MAX_LEAKS=0 HEAP_CHECK_ERROR_EXIT_CODE=0 \
+    LD_PRELOAD=$lib HEAPCHECK=normal HEAP_CHECK_REPORT_CLEAN=true HEAP_CHECK_MAX_LEAKS=0 HEAP_CHECK_ERROR_EXIT_CODE=0 \
       HEAP_CHECK_DUMP_DIRECTORY="$work/o" HEAP_CHECK_MAX_POINTER_OFFSET=$off \
       g++ -O2 -std=c++20 -I"$root" -c "$root/heapcheck/flood.cc" -o f.o 2>&1 >/dev/null | hk_sum | sed 's/^/  /'
   done

@@ -197,9 +197,11 @@ def context_env(context, d):
     if context == "prof":
         return {"HEAPPROFILE": os.path.join(d, "p")}
     if context == "check":
-        return {"HEAPCHECK": "normal", "HEAP_CHECK_DUMP_DIRECTORY": d}
+        return {"HEAPCHECK": "normal", "HEAP_CHECK_DUMP_DIRECTORY": d,
+                "HEAP_CHECK_REPORT_CLEAN": "true"}
     if context == "as-is":
-        return {"HEAPCHECK": "as-is", "HEAP_CHECK_DUMP_DIRECTORY": d}
+        return {"HEAPCHECK": "as-is", "HEAP_CHECK_DUMP_DIRECTORY": d,
+                "HEAP_CHECK_REPORT_CLEAN": "true"}
     return {}
 
 

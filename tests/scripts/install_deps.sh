@@ -12,7 +12,11 @@ build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev
             libre2-dev
             libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
 # The test suite's own build dependencies.
-test_build_pkgs=(libgtest-dev libbenchmark-dev)
+test_build_pkgs=(libgtest-dev libbenchmark-dev
+  # the leak checker's TLS-teardown pattern program (tests/heapcheck/patterns) links these
+  libcurl4-openssl-dev
+  libssl-dev
+)
 # Oracles used by the test suite (google-pprof, go tool pprof), real programs it runs, and the
 # peer allocators the benchmark smoke run loads.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind

@@ -24,7 +24,8 @@ case $config in
   minimal) env=(LD_PRELOAD="$minimal") ;;
   sampled) env=(LD_PRELOAD="$full" TCMALLOC_SAMPLE_PARAMETER=1 HEAPPROFILE="$work/s"
                 HEAP_PROFILE_ALLOCATION_INTERVAL=64m) ;;
-  heapcheck) env=(LD_PRELOAD="$full" HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$work") ;;
+  heapcheck) env=(LD_PRELOAD="$full" HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$work"
+                  HEAP_CHECK_REPORT_CLEAN=true) ;;
   api) prog=$(realpath "$7") ;;
   *) echo "FAIL: unknown configuration $config"; exit 2 ;;
 esac

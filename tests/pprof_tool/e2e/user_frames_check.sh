@@ -33,13 +33,20 @@ if [ "$got" != "$expected" ]; then
 fi
 
 # The suggested command writes its picture to <dump>.svg, never SVG to the terminal.
-command=$(grep '^pprof-tool ' "$work/leaks.txt" || true)
+# The report names pprof-tool by its absolute path (heapcheck/follow_up_tool.h).
+command=$(grep -E '^(/[^ ]*/)?pprof-tool ' "$work/leaks.txt" || true)
+tool=${command%% *}
+case "$tool" in
+  /*) [ -x "$tool" ] || { echo "FAIL: the suggested pprof-tool '$tool' is not executable"; status=1; } ;;
+  *) echo "FAIL: the suggested command's pprof-tool '$tool' is not an absolute path"; status=1 ;;
+esac
+command=${command#"$tool" }
 case "$command" in
   *"--svg --output="*) ;;
   *) echo "FAIL: the suggested command does not write to a file: '$command'"; status=1 ;;
 esac
 dump=$(ls "$work"/*-end.heap | head -n 1)
-sh -c "\"$pprof\" ${command#pprof-tool }" > "$work/suggested.out"
+sh -c "\"$pprof\" $command" > "$work/suggested.out"
 if [ -s "$work/suggested.out" ] || [ ! -s "$dump.svg" ]; then
   echo "FAIL: the suggested command wrote $(wc -c < "$work/suggested.out") bytes to stdout; $dump.svg: $(ls -l "$dump.svg" 2>&1)"
   status=1

@@ -1,0 +1,114 @@
+#include "heapcheck/checker_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "alloc/internal/env.h"
+#include "alloc/internal/log.h"
+
+namespace heapkit::check {
+namespace {
+
+bool Equals(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+
+// Paths taken from the environment are copied at start-up: programs that set their process
+// title (perl's `$0 = ...`, setproctitle) overwrite the original environment strings in place,
+// so a pointer into them reads garbage by the time the check runs at exit.
+char g_suppressions_path[PATH_MAX];
+char g_dump_directory[PATH_MAX];
+
+// A copy of value in buf, or nullptr (with one line) if it does not fit.
+const char* KeepCopy(const char* name, const char* value, char* buf, size_t size) {
+  if (value == nullptr) return nullptr;
+  if (std::strlen(value) >= size) {
+    internal::Log("ignoring %s: longer than %zu bytes", name, size - 1);
+    return nullptr;
+  }
+  std::strcpy(buf, value);
+  return buf;
+}
+
+}  // namespace
+
+bool ReadCheckerConfig(Settings* s) {
+  const char* mode = internal::EnvRaw("HEAPCHECK");
+  if (mode == nullptr || mode[0] == '\0') return false;
+  bool ignore_global_live = true, ignore_thread_live = true;
+  if (Equals(mode, "minimal")) {
+    s->mode = Mode::kMinimal;
+  } else if (Equals(mode, "normal")) {
+    s->mode = Mode::kNormal;
+  } else if (Equals(mode, "strict")) {
+    s->mode = Mode::kStrict;
+    s->after_destructors = true;
+  } else if (Equals(mode, "draconian")) {
+    s->mode = Mode::kDraconian;
+    s->after_destructors = true;
+    ignore_global_live = ignore_thread_live = false;
+  } else if (Equals(mode, "as-is")) {
+    s->mode = Mode::kAsIs;
+    s->after_destructors = internal::EnvBool("HEAP_CHECK_AFTER_DESTRUCTORS", false);
+    ignore_global_live = internal::EnvBool("HEAP_CHECK_IGNORE_GLOBAL_LIVE", true);
+    ignore_thread_live = internal::EnvBool("HEAP_CHECK_IGNORE_THREAD_LIVE", true);
+  } else if (Equals(mode, "local")) {
+    s->mode = Mode::kLocal;
+  } else {
+    char shown[internal::kPrintableValueSize];
+    internal::Log("HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
+                  "as-is, local); leak checking is off",
+                  internal::PrintableValue(mode, shown, sizeof(shown)));
+    return false;
+  }
+  s->global_check_pending = s->mode != Mode::kLocal;
+  s->pid = getpid();
+  s->config.scan_globals = ignore_global_live;
+  s->config.scan_threads = ignore_thread_live;
+  s->config.flood.max_pointer_offset =
+      internal::EnvInt64("HEAP_CHECK_MAX_POINTER_OFFSET", 1024, -1, INT64_MAX);
+  s->config.flood.source_alignment = static_cast<size_t>(
+      internal::EnvInt64("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT", sizeof(void*), 1, 8));
+  if ((s->config.flood.source_alignment & (s->config.flood.source_alignment - 1)) != 0) {
+    internal::Log("ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
+                  "using default 8",
+                  s->config.flood.source_alignment);
+    s->config.flood.source_alignment = sizeof(void*);
+  }
+  s->config.test_pointer_alignment =
+      internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
+  s->config.stop_timeout_ms =
+      static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
+  s->report.test_pointer_alignment = s->config.test_pointer_alignment;
+  s->report.flood = s->config.flood;
+  s->check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);
+  s->report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
+  s->report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
+  // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
+  // its caller's environment make it fetch files, so it gets the build-id search only.
+  s->report.standard_debuginfo_search = !internal::SecureExecution();
+  s->report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
+                                   g_suppressions_path, sizeof(g_suppressions_path));
+  s->exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
+  const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
+  s->report.dump_directory = "/tmp";
+  if (dir != nullptr && dir[0] != '\0') {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+      internal::Log("ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
+                    "using default /tmp",
+                    dir);
+    } else if (const char* kept = KeepCopy("HEAP_CHECK_DUMP_DIRECTORY", dir, g_dump_directory,
+                                           sizeof(g_dump_directory))) {
+      s->report.dump_directory = kept;
+    }
+  }
+  s->report_path = internal::EnvRaw("HEAP_CHECK_REPORT_PATH");
+  s->at_signal = internal::EnvRaw("HEAP_CHECK_AT_SIGNAL");
+  if (internal::EnvRaw("HEAP_CHECK_REPORT_CLEAN") != nullptr)
+    s->report_clean = internal::EnvBool("HEAP_CHECK_REPORT_CLEAN", false) ? 1 : 0;
+  return true;
+}
+
+}  // namespace heapkit::check

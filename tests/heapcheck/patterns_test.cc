@@ -1,0 +1,295 @@
+// The leak checker in programs that do what real programs do at exit: tear down the TLS
+// libraries the report's symbolizer would otherwise load again, close stderr, block every
+// signal in a thread, parse a child's stderr, get stopped by SIGTERM, tail-call main. Each
+// program in patterns/ reproduces one such pattern; each test runs it under
+// LD_PRELOAD=libheapkit.so and checks what a user would see.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run_process.h"
+
+namespace heapkit::test {
+namespace {
+
+std::string Preload() { return std::string("LD_PRELOAD=") + HC_LIBHEAPKIT; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A scratch directory of the test's own.
+std::string ScratchDir(const std::string& name) {
+  std::string dir = "/tmp/heapcheck_patterns_" + name + "_" + std::to_string(getpid());
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  EXPECT_EQ(system(cmd.c_str()), 0);
+  return dir;
+}
+
+#ifdef HC_TLS_TEARDOWN
+// ---- the symbolizer never loads the debuginfod client (libcurl, OpenSSL) into the program ----
+
+class TlsTeardown : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(TlsTeardown, ReportsWithoutLoadingNetworkLibrariesAgain) {
+  const auto [mode, arg] = GetParam();
+  const std::string dir = ScratchDir("tls");
+  // LD_DEBUG=files names every library the process loads; DEBUGINFOD_URLS unset (RunProcess
+  // keeps the environment, so drop it explicitly).
+  ProcessResult r = RunProcess({"/usr/bin/env", "-u", "DEBUGINFOD_URLS", HC_TLS_TEARDOWN, arg},
+                               {Preload(), std::string("HEAPCHECK=") + mode,
+                                "HEAP_CHECK_DUMP_DIRECTORY=" + dir, "LD_DEBUG=files"},
+                               60);
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("curl_easy_escape"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("libdebuginfod"), std::string::npos) << "debuginfod client loaded";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TlsTeardown,
+                         ::testing::Combine(::testing::Values("normal", "strict", "draconian"),
+                                            ::testing::Values("keep", "cleanup")));
+
+// Asked for debuginfod: the request goes to a helper process (here a stand-in for
+// debuginfod-find that logs its arguments), never to a client loaded into the program.
+TEST(TlsTeardownDebuginfod, AsksAHelperProcess) {
+  const std::string dir = ScratchDir("tls_debuginfod");
+  ASSERT_EQ(symlink(HC_FAKE_DEBUGINFOD_FIND, (dir + "/debuginfod-find").c_str()), 0);
+  const std::string log = dir + "/requests.log";
+  ProcessResult r = RunProcess(
+      {"/usr/bin/env", "PATH=" + dir + ":/usr/bin:/bin", HC_TLS_TEARDOWN, "cleanup"},
+      {Preload(), "HEAPCHECK=strict", "HEAP_CHECK_DUMP_DIRECTORY=" + dir, "LD_DEBUG=files",
+       "DEBUGINFOD_URLS=http://127.0.0.1:9", "FAKE_DEBUGINFOD_LOG=" + log},
+      60);
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.find("libdebuginfod"), std::string::npos) << "debuginfod client loaded";
+  // libcurl has no local debug info: its build-id was asked for.
+  const std::string requests = ReadFile(log);
+  EXPECT_NE(requests.find("debuginfo "), std::string::npos) << requests;
+}
+#endif  // HC_TLS_TEARDOWN
+
+// ---- stderr closed at exit (gnulib's close_stdout) ----
+
+std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::string cmd = "ls -1 '" + dir + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  char line[4096];
+  while (p != nullptr && fgets(line, sizeof line, p) != nullptr) {
+    std::string name(line);
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(dir + "/" + name);
+  }
+  if (p != nullptr) pclose(p);
+  return out;
+}
+
+TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
+  const std::string dir = ScratchDir("closed");
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
+                               60);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_EQ(r.err, "");  // closed: nothing can reach it
+  const std::vector<std::string> reports = FilesIn(dir, "._main_-end.report");
+  ASSERT_EQ(reports.size(), 1u);
+  const std::string report = ReadFile(reports[0]);
+  EXPECT_NE(report.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos) << report;
+  EXPECT_NE(report.find("Exiting with error code"), std::string::npos) << report;
+  EXPECT_EQ(FilesIn(dir, "._main_-end.heap").size(), 1u);
+}
+
+// The program closes stderr and opens a log file that takes descriptors 1 and 2: the report
+// must not be written into the program's file.
+TEST(ClosedStderr, NeverWritesIntoTheFileThatTookDescriptorTwo) {
+  const std::string dir = ScratchDir("reopened");
+  const std::string log = dir + "/program.log";
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR, "reopen", log},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ReadFile(log), "program log\n");
+  ASSERT_EQ(FilesIn(dir, "._main_-end.report").size(), 1u);
+}
+
+// HEAP_CHECK_REPORT_PATH=<prefix>: the report goes to <prefix>.<pid>, stderr stays the
+// program's; a clean check writes its line there too (a person asked for the file).
+TEST(ReportPath, ReportGoesToPrefixDotPid) {
+  const std::string dir = ScratchDir("report_path");
+  ProcessResult r = RunProcess({HC_CLOSE_STDERR},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                "HEAP_CHECK_REPORT_PATH=" + dir + "/leaks"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::vector<std::string> reports = FilesIn(dir, "");
+  std::string report;
+  for (const std::string& f : reports)
+    if (f.find("/leaks.") != std::string::npos) report = ReadFile(f);
+  EXPECT_NE(report.find("detected leaks of 123 bytes"), std::string::npos) << report;
+  EXPECT_TRUE(FilesIn(dir, ".report").empty());
+}
+
+// ---- a clean check prints nothing where a program may parse it ----
+
+TEST(QuietCleanCheck, ParentParsingItsChildSeesNothing) {
+  ProcessResult r = RunProcess({HC_PARENT_PARSES_CHILD}, {Preload(), "HEAPCHECK=normal"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "child wrote 0 bytes on stderr, exit 0\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(QuietCleanCheck, VerboseStillSaysNoLeaks) {
+  ProcessResult r = RunProcess({HC_PARENT_PARSES_CHILD},
+                               {Preload(), "HEAPCHECK=normal", "PERFTOOLS_VERBOSE=1"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("No leaks found for check \"_main_\""), std::string::npos) << r.err;
+}
+
+// On a terminal (script(1) gives the program a pseudo-terminal) the line is printed.
+TEST(QuietCleanCheck, TerminalStillSaysNoLeaks) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) not installed";
+  // Only the program runs under the checker, not script(1).
+  const std::string command =
+      "env " + Preload() + " HEAPCHECK=normal " + std::string(HC_PARENT_PARSES_CHILD);
+  ProcessResult r = RunProcess({"/usr/bin/script", "-qec", command, "/dev/null"}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No leaks found for check \"_main_\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("child wrote 0 bytes"), std::string::npos) << r.out;
+}
+
+// ---- a thread that blocks every signal: no stall, and the report says what it means ----
+
+TEST(BlockingThread, IsNamedAtOnceInsteadOfWaitedFor) {
+  // A stop timeout far above the bound: waiting for the thread would exceed it.
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({HC_BLOCKING_THREAD},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_STOP_TIMEOUT_MS=30000",
+                                "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               90);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 15.0) << "waited for a thread that blocks the suspend signal";
+  const std::string tid = r.out.substr(r.out.find(' ') + 1, r.out.find('\n') - r.out.find(' ') - 1);
+  EXPECT_NE(r.err.find("thread " + tid + " has blocked signal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("WARNING: 1 threads could not be stopped (tid " + tid + ")"),
+            std::string::npos) << r.err;
+  // What it held is reported (its stack was not scanned), and the warning says why.
+  EXPECT_NE(r.err.find("detected leaks of 96 bytes in 1 objects"), std::string::npos) << r.err;
+}
+
+TEST(BlockingThread, StrictRefusesWithoutStalling) {
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({HC_BLOCKING_THREAD},
+                               {Preload(), "HEAPCHECK=strict", "HEAP_CHECK_STOP_TIMEOUT_MS=30000"},
+                               90);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 15.0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("1 threads could not be stopped and were not scanned"), std::string::npos)
+      << r.err;
+}
+
+// ---- the follow-up command names a pprof-tool that exists ----
+
+TEST(FollowUpCommand, NamesAnAbsolutePprofToolThatExists) {
+  const std::string dir = ScratchDir("follow_up");
+  // PATH without any pprof-tool: found beside libheapkit.so (the build tree's layout).
+  ProcessResult r = RunProcess({"/usr/bin/env", "PATH=/usr/bin:/bin", HC_CLOSE_STDERR, "keep"},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                "HEAP_CHECK_REPORT_PATH=" + dir + "/r"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1);
+  std::string report;
+  for (const std::string& f : FilesIn(dir, "")) {
+    if (f.find("/r.") != std::string::npos) report = ReadFile(f);
+  }
+  const size_t at = report.find("shell command:\n\n");
+  ASSERT_NE(at, std::string::npos) << report;
+  const size_t start = at + 16;
+  const std::string tool = report.substr(start, report.find(' ', start) - start);
+  ASSERT_FALSE(tool.empty());
+  EXPECT_EQ(tool[0], '/') << tool;
+  EXPECT_EQ(tool.substr(tool.size() - 11), "/pprof-tool") << tool;
+  EXPECT_EQ(access(tool.c_str(), X_OK), 0) << tool;
+}
+
+// ---- minimal mode: "after main started" by allocation time ----
+
+TEST(MinimalMode, ReportsLeaksOfATailCallingMain) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
+                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // 77 bytes after main started; the constructor's 13 bytes before it are not reported.
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 77 bytes in 1 objects"),
+            std::string::npos) << r.err;
+}
+
+TEST(MinimalMode, ReportsLeaksDeeperThanTheRecordedStack) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN, "deep"},
+                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 200 bytes in 1 objects"),
+            std::string::npos) << r.err;
+}
+
+TEST(MinimalMode, NormalModeStillSeesTheConstructorsLeak) {
+  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                               60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 90 bytes in 2 objects"),
+            std::string::npos) << r.err;
+}
+
+// ---- a server stopped by SIGTERM / SIGINT: checked on request, then dies by the signal ----
+
+class SignalCheck : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SignalCheck, ChecksThenDiesByTheSignal) {
+  const std::string name = GetParam();
+  const int sig = name == "INT" ? SIGINT : SIGTERM;
+  ProcessResult r = RunProcess({HC_SIGNAL_SERVER, name},
+                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp",
+                                "HEAP_CHECK_AT_SIGNAL=TERM,INT"},
+                               60);
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, sig) << r.err;  // as without heapkit
+  EXPECT_EQ(r.out, "serving\n");
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 55 bytes in 1 objects"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Exiting with error code"), std::string::npos) << r.err;
+}
+
+TEST_P(SignalCheck, WithoutTheVariableDiesUnchecked) {
+  const std::string name = GetParam();
+  ProcessResult r = RunProcess({HC_SIGNAL_SERVER, name}, {Preload(), "HEAPCHECK=normal"}, 60);
+  EXPECT_EQ(r.signal, name == "INT" ? SIGINT : SIGTERM);
+  EXPECT_EQ(r.err, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SignalCheck, ::testing::Values("TERM", "INT"));
+
+}  // namespace
+}  // namespace heapkit::test
