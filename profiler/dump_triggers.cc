@@ -113,7 +113,7 @@ void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
   ResetEstimatesFromTable();
-  if (s.config.peak_profile) BeginPeakTracking(alloc::GetSampleParameter());
+  if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
   s.baselines.alloc = s.est_alloc.load();
   s.baselines.freed = s.est_free.load();
   s.baselines.high_water = s.baselines.alloc - s.baselines.freed;

@@ -1,15 +1,23 @@
 // The peak tracker (peak_tracker.h: the mechanism and its invariants).
 #include "profiler/peak_tracker.h"
 
+#include <time.h>
+
 #include <atomic>
 
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/profiler_config.h"
 
 namespace heapkit::prof {
 namespace {
+
+// CLOCK_MONOTONIC in nanoseconds (the tracker is built without the profiler's control files,
+// for its unit test; the same clock as profiler_config.h's NowNs).
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 struct PeakCell {
   int64_t count, bytes;        // current raw in-use
@@ -36,14 +44,19 @@ struct Tracker {
 };
 constinit Tracker g_tracker;
 
+// A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
+__attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
+  chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
+  return chunk;  // zeroed by the arena
+}
+
 // The cell of `b`, nullptr on arena exhaustion (the bucket is then not tracked). Lock held.
-PeakCell* CellOf(const Bucket& b) {
+// Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
+inline __attribute__((always_inline)) PeakCell* CellOf(const Bucket& b) {
   const uint32_t id = b.id.load(std::memory_order_relaxed);
-  PeakCell*& chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
-  if (__builtin_expect(chunk == nullptr, 0)) {
-    chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
-    if (chunk == nullptr) return nullptr;  // zeroed by the arena
-  }
+  PeakCell*& slot = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
+  PeakCell* chunk = slot;
+  if (__builtin_expect(chunk == nullptr, 0) && (chunk = NewChunk(slot)) == nullptr) return nullptr;
   return &chunk[id & (kChunkSize - 1)];
 }
 
@@ -55,7 +68,7 @@ const PeakCell* FindCell(const Bucket& b) {
 }
 
 // Lock held: the fold, then the change.
-void Touch(const Bucket& b, int64_t count, int64_t bytes) {
+inline __attribute__((always_inline)) void Touch(const Bucket& b, int64_t count, int64_t bytes) {
   PeakCell* c = CellOf(b);
   if (c == nullptr) return;
   if (c->epoch < g_tracker.epoch) {
@@ -75,7 +88,7 @@ void Freeze() {
 void NewMaximumIfAbove() {
   if (g_tracker.inuse > g_tracker.peak) {
     g_tracker.peak = g_tracker.inuse;
-    g_tracker.peak_ns = NowNs();
+    g_tracker.peak_ns = MonotonicNs();
     g_tracker.rising = true;
   }
 }
@@ -100,22 +113,20 @@ void PeakOnFree(const Bucket* bucket, size_t size, int64_t estimate) {
   g_tracker.inuse -= estimate;
 }
 
-void BeginPeakTracking(int64_t rate) {
+void BeginPeakTracking(int64_t inuse_estimate) {
   StackTable& table = GlobalStackTable();
   internal::SpinLockHolder h(&g_tracker.lock);
   Freeze();  // every cell of an earlier run is older than the new epoch, then re-seeded
-  int64_t inuse = 0;
   table.ForEachBucketWithCounts([&](const Bucket& b) {
     const int64_t n = table.InUseCount(b);
     const int64_t bytes = table.InUseBytes(b);
     PeakCell* c = n > 0 ? CellOf(b) : const_cast<PeakCell*>(FindCell(b));
     if (c == nullptr) return;
     *c = PeakCell{n, bytes, n, bytes, g_tracker.epoch};
-    if (n > 0) inuse += n * EstimateBytes(static_cast<size_t>(bytes / n), rate);
   });
-  g_tracker.inuse = inuse;
-  g_tracker.peak = inuse;
-  g_tracker.start_ns = g_tracker.peak_ns = NowNs();
+  g_tracker.inuse = inuse_estimate;
+  g_tracker.peak = inuse_estimate;
+  g_tracker.start_ns = g_tracker.peak_ns = MonotonicNs();
   g_tracker.rising = true;
   g_tracker.on.store(true, std::memory_order_relaxed);
 }

@@ -46,9 +46,9 @@ void PeakOnAlloc(const Bucket* bucket, size_t size, int64_t estimate);
 // A sampled free (bucket nullptr: a record without bucket; only the total moves).
 void PeakOnFree(const Bucket* bucket, size_t size, int64_t estimate);
 
-// Starts (or restarts) tracking from the table's live records, the present moment being the
-// first peak. `rate`: the sample parameter (for the estimates).
-void BeginPeakTracking(int64_t rate);
+// Starts (or restarts) tracking from the table's live records (estimated at `inuse_estimate`
+// bytes in all), the present moment being the first peak.
+void BeginPeakTracking(int64_t inuse_estimate);
 void StopPeakTracking();
 
 // The peak's summary as a reader sees it. Reading freezes a rising peak (the present moment
