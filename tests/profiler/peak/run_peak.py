@@ -71,7 +71,9 @@ def run(args, workdir, env):
     p = subprocess.run([args.program], env=full, capture_output=True, text=True, timeout=60)
     if not check(p.returncode == 0, 'workload failed (%d): %s' % (p.returncode, p.stderr[-800:])):
         return None
-    return dict((k, int(v)) for k, v in (l.split() for l in p.stdout.split('\n') if l))
+    phases = dict((k, int(v)) for k, v in (l.split() for l in p.stdout.split('\n') if l))
+    phases['stderr'] = p.stderr
+    return phases
 
 
 def parse_peak(path, syms):
@@ -187,6 +189,21 @@ def main():
     run(args, off, {})
     check(not os.path.exists(os.path.join(off, 'prof.peak.heap')),
           'a peak profile was written without HEAP_PROFILE_PEAK')
+
+    # A planted link at the peak file's name is refused (not followed), with one line.
+    link = os.path.join(args.workdir, 'link')
+    os.makedirs(link)
+    victim = os.path.join(link, 'victim')
+    with open(victim, 'w') as f:
+        f.write('untouched\n')
+    os.symlink(victim, os.path.join(link, 'prof.peak.heap'))
+    phases = run(args, link, {'HEAP_PROFILE_PEAK': '1'})
+    with open(victim) as f:
+        check(f.read() == 'untouched\n', 'the peak profile was written through a planted link')
+    check(os.path.islink(os.path.join(link, 'prof.peak.heap')), 'the planted link was replaced')
+    if phases is not None:
+        check('failed to write peak heap profile' in phases['stderr'],
+              'no line says the peak profile was refused: %s' % phases['stderr'][-500:])
 
     # Exact mode: exact.
     exact = os.path.join(args.workdir, 'exact')
