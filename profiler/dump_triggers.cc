@@ -9,6 +9,8 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
+#include "profiler/peak_profile.h"
+#include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/stack_table.h"
 
@@ -87,6 +89,7 @@ bool DumpLocked(const char* reason) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
   }
+  WritePeakProfileLocked();
   int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
   int64_t freed = s.est_free.load(std::memory_order_relaxed);
   s.baselines.alloc = alloc;
@@ -123,6 +126,7 @@ void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
   ResetEstimatesFromTable();
+  if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
   s.baselines.alloc = s.est_alloc.load();
   s.baselines.freed = s.est_free.load();
   s.baselines.high_water = s.baselines.alloc - s.baselines.freed;

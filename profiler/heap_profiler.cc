@@ -12,6 +12,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "profiler/dump_triggers.h"
+#include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_signals.h"
 #include "profiler/profiler_state.h"
@@ -96,6 +97,7 @@ bool StartHeapProfiling(const char* prefix) {
 void StopHeapProfiling() {
   internal::SpinLockHolder h(&g_profiler.lock);
   g_profiler.profiling.store(false);
+  StopPeakTracking();
   alloc::SetSlotFreeHook(nullptr);
 }
 

@@ -21,6 +21,7 @@ ProfilerConfig ReadProfilerConfig() {
   c.stack_depth = static_cast<int>(EnvInt64("HEAP_PROFILE_STACK_DEPTH", kMaxStackDepth, 1,
                                             kMaxStackDepth));
   c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
+  c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
   return c;
 }
 

@@ -21,6 +21,7 @@ struct ProfilerConfig {
   int64_t time_interval_sec = 0;
   int stack_depth = kMaxStackDepth;
   int dump_signal = 0;
+  bool peak_profile = false;  // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
 };
 // Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
 ProfilerConfig ReadProfilerConfig();

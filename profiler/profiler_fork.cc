@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "profiler/dump_triggers.h"
+#include "profiler/peak_tracker.h"
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/stack_table.h"
@@ -16,17 +17,20 @@ bool g_atfork_registered = false;
 void ForkPrepare() {
   g_profiler.lock.Lock();
   GlobalStackTable().ForkPrepare();
+  PeakForkPrepare();
   UnloadedModulesForkPrepare();
 }
 
 void ForkParent() {
   UnloadedModulesForkDone();
+  PeakForkDone();
   GlobalStackTable().ForkParent();
   g_profiler.lock.Unlock();
 }
 
 void ForkChild() {
   UnloadedModulesForkDone();
+  PeakForkDone();
   GlobalStackTable().ForkChild();
   if (g_profiler.profiling.load(std::memory_order_relaxed)) RenameDumpsForChildLocked();
   HelperThreadForkChild();

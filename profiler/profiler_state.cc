@@ -28,4 +28,8 @@ void DumpFiles::NextName(char* out, size_t size) {
   internal::FormatTo(out, size, "%s.%s%s.heap", prefix_, zeros, seq);
 }
 
+void DumpFiles::PeakName(char* out, size_t size) const {
+  internal::FormatTo(out, size, "%s.peak.heap", prefix_);
+}
+
 }  // namespace heapkit::prof

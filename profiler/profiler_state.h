@@ -43,6 +43,8 @@ class DumpFiles {
   void RenameForChild(int pid);
   // The next dump's file name into out[0..size).
   void NextName(char* out, size_t size);
+  // The peak profile's name (peak_profile.h): <prefix>.peak.heap.
+  void PeakName(char* out, size_t size) const;
 
   static constexpr size_t kMaxName = PATH_MAX + 32 + 16;
 

@@ -12,6 +12,7 @@
 #include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/on_demand_library.h"
+#include "profiler/peak_tracker.h"
 #include "profiler/profiler_fork.h"
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
@@ -141,7 +142,9 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     }
     table.RecordAllocIn(slot, ptr, last.bucket, requested);
     if (g_profiler.profiling.load(std::memory_order_relaxed)) {
-      g_profiler.est_alloc.fetch_add(EstimateBytes(requested, rate), std::memory_order_relaxed);
+      const int64_t estimate = EstimateBytes(requested, rate);
+      g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
+      if (__builtin_expect(PeakTrackingOn(), 0)) PeakOnAlloc(last.bucket, requested, estimate);
       MaybeRestartHelperThread();
       MaybeDump();
     }
@@ -183,10 +186,12 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uint
 
 bool OnMaybeSampledFree(void* ptr) {
   size_t size;
-  if (!GlobalStackTable().RecordFree(ptr, &size)) return false;
+  const Bucket* bucket = nullptr;
+  if (!GlobalStackTable().RecordFree(ptr, &size, &bucket)) return false;
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
-    g_profiler.est_free.fetch_add(EstimateBytes(size, alloc::GetSampleParameter()),
-                         std::memory_order_relaxed);
+    const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
+    g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
+    if (__builtin_expect(PeakTrackingOn(), 0)) PeakOnFree(bucket, size, estimate);
     MaybeDump();
   }
   return true;
@@ -222,9 +227,11 @@ HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 void OnSlotFree(const void*, uint64_t value) {
   if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
-  g_profiler.est_free.fetch_add(
-      EstimateBytes(StackTable::SlotSize(value), alloc::GetSampleParameter()),
-      std::memory_order_relaxed);
+  const size_t size = StackTable::SlotSize(value);
+  const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
+  g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
+  if (__builtin_expect(PeakTrackingOn(), 0))
+    PeakOnFree(GlobalStackTable().SlotBucket(value), size, estimate);
   MaybeDump();
 }
 

@@ -281,22 +281,25 @@ void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t siz
   }
 }
 
-bool StackTable::RecordFreeFromSlot(const void* object, size_t* size) {
+bool StackTable::RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket) {
   std::atomic<uint64_t>* slot = slots_->find_slot(object);
   if (slot == nullptr) return false;
   const uint64_t v = slot->load(std::memory_order_acquire);
   if (v == 0) return false;
   if (size != nullptr) *size = SlotSize(v);
+  if (bucket != nullptr) *bucket = SlotBucket(v);
   slot->store(0, std::memory_order_relaxed);  // the free's only accounting (see header)
   return true;
 }
 
-bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size) {
+bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size,
+                                const Bucket** bucket) {
   Bucket* b;
   size_t sz;
   if (!map_.Remove(object, h, &b, &sz)) return false;
   AccountFree(b, sz);
   if (size != nullptr) *size = sz;
+  if (bucket != nullptr) *bucket = b;
   return true;
 }
 

@@ -326,14 +326,19 @@ class StackTable {
   }
 
   // If `object` is a recorded live object: removes it, accounts the free in its bucket, stores
-  // its size and returns true. Unknown addresses: false, nothing changes. The common "not
-  // sampled" answer is inline: one multiply-hash and one load, no lock, no call.
-  bool RecordFree(const void* object, size_t* size = nullptr) {
-    if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size))
+  // its size (and, if asked, its bucket: nullptr for a stack-form record) and returns true.
+  // Unknown addresses: false, nothing changes. The common "not sampled" answer is inline: one
+  // multiply-hash and one load, no lock, no call.
+  bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr) {
+    if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size, bucket))
       return true;
     const uint64_t h = LiveObjectMap::HashAddress(reinterpret_cast<uintptr_t>(object));
     if (!map_.MayHold(h)) return false;
-    return RecordFreeSlow(object, h, size);
+    return RecordFreeSlow(object, h, size, bucket);
+  }
+  // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
+  const Bucket* SlotBucket(uint64_t value) const {
+    return value & kStackSlotTag ? nullptr : BucketById(static_cast<uint32_t>(value >> 32));
   }
 
   // Stopped-world-safe lookup of a live record: its stack and requested size (see header
@@ -386,9 +391,9 @@ class StackTable {
 
   static void Lock(std::atomic<bool>* l) { LockFlag(l); }
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
-  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size);
+  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket);
   void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
-  bool RecordFreeFromSlot(const void* object, size_t* size);
+  bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
   Bucket* NewBucket(uint32_t id);
   Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
   Bucket* FindBucket(uint32_t stack, uint32_t size_key) const {

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""The peak profile (HEAP_PROFILE_PEAK=1) against peak_workload.cc, whose peak is known.
+
+Sampled mode, per run ("seed": the sampler is seeded from the clock, so runs differ):
+  * each stack's bytes at the peak (un-sampled like the pprofs do) within 3*sqrt(T*B) of the
+    truth (T the sampling period, B the true bytes). Why this bound: every object of s bytes is
+    sampled with probability p = 1 - exp(-s/T) and then counts s/p bytes, so an estimate over B
+    bytes has variance B*s*(1/p - 1) <= B*T (1/p - 1 <= T/s); 3 sigma then misses with
+    probability <= 0.27 % per stack (normal approximation; 64-KiB objects: thousands per stack);
+  * fc (allocated after the peak) under 1 % of the peak's total;
+  * the peak's time inside phase A.
+A run fails if any check fails: with two stacks, p_fail <= 0.54 %. With n runs the test allows
+the smallest k failures such that P(more than k failures) < 0.5 % under that p_fail
+(binomial): 40 runs -> k = 2 (38 of 40), 8 runs -> k = 1.
+Exact mode (TCMALLOC_SAMPLE_PARAMETER=1): the per-stack peak is exact.
+Without HEAP_PROFILE_PEAK no peak file is written. google-pprof and go tool pprof read the file
+(when installed).
+"""
+import argparse
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CHUNK = 64 * 1024
+TRUTH = {'fa': 4096 * CHUNK, 'fb': 1024 * CHUNK, 'fc': 0}
+HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
+                       r'(heapprofile|heap_v2/(\d+))$')
+LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
+REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile: \d+ MB in use at [\d.]+ s after '
+                       r'profiling start \(estimated (\d+) bytes; CLOCK_MONOTONIC (\d+) ns; '
+                       r'unix time [\d.]+\)$')
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print('FAIL: ' + what)
+    return cond
+
+
+def load_symbols(program):
+    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
+                         text=True, timeout=30).stdout
+    syms = []
+    for line in out.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and parts[2] in 'tTwW':
+            syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    return syms
+
+
+def stack_of(syms, pc):
+    for start, size, name in syms:
+        if start <= pc < start + size:
+            m = re.search(r'\b(f[abc])\(\)', name)
+            return m.group(1) if m else None
+    return None
+
+
+def run(args, workdir, env):
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full.update(env)
+    full['LD_PRELOAD'] = args.preload
+    full['HEAPPROFILE'] = os.path.join(workdir, 'prof')
+    p = subprocess.run([args.program], env=full, capture_output=True, text=True, timeout=60)
+    if not check(p.returncode == 0, 'workload failed (%d): %s' % (p.returncode, p.stderr[-800:])):
+        return None
+    phases = dict((k, int(v)) for k, v in (l.split() for l in p.stdout.split('\n') if l))
+    phases['stderr'] = p.stderr
+    return phases
+
+
+def parse_peak(path, syms):
+    """(kind, rate, peak_bytes, peak_ns, {stack: (count, bytes) un-sampled})."""
+    with open(path) as f:
+        lines = f.read().split('\n')
+    m = HEADER_RE.match(lines[0])
+    if not check(m is not None, '%s: bad header %r' % (path, lines[0])):
+        return None
+    rate = int(m.group(6)) if m.group(6) else 1
+    r = REASON_RE.match(lines[1])
+    if not check(r is not None, '%s: no peak comment line, got %r' % (path, lines[1])):
+        return None
+    per = {k: [0.0, 0.0] for k in TRUTH}
+    for line in lines[2:]:
+        if line == '':
+            break
+        lm = LINE_RE.match(line)
+        if not check(lm is not None, '%s: bad record %r' % (path, line)):
+            return None
+        n, b = int(lm.group(1)), int(lm.group(2))
+        check(int(lm.group(3)) == 0 and int(lm.group(4)) == 0,
+              'allocation columns of a peak profile are zero: %r' % line)
+        pcs = [int(x, 16) for x in lm.group(5).split()]
+        fn = stack_of(syms, pcs[0]) if pcs else None
+        if fn is None or n == 0:
+            continue
+        scale = 1.0 / (1.0 - math.exp(-(b / n) / rate)) if rate > 1 else 1.0
+        per[fn][0] += n * scale
+        per[fn][1] += b * scale
+    return m.group(5), rate, int(r.group(1)), int(r.group(2)), per
+
+
+def allowed_failures(n, p_fail=2 * 0.0027, tail=0.005):
+    for k in range(n + 1):
+        more = 1.0 - sum(math.comb(n, i) * p_fail ** i * (1 - p_fail) ** (n - i)
+                         for i in range(k + 1))
+        if more < tail:
+            return k
+    return n
+
+
+def sampled_seed(args, syms, i):
+    workdir = os.path.join(args.workdir, 'seed%02d' % i)
+    os.makedirs(workdir)
+    phases = run(args, workdir, {'HEAP_PROFILE_PEAK': '1'})
+    path = os.path.join(workdir, 'prof.peak.heap')
+    if phases is None or not check(os.path.exists(path), 'seed %d: no %s' % (i, path)):
+        return False, None
+    parsed = parse_peak(path, syms)
+    if parsed is None:
+        return False, None
+    kind, rate, peak_bytes, peak_ns, per = parsed
+    misses = []
+    for fn in ('fa', 'fb'):
+        bound = 3 * math.sqrt(rate * TRUTH[fn])
+        if abs(per[fn][1] - TRUTH[fn]) > bound:
+            misses.append('%s %.1f MiB vs %.1f MiB (bound %.1f MiB)' % (
+                fn, per[fn][1] / 2**20, TRUTH[fn] / 2**20, bound / 2**20))
+    if per['fc'][1] >= 0.01 * peak_bytes:
+        misses.append('fc %.1f MiB >= 1 %% of the peak %.1f MiB' % (per['fc'][1] / 2**20,
+                                                                    peak_bytes / 2**20))
+    if not phases['phase_a_start'] <= peak_ns <= phases['phase_a_end']:
+        misses.append('peak time %d outside phase A [%d, %d]' % (
+            peak_ns, phases['phase_a_start'], phases['phase_a_end']))
+    print('seed %2d: %s rate %d: fa %.1f fb %.1f fc %.1f MiB, peak %.1f MiB at +%.3f ms%s' % (
+        i, kind, rate, per['fa'][1] / 2**20, per['fb'][1] / 2**20, per['fc'][1] / 2**20,
+        peak_bytes / 2**20, (peak_ns - phases['phase_a_start']) / 1e6,
+        ('  MISS: ' + '; '.join(misses)) if misses else ''))
+    return not misses, path
+
+
+def oracles(args, path, syms):
+    """Both pprofs read the file; go's total matches ours within 1 %."""
+    if shutil.which('google-pprof'):
+        p = subprocess.run(['google-pprof', '--text', args.program, path], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 0 and re.search(r'\bfa\b', p.stdout) is not None,
+              'google-pprof cannot read the peak profile: %s' % (p.stdout + p.stderr)[-800:])
+    else:
+        print('note: google-pprof not installed; oracle skipped')
+    if shutil.which('go'):
+        env = dict(os.environ, GOCACHE=os.path.join(args.workdir, 'gocache'), GOFLAGS='',
+                   GOPATH=os.path.join(args.workdir, 'gopath'), GOPROXY='off', HOME=args.workdir)
+        p = subprocess.run(['go', 'tool', 'pprof', '-top', '-unit=B', '-sample_index=inuse_space',
+                            args.program, path], capture_output=True, text=True, timeout=120,
+                           env=env)
+        m = re.search(r'of (\d+)B total', p.stdout)
+        ours = parse_peak(path, syms)
+        if check(p.returncode == 0 and m is not None,
+                 'go tool pprof cannot read the peak profile: %s' % (p.stdout + p.stderr)[-800:]):
+            total = sum(v[1] for v in ours[4].values())
+            check(abs(int(m.group(1)) - total) <= 0.01 * total + 2**20,
+                  'go tool pprof total %s vs ours %.0f' % (m.group(1), total))
+    else:
+        print('note: go not installed; oracle skipped')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--program', required=True)
+    ap.add_argument('--preload', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--seeds', type=int, default=8)
+    args = ap.parse_args()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    syms = load_symbols(args.program)
+
+    # Off by default.
+    off = os.path.join(args.workdir, 'off')
+    os.makedirs(off)
+    run(args, off, {})
+    check(not os.path.exists(os.path.join(off, 'prof.peak.heap')),
+          'a peak profile was written without HEAP_PROFILE_PEAK')
+
+    # A planted link at the peak file's name is refused (not followed), with one line.
+    link = os.path.join(args.workdir, 'link')
+    os.makedirs(link)
+    victim = os.path.join(link, 'victim')
+    with open(victim, 'w') as f:
+        f.write('untouched\n')
+    os.symlink(victim, os.path.join(link, 'prof.peak.heap'))
+    phases = run(args, link, {'HEAP_PROFILE_PEAK': '1'})
+    with open(victim) as f:
+        check(f.read() == 'untouched\n', 'the peak profile was written through a planted link')
+    check(os.path.islink(os.path.join(link, 'prof.peak.heap')), 'the planted link was replaced')
+    if phases is not None:
+        check('failed to write peak heap profile' in phases['stderr'],
+              'no line says the peak profile was refused: %s' % phases['stderr'][-500:])
+
+    # Exact mode: exact.
+    exact = os.path.join(args.workdir, 'exact')
+    os.makedirs(exact)
+    phases = run(args, exact, {'HEAP_PROFILE_PEAK': '1', 'TCMALLOC_SAMPLE_PARAMETER': '1'})
+    path = os.path.join(exact, 'prof.peak.heap')
+    if phases is not None and check(os.path.exists(path), 'exact: no %s' % path):
+        parsed = parse_peak(path, syms)
+        if parsed is not None:
+            kind, rate, peak_bytes, peak_ns, per = parsed
+            print('exact: fa %d fb %d fc %d bytes (counts %d %d %d), peak %d bytes' % (
+                per['fa'][1], per['fb'][1], per['fc'][1], per['fa'][0], per['fb'][0],
+                per['fc'][0], peak_bytes))
+            check(kind == 'heapprofile', 'exact: kind %s' % kind)
+            for fn in TRUTH:
+                check(per[fn][1] == TRUTH[fn] and per[fn][0] == TRUTH[fn] // CHUNK,
+                      'exact: %s %d bytes in %d objects, truth %d' % (
+                          fn, per[fn][1], per[fn][0], TRUTH[fn]))
+            check(peak_bytes >= TRUTH['fa'] + TRUTH['fb'],
+                  'exact: peak %d below fa + fb' % peak_bytes)
+            check(phases['phase_a_start'] <= peak_ns <= phases['phase_a_end'],
+                  'exact: peak time outside phase A')
+
+    # Sampled mode, n runs.
+    results = [sampled_seed(args, syms, i) for i in range(args.seeds)]
+    missed = sum(1 for ok, _ in results if not ok)
+    k = allowed_failures(args.seeds)
+    print('sampled: %d of %d runs within every bound (at most %d may miss)' % (
+        args.seeds - missed, args.seeds, k))
+    check(missed <= k, 'sampled: %d of %d runs missed a bound (allowed %d)' % (
+        missed, args.seeds, k))
+    good = next((p for ok, p in results if ok and p), None)
+    if good:
+        oracles(args, good, syms)
+
+    if failures:
+        print('%d check(s) failed' % len(failures))
+        return 1
+    print('all peak checks passed')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
