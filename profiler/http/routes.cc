@@ -1,0 +1,101 @@
+// The endpoints (http_server.h's Handle): Go's net/http/pprof paths and query parameters.
+#include <time.h>
+
+#include <string>
+#include <string_view>
+
+#include "profiler/http/gzip.h"
+#include "profiler/http/heap_profile_proto.h"
+#include "profiler/http/http_server.h"
+#include "profiler/http/metrics_text.h"
+
+namespace heapkit::prof::http {
+namespace {
+
+Response Text(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+std::string HeapSample(const ServerHooks& hooks) {
+  std::string text;
+  hooks.heap_sample(
+      [](void* ctx, const char* data, size_t n) { static_cast<std::string*>(ctx)->append(data, n); },
+      &text);
+  return text;
+}
+
+int64_t NowNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Printable, bounded copy of a client-chosen name for an error line.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string_view name = pair.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+    if (name == "debug") {
+      if (value != "0" && value != "1") return Text(400, "debug must be 0 or 1\n");
+      text = value == "1";
+    } else if (name == "gc") {
+      // Go runs a collection first; there is nothing to collect here.
+    } else {
+      return Text(400, "unknown parameter " + Printable(name) + "\n");
+    }
+  }
+  const std::string sample = HeapSample(hooks);
+  if (sample.empty()) return Text(503, "heap sampling is off\n");
+  if (text) return Text(200, sample);
+  std::string proto, error;
+  HeapTotals totals;
+  if (!HeapProfileToProto(sample, view, NowNanos(), &proto, &totals, &error)) {
+    return Text(500, error + "\n");
+  }
+  Response r;
+  if (!Gzip(proto, &r.body)) return Text(500, "cannot compress the profile\n");
+  r.content_type = "application/octet-stream";
+  r.extra_headers = std::string("Content-Disposition: attachment; filename=\"") +
+                    (view == HeapView::kHeap ? "heap" : "allocs") + "\"\r\n";
+  return r;
+}
+
+}  // namespace
+
+Response Handle(const std::string& target, const ServerHooks& hooks) {
+  const size_t question = target.find('?');
+  const std::string_view path = std::string_view(target).substr(0, question);
+  const std::string_view query =
+      question == std::string::npos ? "" : std::string_view(target).substr(question + 1);
+  if (path == "/debug/pprof/heap") return HeapEndpoint(HeapView::kHeap, query, hooks);
+  if (path == "/debug/pprof/allocs") return HeapEndpoint(HeapView::kAllocs, query, hooks);
+  if (path == "/metrics") {
+    if (!query.empty()) return Text(400, "/metrics takes no parameters\n");
+    const std::string sample = HeapSample(hooks);
+    HeapTotals totals;
+    std::string error;
+    const bool sampled = !sample.empty() && HeapProfileTotals(sample, &totals, &error);
+    Response r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = MetricsText(hooks.numeric_property, sampled ? &totals : nullptr);
+    return r;
+  }
+  return Text(404, "unknown path " + Printable(path) + "\n");
+}
+
+}  // namespace heapkit::prof::http
