@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""End-to-end checks of HEAPKIT_HTTP (profiler/http/http_server.h) on http_workload.cc.
+
+  go_client  go pprof's profile package reads every endpoint (endpoint/endpoint_test.go)
+  oracle     `go tool pprof -raw` on /debug/pprof/heap and /debug/pprof/allocs gives the same
+             leaf functions and values as pprof-tool on the ?debug=1 text of the same moment
+             (the text a HEAPPROFILE dump holds)
+  hostile    idle sockets, slowloris heads, a 1 MB head, bad paths, a connect/close loop: the
+             program's own threads are never stalled and the endpoint answers afterwards
+  secure     HEAPKIT_HTTP under AT_SECURE is ignored; a bad address is one line
+Exit 77 (skipped) when go or go pprof's sources are missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+GOPATH = "/usr/share/gocode"
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+class Program:
+    def __init__(self, args, extra_args=(), env_extra=None):
+        env = dict(os.environ, HEAPKIT_HTTP="127.0.0.1:0", LD_PRELOAD=args.preload)
+        env.pop("TCMALLOC_SAMPLE_PARAMETER", None)
+        env.update(env_extra or {})
+        self.proc = subprocess.Popen([args.program, *extra_args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        line = self.proc.stderr.readline().decode()
+        m = re.fullmatch(r"heapkit: HTTP endpoint listening on 127\.0\.0\.1:(\d+)\n", line)
+        if not m:
+            fail("expected the port line, got %r" % line)
+        self.url = "http://127.0.0.1:" + m.group(1)
+        if self.proc.stdout.readline() != b"ready\n":
+            fail("the workload did not start")
+
+    def get(self, path, timeout=30):
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def finish(self):
+        out, err = self.proc.communicate(b"", timeout=60)
+        if self.proc.returncode != 0:
+            fail("workload exited with %d: %s" % (self.proc.returncode, err.decode()[-2000:]))
+        return out.decode(), err.decode()
+
+
+def go_env(workdir):
+    return dict(os.environ, GOPATH=GOPATH, GOFLAGS="-mod=mod", GOPROXY="off", GO111MODULE="off",
+                GOCACHE=os.path.join(workdir, "gocache"), HOME=workdir)
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else ""
+
+
+def go_client(args):
+    p = Program(args)
+    env = go_env(args.workdir)
+    env.update(HEAPKIT_TEST_URL=p.url, HEAPKIT_TEST_PROGRAM=os.path.realpath(args.program),
+               HEAPKIT_TEST_BUILD_ID=build_id(args.program))
+    r = subprocess.run(["go", "test", "-count=1", "-v", "."], cwd=args.go_test_dir, env=env,
+                       capture_output=True, text=True, timeout=600)
+    p.finish()
+    print(r.stdout[-6000:], r.stderr[-3000:])
+    if r.returncode != 0:
+        fail("go test failed")
+
+
+def raw_leaf_values(text, index):
+    """Leaf function → summed value `index` from `go tool pprof -raw`'s listing."""
+    samples, locations = [], {}
+    section = None
+    for line in text.splitlines():
+        if line.startswith("Samples:"):
+            section = "samples"
+            continue
+        if line.startswith("Locations"):
+            section = "locations"
+            continue
+        if line.startswith("Mappings"):
+            section = None
+            continue
+        if section == "samples":
+            m = re.match(r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+):\s+([\d ]+)$", line)
+            if m:
+                samples.append((int(m.group(1 + index)), m.group(5).split()))
+        elif section == "locations":
+            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+            if m:
+                locations[m.group(1)] = m.group(2)
+    leaves = {}
+    for value, ids in samples:
+        leaf = locations.get(ids[0], "?")
+        leaves[leaf] = leaves.get(leaf, 0) + value
+    return leaves
+
+
+def pprof_tool_leaf_values(pprof_tool, path, option):
+    """pprof-tool --text: flat value per function (the leaf's), in bytes or objects."""
+    out = subprocess.run([pprof_tool, "--text", option, "--nodecount=20", path],
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        fail("pprof-tool failed: " + out.stderr)
+    values = {}
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+)([kMGT]?B?)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+[kMGT]?B?\s+[\d.]+%\s+(\S+)",
+                     line)
+        if m:
+            scale = {"": 1, "B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}.get(m.group(2), 1)
+            values[m.group(3)] = float(m.group(1)) * scale
+    return values, out.stdout
+
+
+def oracle(args):
+    if shutil.which("go") is None:
+        sys.exit(77)
+    p = Program(args)
+    os.makedirs(args.workdir, exist_ok=True)
+    status, text = p.get("/debug/pprof/heap?debug=1")
+    legacy = os.path.join(args.workdir, "dump.heap")
+    with open(legacy, "wb") as f:
+        f.write(text)
+    checked = 0
+    for endpoint, index, option in (("heap", 3, "--inuse_space"), ("allocs", 1, "--alloc_space"),
+                                    ("heap", 2, "--inuse_objects")):
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", p.url + "/debug/pprof/" + endpoint],
+                             capture_output=True, text=True, timeout=300, env=go_env(args.workdir))
+        if raw.returncode != 0:
+            fail("go tool pprof -raw failed: " + raw.stderr)
+        go_values = raw_leaf_values(raw.stdout, index)
+        tool_values, report = pprof_tool_leaf_values(args.pprof_tool, legacy, option)
+        top = sorted(go_values.items(), key=lambda kv: -kv[1])[:3]
+        print(endpoint, option, "go:", top)
+        for function, value in top:
+            mine = [v for f, v in tool_values.items() if f == function or f.startswith(function + "(")]
+            if not mine:
+                fail("%s: %s is not in pprof-tool's report:\n%s" % (option, function, report))
+            # pprof-tool prints three significant digits: 1% apart at most.
+            if abs(mine[0] - value) > 0.01 * value + 1:
+                fail("%s: %s: go tool pprof %d, pprof-tool %d" % (option, function, value, mine[0]))
+            checked += 1
+    p.finish()
+    if checked < 9:
+        fail("compared only %d rows" % checked)
+    print("oracle: %d rows agree" % checked)
+
+
+def hostile(args):
+    p = Program(args, extra_args=["busy"])
+    host, port = "127.0.0.1", int(p.url.rsplit(":", 1)[1])
+    opened = []
+    deadline = time.time() + 20
+    # 1. Idle sockets and slowloris heads (a byte now and then), more than the cap.
+    for i in range(40):
+        s = socket.create_connection((host, port), timeout=5)
+        if i % 2:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+        opened.append(s)
+    # 2. A 1 MB head: 431 or a closed connection, never more than the cap read.
+    big = socket.create_connection((host, port), timeout=15)
+    try:
+        big.sendall(b"GET /metrics HTTP/1.1\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+    except OSError:
+        pass
+    try:
+        answer = big.recv(200)
+    except OSError:
+        answer = b""
+    big.close()
+    if answer and not answer.startswith(b"HTTP/1.1 431"):
+        fail("1 MB head answered %r" % answer[:60])
+    for s in opened:
+        s.close()
+    # 3. Bad paths and requests, and a bounded connect/close loop.
+    bad = [b"GET /../../etc/passwd HTTP/1.1\r\n\r\n", b"POST /metrics HTTP/1.1\r\n\r\n",
+           b"\x00\xff garbage\r\n\r\n", b"GET /debug/pprof/heap?debug=%00 HTTP/1.1\r\n\r\n"]
+    codes = set()
+    for i in range(200):
+        if time.time() > deadline:
+            break
+        try:
+            s = socket.create_connection((host, port), timeout=5)
+            s.sendall(bad[i % len(bad)])
+            codes.add(s.recv(12)[9:12])
+            s.close()
+        except OSError:
+            pass
+    for i in range(2000):
+        try:
+            socket.create_connection((host, port), timeout=5).close()
+        except OSError:
+            pass
+    if not codes <= {b"400", b"404", b"405", b""}:
+        fail("bad requests answered %r" % codes)
+    # 4. The endpoint still answers once the hostile connections are gone (their deadlines
+    # are 5 s at most).
+    time.sleep(6)
+    status, body = p.get("/metrics", timeout=10)
+    if status != 200 or b"heapkit_heap_inuse_bytes" not in body:
+        fail("no /metrics after the hostile clients: %d" % status)
+    out, err = p.finish()
+    m = re.search(r"slowest_round_us (\d+)", out)
+    if not m:
+        fail("no timing from the workload: %r" % out)
+    slowest = int(m.group(1))
+    print("hostile: codes %s, slowest allocation round of the program %d us" % (codes, slowest))
+    # A round is 100 malloc/free pairs; a thread waiting on a client would wait out a 5 s
+    # deadline. 1 s leaves room for a loaded machine's scheduling.
+    if slowest > 1000000:
+        fail("the program's thread was stalled for %d us" % slowest)
+
+
+def secure(args):
+    # A bad address: one line, and the program runs on.
+    env = dict(os.environ, HEAPKIT_HTTP="127.0.0.1:99999", LD_PRELOAD=args.preload)
+    r = subprocess.run([args.program], input=b"", capture_output=True, env=env, timeout=60)
+    lines = r.stderr.decode().splitlines()
+    if r.returncode != 0 or lines != ["heapkit: HEAPKIT_HTTP: bad port; the HTTP endpoint is off"]:
+        fail("bad port: rc %d, %r" % (r.returncode, lines))
+    # Not a numeric address: refused, never resolved.
+    env["HEAPKIT_HTTP"] = "example.com:80"
+    r = subprocess.run([args.program], input=b"", capture_output=True, env=env, timeout=60)
+    if r.returncode != 0 or len(r.stderr.decode().splitlines()) != 1:
+        fail("host name: %r" % r.stderr)
+    print("secure: bad addresses give one line")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure"])
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--pprof-tool", dest="pprof_tool")
+    ap.add_argument("--go-test-dir", dest="go_test_dir")
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    if args.check in ("go_client", "oracle") and (
+            shutil.which("go") is None or
+            not os.path.isdir(GOPATH + "/src/github.com/google/pprof/profile")):
+        print("skipped: go or golang-github-google-pprof-dev missing")
+        sys.exit(77)
+    globals()[args.check](args)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
