@@ -124,10 +124,11 @@ std::vector<MapLine> ExecutableMappings(std::string_view maps) {
   return out;
 }
 
-// One symbolizer for the process, rebuilt only when the maps change (a library loaded or
-// unloaded): its per-PC cache makes the next scrape cheap. Used by the server thread alone.
+// One symbolizer for the process, rebuilt only when the executable mappings change (a library
+// loaded or unloaded; data mappings come and go, libdw's own among them): its per-PC cache
+// makes the next scrape cheap. Used by the server thread alone.
 struct SymbolizerCache {
-  std::string maps;
+  std::string key;  // the executable mappings, one "start limit offset path" line each
   std::unique_ptr<pprof::Symbolizer> symbolizer;
   std::map<std::string, std::string> build_ids;  // path → hex
 };
@@ -137,14 +138,19 @@ SymbolizerCache& Cache() {
   return *cache;
 }
 
-pprof::Symbolizer* SymbolizerFor(std::string_view maps) {
+pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLine>& code) {
+  std::string key;
+  for (const MapLine& m : code) {
+    key += std::to_string(m.start) + " " + std::to_string(m.limit) + " " +
+           std::to_string(m.offset) + " " + m.path + "\n";
+  }
   SymbolizerCache& cache = Cache();
-  if (cache.symbolizer == nullptr || cache.maps != maps) {
+  if (cache.symbolizer == nullptr || cache.key != key) {
     pprof::SymbolSearch local;
     local.standard_search = false;  // local files only: no debuginfod, no network, ever
     std::vector<std::string> warnings;
     cache.symbolizer = pprof::Symbolizer::FromMaps(maps, local, &warnings);
-    cache.maps.assign(maps);
+    cache.key = std::move(key);
   }
   return cache.symbolizer.get();
 }
@@ -213,7 +219,7 @@ bool HeapProfileToProto(std::string_view legacy, HeapView view, int64_t time_nan
   }
 
   const std::vector<MapLine> mappings = ExecutableMappings(parsed.maps);
-  pprof::Symbolizer* symbolizer = SymbolizerFor(parsed.maps);
+  pprof::Symbolizer* symbolizer = SymbolizerFor(parsed.maps, mappings);
 
   std::unordered_map<uint64_t, uint64_t> location_ids;  // pc → id
   std::map<std::tuple<std::string, std::string, std::string, int>, uint64_t> function_ids;
