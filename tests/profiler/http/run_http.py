@@ -7,8 +7,10 @@
              (the text a HEAPPROFILE dump holds)
   hostile    idle sockets, slowloris heads, a 1 MB head, bad paths, a connect/close loop: the
              program's own threads are never stalled and the endpoint answers afterwards
-  secure     HEAPKIT_HTTP under AT_SECURE is ignored; a bad address is one line
-Exit 77 (skipped) when go or go pprof's sources are missing.
+  secure     a bad address or a host name is one line, and the program runs on
+  prometheus a real Prometheus server scrapes /metrics (the README's configuration, with a
+             1 s interval) and its HTTP API returns the series with the program's values
+Exit 77 (skipped) when go, go pprof's sources or prometheus are missing.
 """
 import argparse
 import os
@@ -18,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 GOPATH = "/usr/share/gocode"
@@ -240,9 +243,78 @@ def secure(args):
     print("secure: bad addresses give one line")
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def prometheus(args):
+    import json
+    if shutil.which("prometheus") is None:
+        print("skipped: prometheus missing")
+        sys.exit(77)
+    p = Program(args)
+    target = p.url[len("http://"):]
+    config = os.path.join(args.workdir, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("scrape_configs:\n"
+                "  - job_name: heapkit\n"
+                "    scrape_interval: 1s\n"
+                "    static_configs:\n"
+                "      - targets: [\"%s\"]\n" % target)
+    api = "127.0.0.1:%d" % free_port()
+    log = open(os.path.join(args.workdir, "prometheus.log"), "w")
+    server = subprocess.Popen(["prometheus", "--config.file=" + config,
+                               "--storage.tsdb.path=" + os.path.join(args.workdir, "data"),
+                               "--web.listen-address=" + api], stdout=log, stderr=log)
+    try:
+        def query(expression):
+            url = "http://%s/api/v1/query?query=%s" % (api, urllib.parse.quote(expression))
+            try:
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    result = json.load(r)["data"]["result"]
+            except (OSError, ValueError, KeyError):
+                return None
+            return float(result[0]["value"][1]) if result else None
+        deadline = time.time() + 120
+        values = {}
+        names = ["heapkit_heap_inuse_bytes", "heapkit_heap_mapped_bytes",
+                 "heapkit_metadata_bytes", "process_resident_memory_bytes",
+                 "heapkit_allocated_bytes_total", "heapkit_freed_objects_total"]
+        while time.time() < deadline:
+            # A few scrapes: the counter has a rate over them.
+            if (query('count_over_time(up{job="heapkit"}[1m])') or 0) >= 3:
+                values = {n: query(n) for n in names}
+                if all(v is not None for v in values.values()):
+                    break
+            time.sleep(1)
+        if query('up{job="heapkit"}') != 1:
+            fail("Prometheus does not see the target up: " + open(log.name).read()[-2000:])
+        missing = [n for n in names if values.get(n) is None]
+        if missing:
+            fail("series missing in Prometheus: %s" % missing)
+        # The program is idle: Prometheus' last value equals what /metrics says now.
+        status, body = p.get("/metrics")
+        direct = {l.split()[0]: float(l.split()[1]) for l in body.decode().splitlines()
+                  if l and not l.startswith("#")}
+        for n in ("heapkit_heap_inuse_bytes", "heapkit_heap_mapped_bytes"):
+            if abs(values[n] - direct[n]) > 0.05 * direct[n]:
+                fail("%s: Prometheus %g, the program %g" % (n, values[n], direct[n]))
+        if not 96 * 2**20 <= values["heapkit_heap_inuse_bytes"] <= 160 * 2**20:
+            fail("heapkit_heap_inuse_bytes %g, the program holds 96 MiB" % values["heapkit_heap_inuse_bytes"])
+        print("prometheus: %s" % values)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        p.finish()
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure"])
+    ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus"])
     ap.add_argument("--program", required=True)
     ap.add_argument("--preload", required=True)
     ap.add_argument("--pprof-tool", dest="pprof_tool")
