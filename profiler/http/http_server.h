@@ -3,9 +3,12 @@
 // (/metrics).
 //
 // Safety for the service it runs in:
-//   - one thread, all signals blocked, a poll() loop over non-blocking sockets: a client can
-//     only ever delay other clients, never a thread of the program (the program's threads
-//     meet the server only in the profiler's table lock while a sample is copied out);
+//   - one thread, the classic signals blocked (real-time ones stay open for the leak checker's
+//     stop signal), a poll() loop over non-blocking sockets: a client can only ever delay
+//     other clients, never a thread of the program (the program's threads meet the server only
+//     in the profiler's table lock while a sample is copied out);
+//   - its own allocations (the answer, the symbolizer's index) go through the program's
+//     allocator and are sampled like the program's;
 //   - caps: kMaxConnections open at once (more are accepted and closed at once), a request
 //     head of at most kMaxRequestBytes (else 431 and close), kRequestTimeoutMs to send it and
 //     kResponseTimeoutMs to read the answer (else closed); one request per connection;
