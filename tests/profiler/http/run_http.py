@@ -270,6 +270,7 @@ def prometheus(args):
                 "    scrape_interval: 1s\n"
                 "    static_configs:\n"
                 "      - targets: [\"%s\"]\n" % target)
+    shutil.rmtree(os.path.join(args.workdir, "data"), ignore_errors=True)
     api = "127.0.0.1:%d" % free_port()
     log = open(os.path.join(args.workdir, "prometheus.log"), "w")
     server = subprocess.Popen(["prometheus", "--config.file=" + config,
@@ -291,7 +292,8 @@ def prometheus(args):
                  "heapkit_allocated_bytes_total", "heapkit_freed_objects_total"]
         while time.time() < deadline:
             # A few scrapes: the counter has a rate over them.
-            if (query('count_over_time(up{job="heapkit"}[1m])') or 0) >= 3:
+            scrapes = query('count_over_time(up{job="heapkit"}[1m])') or 0
+            if scrapes >= 3:
                 values = {n: query(n) for n in names}
                 if all(v is not None for v in values.values()):
                     break
@@ -310,7 +312,7 @@ def prometheus(args):
                 fail("%s: Prometheus %g, the program %g" % (n, values[n], direct[n]))
         if not 96 * 2**20 <= values["heapkit_heap_inuse_bytes"] <= 160 * 2**20:
             fail("heapkit_heap_inuse_bytes %g, the program holds 96 MiB" % values["heapkit_heap_inuse_bytes"])
-        print("prometheus: %s" % values)
+        print("prometheus after %d scrapes: %s" % (scrapes, values))
     finally:
         server.terminate()
         server.wait(timeout=30)
