@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cost of the HTTP endpoint (HEAPKIT_HTTP): profiler_bench with sampling at the default rate
-# (TCMALLOC_SAMPLE_PARAMETER=524288) without and with the endpoint on and idle, interleaved,
-# medians of --reps runs (hyperfine); then the latency of scrapes of /debug/pprof/heap (first:
+# (TCMALLOC_SAMPLE_PARAMETER=524288) without and with the endpoint on and idle, interleaved
+# within each repetition, medians of --reps runs of CPU (user + sys) and wall time
+# (/usr/bin/time); then the latency of scrapes of /debug/pprof/heap (first:
 # builds the symbolizer; then warm) and /metrics on a running profiler_http_workload.
 #
 #   tests/bench/profiler/http_bench.sh [--reps 10] [--build build]
@@ -23,11 +24,26 @@ work=$(mktemp -d /tmp/heapkit-http-bench.XXXXXX)
 trap 'rm -rf "$work"; [[ -n ${pid:-} ]] && kill "$pid" 2>/dev/null; true' EXIT
 
 echo "## profiler_bench 30000000 4: sampling at the default rate, endpoint off vs on and idle"
-hyperfine -N --runs "$reps" --warmup 1 --export-markdown "$work/cost.md" \
-  -n endpoint_off "env LD_PRELOAD=$lib TCMALLOC_SAMPLE_PARAMETER=524288 $bench 30000000 4" \
-  -n endpoint_idle "env LD_PRELOAD=$lib TCMALLOC_SAMPLE_PARAMETER=524288 HEAPKIT_HTTP=127.0.0.1:0 $bench 30000000 4" \
-  >/dev/null
-cat "$work/cost.md"
+for rep in $(seq "$reps"); do
+  for config in endpoint_off endpoint_idle; do
+    extra=()
+    [[ $config == endpoint_idle ]] && extra=(HEAPKIT_HTTP=127.0.0.1:0)
+    /usr/bin/time -f "%U %S %e" -o "$work/time" env LD_PRELOAD="$lib" \
+      TCMALLOC_SAMPLE_PARAMETER=524288 "${extra[@]}" "$bench" 30000000 4 >/dev/null 2>&1
+    awk -v c="$config" '{print c, $1 + $2, $3}' "$work/time" >>"$work/times"
+  done
+done
+echo "| configuration | CPU s (median) | wall s (median) |"
+echo "|---|---:|---:|"
+for config in endpoint_off endpoint_idle; do
+  cpu=$(awk -v c="$config" '$1 == c {print $2}' "$work/times" | sort -g |
+        awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  wall=$(awk -v c="$config" '$1 == c {print $3}' "$work/times" | sort -g |
+         awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  echo "| $config | $cpu | $wall |"
+  eval "cpu_$config=$cpu"
+done
+awk -v a="$cpu_endpoint_idle" -v b="$cpu_endpoint_off" 'BEGIN {printf "\nCPU idle / off: %.3f\n", a / b}'
 
 echo
 echo "## Scrape latency (profiler_http_workload, curl time_total in ms)"
