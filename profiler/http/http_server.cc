@@ -151,6 +151,14 @@ void AcceptAll(Server* s) {
   }
 }
 
+// A forked child has no server thread: it must not keep the listening socket (and so the port)
+// open after the parent is gone.
+int g_listen_fd = -1;
+void CloseListenerInChild() {
+  if (g_listen_fd >= 0) close(g_listen_fd);
+  g_listen_fd = -1;
+}
+
 void* Serve(void* arg) {
   Server* s = static_cast<Server*>(arg);
   std::vector<pollfd> fds;
@@ -284,6 +292,8 @@ bool StartServer(const char* address, const ServerHooks& hooks, std::string* bou
   }
   auto* server = new Server;
   server->listen_fd = fd;
+  g_listen_fd = fd;
+  pthread_atfork(nullptr, nullptr, &CloseListenerInChild);
   server->hooks = hooks;
   // The thread takes none of the classic signals the program expects on its own threads;
   // real-time signals stay open, so that the leak checker can stop it like any thread.

@@ -1,5 +1,7 @@
 // The endpoints (http_server.h's Handle): Go's net/http/pprof paths and query parameters.
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <string>
 #include <string_view>
@@ -75,6 +77,36 @@ Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& 
   return r;
 }
 
+// Go's answer: the arguments joined by NUL bytes (/proc/self/cmdline ends each with one).
+Response Cmdline() {
+  std::string text;
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[4096];
+    ssize_t n;
+    while (text.size() < (1 << 20) && (n = read(fd, buf, sizeof buf)) > 0) {
+      text.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+  }
+  if (!text.empty() && text.back() == '\0') text.pop_back();
+  return Text(200, text);
+}
+
+Response Index() {
+  Response r;
+  r.content_type = "text/html; charset=utf-8";
+  r.body =
+      "<html><head><title>/debug/pprof/</title></head><body>\n"
+      "<p>heapkit: live heap profiles of this process</p>\n<ul>\n"
+      "<li><a href=\"heap\">heap</a> (in use; <a href=\"heap?debug=1\">text</a>)</li>\n"
+      "<li><a href=\"allocs\">allocs</a> (allocated since start; "
+      "<a href=\"allocs?debug=1\">text</a>)</li>\n"
+      "<li><a href=\"cmdline\">cmdline</a></li>\n"
+      "<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n</ul></body></html>\n";
+  return r;
+}
+
 }  // namespace
 
 Response Handle(const std::string& target, const ServerHooks& hooks) {
@@ -84,6 +116,10 @@ Response Handle(const std::string& target, const ServerHooks& hooks) {
       question == std::string::npos ? "" : std::string_view(target).substr(question + 1);
   if (path == "/debug/pprof/heap") return HeapEndpoint(HeapView::kHeap, query, hooks);
   if (path == "/debug/pprof/allocs") return HeapEndpoint(HeapView::kAllocs, query, hooks);
+  if (path == "/debug/pprof/" || path == "/debug/pprof/cmdline") {
+    if (!query.empty()) return Text(400, std::string(path) + " takes no parameters\n");
+    return path == "/debug/pprof/" ? Index() : Cmdline();
+  }
   if (path == "/metrics") {
     if (!query.empty()) return Text(400, "/metrics takes no parameters\n");
     const std::string sample = HeapSample(hooks);

@@ -72,13 +72,20 @@ def build_id(path):
 
 
 def go_client(args):
-    p = Program(args)
+    # DEBUGINFOD_URLS set: the in-process symbolizer must still use local files only and never
+    # load the debuginfod client (libcurl, OpenSSL) into the program.
+    p = Program(args, env_extra={"DEBUGINFOD_URLS": "http://127.0.0.1:9"})
     env = go_env(args.workdir)
     env.update(HEAPKIT_TEST_URL=p.url, HEAPKIT_TEST_PROGRAM=os.path.realpath(args.program),
                HEAPKIT_TEST_BUILD_ID=build_id(args.program))
     r = subprocess.run(["go", "test", "-count=1", "-v", "."], cwd=args.go_test_dir, env=env,
                        capture_output=True, text=True, timeout=600)
+    with open("/proc/%d/maps" % p.proc.pid) as f:
+        network = sorted({l.split()[-1] for l in f
+                          if re.search(r"libdebuginfod|libcurl|libssl", l)})
     p.finish()
+    if network:
+        fail("symbolizing loaded %s into the program" % network)
     print(r.stdout[-6000:], r.stderr[-3000:])
     if r.returncode != 0:
         fail("go test failed")
@@ -328,6 +335,7 @@ def main():
     ap.add_argument("--go-test-dir", dest="go_test_dir")
     ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
+    args.program = os.path.realpath(args.program)
     os.makedirs(args.workdir, exist_ok=True)
     if args.check in ("go_client", "oracle") and (
             shutil.which("go") is None or

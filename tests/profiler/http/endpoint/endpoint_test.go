@@ -251,3 +251,15 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexAndCmdline(t *testing.T) {
+	status, contentType, body := get(t, "/debug/pprof/")
+	if status != 200 || !strings.HasPrefix(contentType, "text/html") ||
+		!bytes.Contains(body, []byte(`href="heap"`)) || !bytes.Contains(body, []byte(`href="allocs"`)) {
+		t.Errorf("/debug/pprof/: status %d, %q, %.200q", status, contentType, body)
+	}
+	status, _, body = get(t, "/debug/pprof/cmdline")
+	if status != 200 || string(body) != os.Getenv("HEAPKIT_TEST_PROGRAM") {
+		t.Errorf("/debug/pprof/cmdline: status %d, %q, want %q", status, body, os.Getenv("HEAPKIT_TEST_PROGRAM"))
+	}
+}
