@@ -101,6 +101,51 @@ void AddTotals(const Scaled& s, HeapTotals* t) {
   t->alloc_bytes += static_cast<double>(s.alloc_bytes);
 }
 
+// One sample to write: a stack, its un-sampled values and the `bytes` label.
+struct Entry {
+  std::vector<uint64_t> pcs;
+  Scaled values;
+  int64_t average_size;
+};
+
+int64_t AverageSize(const Record& r) {
+  const int64_t count = r.alloc_count > 0 ? r.alloc_count : r.inuse_count;
+  const int64_t bytes = r.alloc_count > 0 ? r.alloc_bytes : r.inuse_bytes;
+  return count > 0 ? bytes / count : 0;
+}
+
+// The profile's records as samples; with a baseline, per stack current − baseline (Go's
+// seconds=N: every value a difference, stacks whose four differences are 0 left out).
+std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline) {
+  std::vector<Entry> out;
+  if (baseline == nullptr) {
+    for (const Record& r : current.records) {
+      out.push_back({r.pcs, Scale(r, current.period), AverageSize(r)});
+    }
+    return out;
+  }
+  std::map<std::vector<uint64_t>, size_t> index;  // stack → position in out
+  auto add = [&](const Record& r, int64_t sign, int64_t period) {
+    const Scaled v = Scale(r, period);
+    auto [it, inserted] = index.emplace(r.pcs, out.size());
+    if (inserted) out.push_back({r.pcs, Scaled{0, 0, 0, 0}, AverageSize(r)});
+    Scaled& sum = out[it->second].values;
+    sum.inuse_objects += sign * v.inuse_objects;
+    sum.inuse_bytes += sign * v.inuse_bytes;
+    sum.alloc_objects += sign * v.alloc_objects;
+    sum.alloc_bytes += sign * v.alloc_bytes;
+  };
+  for (const Record& r : current.records) add(r, 1, current.period);
+  for (const Record& r : baseline->records) add(r, -1, baseline->period);
+  std::vector<Entry> nonzero;
+  for (Entry& e : out) {
+    const Scaled& v = e.values;
+    if (v.inuse_objects != 0 || v.inuse_bytes != 0 || v.alloc_objects != 0 || v.alloc_bytes != 0)
+      nonzero.push_back(std::move(e));
+  }
+  return nonzero;
+}
+
 struct MapLine {
   uint64_t start, limit, offset;
   std::string path;
@@ -203,10 +248,14 @@ bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string*
   return true;
 }
 
-bool HeapProfileToProto(std::string_view legacy, HeapView view, int64_t time_nanos,
-                        std::string* proto, HeapTotals* totals, std::string* error) {
-  Parsed parsed;
+bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
+                        int64_t time_nanos, int64_t duration_nanos, std::string* proto,
+                        HeapTotals* totals, std::string* error) {
+  Parsed parsed, parsed_baseline;
   if (!Parse(legacy, &parsed, error)) return false;
+  if (!baseline.empty() && !Parse(baseline, &parsed_baseline, error)) return false;
+  const std::vector<Entry> entries =
+      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline);
   *totals = HeapTotals{};
   totals->sample_period = parsed.period;
   totals->stacks = parsed.records.size();
@@ -226,12 +275,12 @@ bool HeapProfileToProto(std::string_view legacy, HeapView view, int64_t time_nan
   ProtoEncoder locations, functions, sample, scratch;
   const int64_t bytes_key = strings.Index("bytes");
 
-  for (const Record& r : parsed.records) {
-    const Scaled s = Scale(r, parsed.period);
+  for (const Entry& e : entries) {
+    const Scaled& s = e.values;
     AddTotals(s, totals);
     std::vector<uint64_t> ids;
-    ids.reserve(r.pcs.size());
-    for (uint64_t pc : r.pcs) {
+    ids.reserve(e.pcs.size());
+    for (uint64_t pc : e.pcs) {
       auto [it, inserted] = location_ids.emplace(pc, location_ids.size() + 1);
       ids.push_back(it->second);
       if (!inserted) continue;
@@ -268,9 +317,7 @@ bool HeapProfileToProto(std::string_view legacy, HeapView view, int64_t time_nan
     one.PackedInt64s(2, {s.alloc_objects, s.alloc_bytes, s.inuse_objects, s.inuse_bytes});
     ProtoEncoder label;
     label.Int64(1, bytes_key);
-    const int64_t count = r.alloc_count > 0 ? r.alloc_count : r.inuse_count;
-    const int64_t bytes = r.alloc_count > 0 ? r.alloc_bytes : r.inuse_bytes;
-    label.Int64(3, count > 0 ? bytes / count : 0);
+    label.Int64(3, e.average_size);
     one.Message(3, label);
     sample.Message(kSample, one);
   }
@@ -299,7 +346,7 @@ bool HeapProfileToProto(std::string_view legacy, HeapView view, int64_t time_nan
       strings.Index(view == HeapView::kHeap ? "inuse_space" : "alloc_space");
   for (const std::string& s : strings.table()) tail.Bytes(kStringTable, s, true);
   tail.Int64(kTimeNanos, time_nanos);
-  tail.Int64(kDurationNanos, 0);
+  tail.Int64(kDurationNanos, duration_nanos);
   tail.Message(kPeriodType, period_type);
   tail.Int64(kPeriod, parsed.period);
   tail.Int64(kDefaultSampleType, default_type);

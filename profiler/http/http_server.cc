@@ -61,6 +61,7 @@ struct Connection {
   std::string response;
   size_t sent = 0;
   bool writing = false;
+  std::function<Response()> pending;  // a delayed answer, due at deadline_ms
 };
 
 struct Server {
@@ -91,7 +92,14 @@ void CloseConnection(Connection* c) {
   c->fd = -1;
 }
 
-void StartResponse(Connection* c, const Response& r, const ServerHooks&) {
+void StartResponse(Connection* c, Response r, const ServerHooks&) {
+  if (r.later) {
+    c->pending = std::move(r.later);
+    c->deadline_ms = NowMs() + r.delay_ms;
+    c->request.clear();
+    c->request.shrink_to_fit();
+    return;
+  }
   c->response = Serialize(r);
   c->sent = 0;
   c->writing = true;
@@ -167,7 +175,8 @@ void* Serve(void* arg) {
     fds.push_back({s->listen_fd, POLLIN, 0});
     int64_t next_deadline = -1;
     for (const Connection& c : s->connections) {
-      fds.push_back({c.fd, static_cast<short>(c.writing ? POLLOUT : POLLIN), 0});
+      const short events = c.pending ? 0 : c.writing ? POLLOUT : POLLIN;
+      fds.push_back({c.fd, events, 0});
       if (next_deadline < 0 || c.deadline_ms < next_deadline) next_deadline = c.deadline_ms;
     }
     int timeout = -1;
@@ -184,6 +193,14 @@ void* Serve(void* arg) {
       Connection* c = &s->connections[i - 1];
       if (fds[i].revents & (POLLERR | POLLNVAL)) {
         CloseConnection(c);
+      } else if (c->pending) {
+        if (now >= c->deadline_ms) {
+          std::function<Response()> pending = std::move(c->pending);
+          c->pending = nullptr;
+          StartResponse(c, pending(), s->hooks);
+          OnWritable(c);
+        }
+        continue;
       } else if (fds[i].revents & (POLLIN | POLLHUP) && !c->writing) {
         OnReadable(c, s->hooks);
         if (c->fd >= 0 && c->writing) OnWritable(c);

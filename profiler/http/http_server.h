@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace heapkit::prof::http {
@@ -36,7 +37,13 @@ struct Response {
   std::string content_type = "text/plain; charset=utf-8";
   std::string extra_headers;
   std::string body;
+  // A delayed answer (seconds=N): the server calls `later` after delay_ms and sends what it
+  // returns, serving other clients meanwhile (the connection counts against the cap).
+  std::function<Response()> later;
+  int delay_ms = 0;
 };
+
+inline constexpr int kMaxDelaySeconds = 60;
 
 // Answers one request target ("/debug/pprof/heap?debug=1") of a GET.
 Response Handle(const std::string& target, const ServerHooks& hooks);

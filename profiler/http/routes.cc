@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -42,8 +43,12 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
+                int64_t time_nanos, int64_t duration_nanos);
+
 Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& hooks) {
   bool text = false;
+  int seconds = 0;
   while (!query.empty()) {
     const size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -55,18 +60,45 @@ Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& 
     if (name == "debug") {
       if (value != "0" && value != "1") return Text(400, "debug must be 0 or 1\n");
       text = value == "1";
+    } else if (name == "seconds") {
+      const std::string digits(value);
+      char* end = nullptr;
+      const long n = strtol(digits.c_str(), &end, 10);
+      if (digits.empty() || *end != '\0' || n < 1 || n > kMaxDelaySeconds) {
+        return Text(400, "seconds must be an integer from 1 to " +
+                             std::to_string(kMaxDelaySeconds) + "\n");
+      }
+      seconds = static_cast<int>(n);
     } else if (name == "gc") {
       // Go runs a collection first; there is nothing to collect here.
     } else {
       return Text(400, "unknown parameter " + Printable(name) + "\n");
     }
   }
+  if (text && seconds > 0) return Text(400, "seconds and debug=1 cannot be combined\n");
   const std::string sample = HeapSample(hooks);
   if (sample.empty()) return Text(503, "heap sampling is off\n");
   if (text) return Text(200, sample);
+  if (seconds > 0) {
+    // Go's delta: the profile N s from now minus this one, dated now, lasting N s.
+    const int64_t start = NowNanos();
+    Response r;
+    r.delay_ms = seconds * 1000;
+    r.later = [sample, start, seconds, view, hooks] {
+      return Encode(HeapSample(hooks), sample, view, start,
+                    static_cast<int64_t>(seconds) * 1000000000);
+    };
+    return r;
+  }
+  return Encode(sample, "", view, NowNanos(), 0);
+}
+
+Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
+                int64_t time_nanos, int64_t duration_nanos) {
   std::string proto, error;
   HeapTotals totals;
-  if (!HeapProfileToProto(sample, view, NowNanos(), &proto, &totals, &error)) {
+  if (!HeapProfileToProto(sample, baseline, view, time_nanos, duration_nanos, &proto, &totals,
+                          &error)) {
     return Text(500, error + "\n");
   }
   Response r;

@@ -263,3 +263,56 @@ func TestIndexAndCmdline(t *testing.T) {
 		t.Errorf("/debug/pprof/cmdline: status %d, %q, want %q", status, body, os.Getenv("HEAPKIT_TEST_PROGRAM"))
 	}
 }
+
+// seconds=N: Go's delta, p(t+N) − p(t). The workload allocates nothing after "ready", so its
+// sites vanish from the delta while the plain profile holds them; the server meanwhile answers
+// other requests at once.
+func TestSecondsDelta(t *testing.T) {
+	start := time.Now()
+	done := make(chan []byte)
+	go func() {
+		status, _, body := get(t, "/debug/pprof/allocs?seconds=2")
+		if status != 200 {
+			t.Errorf("seconds=2: status %d %q", status, body)
+		}
+		done <- body
+	}()
+	time.Sleep(300 * time.Millisecond)
+	before := time.Now()
+	if status, _, _ := get(t, "/metrics"); status != 200 {
+		t.Errorf("/metrics during a delta: status %d", status)
+	}
+	if waited := time.Since(before); waited > time.Second {
+		t.Errorf("/metrics took %v while a delta was pending", waited)
+	}
+	body := <-done
+	if elapsed := time.Since(start); elapsed < 2*time.Second {
+		t.Errorf("seconds=2 answered after %v", elapsed)
+	}
+	p, err := profile.ParseData(body)
+	if err != nil {
+		t.Fatalf("seconds=2: ParseData: %v", err)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatalf("seconds=2: CheckValid: %v", err)
+	}
+	if p.DurationNanos != 2e9 || p.DefaultSampleType != "alloc_space" || len(p.SampleType) != 4 {
+		t.Errorf("seconds=2: duration %d, default %q", p.DurationNanos, p.DefaultSampleType)
+	}
+	if age := time.Since(time.Unix(0, p.TimeNanos)); age < 2*time.Second || age > time.Minute {
+		t.Errorf("seconds=2: time_nanos is not the start of the window (%v ago)", age)
+	}
+	for _, f := range []string{"KeepSmall", "KeepLarge", "Churn"} {
+		if v := valueThrough(p, f, 1); v != 0 {
+			t.Errorf("seconds=2: %s allocated %d in the window, want 0", f, v)
+		}
+	}
+	for path, want := range map[string]int{
+		"/debug/pprof/heap?seconds=0": 400, "/debug/pprof/heap?seconds=61": 400,
+		"/debug/pprof/heap?seconds=1&debug=1": 400, "/debug/pprof/heap?seconds=1x": 400,
+	} {
+		if status, _, _ := get(t, path); status != want {
+			t.Errorf("%s: status %d, want %d", path, status, want)
+		}
+	}
+}
