@@ -4,11 +4,14 @@
 // C++ with exceptions), not the runtime's.
 #include "profiler/on_demand_library.h"
 
+#include <cstdio>
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "pprof-tool/symbolize/allocation_frames.h"
 #include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/http/http_server.h"
 
 namespace heapkit::prof {
 namespace {
@@ -52,8 +55,20 @@ pprof::FrameRole ClassifyFrame(std::string_view function, std::string_view modul
   return pprof::ClassifyFrame(function, module);
 }
 
+bool StartHttpEndpoint(const char* address,
+                       void (*heap_sample)(void (*sink)(void*, const char*, size_t), void* ctx),
+                       int (*numeric_property)(const char* name, size_t* value),
+                       char* message, size_t message_size) {
+  std::string bound, error;
+  const bool ok =
+      http::StartServer(address, http::ServerHooks{heap_sample, numeric_property}, &bound, &error);
+  snprintf(message, message_size, "%s", ok ? bound.c_str() : error.c_str());
+  return ok;
+}
+
 constexpr OnDemandApi kApi = {kOnDemandAbiVersion, sizeof(OnDemandApi), &Backtrace,
-                              &FindCallerOf,       &SymbolizerFromMaps,  &ClassifyFrame};
+                              &FindCallerOf,       &SymbolizerFromMaps,  &ClassifyFrame,
+                              &StartHttpEndpoint};
 
 }  // namespace
 }  // namespace heapkit::prof

@@ -15,6 +15,7 @@
 #include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/heap_profiler.h"
+#include "profiler/http_endpoint.h"
 #include "profiler/output_sink.h"
 #include "profiler/sample_recorder.h"
 #include "profiler/stack_capture.h"
@@ -73,6 +74,7 @@ HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   alloc::SetHeapGrowthHook(&OnHeapGrowth);
   StartFromEnvironment();
   if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
+  StartHttpEndpointFromEnvironment();
 }
 
 }  // namespace

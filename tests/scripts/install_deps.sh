@@ -21,7 +21,9 @@ test_build_pkgs=(libgtest-dev libbenchmark-dev
 # peer allocators the benchmark smoke run loads.
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
            clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0
-           debuginfod)
+           debuginfod
+           # a real Prometheus server scrapes HEAPKIT_HTTP's /metrics (tests/profiler/http)
+           prometheus)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;

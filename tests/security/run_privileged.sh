@@ -19,7 +19,7 @@ run() {  # run <dir> <binary>: the victim with every variable pointing into <dir
   local dir=$1 bin=$2
   env HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$dir" HEAPCHECK_SUPPRESSIONS="$secret" \
       HEAPPROFILE="$dir/prof" HEAP_PROFILE_ALLOCATION_INTERVAL=8m \
-      TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD=1m PERFTOOLS_VERBOSE=1 \
+      TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD=1m PERFTOOLS_VERBOSE=1 HEAPKIT_HTTP=127.0.0.1:0 \
       "$bin" >"$dir/out" 2>"$dir/err"
   echo $?
 }
@@ -34,6 +34,7 @@ grep -q 'tcmalloc: large alloc' "$work/plain/err" || fail "plain run: no large-a
 grep -q 'HEAPCHECK_SUPPRESSIONS' "$work/plain/err" || fail "plain run: suppressions file not read"
 ls "$work/plain"/prof.*.heap >/dev/null 2>&1 || fail "plain run: no heap-profile dumps"
 ls "$work/plain"/*-end.heap >/dev/null 2>&1 || fail "plain run: no leak-check .heap file"
+grep -q 'HTTP endpoint listening on 127.0.0.1:' "$work/plain/err" || fail "plain run: no HTTP endpoint"
 
 # Privileged: a setgid copy. The group must differ from root's for the kernel to set AT_SECURE.
 cp "$victim" "$work/victim-setgid"
@@ -50,4 +51,4 @@ grep -q '^AT_SECURE=1$' "$work/secure/out" || fail "secure run: $(cat "$work/sec
 [[ ! -s "$work/secure/err" ]] || fail "secure run printed: $(head -5 "$work/secure/err")"
 leftovers=$(find "$work/secure" -name '*.heap' | head -3)
 [[ -z $leftovers ]] || fail "secure run wrote $leftovers"
-echo "PASS: a setgid (AT_SECURE) run ignores HEAPCHECK, HEAPPROFILE, HEAPCHECK_SUPPRESSIONS and TCMALLOC_*"
+echo "PASS: a setgid (AT_SECURE) run ignores HEAPCHECK, HEAPPROFILE, HEAPCHECK_SUPPRESSIONS, HEAPKIT_HTTP and TCMALLOC_*"

@@ -1,0 +1,358 @@
+#include "profiler/http/heap_profile_proto.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "pprof-tool/proto/build_id.h"
+#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/http/proto_encoder.h"
+#include "profiler/sample_weight.h"
+
+namespace heapkit::prof::http {
+namespace {
+
+struct Record {
+  int64_t inuse_count, inuse_bytes, alloc_count, alloc_bytes;
+  std::vector<uint64_t> pcs;
+};
+
+struct Parsed {
+  int64_t period = 0;
+  std::vector<Record> records;
+  std::string_view maps;
+};
+
+std::string_view NextLine(std::string_view* text) {
+  const size_t end = text->find('\n');
+  std::string_view line = text->substr(0, end);
+  text->remove_prefix(end == std::string_view::npos ? text->size() : end + 1);
+  return line;
+}
+
+// "  a:  b [  c:  d] @ 0x1 0x2": false if the line is not a record.
+bool ParseRecord(std::string_view line, Record* r) {
+  const std::string copy(line);
+  int consumed = 0;
+  if (sscanf(copy.c_str(), " %" SCNd64 ": %" SCNd64 " [ %" SCNd64 ": %" SCNd64 "] @%n",
+             &r->inuse_count, &r->inuse_bytes, &r->alloc_count, &r->alloc_bytes,
+             &consumed) != 4 || consumed == 0) {
+    return false;
+  }
+  const char* p = copy.c_str() + consumed;
+  r->pcs.clear();
+  while (*p != '\0') {
+    char* end = nullptr;
+    const unsigned long long pc = strtoull(p, &end, 16);
+    if (end == p) break;
+    r->pcs.push_back(pc);
+    p = end;
+  }
+  return true;
+}
+
+bool Parse(std::string_view text, Parsed* out, std::string* error) {
+  const std::string_view header = NextLine(&text);
+  if (header.substr(0, 13) != "heap profile:") {
+    *error = "the profiler's sample is not a heap profile";
+    return false;
+  }
+  const size_t at = header.rfind('@');
+  const std::string_view kind = at == std::string_view::npos ? "" : header.substr(at + 1);
+  if (kind.find("heap_v2/") != std::string_view::npos) {
+    out->period = strtoll(std::string(kind.substr(kind.find('/') + 1)).c_str(), nullptr, 10);
+  } else {
+    out->period = 1;  // "heapprofile": exact counts
+  }
+  while (!text.empty()) {
+    const std::string_view line = NextLine(&text);
+    if (line.substr(0, 17) == "MAPPED_LIBRARIES:") {
+      out->maps = text;
+      break;
+    }
+    Record r;
+    if (ParseRecord(line, &r)) out->records.push_back(std::move(r));
+  }
+  return true;
+}
+
+struct Scaled {
+  int64_t inuse_objects, inuse_bytes, alloc_objects, alloc_bytes;
+};
+
+Scaled Scale(const Record& r, int64_t period) {
+  const double rate = static_cast<double>(period);
+  const Unsampled inuse = UnsampleLine(r.inuse_count, r.inuse_bytes, rate);
+  const Unsampled alloc = UnsampleLine(r.alloc_count, r.alloc_bytes, rate);
+  return {static_cast<int64_t>(inuse.count + 0.5), static_cast<int64_t>(inuse.bytes + 0.5),
+          static_cast<int64_t>(alloc.count + 0.5), static_cast<int64_t>(alloc.bytes + 0.5)};
+}
+
+void AddTotals(const Scaled& s, HeapTotals* t) {
+  t->inuse_objects += static_cast<double>(s.inuse_objects);
+  t->inuse_bytes += static_cast<double>(s.inuse_bytes);
+  t->alloc_objects += static_cast<double>(s.alloc_objects);
+  t->alloc_bytes += static_cast<double>(s.alloc_bytes);
+}
+
+// One sample to write: a stack, its un-sampled values and the `bytes` label.
+struct Entry {
+  std::vector<uint64_t> pcs;
+  Scaled values;
+  int64_t average_size;
+};
+
+int64_t AverageSize(const Record& r) {
+  const int64_t count = r.alloc_count > 0 ? r.alloc_count : r.inuse_count;
+  const int64_t bytes = r.alloc_count > 0 ? r.alloc_bytes : r.inuse_bytes;
+  return count > 0 ? bytes / count : 0;
+}
+
+// The profile's records as samples; with a baseline, per stack current − baseline (Go's
+// seconds=N: every value a difference, stacks whose four differences are 0 left out).
+std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline) {
+  std::vector<Entry> out;
+  if (baseline == nullptr) {
+    for (const Record& r : current.records) {
+      out.push_back({r.pcs, Scale(r, current.period), AverageSize(r)});
+    }
+    return out;
+  }
+  std::map<std::vector<uint64_t>, size_t> index;  // stack → position in out
+  auto add = [&](const Record& r, int64_t sign, int64_t period) {
+    const Scaled v = Scale(r, period);
+    auto [it, inserted] = index.emplace(r.pcs, out.size());
+    if (inserted) out.push_back({r.pcs, Scaled{0, 0, 0, 0}, AverageSize(r)});
+    Scaled& sum = out[it->second].values;
+    sum.inuse_objects += sign * v.inuse_objects;
+    sum.inuse_bytes += sign * v.inuse_bytes;
+    sum.alloc_objects += sign * v.alloc_objects;
+    sum.alloc_bytes += sign * v.alloc_bytes;
+  };
+  for (const Record& r : current.records) add(r, 1, current.period);
+  for (const Record& r : baseline->records) add(r, -1, baseline->period);
+  std::vector<Entry> nonzero;
+  for (Entry& e : out) {
+    const Scaled& v = e.values;
+    if (v.inuse_objects != 0 || v.inuse_bytes != 0 || v.alloc_objects != 0 || v.alloc_bytes != 0)
+      nonzero.push_back(std::move(e));
+  }
+  return nonzero;
+}
+
+struct MapLine {
+  uint64_t start, limit, offset;
+  std::string path;
+};
+
+std::vector<MapLine> ExecutableMappings(std::string_view maps) {
+  std::vector<MapLine> out;
+  while (!maps.empty()) {
+    const std::string line(NextLine(&maps));
+    unsigned long long start, limit, offset;
+    char perms[8] = {};
+    int path_at = 0;
+    if (sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &limit, perms, &offset,
+               &path_at) < 4 || perms[2] != 'x' || path_at == 0) {
+      continue;
+    }
+    std::string path = line.substr(static_cast<size_t>(path_at));
+    if (path.empty() || path[0] != '/') continue;  // [vdso], anonymous code
+    out.push_back({start, limit, offset, std::move(path)});
+  }
+  return out;
+}
+
+// One symbolizer for the process, rebuilt only when the executable mappings change (a library
+// loaded or unloaded; data mappings come and go, libdw's own among them): its per-PC cache
+// makes the next scrape cheap. Used by the server thread alone.
+struct SymbolizerCache {
+  std::string key;  // the executable mappings, one "start limit offset path" line each
+  std::unique_ptr<pprof::Symbolizer> symbolizer;
+  std::map<std::string, std::string> build_ids;  // path → hex
+};
+
+SymbolizerCache& Cache() {
+  static SymbolizerCache* cache = new SymbolizerCache;
+  return *cache;
+}
+
+pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLine>& code) {
+  std::string key;
+  for (const MapLine& m : code) {
+    key += std::to_string(m.start) + " " + std::to_string(m.limit) + " " +
+           std::to_string(m.offset) + " " + m.path + "\n";
+  }
+  SymbolizerCache& cache = Cache();
+  if (cache.symbolizer == nullptr || cache.key != key) {
+    pprof::SymbolSearch local;
+    local.standard_search = false;  // local files only: no debuginfod, no network, ever
+    std::vector<std::string> warnings;
+    cache.symbolizer = pprof::Symbolizer::FromMaps(maps, local, &warnings);
+    cache.key = std::move(key);
+  }
+  return cache.symbolizer.get();
+}
+
+const std::string& BuildIdOf(const std::string& path) {
+  auto& ids = Cache().build_ids;
+  auto it = ids.find(path);
+  if (it == ids.end()) it = ids.emplace(path, pprof::ReadBuildIdHex(path)).first;
+  return it->second;
+}
+
+// The string table: index 0 is "".
+class Strings {
+ public:
+  Strings() { Index(""); }
+  int64_t Index(const std::string& s) {
+    auto [it, inserted] = index_.emplace(s, static_cast<int64_t>(table_.size()));
+    if (inserted) table_.push_back(s);
+    return it->second;
+  }
+  const std::vector<std::string>& table() const { return table_; }
+
+ private:
+  std::unordered_map<std::string, int64_t> index_;
+  std::vector<std::string> table_;
+};
+
+// profile.proto field numbers.
+enum ProfileField {
+  kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5, kStringTable = 6,
+  kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12, kDefaultSampleType = 14,
+};
+
+ProtoEncoder ValueType(Strings* s, const char* type, const char* unit) {
+  ProtoEncoder v;
+  v.Int64(1, s->Index(type));
+  v.Int64(2, s->Index(unit));
+  return v;
+}
+
+}  // namespace
+
+bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error) {
+  Parsed parsed;
+  if (!Parse(legacy, &parsed, error)) return false;
+  *totals = HeapTotals{};
+  totals->sample_period = parsed.period;
+  totals->stacks = parsed.records.size();
+  for (const Record& r : parsed.records) AddTotals(Scale(r, parsed.period), totals);
+  return true;
+}
+
+bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
+                        int64_t time_nanos, int64_t duration_nanos, std::string* proto,
+                        HeapTotals* totals, std::string* error) {
+  Parsed parsed, parsed_baseline;
+  if (!Parse(legacy, &parsed, error)) return false;
+  if (!baseline.empty() && !Parse(baseline, &parsed_baseline, error)) return false;
+  const std::vector<Entry> entries =
+      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline);
+  *totals = HeapTotals{};
+  totals->sample_period = parsed.period;
+  totals->stacks = parsed.records.size();
+
+  Strings strings;
+  ProtoEncoder profile;
+  for (auto [type, unit] : {std::pair{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+                            {"inuse_objects", "count"}, {"inuse_space", "bytes"}}) {
+    profile.Message(kSampleType, ValueType(&strings, type, unit));
+  }
+
+  const std::vector<MapLine> mappings = ExecutableMappings(parsed.maps);
+  pprof::Symbolizer* symbolizer = SymbolizerFor(parsed.maps, mappings);
+
+  std::unordered_map<uint64_t, uint64_t> location_ids;  // pc → id
+  std::map<std::tuple<std::string, std::string, std::string, int>, uint64_t> function_ids;
+  ProtoEncoder locations, functions, sample, scratch;
+  const int64_t bytes_key = strings.Index("bytes");
+
+  for (const Entry& e : entries) {
+    const Scaled& s = e.values;
+    AddTotals(s, totals);
+    std::vector<uint64_t> ids;
+    ids.reserve(e.pcs.size());
+    for (uint64_t pc : e.pcs) {
+      auto [it, inserted] = location_ids.emplace(pc, location_ids.size() + 1);
+      ids.push_back(it->second);
+      if (!inserted) continue;
+      ProtoEncoder location;
+      location.Varint(1, it->second);
+      for (size_t m = 0; m < mappings.size(); ++m) {
+        if (pc >= mappings[m].start && pc < mappings[m].limit) location.Varint(2, m + 1);
+      }
+      location.Varint(3, pc);
+      // Return addresses: look up the call instruction (pc - 1). Innermost inline frame
+      // first, the physical function last, as profile.proto's Location.line wants.
+      for (const pprof::SourceFrame& f : symbolizer->Symbolize(pc > 0 ? pc - 1 : pc)) {
+        const std::string system = f.linkage_name != nullptr ? f.linkage_name : f.function;
+        auto key = std::make_tuple(f.function, system, f.file, f.start_line);
+        auto [fit, new_function] = function_ids.emplace(key, function_ids.size() + 1);
+        if (new_function) {
+          ProtoEncoder function;
+          function.Varint(1, fit->second);
+          function.Int64(2, strings.Index(f.function));
+          function.Int64(3, strings.Index(system));
+          function.Int64(4, strings.Index(f.file));
+          function.Int64(5, f.start_line);
+          functions.Message(kFunction, function);
+        }
+        ProtoEncoder line;
+        line.Varint(1, fit->second);
+        line.Int64(2, f.line);
+        location.Message(4, line);
+      }
+      locations.Message(kLocation, location);
+    }
+    ProtoEncoder one;
+    one.PackedVarints(1, ids);
+    one.PackedInt64s(2, {s.alloc_objects, s.alloc_bytes, s.inuse_objects, s.inuse_bytes});
+    ProtoEncoder label;
+    label.Int64(1, bytes_key);
+    label.Int64(3, e.average_size);
+    one.Message(3, label);
+    sample.Message(kSample, one);
+  }
+
+  ProtoEncoder mapping_messages;
+  for (size_t m = 0; m < mappings.size(); ++m) {
+    ProtoEncoder mapping;
+    mapping.Varint(1, m + 1);
+    mapping.Varint(2, mappings[m].start);
+    mapping.Varint(3, mappings[m].limit);
+    mapping.Varint(4, mappings[m].offset);
+    mapping.Int64(5, strings.Index(mappings[m].path));
+    mapping.Int64(6, strings.Index(BuildIdOf(mappings[m].path)));
+    for (int field = 7; field <= 10; ++field) mapping.Bool(field, true);
+    mapping_messages.Message(kMapping, mapping);
+  }
+
+  std::string out = profile.data();
+  out += sample.data();
+  out += mapping_messages.data();
+  out += locations.data();
+  out += functions.data();
+  ProtoEncoder tail;
+  ProtoEncoder period_type = ValueType(&strings, "space", "bytes");
+  const int64_t default_type =
+      strings.Index(view == HeapView::kHeap ? "inuse_space" : "alloc_space");
+  for (const std::string& s : strings.table()) tail.Bytes(kStringTable, s, true);
+  tail.Int64(kTimeNanos, time_nanos);
+  tail.Int64(kDurationNanos, duration_nanos);
+  tail.Message(kPeriodType, period_type);
+  tail.Int64(kPeriod, parsed.period);
+  tail.Int64(kDefaultSampleType, default_type);
+  out += tail.data();
+  *proto = std::move(out);
+  return true;
+}
+
+}  // namespace heapkit::prof::http

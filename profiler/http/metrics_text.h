@@ -1,0 +1,18 @@
+// /metrics: the allocator's MallocExtension figures, the process's RSS and the profiler's
+// estimated allocation totals in Prometheus' text exposition format (version 0.0.4): one
+// `# HELP` and one `# TYPE` line per metric, base units, `_total` for counters.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "profiler/http/heap_profile_proto.h"
+
+namespace heapkit::prof::http {
+
+using NumericProperty = int (*)(const char* name, size_t* value);
+
+// `totals` from the heap sample (nullptr: the sampled counters are left out).
+std::string MetricsText(NumericProperty property, const HeapTotals* totals);
+
+}  // namespace heapkit::prof::http
