@@ -91,6 +91,8 @@ def parse_peak(path, syms):
     for line in lines[2:]:
         if line == '':
             break
+        if line.startswith('# heapkit: '):  # comment lines (dump time, memory figures)
+            continue
         lm = LINE_RE.match(line)
         if not check(lm is not None, '%s: bad record %r' % (path, line)):
             return None
