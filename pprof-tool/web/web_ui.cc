@@ -223,10 +223,10 @@ WebResponse WebUi::Top(const View& v) {
 }
 
 WebResponse WebUi::FlameGraphPage(const View& v) {
-  std::string error;  // the pipeline validates the query before the page refers to the picture
-  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
-  if (found == nullptr) return Error(400, error);
-  const StackSamples& samples = *found;  // kept for the picture's request that follows
+  // The pipeline validates the query before the page refers to the picture, and the samples it
+  // builds are kept for the picture's request that follows.
+  std::string error;
+  if (Samples(v.query, in_.pipeline.granularity, &error) == nullptr) return Error(400, error);
   std::string q = v.query.Encode();
   // The legend is in the picture (its header lines); printed above it too, it was doubled.
   return Html(v, "Flame graph", {},
