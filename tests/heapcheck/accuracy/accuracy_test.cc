@@ -165,7 +165,8 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomHeap, testing::Range(0, 8));
 // Thousands of seeds, on demand: HEAPCHECK_RANDOM_SEEDS=<first>:<count> (heapcheck/README.md).
 TEST(RandomHeapSweep, SeedsFromTheEnvironment) {
   const char* spec = std::getenv("HEAPCHECK_RANDOM_SEEDS");
-  if (spec == nullptr) GTEST_SKIP() << "set HEAPCHECK_RANDOM_SEEDS=<first>:<count>";
+  if (spec == nullptr)
+    GTEST_SKIP() << "SKIP: the long sweep runs with HEAPCHECK_RANDOM_SEEDS=<first>:<count>";
   unsigned long long first = 0, count = 0;
   ASSERT_EQ(std::sscanf(spec, "%llu:%llu", &first, &count), 2) << spec;
   CheckSeeds(first, count);
