@@ -40,6 +40,9 @@ __attribute__((used)) static int* const heapkit_runtime_anchors[] = {&heapkit_pr
                                                                      &heapkit_heapcheck_anchor};
 #endif
 
+// The helpers are in namespace heapkit: a static link's frame filter knows the runtime's own
+// functions by that name (profiler/runtime_symbols.cc), and at -O0 they are real frames.
+namespace heapkit::alloc {
 namespace {
 
 inline bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
@@ -135,6 +138,19 @@ HeapkitMallinfo2 Mallinfo2() {
 }
 
 }  // namespace
+}  // namespace heapkit::alloc
+
+using heapkit::alloc::AlignedMalloc;
+using heapkit::alloc::HeapkitMallinfo;
+using heapkit::alloc::HeapkitMallinfo2;
+using heapkit::alloc::IsPowerOfTwo;
+using heapkit::alloc::Mallinfo2;
+using heapkit::alloc::NewAligned;
+using heapkit::alloc::NewAlignedNothrow;
+using heapkit::alloc::NewImpl;
+using heapkit::alloc::NewNothrow;
+using heapkit::alloc::RetryWithNewHandler;
+using heapkit::alloc::g_new_mode;
 
 // ---- C -----------------------------------------------------------------------------------------
 HEAPKIT_EXPORT void* malloc(size_t size) noexcept { return Malloc(size); }
