@@ -28,6 +28,7 @@ heapkit_library_fini() {}
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/sampled_spans.h"
+#include "alloc/usdt_probes.h"
 #include "alloc/sampling.h"
 #include "alloc/stats.h"
 
@@ -74,6 +75,7 @@ void PreFork() {
   for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].lock_.Lock();
   g_state.pageheap.lock_.Lock();
   g_state.registry.lock_.Lock();
+  usdt::LockAll();  // before the arena's: its set grows from metadata memory under its lock
   internal::ArenaLockAll();
   sampled_spans::LockAll();
 }
@@ -82,6 +84,7 @@ void PostFork() {
   if (!g_initialized.load(std::memory_order_acquire)) return;
   sampled_spans::UnlockAll();
   internal::ArenaUnlockAll();
+  usdt::UnlockAll();
   g_state.registry.lock_.Unlock();
   g_state.pageheap.lock_.Unlock();
   for (int c = g_state.sizemap.num_classes() - 1; c >= 1; --c) g_state.central[c].lock_.Unlock();
@@ -228,12 +231,14 @@ namespace {
 
 // A free reached the slow path in a span whose page-map sampled bit is set. A record in the
 // object's side slot (exact mode) is taken here, with the span in hand; the observer hears
-// only of other frees (object_slots.h, TakeObjectSlot).
+// only of other frees (object_slots.h, TakeObjectSlot). Samples that only the otel_memory
+// probes track (usdt_probes.h) are looked for last: neither a slot nor the observer holds them.
 // index: ptr's object index in the span (SizeMap::ObjectIndexOf; 0 for a large span).
 inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, void* ptr,
                                                                   uint64_t index) {
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
   if (obs == nullptr) {
+    if (usdt::TakeProbeOnlySample(&g_state.pagemap, span, ptr)) return;
     sampled_spans::ReleaseIfUnused(&g_state.pagemap, span);
     return;
   }
@@ -242,14 +247,16 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
   if (const uint32_t cls = span->sizeclass_; cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
     slot = OwnedCachedSlot(span, index);
   if ((slot != nullptr ? TakeSlot(slot, ptr) : TakeObjectSlot(span, ptr, index)) != 0) {
+    usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
     return;
   }
   const bool was_sampled =
       obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
   if (was_sampled) {
+    usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
-  } else {
+  } else if (!usdt::TakeProbeOnlySample(&g_state.pagemap, span, ptr)) {
     sampled_spans::ReleaseIfUnused(&g_state.pagemap, span);
   }
 }

@@ -6,6 +6,7 @@
 #include "alloc/global_state.h"
 #include "alloc/object_slots.h"
 #include "alloc/sampled_spans.h"
+#include "alloc/usdt_probes.h"
 
 namespace heapkit::alloc {
 
@@ -36,15 +37,20 @@ namespace {
 bool ExactSampling() { return sample_parameter.load(std::memory_order_relaxed) == 1; }
 
 // Calls the observer for the sampled object p of span; marks the span when it recorded p.
+// Then fires the otel_memory:alloc probe if a consumer is attached (usdt_probes.h).
 void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
                         size_t allocated) {
+  if (tc->in_callback_) return;
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
-  if (obs == nullptr || obs->on_sampled_alloc == nullptr || tc->in_callback_) return;
-  tc->in_callback_ = true;
-  const bool recorded = obs->on_sampled_alloc(p, requested, allocated);
-  tc->in_callback_ = false;
-  // Marking after the callback is safe: nobody else can free p before we return it.
-  if (recorded) sampled_spans::Add(&g_state.pagemap, span, ExactSampling());
+  bool recorded = false;
+  if (obs != nullptr && obs->on_sampled_alloc != nullptr) {
+    tc->in_callback_ = true;
+    recorded = obs->on_sampled_alloc(p, requested, allocated);
+    tc->in_callback_ = false;
+    // Marking after the callback is safe: nobody else can free p before we return it.
+    if (recorded) sampled_spans::Add(&g_state.pagemap, span, ExactSampling());
+  }
+  if (HEAPKIT_UNLIKELY(usdt::ProbesEnabled())) usdt::SampledAlloc(span, p, requested, recorded);
 }
 
 // The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
@@ -78,7 +84,11 @@ __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t re
 // second page-map lookup, no provider call), the origin in registers (no thread-local stores),
 // and the span marked before the call (in exact mode it stays routed while it lives anyway).
 // Reached by a tail call, like NotifySample, which it falls back to without a recorder.
-__attribute__((noinline)) void* RecordExact(ThreadCache* tc, void* p, size_t requested) {
+// kProbes: also fire the otel_memory:alloc probe afterwards (usdt_probes.h). A separate
+// instantiation, so that without a probe consumer nothing stays live across the recorder's call
+// (a larger frame would cost the recorder's stack-memo check one word per allocation).
+template <bool kProbes>
+HEAPKIT_ALWAYS_INLINE void* RecordExactBody(ThreadCache* tc, void* p, size_t requested) {
 #if defined(__x86_64__)
   const ExactRecorder record = exact_recorder.load(std::memory_order_acquire);
   if (HEAPKIT_UNLIKELY(record == nullptr)) return NotifySample(tc, p, requested);
@@ -92,12 +102,24 @@ __attribute__((noinline)) void* RecordExact(ThreadCache* tc, void* p, size_t req
   sampled_spans::Add(&g_state.pagemap, span, true);
   const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
   tc->in_callback_ = true;
-  record(p, requested, slot, fp[1], reinterpret_cast<uintptr_t>(fp + 2), fp[0]);
+  const bool recorded =
+      record(p, requested, slot, fp[1], reinterpret_cast<uintptr_t>(fp + 2), fp[0]);
   tc->in_callback_ = false;
+  if constexpr (kProbes) usdt::SampledAlloc(span, p, requested, recorded);
   return p;
 #else
   return NotifySample(tc, p, requested);
 #endif
+}
+
+__attribute__((noinline)) void* RecordExactProbed(ThreadCache* tc, void* p, size_t requested) {
+  return RecordExactBody<true>(tc, p, requested);
+}
+
+__attribute__((noinline)) void* RecordExact(ThreadCache* tc, void* p, size_t requested) {
+  // A tail call: the probed copy sees the same caller, so the same origin.
+  if (HEAPKIT_UNLIKELY(usdt::ProbesEnabled())) return RecordExactProbed(tc, p, requested);
+  return RecordExactBody<false>(tc, p, requested);
 }
 
 }  // namespace

@@ -10,7 +10,9 @@ set -euo pipefail
 build_pkgs=(build-essential cmake ninja-build pkg-config libunwind-dev libdw-dev libelf-dev
             libgraphviz-dev graphviz libcli11-dev libcpp-httplib-dev
             libre2-dev
-            libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev)
+            libprotobuf-dev protobuf-compiler zlib1g-dev golang-github-google-pprof-dev
+            # <sys/sdt.h>: the allocator's otel_memory USDT probes (built without them if absent)
+            systemtap-sdt-dev)
 # The test suite's own build dependencies.
 test_build_pkgs=(libgtest-dev libbenchmark-dev
   # the leak checker's TLS-teardown pattern program (tests/heapcheck/patterns) links these
@@ -23,7 +25,9 @@ test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git s
            clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0
            debuginfod
            # a real Prometheus server scrapes HEAPKIT_HTTP's /metrics (tests/profiler/http)
-           prometheus)
+           prometheus
+           # a real USDT consumer reads the otel_memory probes' arguments (tests/alloc/usdt)
+           gdb)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;
