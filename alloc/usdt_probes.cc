@@ -52,10 +52,14 @@ namespace {
 // Samples nobody else records, while the free probe has a consumer: an open-addressing set of
 // object addresses (linear probing, deletion by backward shift, doubled at half load), in
 // metadata memory. Sampled objects are few (one per R bytes allocated), so a spin lock serves.
+// Keys are stored complemented (Key): no word here looks like a pointer to the object, so a
+// scan of metadata memory (the leak checker's) never finds the object reachable through it.
 internal::SpinLock set_lock;
 uintptr_t* set_slots = nullptr;  // 0 = empty
 size_t set_capacity = 0;         // a power of two, or 0 before the first insert
 size_t set_size = 0;
+
+uintptr_t Key(const void* p) { return ~reinterpret_cast<uintptr_t>(p); }  // never 0
 
 size_t HomeOf(uintptr_t key, size_t capacity) {
   return static_cast<size_t>(((key >> 4) * 0x9E3779B97F4A7C15ull) >> 32) & (capacity - 1);
@@ -132,14 +136,14 @@ constinit std::atomic<size_t> probe_only_samples{0};
 void SampledAlloc(Span* span, void* p, size_t requested, bool recorded) {
   if (!recorded && otel_memory_free_semaphore != 0) {
     // Its free must fire too: keep it, and route its span's frees to FreeSlow.
-    if (!Insert(reinterpret_cast<uintptr_t>(p))) return;  // no memory: no unpaired alloc
+    if (!Insert(Key(p))) return;  // no memory: no unpaired alloc
     sampled_spans::Add(&g_state.pagemap, span, /*exact=*/false);
   }
   if (otel_memory_alloc_semaphore != 0) FireAlloc(p, requested, WeightedBytes(requested));
 }
 
 bool TakeProbeOnlySampleSlow(PageMap* map, Span* span, void* p) {
-  if (!Erase(reinterpret_cast<uintptr_t>(p))) return false;
+  if (!Erase(Key(p))) return false;
   SampledFree(p);
   sampled_spans::Remove(map, span);
   return true;

@@ -181,6 +181,20 @@ void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
       ->group(g);
 }
 
+// ---- Remote profiles (http:// URLs, cli/remote_source.h): go pprof's -seconds and -timeout ----
+void DefineRemoteOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Remote profiles";
+  app.add_option("--seconds", o.fetch.seconds,
+                 "For an http:// profile: ask for a delta over N seconds (adds seconds=N). "
+                 "E.g. --seconds=30 http://127.0.0.1:6060/debug/pprof/heap")
+      ->check(CLI::Range(0, 86400))->group(g);
+  app.add_option("--timeout", o.fetch.timeout,
+                 "For an http:// profile: give up after S seconds (default 60, or 1.5 x --seconds). "
+                 "E.g. --timeout=5")
+      ->check(CLI::Range(0.001, 86400.0))->group(g);
+}
+// ---- end of remote profiles ----
+
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION, "Print the version and exit. E.g. --version");
@@ -191,6 +205,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineFilterOptions(app, r, o);
   DefineSymbolOptions(app, r);
   DefineWebOptions(app, o);
+  DefineRemoteOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "pprof-tool/cli/remote_source.h"
 #include "pprof-tool/graph/call_graph.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/render_request.h"
@@ -52,7 +53,8 @@ struct CliOptions {
   // before the paths the profile recorded.
   std::vector<std::string> symbol_path;
   std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
-  std::vector<std::string> profiles;   // <profile>...
+  std::vector<std::string> profiles;   // <profile>... (files or http:// URLs)
+  RemoteFetchOptions fetch;            // --seconds, --timeout: http:// profiles (remote_source.h)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a

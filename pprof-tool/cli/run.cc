@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "pprof-tool/cli/profile_choice.h"
+#include "pprof-tool/cli/remote_source.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/profile_loader.h"
 #include "pprof-tool/proto/profile_symbolizer.h"
@@ -153,7 +154,9 @@ int RunPprofTool(const CliOptions& o) {
   Profile profile;
   std::string error;
   std::vector<Profile> dumps;
-  if (!LoadEach(o.profiles, &dumps, &error, &warnings)) return Fail(error);
+  FetchedSources fetched;  // http:// profiles (remote_source.h)
+  if (!fetched.Fetch(o.profiles, o.fetch, &error)) return Fail(error);
+  if (!LoadEach(fetched.paths(), &dumps, &error, &warnings)) return Fail(fetched.NameSources(error));
   const DumpSeries series = ClassifyDumps(dumps);
   std::string dump_description;  // which dump, or the sum: a header line of every report
   if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
