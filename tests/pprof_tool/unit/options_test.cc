@@ -201,5 +201,25 @@ TEST(Options, VersionHttpAndProgramWithoutProfile) {
   EXPECT_NE(err.find("only demangle=full"), std::string::npos) << err;
 }
 
+// http:// profiles (cli/remote_source.h): go pprof's -seconds and -timeout, checked ranges.
+TEST(Options, RemoteProfileOptions) {
+  CliOptions d, g, e1, e2;
+  EXPECT_EQ(Parse({"http://127.0.0.1:6060/debug/pprof/heap"}, &d), -1);
+  EXPECT_EQ(d.profiles, (std::vector<std::string>{"http://127.0.0.1:6060/debug/pprof/heap"}));
+  EXPECT_EQ(d.fetch.seconds, -1);
+  EXPECT_EQ(d.fetch.timeout, 0);
+  EXPECT_TRUE(IsRemoteSource(d.profiles[0]));
+  EXPECT_FALSE(IsRemoteSource("/tmp/http:/x.heap"));
+  EXPECT_EQ(Parse({"-seconds=30", "-timeout=2.5", "http://h:1/debug/pprof/allocs"}, &g), -1);
+  EXPECT_EQ(g.fetch.seconds, 30);
+  EXPECT_EQ(g.fetch.timeout, 2.5);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--seconds=-1", "http://h:1/x"}, &e1), 2);
+  EXPECT_EQ(Parse({"--timeout=0", "http://h:1/x"}, &e2), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--seconds"), std::string::npos) << err;
+  EXPECT_NE(err.find("--timeout"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace heapkit::pprof
