@@ -116,7 +116,7 @@ int64_t AverageSize(const Record& r) {
 
 // The profile's records as samples; with a baseline, per stack current − baseline (Go's
 // seconds=N: every value a difference, stacks whose four differences are 0 left out).
-std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline) {
+std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline, DeltaMode delta) {
   std::vector<Entry> out;
   if (baseline == nullptr) {
     for (const Record& r : current.records) {
@@ -126,7 +126,8 @@ std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline) {
   }
   std::map<std::vector<uint64_t>, size_t> index;  // stack → position in out
   auto add = [&](const Record& r, int64_t sign, int64_t period) {
-    const Scaled v = Scale(r, period);
+    Scaled v = Scale(r, period);
+    if (sign < 0 && delta == DeltaMode::kAllocOnly) v.inuse_objects = v.inuse_bytes = 0;
     auto [it, inserted] = index.emplace(r.pcs, out.size());
     if (inserted) out.push_back({r.pcs, Scaled{0, 0, 0, 0}, AverageSize(r)});
     Scaled& sum = out[it->second].values;
@@ -236,7 +237,28 @@ ProtoEncoder ValueType(Strings* s, const char* type, const char* unit) {
   return v;
 }
 
+std::string ReadProcMaps() {
+  std::string text;
+  FILE* f = fopen("/proc/self/maps", "re");
+  if (f == nullptr) return text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  fclose(f);
+  return text;
+}
+
 }  // namespace
+
+std::string FunctionAt(uint64_t address) {
+  const std::string maps = ReadProcMaps();
+  pprof::Symbolizer* symbolizer = SymbolizerFor(maps, ExecutableMappings(maps));
+  const std::vector<pprof::SourceFrame>& frames = symbolizer->Symbolize(address);
+  if (frames.empty() || frames.back().function.empty()) return "";
+  const std::string& name = frames.back().function;
+  // "module+0x1f" and "0x1f" are the symbolizer's placeholders for an unknown function.
+  return name.find("+0x") != std::string::npos || name.rfind("0x", 0) == 0 ? "" : name;
+}
 
 bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error) {
   Parsed parsed;
@@ -250,12 +272,12 @@ bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string*
 
 bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
-                        HeapTotals* totals, std::string* error) {
+                        HeapTotals* totals, std::string* error, DeltaMode delta) {
   Parsed parsed, parsed_baseline;
   if (!Parse(legacy, &parsed, error)) return false;
   if (!baseline.empty() && !Parse(baseline, &parsed_baseline, error)) return false;
   const std::vector<Entry> entries =
-      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline);
+      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline, delta);
   *totals = HeapTotals{};
   totals->sample_period = parsed.period;
   totals->stacks = parsed.records.size();
@@ -342,8 +364,8 @@ bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, Heap
   out += functions.data();
   ProtoEncoder tail;
   ProtoEncoder period_type = ValueType(&strings, "space", "bytes");
-  const int64_t default_type =
-      strings.Index(view == HeapView::kHeap ? "inuse_space" : "alloc_space");
+  const bool allocs = view == HeapView::kAllocs || view == HeapView::kDeltaHeap;
+  const int64_t default_type = strings.Index(allocs ? "alloc_space" : "inuse_space");
   for (const std::string& s : strings.table()) tail.Bytes(kStringTable, s, true);
   tail.Int64(kTimeNanos, time_nanos);
   tail.Int64(kDurationNanos, duration_nanos);
