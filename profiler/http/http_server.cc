@@ -389,7 +389,7 @@ bool StartServer(const char* address, const ServerHooks& hooks, std::string* bou
   }
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0 || listen(fd, 64) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0 || listen(fd, SOMAXCONN) != 0) {
     *error = std::string("HEAPKIT_HTTP: cannot listen on ") + address + ": " + strerror(errno);
     close(fd);
     return false;
