@@ -12,7 +12,10 @@
 // business here.
 //
 // One live check at a time (a lock); the caller must not hold allocator or profiler locks, and
-// its own allocations should be unrecorded (they are then roots, never leaks).
+// its own allocations should be unrecorded (they are then roots, never leaks). The check's
+// scratch memory is leak_check.cc's, shared with the exit check and HeapLeakChecker's named
+// checks, which do not take this lock: a live check must not overlap one of those (a program
+// that runs named checks while it is scraped is not supported yet).
 #pragma once
 
 #include <cstddef>

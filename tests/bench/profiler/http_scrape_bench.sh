@@ -10,7 +10,9 @@
 #    symbolizer's index).
 # 2. profiler_http_stacks <bits> (2^bits distinct stacks, TCMALLOC_SAMPLE_PARAMETER=4096):
 #    curl time_total of /debug/pprof/heap (first, then warm: median of --reps) for 1k and 16k
-#    stacks, and of ?debug=1 (the text, no symbolization).
+#    stacks, and of ?debug=1 (the text, no symbolization); and the CPU time the server thread
+#    ("heapkit-http", /proc/<pid>/task/<tid>/stat utime + stime) spent on the warm scrapes, per
+#    scrape: on a loaded machine the wall time also counts the waits for a CPU.
 #
 #   tests/bench/profiler/http_scrape_bench.sh [--reps 5] [--pairs 300000000] [--build build]
 set -euo pipefail
@@ -31,7 +33,7 @@ stacks=$build/tests/bench/profiler/profiler_http_stacks
 lib=$build/libheapkit.so
 work=$(mktemp -d /tmp/heapkit-scrape-bench.XXXXXX)
 pids=()
-trap 'rm -rf "$work"; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; true' EXIT
+trap 'rm -rf "$work"; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -52,6 +54,7 @@ scraper() {
   echo "$n" >"$err.scrapes"
 }
 
+if [[ $pairs -gt 0 ]]; then  # --pairs 0: the latency part alone
 echo "## profiler_bench $pairs 4, endpoint on: no scrapes vs /debug/pprof/allocs every 10 s / 1 s"
 for rep in $(seq "$reps"); do
   for config in no_scrapes every_10s every_1s; do
@@ -83,12 +86,25 @@ for config in no_scrapes every_10s every_1s; do
 done
 awk -v a="$cpu_every_10s" -v b="$cpu_every_1s" -v o="$cpu_no_scrapes" \
   'BEGIN {printf "\nCPU every 10 s / none: %.3f; every 1 s / none: %.3f\n", a / o, b / o}'
+fi
 
 echo
 echo "## Scrape latency by profile size (profiler_http_stacks, curl time_total in ms)"
-echo "| stacks in the profile | /debug/pprof/heap first | warm (median of $reps) | ?debug=1 (median of $reps) |"
-echo "|---:|---:|---:|---:|"
-for bits in 10 14; do
+echo "| stacks in the profile | /debug/pprof/heap first | warm (median of $reps) | warm, server CPU ms per scrape | ?debug=1 (median of $reps) |"
+echo "|---:|---:|---:|---:|---:|"
+# utime + stime of the server thread of process $1, in clock ticks.
+server_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [[ $(cat "$t/comm") == heapkit-http ]]; then
+      awk '{print $14 + $15}' "$t/stat"
+      return
+    fi
+  done
+  echo 0
+}
+hz=$(getconf CLK_TCK)
+for bits in ${HEAPKIT_BENCH_BITS:-10 14}; do
   mkfifo "$work/in.$bits"
   LD_PRELOAD=$lib HEAPKIT_HTTP=127.0.0.1:0 TCMALLOC_SAMPLE_PARAMETER=4096 "$stacks" "$bits" \
     <"$work/in.$bits" >"$work/out.$bits" 2>"$work/err.$bits" &
@@ -99,11 +115,15 @@ for bits in 10 14; do
   port=$(grep -o '[0-9]*$' "$work/err.$bits" | head -1)
   url=http://127.0.0.1:$port
   first=$(curl -s -o /dev/null -w '%{time_total}' "$url/debug/pprof/heap")
+  ticks0=$(server_ticks "$pid")
   warm=$(for _ in $(seq "$reps"); do curl -s -o /dev/null -w '%{time_total}\n' "$url/debug/pprof/heap"; done | median)
+  ticks1=$(server_ticks "$pid")
   text=$(for _ in $(seq "$reps"); do curl -s -o /dev/null -w '%{time_total}\n' "$url/debug/pprof/heap?debug=1"; done | median)
   n=$(curl -s "$url/metrics" | awk '/^heapkit_profile_stacks /{print $2}')
-  awk -v n="$n" -v f="$first" -v w="$warm" -v t="$text" \
-    'BEGIN {printf "| %d | %.1f | %.1f | %.1f |\n", n, 1000 * f, 1000 * w, 1000 * t}'
+  awk -v n="$n" -v f="$first" -v w="$warm" -v t="$text" -v c="$((ticks1 - ticks0))" \
+    -v hz="$hz" -v r="$reps" \
+    'BEGIN {printf "| %d | %.1f | %.1f | %.1f | %.1f |\n", n, 1000 * f, 1000 * w,
+            1000 * c / hz / r, 1000 * t}'
   exec 3>&-
-  wait "$pid"
+  wait "$pid" || true
 done
