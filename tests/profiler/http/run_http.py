@@ -357,8 +357,13 @@ class LeakServer:
         self.port = int(m.group(1))
 
     def command(self, text):
-        self.proc.stdin.write(text.encode() + b"\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(text.encode() + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.proc.wait(timeout=60)
+            fail("the leak server is gone (status %d): %s" %
+                 (self.proc.returncode, self.proc.stderr.read().decode()[-3000:]))
         return self.proc.stdout.readline().decode().strip()
 
     def get(self, path, timeout=60):
@@ -481,7 +486,6 @@ def leaks(args):
         if raw.returncode != 0:
             fail("go tool pprof -raw on /debug/pprof/leaks: " + raw.stderr)
         go_objects = raw_leaf_values(raw.stdout, 2)
-        leaf = [v for f, v in go_objects.items() if "LeakInRequest" in f or f in ("malloc",)]
         if sum(go_objects.values()) != found:
             fail("go tool pprof sees %d leaked objects, pprof-tool %d" % (sum(go_objects.values()), found))
     status, metrics = p.get("/metrics")
