@@ -186,6 +186,8 @@ void NoteMainStarted() {
                   "they may be reported too");
 }
 
+const MmapArray<uintptr_t>* ObjectsLiveAtMainStart() { return g_before_main; }
+
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
   Settings& s = g_settings;
   if (!s.global_check_pending || s.after_destructors != late) return;

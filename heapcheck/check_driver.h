@@ -37,6 +37,10 @@ void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
 // python's does, or a stack deeper than the recorded frames, has none).
 void NoteMainStarted();
 
+// minimal mode: the sorted addresses of the objects live when main() started (never reported);
+// nullptr in the other modes.
+const MmapArray<uintptr_t>* ObjectsLiveAtMainStart();
+
 // Runs REGISTER_HEAPCHECK_CLEANUP functions (once).
 void RunHeapCleanupsOnce();
 

@@ -2,26 +2,85 @@
 
 #include <string.h>
 
+#include <atomic>
+
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
 #include "gperftools/malloc_extension_c.h"
 #include "profiler/dump_triggers.h"
+#include "profiler/growth_stacks.h"
+#include "profiler/http/server_hooks.h"
 #include "profiler/on_demand_library.h"
 #include "profiler/output_sink.h"
 #include "profiler/profiler_config.h"
 #include "profiler/sample_recorder.h"
 
+namespace heapkit::check {
+// heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.
+__attribute__((weak)) int WriteLeakProfileNow(void (*sink)(void*, const char*, size_t),
+                                              void* ctx, uint64_t* bytes, uint64_t* objects);
+}  // namespace heapkit::check
+
 namespace heapkit::prof {
 namespace {
 
-void HeapSample(void (*sink)(void*, const char*, size_t), void* ctx) {
+void HeapSample(http::TextSink sink, void* ctx) {
   if (!SampleRecordingOn()) return;
   CallbackSink out(sink, ctx);
   WriteTableProfile(&out);
 }
 
+void GrowthStacks(http::TextSink sink, void* ctx) {
+  CallbackSink out(sink, ctx);
+  WriteGrowthStacks(&out);
+}
+
+void ServerThreadStarted() { SetThreadRecordingDisabled(true); }
+
+internal::SpinLock g_start_lock;
+bool g_started = false;
+char g_bound[64];
+
 }  // namespace
+
+bool StartHttpEndpoint(const char* address, char* message, size_t message_size) {
+  internal::SpinLockHolder h(&g_start_lock);
+  if (g_started) {
+    internal::FormatTo(message, message_size, "the heapkit HTTP server already listens on %s",
+                       g_bound);
+    return false;
+  }
+  if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0) {
+    alloc::SetSampleParameter(kDefaultSampleParameter);
+  }
+  // The sampling observer and the library are set up with this thread's recording off: what
+  // they allocate is the server's, not the program's.
+  const bool was_disabled = tls_recording_disabled;
+  tls_recording_disabled = true;
+  if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
+  const OnDemandApi* api = LoadOnDemandLibrary();
+  bool ok = false;
+  if (api == nullptr) {
+    internal::FormatTo(message, message_size,
+                       "HEAPKIT_HTTP: the on-demand library is not available");
+  } else {
+    http::ServerHooks hooks;
+    hooks.heap_sample = &HeapSample;
+    hooks.growth_stacks = &GrowthStacks;
+    hooks.numeric_property = &MallocExtension_GetNumericProperty;
+    hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in
+    hooks.server_thread_started = &ServerThreadStarted;
+    ok = api->start_http_endpoint(address, &hooks, message, message_size);
+  }
+  tls_recording_disabled = was_disabled;
+  if (ok) {
+    g_started = true;
+    internal::FormatTo(g_bound, sizeof g_bound, "%s", message);
+  }
+  return ok;
+}
 
 void StartHttpEndpointFromEnvironment() {
   const char* raw = internal::EnvRaw("HEAPKIT_HTTP");
@@ -32,19 +91,8 @@ void StartHttpEndpointFromEnvironment() {
     return;
   }
   memcpy(address, raw, strlen(raw) + 1);
-  if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0) {
-    alloc::SetSampleParameter(kDefaultSampleParameter);
-  }
-  if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
-  const OnDemandApi* api = LoadOnDemandLibrary();
-  if (api == nullptr) {
-    internal::Log("HEAPKIT_HTTP: the on-demand library is not available; the HTTP endpoint is "
-                  "off");
-    return;
-  }
   char message[256];
-  if (!api->start_http_endpoint(address, &HeapSample, &MallocExtension_GetNumericProperty,
-                                message, sizeof(message))) {
+  if (!StartHttpEndpoint(address, message, sizeof(message))) {
     internal::Log("%s; the HTTP endpoint is off", message);
     return;
   }
@@ -55,3 +103,16 @@ void StartHttpEndpointFromEnvironment() {
 }
 
 }  // namespace heapkit::prof
+
+// profiler/include/heapkit/http_server.h
+extern "C" __attribute__((visibility("default"))) int HeapkitStartHttpServer(
+    const char* address, char* message, size_t message_size) {
+  char scratch[256];
+  char* out = message != nullptr && message_size > 0 ? message : scratch;
+  const size_t out_size = out == scratch ? sizeof scratch : message_size;
+  if (address == nullptr || strlen(address) >= 256) {
+    heapkit::internal::FormatTo(out, out_size, "HeapkitStartHttpServer: no address, or too long");
+    return 0;
+  }
+  return heapkit::prof::StartHttpEndpoint(address, out, out_size) ? 1 : 0;
+}

@@ -55,13 +55,10 @@ pprof::FrameRole ClassifyFrame(std::string_view function, std::string_view modul
   return pprof::ClassifyFrame(function, module);
 }
 
-bool StartHttpEndpoint(const char* address,
-                       void (*heap_sample)(void (*sink)(void*, const char*, size_t), void* ctx),
-                       int (*numeric_property)(const char* name, size_t* value),
-                       char* message, size_t message_size) {
+bool StartHttpEndpoint(const char* address, const http::ServerHooks* hooks, char* message,
+                       size_t message_size) {
   std::string bound, error;
-  const bool ok =
-      http::StartServer(address, http::ServerHooks{heap_sample, numeric_property}, &bound, &error);
+  const bool ok = http::StartServer(address, *hooks, &bound, &error);
   snprintf(message, message_size, "%s", ok ? bound.c_str() : error.c_str());
   return ok;
 }

@@ -36,9 +36,12 @@ enum class FrameRole : uint8_t;
 }  // namespace heapkit::pprof
 
 namespace heapkit::prof {
+namespace http {
+struct ServerHooks;
+}  // namespace http
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 2;
+inline constexpr uint32_t kOnDemandAbiVersion = 3;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion
@@ -60,16 +63,12 @@ struct OnDemandApi {
                                                              std::vector<std::string>* warnings);
   pprof::FrameRole (*classify_frame)(std::string_view function, std::string_view module);
 
-  // HEAPKIT_HTTP (profiler/http/http_server.h): binds `address` and starts the endpoint's
-  // thread. heap_sample writes the legacy heap profile (MallocExtension::GetHeapSample's
-  // provider), numeric_property is MallocExtension_GetNumericProperty. false with one line in
-  // message (NUL-terminated, truncated to message_size) gets the bound "host:port" on success,
-  // one line naming the cause on failure; the caller prints it.
-  bool (*start_http_endpoint)(const char* address,
-                              void (*heap_sample)(void (*sink)(void*, const char*, size_t),
-                                                  void* ctx),
-                              int (*numeric_property)(const char* name, size_t* value),
-                              char* message, size_t message_size);
+  // HEAPKIT_HTTP and HeapkitStartHttpServer (profiler/http/http_server.h): binds `address` and
+  // starts the endpoint's thread with the runtime's hooks (http/server_hooks.h; copied). false
+  // with one line in message (NUL-terminated, truncated to message_size); on success message
+  // gets the bound "host:port". The caller prints it.
+  bool (*start_http_endpoint)(const char* address, const http::ServerHooks* hooks, char* message,
+                              size_t message_size);
 };
 
 // Loads the library once (idempotent, thread-safe) and returns its table; nullptr if it cannot

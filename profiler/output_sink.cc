@@ -45,16 +45,22 @@ void OutputSink::AppendDecimal(int64_t value, int width) {
 }
 
 void OutputSink::AppendHex(uint64_t value, int digits) {
-  char out[20];
+  // Filled from the end, appended in one call (stack profiles write hundreds of thousands).
+  char out[18];
+  int at = sizeof out;
   int n = 0;
   do {
-    out[n++] = "0123456789abcdef"[value & 15];
+    out[--at] = "0123456789abcdef"[value & 15];
     value >>= 4;
+    ++n;
   } while (value != 0);
-  while (n < digits && n < 16) out[n++] = '0';
-  AppendChar('0');
-  AppendChar('x');
-  while (n > 0) AppendChar(out[--n]);
+  while (n < digits && n < 16) {
+    out[--at] = '0';
+    ++n;
+  }
+  out[--at] = 'x';
+  out[--at] = '0';
+  Append(out + at, sizeof out - at);
 }
 
 bool OutputSink::Flush() {

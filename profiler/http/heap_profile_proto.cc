@@ -36,23 +36,70 @@ std::string_view NextLine(std::string_view* text) {
   return line;
 }
 
+// Hand-rolled number readers: a 10,000-stack profile has hundreds of thousands of PCs, and
+// sscanf/strtoull on a copy of each line were most of a scrape's time.
+void SkipSpaces(std::string_view* s) {
+  while (!s->empty() && s->front() == ' ') s->remove_prefix(1);
+}
+
+bool ReadDecimal(std::string_view* s, int64_t* out) {
+  SkipSpaces(s);
+  bool negative = false;
+  if (!s->empty() && s->front() == '-') {
+    negative = true;
+    s->remove_prefix(1);
+  }
+  if (s->empty() || s->front() < '0' || s->front() > '9') return false;
+  uint64_t v = 0;
+  while (!s->empty() && s->front() >= '0' && s->front() <= '9') {
+    v = v * 10 + static_cast<uint64_t>(s->front() - '0');
+    s->remove_prefix(1);
+  }
+  *out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+bool Expect(std::string_view* s, char c) {
+  SkipSpaces(s);
+  if (s->empty() || s->front() != c) return false;
+  s->remove_prefix(1);
+  return true;
+}
+
+// "0x1f" or "1f": false if no hex digit.
+bool ReadHex(std::string_view* s, uint64_t* out) {
+  if (s->size() >= 2 && (*s)[0] == '0' && ((*s)[1] == 'x' || (*s)[1] == 'X')) s->remove_prefix(2);
+  uint64_t v = 0;
+  size_t n = 0;
+  for (; n < s->size(); ++n) {
+    const char c = (*s)[n];
+    int digit;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    else break;
+    v = (v << 4) | static_cast<uint64_t>(digit);
+  }
+  if (n == 0) return false;
+  s->remove_prefix(n);
+  *out = v;
+  return true;
+}
+
 // "  a:  b [  c:  d] @ 0x1 0x2": false if the line is not a record.
 bool ParseRecord(std::string_view line, Record* r) {
-  const std::string copy(line);
-  int consumed = 0;
-  if (sscanf(copy.c_str(), " %" SCNd64 ": %" SCNd64 " [ %" SCNd64 ": %" SCNd64 "] @%n",
-             &r->inuse_count, &r->inuse_bytes, &r->alloc_count, &r->alloc_bytes,
-             &consumed) != 4 || consumed == 0) {
+  if (!ReadDecimal(&line, &r->inuse_count) || !Expect(&line, ':') ||
+      !ReadDecimal(&line, &r->inuse_bytes) || !Expect(&line, '[') ||
+      !ReadDecimal(&line, &r->alloc_count) || !Expect(&line, ':') ||
+      !ReadDecimal(&line, &r->alloc_bytes) || !Expect(&line, ']') || !Expect(&line, '@')) {
     return false;
   }
-  const char* p = copy.c_str() + consumed;
   r->pcs.clear();
-  while (*p != '\0') {
-    char* end = nullptr;
-    const unsigned long long pc = strtoull(p, &end, 16);
-    if (end == p) break;
+  for (;;) {
+    SkipSpaces(&line);
+    uint64_t pc;
+    if (!ReadHex(&line, &pc)) break;
     r->pcs.push_back(pc);
-    p = end;
   }
   return true;
 }
@@ -101,9 +148,10 @@ void AddTotals(const Scaled& s, HeapTotals* t) {
   t->alloc_bytes += static_cast<double>(s.alloc_bytes);
 }
 
-// One sample to write: a stack, its un-sampled values and the `bytes` label.
+// One sample to write: a stack (a record's, in a Parsed that outlives the entry), its
+// un-sampled values and the `bytes` label.
 struct Entry {
-  std::vector<uint64_t> pcs;
+  const std::vector<uint64_t>* pcs;
   Scaled values;
   int64_t average_size;
 };
@@ -116,19 +164,20 @@ int64_t AverageSize(const Record& r) {
 
 // The profile's records as samples; with a baseline, per stack current − baseline (Go's
 // seconds=N: every value a difference, stacks whose four differences are 0 left out).
-std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline) {
+std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline, DeltaMode delta) {
   std::vector<Entry> out;
   if (baseline == nullptr) {
     for (const Record& r : current.records) {
-      out.push_back({r.pcs, Scale(r, current.period), AverageSize(r)});
+      out.push_back({&r.pcs, Scale(r, current.period), AverageSize(r)});
     }
     return out;
   }
   std::map<std::vector<uint64_t>, size_t> index;  // stack → position in out
   auto add = [&](const Record& r, int64_t sign, int64_t period) {
-    const Scaled v = Scale(r, period);
+    Scaled v = Scale(r, period);
+    if (sign < 0 && delta == DeltaMode::kAllocOnly) v.inuse_objects = v.inuse_bytes = 0;
     auto [it, inserted] = index.emplace(r.pcs, out.size());
-    if (inserted) out.push_back({r.pcs, Scaled{0, 0, 0, 0}, AverageSize(r)});
+    if (inserted) out.push_back({&r.pcs, Scaled{0, 0, 0, 0}, AverageSize(r)});
     Scaled& sum = out[it->second].values;
     sum.inuse_objects += sign * v.inuse_objects;
     sum.inuse_bytes += sign * v.inuse_bytes;
@@ -236,7 +285,28 @@ ProtoEncoder ValueType(Strings* s, const char* type, const char* unit) {
   return v;
 }
 
+std::string ReadProcMaps() {
+  std::string text;
+  FILE* f = fopen("/proc/self/maps", "re");
+  if (f == nullptr) return text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  fclose(f);
+  return text;
+}
+
 }  // namespace
+
+std::string FunctionAt(uint64_t address) {
+  const std::string maps = ReadProcMaps();
+  pprof::Symbolizer* symbolizer = SymbolizerFor(maps, ExecutableMappings(maps));
+  const std::vector<pprof::SourceFrame>& frames = symbolizer->Symbolize(address);
+  if (frames.empty() || frames.back().function.empty()) return "";
+  const std::string& name = frames.back().function;
+  // "module+0x1f" and "0x1f" are the symbolizer's placeholders for an unknown function.
+  return name.find("+0x") != std::string::npos || name.rfind("0x", 0) == 0 ? "" : name;
+}
 
 bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error) {
   Parsed parsed;
@@ -250,12 +320,12 @@ bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string*
 
 bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
-                        HeapTotals* totals, std::string* error) {
+                        HeapTotals* totals, std::string* error, DeltaMode delta) {
   Parsed parsed, parsed_baseline;
   if (!Parse(legacy, &parsed, error)) return false;
   if (!baseline.empty() && !Parse(baseline, &parsed_baseline, error)) return false;
   const std::vector<Entry> entries =
-      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline);
+      Entries(parsed, baseline.empty() ? nullptr : &parsed_baseline, delta);
   *totals = HeapTotals{};
   totals->sample_period = parsed.period;
   totals->stacks = parsed.records.size();
@@ -275,12 +345,12 @@ bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, Heap
   ProtoEncoder locations, functions, sample, scratch;
   const int64_t bytes_key = strings.Index("bytes");
 
+  std::vector<uint64_t> ids;
   for (const Entry& e : entries) {
     const Scaled& s = e.values;
     AddTotals(s, totals);
-    std::vector<uint64_t> ids;
-    ids.reserve(e.pcs.size());
-    for (uint64_t pc : e.pcs) {
+    ids.clear();
+    for (uint64_t pc : *e.pcs) {
       auto [it, inserted] = location_ids.emplace(pc, location_ids.size() + 1);
       ids.push_back(it->second);
       if (!inserted) continue;
@@ -342,8 +412,8 @@ bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, Heap
   out += functions.data();
   ProtoEncoder tail;
   ProtoEncoder period_type = ValueType(&strings, "space", "bytes");
-  const int64_t default_type =
-      strings.Index(view == HeapView::kHeap ? "inuse_space" : "alloc_space");
+  const bool allocs = view == HeapView::kAllocs || view == HeapView::kDeltaHeap;
+  const int64_t default_type = strings.Index(allocs ? "alloc_space" : "inuse_space");
   for (const std::string& s : strings.table()) tail.Bytes(kStringTable, s, true);
   tail.Int64(kTimeNanos, time_nanos);
   tail.Int64(kDurationNanos, duration_nanos);

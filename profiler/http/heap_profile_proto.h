@@ -17,7 +17,14 @@
 
 namespace heapkit::prof::http {
 
-enum class HeapView { kHeap, kAllocs };  // only the default sample type differs
+// Only the default sample type differs: inuse_space for the heap, leaks and growth (whose
+// "in use" is what the leaked objects hold / what the heap took from the OS), alloc_space for
+// allocs and delta_heap.
+enum class HeapView { kHeap, kAllocs, kDeltaHeap, kLeaks, kGrowth };
+
+// What a baseline is subtracted from: every value (Go's seconds=N), or the alloc_* values
+// only with inuse_* absolute (godeltaprof's delta_heap).
+enum class DeltaMode { kAll, kAllocOnly };
 
 struct HeapTotals {
   double inuse_objects = 0, inuse_bytes = 0, alloc_objects = 0, alloc_bytes = 0;
@@ -31,7 +38,12 @@ struct HeapTotals {
 // in *error when a text is not a heap profile.
 bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
-                        HeapTotals* totals, std::string* error);
+                        HeapTotals* totals, std::string* error,
+                        DeltaMode delta = DeltaMode::kAll);
+
+// The function containing `address` in this process (its outermost, non-inlined frame), or ""
+// if unknown: gperftools' /pprof/symbol. Uses the same cached symbolizer as the profiles.
+std::string FunctionAt(uint64_t address);
 
 // Only the totals (for /metrics): no symbolization.
 bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error);

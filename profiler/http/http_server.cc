@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,7 @@ const char* Reason(int status) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -57,7 +59,10 @@ Response Error(int status, const std::string& line) {
 struct Connection {
   int fd = -1;
   int64_t deadline_ms = 0;
+  int64_t progress_ms = 0;  // accepted, or last read or sent a byte: the eviction order
   std::string request;
+  size_t head_bytes = 0;    // with the blank line, once the head is complete
+  size_t body_bytes = 0;    // Content-Length of a POST
   std::string response;
   size_t sent = 0;
   bool writing = false;
@@ -70,8 +75,40 @@ struct Server {
   std::vector<Connection> connections;
 };
 
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (tolower(static_cast<unsigned char>(a[i])) != tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+// Content-Length of a head (0 if absent); -1 if malformed.
+long ContentLength(std::string_view head) {
+  size_t at = head.find("\r\n");
+  while (at != std::string_view::npos && at + 2 < head.size()) {
+    const size_t next = head.find("\r\n", at + 2);
+    const std::string_view line = head.substr(at + 2, next - at - 2);
+    at = next;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos || !EqualsIgnoringCase(line.substr(0, colon), "content-length"))
+      continue;
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    long n = 0;
+    if (value.empty() || value.size() > 9) return -1;
+    for (char c : value) {
+      if (c < '0' || c > '9') return -1;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  return 0;
+}
+
 // The request line of a complete head: "GET /path?query HTTP/1.1".
-Response Answer(const std::string& head, const ServerHooks& hooks) {
+Response Answer(const std::string& head, std::string body, const ServerHooks& hooks) {
   const size_t line_end = head.find("\r\n");
   const std::string line = head.substr(0, line_end);
   const size_t sp1 = line.find(' ');
@@ -79,12 +116,11 @@ Response Answer(const std::string& head, const ServerHooks& hooks) {
   if (sp2 == std::string::npos || line.compare(sp2 + 1, 5, "HTTP/") != 0) {
     return Error(400, "malformed request line");
   }
-  if (line.compare(0, sp1, "GET") != 0) {
-    Response r = Error(405, "only GET is served");
-    r.extra_headers = "Allow: GET\r\n";
-    return r;
-  }
-  return Handle(line.substr(sp1 + 1, sp2 - sp1 - 1), hooks);
+  Request request;
+  request.method = line.substr(0, sp1);
+  request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  request.body = std::move(body);
+  return Handle(request, hooks);
 }
 
 void CloseConnection(Connection* c) {
@@ -92,24 +128,59 @@ void CloseConnection(Connection* c) {
   c->fd = -1;
 }
 
-void StartResponse(Connection* c, Response r, const ServerHooks&) {
+size_t DelayedCount(const Server& s) {
+  size_t n = 0;
+  for (const Connection& c : s.connections) n += c.fd >= 0 && c.pending ? 1 : 0;
+  return n;
+}
+
+void StartResponse(Server* s, Connection* c, Response r) {
+  c->request.clear();
+  c->request.shrink_to_fit();
   if (r.later) {
-    c->pending = std::move(r.later);
-    c->deadline_ms = NowMs() + r.delay_ms;
-    c->request.clear();
-    c->request.shrink_to_fit();
-    return;
+    if (DelayedCount(*s) >= static_cast<size_t>(kMaxDelayed)) {
+      r = Error(503, "too many delayed answers at once");
+    } else {
+      c->pending = std::move(r.later);
+      c->deadline_ms = NowMs() + r.delay_ms;
+      return;
+    }
   }
   c->response = Serialize(r);
   c->sent = 0;
   c->writing = true;
-  c->request.clear();
-  c->request.shrink_to_fit();
   c->deadline_ms = NowMs() + kResponseTimeoutMs;
+  c->progress_ms = NowMs();
   shutdown(c->fd, SHUT_RD);
 }
 
-void OnReadable(Connection* c, const ServerHooks& hooks) {
+// After each read: a complete head (and body) is answered; too much is refused.
+void TryAnswer(Server* s, Connection* c) {
+  if (c->head_bytes == 0) {
+    const size_t end = c->request.find("\r\n\r\n");
+    if (end == std::string::npos) {
+      if (c->request.size() > kMaxRequestBytes)
+        StartResponse(s, c, Error(431, "request head larger than 8192 bytes"));
+      return;
+    }
+    if (end + 4 > kMaxRequestBytes) {
+      return StartResponse(s, c, Error(431, "request head larger than 8192 bytes"));
+    }
+    const long length = ContentLength(std::string_view(c->request).substr(0, end + 2));
+    if (length < 0) return StartResponse(s, c, Error(400, "malformed Content-Length"));
+    if (static_cast<size_t>(length) > kMaxBodyBytes) {
+      return StartResponse(s, c, Error(413, "request body larger than 65536 bytes"));
+    }
+    c->head_bytes = end + 4;
+    c->body_bytes = static_cast<size_t>(length);
+  }
+  if (c->request.size() < c->head_bytes + c->body_bytes) return;
+  std::string body = c->request.substr(c->head_bytes, c->body_bytes);
+  StartResponse(s, c,
+                Answer(c->request.substr(0, c->head_bytes - 2), std::move(body), s->hooks));
+}
+
+void OnReadable(Server* s, Connection* c) {
   char buf[4096];
   for (;;) {
     const ssize_t n = recv(c->fd, buf, sizeof buf, 0);
@@ -119,14 +190,10 @@ void OnReadable(Connection* c, const ServerHooks& hooks) {
       if (errno == EINTR) continue;
       return CloseConnection(c);
     }
+    c->progress_ms = NowMs();
     c->request.append(buf, static_cast<size_t>(n));
-    const size_t end = c->request.find("\r\n\r\n");
-    if (end != std::string::npos) {
-      return StartResponse(c, Answer(c->request.substr(0, end + 2), hooks), hooks);
-    }
-    if (c->request.size() > kMaxRequestBytes) {
-      return StartResponse(c, Error(431, "request head larger than 8192 bytes"), hooks);
-    }
+    TryAnswer(s, c);
+    if (c->writing || c->pending) return;
   }
 }
 
@@ -140,22 +207,48 @@ void OnWritable(Connection* c) {
       return CloseConnection(c);
     }
     c->sent += static_cast<size_t>(n);
+    c->progress_ms = NowMs();
   }
   CloseConnection(c);
 }
 
+// Over the cap: the open connection that made progress least recently goes (a delayed answer
+// is never evicted: it waits for the clock, not for its client). false if none can go.
+bool EvictStalest(Server* s) {
+  Connection* stalest = nullptr;
+  for (Connection& c : s->connections) {
+    if (c.fd < 0 || c.pending) continue;
+    if (stalest == nullptr || c.progress_ms < stalest->progress_ms) stalest = &c;
+  }
+  if (stalest == nullptr) return false;
+  CloseConnection(stalest);
+  return true;
+}
+
+size_t OpenCount(const Server& s) {
+  size_t n = 0;
+  for (const Connection& c : s.connections) n += c.fd >= 0 ? 1 : 0;
+  return n;
+}
+
+// Accepts what is waiting and reads each new connection at once: a scraper's request usually
+// arrives with its connection, and is answered before anything can evict it.
 void AcceptAll(Server* s) {
-  for (;;) {
+  for (int accepted = 0; accepted < 4 * kMaxConnections; ++accepted) {
     const int fd = accept4(s->listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or out of descriptors: try again on the next poll
-    if (s->connections.size() >= static_cast<size_t>(kMaxConnections)) {
-      close(fd);  // over the cap: the client sees the connection closed
+    if (OpenCount(*s) >= static_cast<size_t>(kMaxConnections) && !EvictStalest(s)) {
+      close(fd);  // every slot is a delayed answer: the client sees the connection closed
       continue;
     }
     Connection c;
     c.fd = fd;
     c.deadline_ms = NowMs() + kRequestTimeoutMs;
+    c.progress_ms = NowMs();
     s->connections.push_back(std::move(c));
+    Connection* added = &s->connections.back();
+    OnReadable(s, added);
+    if (added->fd >= 0 && added->writing) OnWritable(added);
   }
 }
 
@@ -169,6 +262,7 @@ void CloseListenerInChild() {
 
 void* Serve(void* arg) {
   Server* s = static_cast<Server*>(arg);
+  if (s->hooks.server_thread_started != nullptr) s->hooks.server_thread_started();
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
@@ -191,37 +285,46 @@ void* Serve(void* arg) {
     const int64_t now = NowMs();
     for (size_t i = 1; i < fds.size(); ++i) {
       Connection* c = &s->connections[i - 1];
+      if (c->fd < 0) continue;
       if (fds[i].revents & (POLLERR | POLLNVAL)) {
         CloseConnection(c);
       } else if (c->pending) {
         if (now >= c->deadline_ms) {
           std::function<Response()> pending = std::move(c->pending);
           c->pending = nullptr;
-          StartResponse(c, pending(), s->hooks);
+          StartResponse(s, c, pending());
           OnWritable(c);
         }
         continue;
       } else if (fds[i].revents & (POLLIN | POLLHUP) && !c->writing) {
-        OnReadable(c, s->hooks);
+        OnReadable(s, c);
         if (c->fd >= 0 && c->writing) OnWritable(c);
       } else if (fds[i].revents & (POLLOUT | POLLHUP) && c->writing) {
         OnWritable(c);
       }
-      if (c->fd >= 0 && now >= c->deadline_ms) {
+      if (c->fd >= 0 && !c->pending && NowMs() >= c->deadline_ms) {
         if (c->writing) {
           CloseConnection(c);  // the client does not read its answer: drop it
         } else {
-          StartResponse(c, Error(408, "request not received in time"), s->hooks);
+          StartResponse(s, c, Error(408, "request not received in time"));
           OnWritable(c);
         }
       }
     }
     std::vector<Connection> open;
+    open.reserve(s->connections.size() + 1);
     for (Connection& c : s->connections) {
       if (c.fd >= 0) open.push_back(std::move(c));
     }
     s->connections.swap(open);
-    if (fds[0].revents & POLLIN) AcceptAll(s);
+    if (fds[0].revents & POLLIN) {
+      AcceptAll(s);
+      std::vector<Connection> still;
+      for (Connection& c : s->connections) {
+        if (c.fd >= 0) still.push_back(std::move(c));
+      }
+      s->connections.swap(still);
+    }
   }
   return nullptr;
 }
@@ -286,7 +389,7 @@ bool StartServer(const char* address, const ServerHooks& hooks, std::string* bou
   }
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0 || listen(fd, 64) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0 || listen(fd, SOMAXCONN) != 0) {
     *error = std::string("HEAPKIT_HTTP: cannot listen on ") + address + ": " + strerror(errno);
     close(fd);
     return false;

@@ -1,16 +1,22 @@
-// The on-demand library's HTTP endpoint (HEAPKIT_HTTP): one helper thread serving GET requests
-// for live heap profiles (/debug/pprof/heap, /debug/pprof/allocs) and Prometheus metrics
-// (/metrics).
+// The on-demand library's live profile server (HEAPKIT_HTTP, HeapkitStartHttpServer): one
+// helper thread serving Go's /debug/pprof/ paths, gperftools' /pprof/ paths and Prometheus'
+// /metrics (routes.cc).
 //
 // Safety for the service it runs in:
 //   - one thread, the classic signals blocked (real-time ones stay open for the leak checker's
 //     stop signal), a poll() loop over non-blocking sockets: a client can only ever delay
 //     other clients, never a thread of the program (the program's threads meet the server only
-//     in the profiler's table lock while a sample is copied out);
-//   - its own allocations (the answer, the symbolizer's index) go through the program's
-//     allocator and are sampled like the program's;
-//   - caps: kMaxConnections open at once (more are accepted and closed at once), a request
-//     head of at most kMaxRequestBytes (else 431 and close), kRequestTimeoutMs to send it and
+//     in the profiler's table lock while a sample is copied out, and in a /debug/pprof/leaks
+//     check, which stops them for its duration);
+//   - its own allocations (answers, the symbolizer's index) go through the program's allocator
+//     with the thread's recording off (ServerHooks::server_thread_started): never sampled into
+//     the profiles, never reported as leaks;
+//   - caps: kMaxConnections open at once; a new connection over the cap evicts the open one
+//     that made progress least recently (sent or read nothing for longest; delayed answers
+//     excepted), so idle and slowloris clients go first and a scraper that sends its request
+//     at once is served; at most kMaxDelayed delayed answers (seconds=N) at once, else 503;
+//     a request head of at most kMaxRequestBytes (else 431) and a POST body of at most
+//     kMaxBodyBytes (else 413); kRequestTimeoutMs from accept to the whole request and
 //     kResponseTimeoutMs to read the answer (else closed); one request per connection;
 //   - symbolization from local files only: no debuginfod client, no network.
 #pragma once
@@ -19,18 +25,17 @@
 #include <functional>
 #include <string>
 
+#include "profiler/http/server_hooks.h"
+
 namespace heapkit::prof::http {
 
-inline constexpr int kMaxConnections = 16;
+inline constexpr int kMaxConnections = 64;
+inline constexpr int kMaxDelayed = 8;
 inline constexpr size_t kMaxRequestBytes = 8192;
+inline constexpr size_t kMaxBodyBytes = 64 * 1024;
 inline constexpr int kRequestTimeoutMs = 5000;
 inline constexpr int kResponseTimeoutMs = 10000;
 
-using TextSink = void (*)(void* ctx, const char* data, size_t length);
-struct ServerHooks {
-  void (*heap_sample)(TextSink sink, void* ctx);  // the legacy heap profile
-  int (*numeric_property)(const char* name, size_t* value);  // MallocExtension's
-};
 
 struct Response {
   int status = 200;
@@ -45,8 +50,15 @@ struct Response {
 
 inline constexpr int kMaxDelaySeconds = 60;
 
-// Answers one request target ("/debug/pprof/heap?debug=1") of a GET.
-Response Handle(const std::string& target, const ServerHooks& hooks);
+struct Request {
+  std::string method;  // "GET" or "POST"
+  std::string target;  // "/debug/pprof/heap?debug=1"
+  std::string body;    // a POST's (at most kMaxBodyBytes)
+};
+
+// Answers one request. Runs on the server's thread only (the routes keep state between
+// requests: delta_heap's previous profile, the last leak check's totals).
+Response Handle(const Request& request, const ServerHooks& hooks);
 
 // Binds `address` ("host:port", ":port", "[v6]:port"; host empty → 127.0.0.1) and starts the
 // thread. false with one line in *error if the address is bad or cannot be bound. *bound gets

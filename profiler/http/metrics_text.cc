@@ -94,4 +94,19 @@ std::string MetricsText(NumericProperty property, const HeapTotals* totals) {
   return out;
 }
 
+std::string LeakMetricsText(const LeakMetrics& leaks) {
+  std::string out;
+  Metric(&out, "heapkit_leak_checks_total", "counter",
+         "Leak checks run through /debug/pprof/leaks.", static_cast<double>(leaks.checks));
+  Metric(&out, "heapkit_leaked_bytes", "gauge",
+         "Bytes in unreachable objects found by the last leak check.",
+         static_cast<double>(leaks.bytes));
+  Metric(&out, "heapkit_leaked_objects", "gauge",
+         "Unreachable objects found by the last leak check.", static_cast<double>(leaks.objects));
+  Metric(&out, "heapkit_leak_check_duration_seconds", "gauge",
+         "How long the last leak check took (the program's threads stopped for part of it).",
+         leaks.seconds);
+  return out;
+}
+
 }  // namespace heapkit::prof::http

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "profiler/http/heap_profile_proto.h"
@@ -14,5 +15,14 @@ using NumericProperty = int (*)(const char* name, size_t* value);
 
 // `totals` from the heap sample (nullptr: the sampled counters are left out).
 std::string MetricsText(NumericProperty property, const HeapTotals* totals);
+
+// The last /debug/pprof/leaks check (present once one has run).
+struct LeakMetrics {
+  uint64_t checks;
+  uint64_t bytes;
+  uint64_t objects;
+  double seconds;
+};
+std::string LeakMetricsText(const LeakMetrics& leaks);
 
 }  // namespace heapkit::prof::http

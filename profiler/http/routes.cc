@@ -1,8 +1,12 @@
-// The endpoints (http_server.h's Handle): Go's net/http/pprof paths and query parameters.
+// The endpoints (http_server.h's Handle): Go's net/http/pprof paths and query parameters,
+// godeltaprof's delta_heap, the heap-growth stacks, the live leak check, gperftools' remote
+// server paths (/pprof/heap, /pprof/growth, /pprof/cmdline, /pprof/symbol) and /metrics.
+// Runs on the server's thread only: the state below needs no lock.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -15,6 +19,21 @@
 namespace heapkit::prof::http {
 namespace {
 
+// delta_heap's previous profile (the legacy text); empty before the first call.
+std::string& PreviousDeltaSample() {
+  static std::string* previous = new std::string;
+  return *previous;
+}
+
+// The last /debug/pprof/leaks check, for /metrics.
+struct LeakCheckTotals {
+  uint64_t checks = 0;
+  uint64_t bytes = 0;
+  uint64_t objects = 0;
+  double seconds = 0;
+};
+LeakCheckTotals g_leak_checks;
+
 Response Text(int status, std::string body) {
   Response r;
   r.status = status;
@@ -22,11 +41,19 @@ Response Text(int status, std::string body) {
   return r;
 }
 
+void AppendTo(void* ctx, const char* data, size_t n) {
+  static_cast<std::string*>(ctx)->append(data, n);
+}
+
 std::string HeapSample(const ServerHooks& hooks) {
   std::string text;
-  hooks.heap_sample(
-      [](void* ctx, const char* data, size_t n) { static_cast<std::string*>(ctx)->append(data, n); },
-      &text);
+  hooks.heap_sample(&AppendTo, &text);
+  return text;
+}
+
+std::string GrowthSample(const ServerHooks& hooks) {
+  std::string text;
+  if (hooks.growth_stacks != nullptr) hooks.growth_stacks(&AppendTo, &text);
   return text;
 }
 
@@ -44,11 +71,13 @@ std::string Printable(std::string_view s) {
 }
 
 Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
-                int64_t time_nanos, int64_t duration_nanos);
+                int64_t time_nanos, int64_t duration_nanos, DeltaMode delta = DeltaMode::kAll);
 
-Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& hooks) {
-  bool text = false;
-  int seconds = 0;
+// Go's parameters: debug=0|1, gc (ignored), seconds=N where allowed. false with the 400 in *bad.
+bool ParseQuery(std::string_view query, bool allow_seconds, bool* text, int* seconds,
+                Response* bad) {
+  *text = false;
+  *seconds = 0;
   while (!query.empty()) {
     const size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -58,23 +87,36 @@ Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& 
     const std::string_view name = pair.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
     if (name == "debug") {
-      if (value != "0" && value != "1") return Text(400, "debug must be 0 or 1\n");
-      text = value == "1";
-    } else if (name == "seconds") {
+      if (value != "0" && value != "1") {
+        *bad = Text(400, "debug must be 0 or 1\n");
+        return false;
+      }
+      *text = value == "1";
+    } else if (name == "seconds" && allow_seconds) {
       const std::string digits(value);
       char* end = nullptr;
       const long n = strtol(digits.c_str(), &end, 10);
       if (digits.empty() || *end != '\0' || n < 1 || n > kMaxDelaySeconds) {
-        return Text(400, "seconds must be an integer from 1 to " +
+        *bad = Text(400, "seconds must be an integer from 1 to " +
                              std::to_string(kMaxDelaySeconds) + "\n");
+        return false;
       }
-      seconds = static_cast<int>(n);
+      *seconds = static_cast<int>(n);
     } else if (name == "gc") {
       // Go runs a collection first; there is nothing to collect here.
     } else {
-      return Text(400, "unknown parameter " + Printable(name) + "\n");
+      *bad = Text(400, "unknown parameter " + Printable(name) + "\n");
+      return false;
     }
   }
+  return true;
+}
+
+Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  int seconds = 0;
+  Response bad;
+  if (!ParseQuery(query, true, &text, &seconds, &bad)) return bad;
   if (text && seconds > 0) return Text(400, "seconds and debug=1 cannot be combined\n");
   const std::string sample = HeapSample(hooks);
   if (sample.empty()) return Text(503, "heap sampling is off\n");
@@ -93,24 +135,86 @@ Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& 
   return Encode(sample, "", view, NowNanos(), 0);
 }
 
+const char* FileName(HeapView view) {
+  switch (view) {
+    case HeapView::kHeap: return "heap";
+    case HeapView::kAllocs: return "allocs";
+    case HeapView::kDeltaHeap: return "delta_heap";
+    case HeapView::kLeaks: return "leaks";
+    case HeapView::kGrowth: return "growth";
+  }
+  return "profile";
+}
+
 Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
-                int64_t time_nanos, int64_t duration_nanos) {
+                int64_t time_nanos, int64_t duration_nanos, DeltaMode delta) {
   std::string proto, error;
   HeapTotals totals;
   if (!HeapProfileToProto(sample, baseline, view, time_nanos, duration_nanos, &proto, &totals,
-                          &error)) {
+                          &error, delta)) {
     return Text(500, error + "\n");
   }
   Response r;
   if (!Gzip(proto, &r.body)) return Text(500, "cannot compress the profile\n");
   r.content_type = "application/octet-stream";
   r.extra_headers = std::string("Content-Disposition: attachment; filename=\"") +
-                    (view == HeapView::kHeap ? "heap" : "allocs") + "\"\r\n";
+                    FileName(view) + "\"\r\n";
   return r;
 }
 
-// Go's answer: the arguments joined by NUL bytes (/proc/self/cmdline ends each with one).
-Response Cmdline() {
+// godeltaprof's delta_heap: alloc_* since the previous call (since start on the first),
+// inuse_* absolute; dated now, duration 0. debug=1: the legacy text as it is now.
+Response DeltaHeap(std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  int seconds = 0;
+  Response bad;
+  if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
+  std::string sample = HeapSample(hooks);
+  if (sample.empty()) return Text(503, "heap sampling is off\n");
+  if (text) return Text(200, sample);
+  Response r = Encode(sample, PreviousDeltaSample(), HeapView::kDeltaHeap, NowNanos(), 0,
+                      DeltaMode::kAllocOnly);
+  if (r.status == 200) PreviousDeltaSample() = std::move(sample);
+  return r;
+}
+
+// GetHeapGrowthStacks: per stack, the number of times the page heap grew and the bytes it
+// took from the OS (as inuse_objects/inuse_space and alloc_*, exact counts).
+Response Growth(std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  int seconds = 0;
+  Response bad;
+  if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
+  const std::string sample = GrowthSample(hooks);
+  if (sample.empty()) return Text(503, "no heap-growth stacks in this runtime\n");
+  if (text) return Text(200, sample);
+  return Encode(sample, "", HeapView::kGrowth, NowNanos(), 0);
+}
+
+// A whole-program leak check now; the unreachable objects by allocation stack.
+Response Leaks(std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  int seconds = 0;
+  Response bad;
+  if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
+  if (hooks.leak_profile == nullptr) return Text(404, "no leak checker in this runtime\n");
+  std::string sample;
+  uint64_t bytes = 0, objects = 0;
+  const int64_t start = NowNanos();
+  const int rc = hooks.leak_profile(&AppendTo, &sample, &bytes, &objects);
+  if (rc == 0) return Text(503, "the leak checker is off: run the program with HEAPCHECK set\n");
+  if (rc < 0) return Text(500, "the leak check could not run (see the program's stderr)\n");
+  g_leak_checks.checks += 1;
+  g_leak_checks.bytes = bytes;
+  g_leak_checks.objects = objects;
+  g_leak_checks.seconds = static_cast<double>(NowNanos() - start) / 1e9;
+  if (text) return Text(200, sample);
+  return Encode(sample, "", HeapView::kLeaks, start, 0);
+}
+
+// Go's answer: the arguments joined by NUL bytes (/proc/self/cmdline ends each with one);
+// gperftools' (/pprof/cmdline): one argument per line, the program first.
+Response Cmdline(char separator) {
   std::string text;
   const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
@@ -122,7 +226,49 @@ Response Cmdline() {
     close(fd);
   }
   if (!text.empty() && text.back() == '\0') text.pop_back();
+  if (separator != '\0') {
+    for (char& c : text) c = c == '\0' ? separator : c;
+    text += separator;
+  }
   return Text(200, text);
+}
+
+// gperftools' remote symbol lookup: GET says whether symbols are served ("num_symbols: 1");
+// POST takes "0xaddr+0xaddr+..." and answers "0xaddr\tname" for each address it knows.
+Response Symbol(const Request& request) {
+  if (request.method == "GET") return Text(200, "num_symbols: 1\n");
+  std::string out;
+  std::string_view body = request.body;
+  size_t answered = 0;
+  while (!body.empty()) {
+    const size_t plus = body.find('+');
+    std::string_view word = body.substr(0, plus);
+    body.remove_prefix(plus == std::string_view::npos ? body.size() : plus + 1);
+    while (!word.empty() && (word.back() == '\n' || word.back() == '\r')) word.remove_suffix(1);
+    if (word.empty()) continue;
+    const std::string digits(word);
+    char* end = nullptr;
+    const unsigned long long address = strtoull(digits.c_str(), &end, 16);
+    if (*end != '\0' || digits.size() > 18) {
+      return Text(400, "not a hex address: " + Printable(word) + "\n");
+    }
+    if (++answered > 16384) return Text(400, "more than 16384 addresses\n");
+    const std::string name = FunctionAt(address);
+    if (name.empty()) continue;
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%016llx\t", address);
+    out += hex;
+    out += name;
+    out += '\n';
+  }
+  return Text(200, out);
+}
+
+// gperftools' /pprof/heap and /pprof/growth: the legacy text, as GetHeapSample and
+// GetHeapGrowthStacks write it.
+Response LegacyText(const std::string& sample, const char* missing) {
+  if (sample.empty()) return Text(503, std::string(missing) + "\n");
+  return Text(200, sample);
 }
 
 Response Index() {
@@ -134,6 +280,12 @@ Response Index() {
       "<li><a href=\"heap\">heap</a> (in use; <a href=\"heap?debug=1\">text</a>)</li>\n"
       "<li><a href=\"allocs\">allocs</a> (allocated since start; "
       "<a href=\"allocs?debug=1\">text</a>)</li>\n"
+      "<li><a href=\"delta_heap\">delta_heap</a> (allocated since the previous delta_heap, "
+      "in use now)</li>\n"
+      "<li><a href=\"growth\">growth</a> (stacks that grew the heap; "
+      "<a href=\"growth?debug=1\">text</a>)</li>\n"
+      "<li><a href=\"leaks\">leaks</a> (a leak check now, with HEAPCHECK; "
+      "<a href=\"leaks?debug=1\">text</a>)</li>\n"
       "<li><a href=\"cmdline\">cmdline</a></li>\n"
       "<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n</ul></body></html>\n";
   return r;
@@ -141,19 +293,37 @@ Response Index() {
 
 }  // namespace
 
-Response Handle(const std::string& target, const ServerHooks& hooks) {
+Response Handle(const Request& request, const ServerHooks& hooks) {
+  const std::string& target = request.target;
   const size_t question = target.find('?');
   const std::string_view path = std::string_view(target).substr(0, question);
   const std::string_view query =
       question == std::string::npos ? "" : std::string_view(target).substr(question + 1);
+  if (request.method != "GET" && !(request.method == "POST" && path == "/pprof/symbol")) {
+    Response r = Text(405, path == "/pprof/symbol" ? "only GET and POST are served\n"
+                                                   : "only GET is served\n");
+    r.extra_headers = path == "/pprof/symbol" ? "Allow: GET, POST\r\n" : "Allow: GET\r\n";
+    return r;
+  }
   if (path == "/debug/pprof/heap") return HeapEndpoint(HeapView::kHeap, query, hooks);
   if (path == "/debug/pprof/allocs") return HeapEndpoint(HeapView::kAllocs, query, hooks);
-  if (path == "/debug/pprof/" || path == "/debug/pprof/cmdline") {
-    if (!query.empty()) return Text(400, std::string(path) + " takes no parameters\n");
-    return path == "/debug/pprof/" ? Index() : Cmdline();
+  if (path == "/debug/pprof/delta_heap") return DeltaHeap(query, hooks);
+  if (path == "/debug/pprof/growth") return Growth(query, hooks);
+  if (path == "/debug/pprof/leaks") return Leaks(query, hooks);
+  const bool gperftools_path = path.substr(0, 7) == "/pprof/";
+  if (!query.empty() && (path == "/debug/pprof/" || path == "/debug/pprof/cmdline" ||
+                         path == "/metrics" || gperftools_path)) {
+    return Text(400, std::string(path) + " takes no parameters\n");
   }
+  if (path == "/debug/pprof/") return Index();
+  if (path == "/debug/pprof/cmdline") return Cmdline('\0');
+  if (path == "/pprof/cmdline") return Cmdline('\n');
+  if (path == "/pprof/heap") return LegacyText(HeapSample(hooks), "heap sampling is off");
+  if (path == "/pprof/growth") {
+    return LegacyText(GrowthSample(hooks), "no heap-growth stacks in this runtime");
+  }
+  if (path == "/pprof/symbol") return Symbol(request);
   if (path == "/metrics") {
-    if (!query.empty()) return Text(400, "/metrics takes no parameters\n");
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;
     std::string error;
@@ -161,6 +331,11 @@ Response Handle(const std::string& target, const ServerHooks& hooks) {
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = MetricsText(hooks.numeric_property, sampled ? &totals : nullptr);
+    if (g_leak_checks.checks > 0) {
+      LeakMetrics leaks{g_leak_checks.checks, g_leak_checks.bytes, g_leak_checks.objects,
+                        g_leak_checks.seconds};
+      r.body += LeakMetricsText(leaks);
+    }
     return r;
   }
   return Text(404, "unknown path " + Printable(path) + "\n");

@@ -10,6 +10,16 @@
   secure     a bad address or a host name is one line, and the program runs on
   prometheus a real Prometheus server scrapes /metrics (the README's configuration, with a
              1 s interval) and its HTTP API returns the series with the program's values
+  leaks      /debug/pprof/leaks on leak_server.cc under load from four client threads, a leak
+             planted mid-run: found by stack and size, every request answered, and the answers
+             identical to a run without HEAPCHECK and without checks
+  delta      delta_heap's alloc_* equal the difference of two allocs snapshots, in use absolute
+  gperftools /pprof/heap, /pprof/growth, /pprof/cmdline, /pprof/symbol (GET and POST)
+  storm      a scrape storm leaves the profile's sampled totals unchanged (the server's own
+             allocations are never sampled)
+  attack     slowloris connections and a 10,000-connection loop: a scraper is answered promptly
+             throughout
+  api        HeapkitStartHttpServer from a program linked to libheapkit; a second call refused
 Exit 77 (skipped) when go, go pprof's sources or prometheus are missing.
 """
 import argparse
@@ -326,9 +336,403 @@ def prometheus(args):
         p.finish()
 
 
+class LeakServer:
+    """leak_server.cc with the endpoint on; `command` talks to its stdin."""
+
+    def __init__(self, args, env_extra=None):
+        env = dict(os.environ, HEAPKIT_HTTP="127.0.0.1:0", LD_PRELOAD=args.preload)
+        env.pop("TCMALLOC_SAMPLE_PARAMETER", None)
+        env.pop("HEAPCHECK", None)
+        env.update(env_extra or {})
+        self.proc = subprocess.Popen([args.leak_server], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        line = self.proc.stderr.readline().decode()
+        m = re.search(r"HTTP endpoint listening on 127\.0\.0\.1:(\d+)", line)
+        if not m:
+            fail("expected the port line, got %r" % line)
+        self.url = "http://127.0.0.1:" + m.group(1)
+        m = re.fullmatch(r"port (\d+)\n", self.proc.stdout.readline().decode())
+        if not m or self.proc.stdout.readline() != b"ready\n":
+            fail("the leak server did not start")
+        self.port = int(m.group(1))
+
+    def command(self, text):
+        try:
+            self.proc.stdin.write(text.encode() + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.proc.wait(timeout=60)
+            fail("the leak server is gone (status %d): %s" %
+                 (self.proc.returncode, self.proc.stderr.read().decode()[-3000:]))
+        return self.proc.stdout.readline().decode().strip()
+
+    def get(self, path, timeout=60):
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def finish(self):
+        out, err = self.proc.communicate(b"", timeout=60)
+        if self.proc.returncode != 0:
+            fail("leak server exited with %d: %s" % (self.proc.returncode, err.decode()[-2000:]))
+        return err.decode()
+
+
+def load(port, requests, clients, results, latencies):
+    """`clients` threads send requests 0..requests-1 (k % clients = thread) one at a time."""
+    import threading
+
+    def client(index):
+        for k in range(index, requests, clients):
+            start = time.time()
+            for attempt in range(3):
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+                    s.sendall(b"%d\n" % k)
+                    answer = b""
+                    while not answer.endswith(b"\n"):
+                        chunk = s.recv(256)
+                        if not chunk:
+                            break
+                        answer += chunk
+                    s.close()
+                    results[k] = answer.decode()
+                    break
+                except OSError as e:
+                    results[k] = "error %s" % e
+            latencies[k] = time.time() - start
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def leak_rows(args, text, workdir, name):
+    """pprof-tool's flat objects and bytes per function of a leak profile (legacy text)."""
+    path = os.path.join(workdir, name)
+    with open(path, "wb") as f:
+        f.write(text)
+    objects, _ = pprof_tool_leaf_values(args.pprof_tool, path, "--inuse_objects")
+    space, report = pprof_tool_leaf_values(args.pprof_tool, path, "--inuse_space")
+    return objects, space, report
+
+
+def leaks(args):
+    requests, clients, planted = 20000, 4, 60
+    # The reference run: no HEAPCHECK, no check; the same requests and the same planted leak.
+    ref = LeakServer(args)
+    ref_results, ref_latencies = {}, {}
+    threads = load(ref.port, requests, clients, ref_results, ref_latencies)
+    time.sleep(0.3)
+    ref.command("leak %d" % planted)
+    for t in threads:
+        t.join()
+    if ref.get("/debug/pprof/leaks")[0] != 503:
+        fail("/debug/pprof/leaks answered without HEAPCHECK")
+    ref.finish()
+
+    p = LeakServer(args, {"HEAPCHECK": "normal"})
+    status, before = p.get("/debug/pprof/leaks?debug=1")
+    if status != 200 or not before.startswith(b"heap profile:"):
+        fail("leaks before the plant: %d %r" % (status, before[:200]))
+    if b"0x" in before.split(b"MAPPED_LIBRARIES:")[0].split(b"\n", 1)[1]:
+        objects, _, report = leak_rows(args, before, args.workdir, "before.heap")
+        if objects.get("LeakInRequest"):
+            fail("LeakInRequest reported before any was planted:\n" + report)
+    results, latencies = {}, {}
+    threads = load(p.port, requests, clients, results, latencies)
+    time.sleep(0.3)
+    if not p.command("leak %d" % planted).startswith("leaking"):
+        fail("the leak server did not take the command")
+    during = []
+    check_times = []
+    while any(t.is_alive() for t in threads):
+        start = time.time()
+        status, body = p.get("/debug/pprof/leaks?debug=1")
+        check_times.append(time.time() - start)
+        if status != 200:
+            fail("leak check during load: %d %r" % (status, body[:200]))
+        during.append(body)
+        time.sleep(0.2)
+    for t in threads:
+        t.join()
+    status, after = p.get("/debug/pprof/leaks?debug=1")
+    if status != 200:
+        fail("leak check after the load: %d" % status)
+    objects, space, report = leak_rows(args, after, args.workdir, "after.heap")
+    found = objects.get("LeakInRequest", 0)
+    print("leaks: %d checks during load (slowest %.3f s); after: LeakInRequest %d objects, %d bytes"
+          % (len(during), max(check_times or [0]), found, space.get("LeakInRequest", 0)))
+    # A worker's registers or a stale stack slot may still hold its last leaked pointer: at
+    # most one per worker (four) is seen as reachable.
+    # pprof-tool rounds bytes to three digits: the header's exact totals (every leak is
+    # LeakInRequest's, checked below) must be found objects of 3000 bytes.
+    header = re.match(rb"heap profile:\s*(\d+):\s*(\d+) ", after)
+    if not planted - 4 <= found <= planted or not header or \
+            (int(header.group(1)), int(header.group(2))) != (found, found * 3000):
+        fail("LeakInRequest: %d objects (header %r); %d planted of 3000 bytes:\n%s"
+             % (found, after[:80], planted, report))
+    for function, value in objects.items():
+        if function != "LeakInRequest" and value > 0:
+            fail("a leak the program does not have: %s %d\n%s" % (function, value, report))
+    if len(during) < 2:
+        fail("only %d checks ran during the load" % len(during))
+    # The proto answer: go tool pprof reads it (when go is installed).
+    if shutil.which("go") is not None:
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", p.url + "/debug/pprof/leaks"],
+                             capture_output=True, text=True, timeout=300, env=go_env(args.workdir))
+        if raw.returncode != 0:
+            fail("go tool pprof -raw on /debug/pprof/leaks: " + raw.stderr)
+        go_objects = raw_leaf_values(raw.stdout, 2)
+        if sum(go_objects.values()) != found:
+            fail("go tool pprof sees %d leaked objects, pprof-tool %d" % (sum(go_objects.values()), found))
+    status, metrics = p.get("/metrics")
+    m = re.search(rb"^heapkit_leaked_bytes (\S+)$", metrics, re.M)
+    if not m or float(m.group(1)) != found * 3000:
+        fail("heapkit_leaked_bytes %r, the last check found %d" % (m and m.group(1), found * 3000))
+    p.finish()
+    # Every request answered, and answered as without the check.
+    lost = [k for k in range(requests) if not results.get(k, "").endswith("\n")]
+    if lost:
+        fail("%d requests lost, e.g. %r" % (len(lost), [(k, results.get(k)) for k in lost[:3]]))
+    differ = [k for k in range(requests) if results[k] != ref_results.get(k)]
+    if differ:
+        fail("%d answers differ from the run without the check, e.g. k=%d: %r vs %r"
+             % (len(differ), differ[0], results[differ[0]], ref_results.get(differ[0])))
+    print("leaks: %d requests answered identically; slowest request %.3f s (%.3f s without "
+          "checks)" % (requests, max(latencies.values()), max(ref_latencies.values())))
+
+
+def function_values(args, text, option, name):
+    path = os.path.join(args.workdir, name)
+    with open(path, "wb") as f:
+        f.write(text)
+    values, _ = pprof_tool_leaf_values(args.pprof_tool, path, option)
+    return values
+
+
+def raw_values(args, url_or_file, index):
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", url_or_file], capture_output=True,
+                         text=True, timeout=300, env=go_env(args.workdir))
+    if raw.returncode != 0:
+        fail("go tool pprof -raw %s: %s" % (url_or_file, raw.stderr))
+    return raw_leaf_values(raw.stdout, index)
+
+
+def delta(args):
+    p = LeakServer(args)
+    def save(path, name):
+        status, body = p.get(path)
+        if status != 200:
+            fail("%s: %d" % (path, status))
+        out = os.path.join(args.workdir, name)
+        with open(out, "wb") as f:
+            f.write(body)
+        return out
+    save("/debug/pprof/delta_heap", "d0.pb.gz")
+    a = save("/debug/pprof/allocs", "a.pb.gz")
+    p.command("churn 20000 4096")
+    p.command("keep 2000 8192")
+    b = save("/debug/pprof/allocs", "b.pb.gz")
+    d1 = save("/debug/pprof/delta_heap", "d1.pb.gz")
+    d2 = save("/debug/pprof/delta_heap", "d2.pb.gz")
+    p.finish()
+    checked = 0
+    for index, name in ((0, "alloc_objects"), (1, "alloc_space"), (3, "inuse_space")):
+        va, vb, v1, v2 = (raw_values(args, f, index) for f in (a, b, d1, d2))
+        for function in ("DeltaChurn", "DeltaKeep"):
+            if index == 3:
+                want = vb.get(function, 0)  # absolute
+            else:
+                want = vb.get(function, 0) - va.get(function, 0)
+            got = v1.get(function, 0)
+            print("delta %s %s: delta_heap %d, snapshots %d" % (name, function, got, want))
+            if (want <= 0 and (index < 3 or function == "DeltaKeep")) or abs(got - want) > 2:
+                fail("delta_heap %s %s: %d, the snapshots' difference %d" % (name, function, got, want))
+            if index < 3 and v2.get(function, 0) != 0:
+                fail("second delta_heap %s %s: %d, nothing allocated since" % (name, function, v2.get(function)))
+            if index == 3 and v2.get(function, 0) != want:
+                fail("second delta_heap in use %s: %d, want %d" % (function, v2.get(function, 0), want))
+            checked += 1
+    print("delta: %d values agree" % checked)
+
+
+def gperftools(args):
+    p = Program(args)
+    status, heap = p.get("/pprof/heap")
+    status2, debug_text = p.get("/debug/pprof/heap?debug=1")
+    # The same records (the maps that follow may differ: the server maps memory as it works).
+    records = lambda text: text.split(b"MAPPED_LIBRARIES:")[0]
+    if status != 200 or records(heap) != records(debug_text) or not heap.startswith(b"heap profile:"):
+        fail("/pprof/heap: %d, %r" % (status, heap[:100]))
+    status, growth = p.get("/pprof/growth")
+    if status != 200 or not growth.startswith(b"heap profile:") or b"@ growthz" not in growth.split(b"\n")[0]:
+        fail("/pprof/growth: %d %r" % (status, growth[:100]))
+    values = function_values(args, growth, "--inuse_space", "growth.heap")
+    if values.get("KeepLarge", 0) < 32 * 2**20:
+        fail("/pprof/growth: KeepLarge %r" % values.get("KeepLarge"))
+    status, cmdline = p.get("/pprof/cmdline")
+    if status != 200 or cmdline.decode().split("\n")[0] != args.program:
+        fail("/pprof/cmdline: %d %r" % (status, cmdline))
+    status, symbols = p.get("/pprof/symbol")
+    if status != 200 or symbols != b"num_symbols: 1\n":
+        fail("/pprof/symbol GET: %d %r" % (status, symbols))
+    # Return addresses of the heap profile's stacks, and nm's address of KeepSmall.
+    nm = subprocess.run(["nm", "-C", args.program], capture_output=True, text=True).stdout
+    m = re.search(r"^([0-9a-f]+) t .*KeepSmall\(\)$", nm, re.M)
+    with open("/proc/%d/maps" % p.proc.pid) as f:
+        base = min(int(l.split("-")[0], 16) for l in f if l.rstrip().endswith(args.program))
+    keep_small = base + int(m.group(1), 16) + 4 if m else None
+    addresses = ["0x%x" % keep_small, "0x1"]
+    request = urllib.request.Request(p.url + "/pprof/symbol", data="+".join(addresses).encode(),
+                                     method="POST")
+    with urllib.request.urlopen(request, timeout=30) as r:
+        answer = r.read().decode()
+    lines = answer.splitlines()
+    if len(lines) != 1 or not re.fullmatch(r"0x0*%x\t.*KeepSmall.*" % keep_small, lines[0]):
+        fail("/pprof/symbol POST %s: %r" % (addresses, answer))
+    bad = urllib.request.Request(p.url + "/pprof/symbol", data=b"0xzz", method="POST")
+    try:
+        urllib.request.urlopen(bad, timeout=30)
+        fail("/pprof/symbol accepted 0xzz")
+    except urllib.error.HTTPError as e:
+        if e.code != 400:
+            fail("/pprof/symbol 0xzz: %d" % e.code)
+    p.finish()
+    print("gperftools: /pprof/heap, growth, cmdline and symbol answer as gperftools' pprof expects")
+
+
+def heap_totals(p):
+    status, text = p.get("/debug/pprof/heap?debug=1")
+    header = text.split(b"\n", 1)[0].decode()
+    return header
+
+
+def storm(args):
+    p = Program(args)
+    before = heap_totals(p)
+    start = time.time()
+    for i in range(60):
+        for path in ("/debug/pprof/heap", "/debug/pprof/allocs", "/metrics",
+                     "/debug/pprof/growth", "/debug/pprof/delta_heap", "/pprof/heap"):
+            status, body = p.get(path)
+            if status != 200:
+                fail("%s: %d" % (path, status))
+    after = heap_totals(p)
+    p.finish()
+    print("storm: 360 scrapes in %.1f s; before %r, after %r" % (time.time() - start, before, after))
+    if before != after:
+        fail("the scrapes changed the profile: %r -> %r" % (before, after))
+
+
+def attack(args):
+    import threading
+    p = Program(args, extra_args=["busy"])
+    host, port = "127.0.0.1", int(p.url.rsplit(":", 1)[1])
+    stop = threading.Event()
+    attackers = []
+    opened = [0]
+    def slowloris():
+        socks = []
+        while not stop.is_set():
+            opened[0] = len(socks)
+            try:
+                s = socket.create_connection((host, port), timeout=2)
+                s.sendall(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+                socks.append(s)
+            except OSError:
+                pass
+            for s in socks[-50:]:
+                try:
+                    s.send(b"a")
+                except OSError:
+                    pass
+            if len(socks) > 400:
+                for s in socks[:200]:
+                    s.close()
+                socks = socks[200:]
+            time.sleep(0.01)
+        for s in socks:
+            s.close()
+    t = threading.Thread(target=slowloris)
+    t.start()
+    attackers.append(t)
+    # The slow clients fill the server's 64 slots first.
+    while opened[0] < 150:
+        time.sleep(0.05)
+    # The 10,000-connection loop in a process of its own (no GIL shared with the scraper).
+    loop = subprocess.Popen([sys.executable, "-c", (
+        "import socket, sys\n"
+        "n = 0\n"
+        "for i in range(10000):\n"
+        "    try:\n"
+        "        socket.create_connection(('%s', %d), timeout=2).close(); n += 1\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(n)\n") % (host, port)], stdout=subprocess.PIPE, text=True)
+    slowest = 0.0
+    answered = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and (loop.poll() is None or answered < 3):
+        start = time.time()
+        status, body = p.get("/metrics", timeout=10)
+        took = time.time() - start
+        if status != 200 or b"heapkit_heap_inuse_bytes" not in body:
+            fail("scrape during the attack: %d" % status)
+        slowest = max(slowest, took)
+        answered += 1
+        time.sleep(0.05)
+    stop.set()
+    for t in attackers:
+        t.join()
+    connects = int(loop.communicate(timeout=120)[0])
+    out, err = p.finish()
+    print("attack: %d of 10000 connects accepted, %d scrapes answered during them, slowest %.3f s"
+          % (connects, answered, slowest))
+    if answered < 3:
+        fail("only %d scrapes during the attack" % answered)
+    # Without eviction a full table of slow clients locks scrapers out for the 5 s request
+    # deadline; 1 s leaves room for a loaded machine.
+    if slowest > 1.0:
+        fail("a scrape took %.3f s during the attack" % slowest)
+
+
+def api(args):
+    env = dict(os.environ)
+    env.pop("HEAPKIT_HTTP", None)
+    env.pop("LD_PRELOAD", None)
+    proc = subprocess.Popen([args.api_server, "127.0.0.1:0"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    bound = proc.stdout.readline().decode()
+    second = proc.stdout.readline().decode()
+    ready = proc.stdout.readline().decode()
+    m = re.fullmatch(r"bound 127\.0\.0\.1:(\d+)\n", bound)
+    if not m or ready != "ready\n":
+        fail("HeapkitStartHttpServer: %r %r %r" % (bound, second, ready))
+    if not second.startswith("second 0 the heapkit HTTP server already listens on 127.0.0.1:"):
+        fail("a second start: %r" % second)
+    url = "http://127.0.0.1:" + m.group(1)
+    with urllib.request.urlopen(url + "/debug/pprof/heap?debug=1", timeout=30) as r:
+        text = r.read()
+    path = os.path.join(args.workdir, "api.heap")
+    with open(path, "wb") as f:
+        f.write(text)
+    values, report = pprof_tool_leaf_values(args.pprof_tool, path, "--inuse_space")
+    proc.communicate(b"", timeout=60)
+    if not 4 * 2**20 <= values.get("KeepFromApi", 0) <= 12 * 2**20:
+        fail("KeepFromApi in use %r, it holds 8 MiB:\n%s" % (values.get("KeepFromApi"), report))
+    print("api: the server started from code profiles the program (KeepFromApi %d)" %
+          values["KeepFromApi"])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus"])
+    ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
+                                      "leaks", "delta", "gperftools", "storm", "attack", "api"])
+    ap.add_argument("--leak-server", dest="leak_server")
+    ap.add_argument("--api-server", dest="api_server")
     ap.add_argument("--program", required=True)
     ap.add_argument("--preload", required=True)
     ap.add_argument("--pprof-tool", dest="pprof_tool")
@@ -337,7 +741,7 @@ def main():
     args = ap.parse_args()
     args.program = os.path.realpath(args.program)
     os.makedirs(args.workdir, exist_ok=True)
-    if args.check in ("go_client", "oracle") and (
+    if args.check in ("go_client", "oracle", "delta") and (
             shutil.which("go") is None or
             not os.path.isdir(GOPATH + "/src/github.com/google/pprof/profile")):
         print("skipped: go or golang-github-google-pprof-dev missing")

@@ -58,7 +58,9 @@ func near(got int64, want float64, tolerance float64) bool {
 	return math.Abs(float64(got)-want) <= tolerance*want
 }
 
-func checkProfile(t *testing.T, path string, defaultType string) {
+// The rules every profile answer keeps (Go's layout, IDs, symbolization, build IDs).
+func validProfile(t *testing.T, path string, defaultType string, period int64) *profile.Profile {
+	t.Helper()
 	status, contentType, body := get(t, path)
 	if status != 200 || contentType != "application/octet-stream" {
 		t.Fatalf("%s: status %d, content type %q", path, status, contentType)
@@ -83,8 +85,8 @@ func checkProfile(t *testing.T, path string, defaultType string) {
 			t.Errorf("%s: sample type %d is %s/%s, want %s", path, i, st.Type, st.Unit, want[i])
 		}
 	}
-	if p.PeriodType == nil || p.PeriodType.Type != "space" || p.PeriodType.Unit != "bytes" || p.Period != 524288 {
-		t.Errorf("%s: period type %v period %d, want space/bytes 524288", path, p.PeriodType, p.Period)
+	if p.PeriodType == nil || p.PeriodType.Type != "space" || p.PeriodType.Unit != "bytes" || p.Period != period {
+		t.Errorf("%s: period type %v period %d, want space/bytes %d", path, p.PeriodType, p.Period, period)
 	}
 	if p.DefaultSampleType != defaultType {
 		t.Errorf("%s: default sample type %q, want %q", path, p.DefaultSampleType, defaultType)
@@ -150,6 +152,11 @@ func checkProfile(t *testing.T, path string, defaultType string) {
 			break
 		}
 	}
+	return p
+}
+
+func checkProfile(t *testing.T, path string, defaultType string) {
+	p := validProfile(t, path, defaultType, 524288)
 	// The truth (http_workload.cc), within sampling error (one sample per 512 KiB: ~9% for
 	// 64 MiB; 35% is four standard deviations).
 	const MiB = 1 << 20
@@ -173,6 +180,42 @@ func checkProfile(t *testing.T, path string, defaultType string) {
 func TestHeap(t *testing.T)   { checkProfile(t, "/debug/pprof/heap", "inuse_space") }
 func TestAllocs(t *testing.T) { checkProfile(t, "/debug/pprof/allocs", "alloc_space") }
 
+// godeltaprof's delta_heap: the first answer holds the allocations since start (the same
+// truths as allocs); the next, with nothing allocated in between, none, but the same in use.
+func TestDeltaHeap(t *testing.T) {
+	checkProfile(t, "/debug/pprof/delta_heap", "alloc_space")
+	p := validProfile(t, "/debug/pprof/delta_heap", "alloc_space", 524288)
+	const MiB = 1 << 20
+	if got := valueThrough(p, "Churn", 1); got != 0 {
+		t.Errorf("second delta_heap: Churn allocated %d since the first, want 0", got)
+	}
+	if got := valueThrough(p, "KeepSmall", 3); !near(got, 64*MiB, 0.35) {
+		t.Errorf("second delta_heap: KeepSmall in use %d, want about 64 MiB (absolute)", got)
+	}
+}
+
+// The heap-growth stacks: every growth recorded (period 1); KeepLarge's 32 MiB made the heap
+// take at least that much from the OS.
+func TestGrowth(t *testing.T) {
+	p := validProfile(t, "/debug/pprof/growth", "inuse_space", 1)
+	const MiB = 1 << 20
+	if got := valueThrough(p, "KeepLarge", 3); got < 32*MiB {
+		t.Errorf("growth: KeepLarge grew the heap by %d, want at least 32 MiB", got)
+	}
+	status, _, body := get(t, "/debug/pprof/growth?debug=1")
+	if status != 200 || !bytes.HasPrefix(body, []byte("heap profile:")) || !bytes.Contains(body, []byte("@ growthz")) {
+		t.Errorf("growth?debug=1: status %d, %.80q", status, body)
+	}
+}
+
+// Without HEAPCHECK, no live leak check: one line saying why.
+func TestLeaksWithoutChecker(t *testing.T) {
+	status, _, body := get(t, "/debug/pprof/leaks")
+	if status != 503 || !bytes.Contains(body, []byte("HEAPCHECK")) || bytes.Count(body, []byte("\n")) != 1 {
+		t.Errorf("/debug/pprof/leaks without HEAPCHECK: status %d %q", status, body)
+	}
+}
+
 func TestGcAccepted(t *testing.T) {
 	if status, _, _ := get(t, "/debug/pprof/heap?gc=1"); status != 200 {
 		t.Errorf("gc=1: status %d", status)
@@ -192,6 +235,8 @@ func TestBadRequests(t *testing.T) {
 	for path, want := range map[string]int{
 		"/debug/pprof/heap?seconds=x": 400, "/debug/pprof/heap?bogus=1": 400,
 		"/debug/pprof/heap?debug=7": 400, "/metrics?x": 400, "/nothing": 404, "/debug/pprof/heap/..": 404,
+		"/debug/pprof/delta_heap?seconds=1": 400, "/debug/pprof/growth?x=1": 400,
+		"/pprof/heap?debug=1": 400, "/pprof/nothing": 404,
 	} {
 		status, _, body := get(t, path)
 		if status != want || bytes.Count(body, []byte("\n")) != 1 {
@@ -228,7 +273,8 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// The program holds 96 MiB; the endpoint's own allocations (the symbolizer's index of the
-	// mapped files, built by the first profile scrape) are the program's too, and sampled.
+	// mapped files, built by the first profile scrape) count in the allocator's figures, but
+	// are never sampled into the profile.
 	const MiB = 1 << 20
 	inuse := values["heapkit_heap_inuse_bytes"]
 	if inuse < 96*MiB || inuse > 160*MiB {

@@ -1,0 +1,31 @@
+// What the HTTP endpoint (http_server.h, in the on-demand library) asks of the runtime
+// (libheapkit): the runtime fills this table and passes it through OnDemandApi's
+// start_http_endpoint. Plain function pointers, so that both sides share only this header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapkit::prof::http {
+
+using TextSink = void (*)(void* ctx, const char* data, size_t length);
+
+struct ServerHooks {
+  // The legacy heap profile of the sampled live objects (GetHeapSample's text); empty when
+  // sampling is off.
+  void (*heap_sample)(TextSink sink, void* ctx) = nullptr;
+  // The heap-growth stacks (GetHeapGrowthStacks' text, "@ growthz"); empty if none.
+  void (*growth_stacks)(TextSink sink, void* ctx) = nullptr;
+  // MallocExtension_GetNumericProperty.
+  int (*numeric_property)(const char* name, size_t* value) = nullptr;
+  // A whole-program leak check now (HEAPCHECK active): writes the unreachable objects as a
+  // legacy heap profile ("@ heapprofile", exact counts, one line per allocation stack) and
+  // returns 1; 0 when HEAPCHECK is off, -1 when the check could not run. *bytes / *objects get
+  // the leaked totals. nullptr: no checker in this runtime.
+  int (*leak_profile)(TextSink sink, void* ctx, uint64_t* bytes, uint64_t* objects) = nullptr;
+  // Called once on the server's thread before it serves: marks the thread's allocations as
+  // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
+  void (*server_thread_started)() = nullptr;
+};
+
+}  // namespace heapkit::prof::http
