@@ -181,6 +181,18 @@ void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
       ->group(g);
 }
 
+// ---- Time-based views (the runtime's peak files): one block, to be ported into the options
+// table as a whole.
+void DefineTimeOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Time";
+  app.add_flag("--peak", o.peak,
+               "Report the peak profile written beside each dump (HEAP_PROFILE_PEAK=1): for "
+               "<prefix>.NNNN.heap the peak since the previous dump (<prefix>.peak.NNNN.heap), "
+               "for <prefix> the peak since start (<prefix>.peak.heap); the header gives the "
+               "peak's time and total. E.g. --peak --top=10 prof.0003.heap")->group(g);
+}
+// ---- end of the time-based views
+
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION, "Print the version and exit. E.g. --version");
@@ -191,6 +203,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineFilterOptions(app, r, o);
   DefineSymbolOptions(app, r);
   DefineWebOptions(app, o);
+  DefineTimeOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 

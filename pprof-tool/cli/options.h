@@ -53,6 +53,8 @@ struct CliOptions {
   std::vector<std::string> symbol_path;
   std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
   std::vector<std::string> profiles;   // <profile>...
+  // Time-based views of the runtime's files (options.cc, "Time-based views").
+  bool peak = false;                   // --peak: the peak profiles (cli/peak_choice.h)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a

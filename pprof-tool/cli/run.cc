@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "pprof-tool/cli/peak_choice.h"
 #include "pprof-tool/cli/profile_choice.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/profile_loader.h"
@@ -153,10 +154,14 @@ int RunPprofTool(const CliOptions& o) {
   Profile profile;
   std::string error;
   std::vector<Profile> dumps;
-  if (!LoadEach(o.profiles, &dumps, &error, &warnings)) return Fail(error);
+  std::vector<std::string> peak_files;  // --peak: the peak profiles instead (cli/peak_choice.h)
+  if (o.peak && !PeakProfileFiles(o.profiles, &peak_files, &error)) return Fail(error);
+  if (!LoadEach(o.peak ? peak_files : o.profiles, &dumps, &error, &warnings)) return Fail(error);
   const DumpSeries series = ClassifyDumps(dumps);
   std::string dump_description;  // which dump, or the sum: a header line of every report
   if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
+  std::string peak_description;
+  if (o.peak && !PeakDescription(profile, &peak_description, &error)) return Fail(error);
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
   Profile base;
   if (!base_files.empty()) {
@@ -253,6 +258,7 @@ int RunPprofTool(const CliOptions& o) {
   if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
   if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
   if (!dump_description.empty()) samples.description.push_back(dump_description);
+  if (!peak_description.empty()) samples.description.push_back(peak_description);
   if (!base_files.empty()) {
     std::string names;
     for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);

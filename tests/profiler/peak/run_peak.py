@@ -180,6 +180,7 @@ def main():
     ap.add_argument('--preload', required=True)
     ap.add_argument('--workdir', required=True)
     ap.add_argument('--seeds', type=int, default=8)
+    ap.add_argument('--pprof_tool', help='pprof-tool: --peak reads the peak files')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -270,6 +271,25 @@ def main():
             lo, hi = windows[name]
             check(phases[lo] <= peak_ns <= phases[hi],
                   'interval %s %s: peak time %d outside [%s, %s]' % (mode, name, peak_ns, lo, hi))
+        if args.pprof_tool and mode == 'exact':
+            # --peak: dump 2's interval (phase B: fc first, no fa) and the peak since start
+            # (the prefix: fa first), each with its header line.
+            for target, header, first, absent in (
+                    ('prof.0002.heap', 'Peak of the interval from ', 'fc', 'fa'),
+                    ('prof', 'Peak: 320 MB in use at ', 'fa', 'fc')):
+                p = subprocess.run([args.pprof_tool, '--peak', '--top=20', args.program,
+                                    os.path.join(workdir, target)],
+                                   capture_output=True, text=True, timeout=120)
+                rows = [l.split()[-1] for l in p.stdout.splitlines()
+                        if re.match(r'^\s*[\d.]+[kMG]?B\s', l)]
+                check(p.returncode == 0 and any(l.startswith(header) for l in p.stdout.splitlines())
+                      and rows[:1] == [first] and absent not in rows,
+                      'pprof-tool --peak %s: want header %r, %s first, no %s; got: %s' % (
+                          target, header, first, absent, (p.stdout + p.stderr)[-800:]))
+            p = subprocess.run([args.pprof_tool, '--peak', os.path.join(workdir, 'prof.0009.heap')],
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode == 2 and p.stderr.count('\n') == 1 and 'no peak profile' in p.stderr,
+                  'pprof-tool --peak of a missing dump: want one line, got %r' % p.stderr)
 
     # Sampled mode, n runs.
     results = [sampled_seed(args, syms, i) for i in range(args.seeds)]
