@@ -10,6 +10,7 @@
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
 #include "profiler/peak_profile.h"
+#include "profiler/rss_limit.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/stack_table.h"
@@ -126,6 +127,7 @@ void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
   ResetEstimatesFromTable();
+  BeginRssLimit(s.config.rss_limit);
   if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
   s.baselines.alloc = s.est_alloc.load();
   s.baselines.freed = s.est_free.load();

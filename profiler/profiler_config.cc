@@ -22,6 +22,8 @@ ProfilerConfig ReadProfilerConfig() {
                                             kMaxStackDepth));
   c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
   c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
+  c.rss_limit = ReadRssLimitSetting();
+  if (c.rss_limit.bytes > 0 || c.rss_limit.percent > 0) c.peak_profile = true;
   return c;
 }
 
