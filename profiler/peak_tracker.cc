@@ -294,6 +294,19 @@ bool PeakUnchanged(const PeakSnapshot& snapshot) {
   return epoch == snapshot.epoch;
 }
 
+int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
+                        void* ctx) {
+  internal::SpinLockHolder h(&g_tracker.lock);
+  for (uint32_t k = 0; k < kChunks; ++k) {
+    const PeakCell* chunk = g_tracker.chunks[k];
+    if (chunk == nullptr) continue;
+    for (uint32_t i = 0; i < kChunkSize; ++i) {
+      if (chunk[i].bytes > 0) visit(ctx, (k << kChunkBits) | i, chunk[i].count, chunk[i].bytes);
+    }
+  }
+  return g_tracker.inuse;
+}
+
 void PeakForkPrepare() { g_tracker.lock.Lock(); }
 void PeakForkDone() { g_tracker.lock.Unlock(); }
 

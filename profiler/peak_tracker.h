@@ -91,6 +91,12 @@ bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* cou
 // Whether the values of `snapshot` are still readable (no freeze since).
 bool PeakUnchanged(const PeakSnapshot& snapshot);
 
+// The present: visits every bucket id whose current raw in-use bytes are above zero, with
+// them, under the tracker's lock (the visitor must not allocate or take a lock), and returns
+// the estimated in-use total. For the timeline (timeline.h).
+int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
+                        void* ctx);
+
 // Fork handlers (profiler_fork.cc): the tracker's lock across fork().
 void PeakForkPrepare();
 void PeakForkDone();

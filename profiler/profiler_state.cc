@@ -41,6 +41,10 @@ void DumpFiles::IntervalPeakName(char* out, size_t size) const {
   NumberedName(out, size, prefix_, ".peak.", count_);
 }
 
+void DumpFiles::TimelineName(char* out, size_t size) const {
+  internal::FormatTo(out, size, "%s.timeline.heap", prefix_);
+}
+
 void DumpFiles::PeakName(char* out, size_t size) const {
   internal::FormatTo(out, size, "%s.peak.heap", prefix_);
 }

@@ -12,6 +12,7 @@
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_state.h"
 #include "profiler/rss_limit.h"
+#include "profiler/timeline.h"
 #include "profiler/sample_recorder.h"
 
 namespace heapkit::prof {
@@ -24,7 +25,9 @@ std::atomic<bool> g_helper_running{false};
 // Milliseconds until the next time dump or RSS-limit check is due; -1 (wait for the pipe
 // only) without either.
 int PollTimeoutMs(int64_t interval_ns) {
-  const int rss = RssLimitOn() ? kRssLimitPollMs : -1;
+  int rss = RssLimitOn() ? kRssLimitPollMs : -1;
+  const int tick = TimelinePollMs();
+  if (tick >= 0 && (rss < 0 || tick < rss)) rss = tick;
   if (interval_ns <= 0) return rss;
   int64_t due = g_profiler.thresholds.last_dump_time_ns.load(std::memory_order_relaxed) +
                 interval_ns;
@@ -59,6 +62,7 @@ void* HelperMain(void*) {
         DumpLocked(reason);
       }
     }
+    TimelineTickLocked();
     CheckRssLimitLocked();
   }
   return nullptr;
@@ -68,7 +72,9 @@ void* HelperMain(void*) {
 
 void StartHelperThread() {
   const ProfilerConfig& c = g_profiler.config;
-  if (c.time_interval_sec <= 0 && c.dump_signal <= 0 && !RssLimitOn()) return;
+  if (c.time_interval_sec <= 0 && c.dump_signal <= 0 && !RssLimitOn() &&
+      c.timeline_period_ms <= 0)
+    return;
   if (g_helper_running.exchange(true)) return;
   if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     internal::Log("cannot create the heap-profiler pipe (%s); time and signal dumps are off",

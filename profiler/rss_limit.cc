@@ -26,7 +26,7 @@ struct RssLimitState {
   int64_t limit = 0;         // bytes; 0: off
   bool armed = true;         // below the re-arm level since the last crossing
 };
-RssLimitState g_rss;
+constinit RssLimitState g_rss;
 
 // Reads a small file at offset 0 into buf (NUL-terminated); false on error.
 bool ReadSmall(int fd, char* buf, size_t size) {
