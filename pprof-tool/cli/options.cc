@@ -190,6 +190,11 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
                "<prefix>.NNNN.heap the peak since the previous dump (<prefix>.peak.NNNN.heap), "
                "for <prefix> the peak since start (<prefix>.peak.heap); the header gives the "
                "peak's time and total. E.g. --peak --top=10 prof.0003.heap")->group(g);
+  app.add_option("--window", o.timeline_window,
+                 "With --timeline of a runtime timeline (<prefix>.timeline.heap, "
+                 "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "
+                 "profiling start. E.g. --timeline --window=1.5:3 prof.timeline.heap")
+      ->option_text("T0:T1")->group(g);
 }
 // ---- end of the time-based views
 

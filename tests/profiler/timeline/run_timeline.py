@@ -208,7 +208,7 @@ def main():
         t0 = (first - start_ns) / 1e9 + 1.55
         t1 = t0 + 0.8
         pt = subprocess.run([args.pprof_tool, '--timeline', '--window=%.3f:%.3f' % (t0, t1),
-                             '--top=5', args.program, path],
+                             args.program, path],
                             capture_output=True, text=True, timeout=120)
         rows_out = [l.split()[-1] for l in pt.stdout.splitlines()
                     if re.match(r'^\s*[\d.]+[kMG]?B\s', l)]
