@@ -60,6 +60,7 @@ struct Tracker {
   uint64_t start_epoch = 1;  // F_S, <= epoch
   ScopePeak start, interval;
   int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
+  uint32_t chunks_end = 0;  // chunks[chunks_end..] are all nullptr
   PeakCell* chunks[kChunks] = {};
 };
 constinit Tracker g_tracker;
@@ -67,6 +68,8 @@ constinit Tracker g_tracker;
 // A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
 __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
   chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
+  const uint32_t end = static_cast<uint32_t>(&chunk - g_tracker.chunks) + 1;
+  if (chunk != nullptr && end > g_tracker.chunks_end) g_tracker.chunks_end = end;
   return chunk;  // zeroed by the arena
 }
 
@@ -297,7 +300,7 @@ bool PeakUnchanged(const PeakSnapshot& snapshot) {
 int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
                         void* ctx) {
   internal::SpinLockHolder h(&g_tracker.lock);
-  for (uint32_t k = 0; k < kChunks; ++k) {
+  for (uint32_t k = 0; k < g_tracker.chunks_end; ++k) {
     const PeakCell* chunk = g_tracker.chunks[k];
     if (chunk == nullptr) continue;
     for (uint32_t i = 0; i < kChunkSize; ++i) {
