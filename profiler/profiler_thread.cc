@@ -25,6 +25,11 @@ std::atomic<bool> g_helper_running{false};
 // Milliseconds until the next time dump or RSS-limit check is due; -1 (wait for the pipe
 // only) without either.
 int PollTimeoutMs(int64_t interval_ns) {
+  // Stopped or exiting: nothing is due (the deadlines are not moved on), so a 0 timeout would
+  // spin; look again every second (a restart resumes).
+  if (!g_profiler.profiling.load(std::memory_order_relaxed) ||
+      g_profiler.exiting.load(std::memory_order_relaxed))
+    return 1000;
   int rss = RssLimitOn() ? kRssLimitPollMs : -1;
   const int tick = TimelinePollMs();
   if (tick >= 0 && (rss < 0 || tick < rss)) rss = tick;

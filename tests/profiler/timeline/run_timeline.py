@@ -18,9 +18,10 @@ Checks, on <prefix>.timeline.heap (profiler/timeline.h):
      the tooth's true top (which holds from the last step before the drop until the drop).
   3. The exact total: in the quiet phase, where nothing is allocated, every row's exact in-use
      equals the allocator's counter the workload read (generic.current_allocated_bytes).
-  4. The file is bounded (kTimelineRows rows) and both pprofs' reader (pprof-tool) can show
-     it: `pprof-tool --timeline` prints the rows, and with --window the stacks at the peak of
-     a window name the stack whose tooth is highest there.
+  4. The file is bounded (kTimelineRows rows; run_timeline_ring.py fills the ring) and
+     `pprof-tool --timeline` prints the rows, and with --window the stacks at the peak of a
+     window name the stack whose tooth is highest there.
+  5. A bad value is one line naming the variable, and no timeline.
 """
 import argparse
 import math
@@ -214,6 +215,18 @@ def main():
                     if re.match(r'^\s*[\d.]+[kMG]?B\s', l)]
         check(pt.returncode == 0 and rows_out[:1] == ['saw_a'],
               'pprof-tool --timeline --window: want saw_a first: %s' % (pt.stdout + pt.stderr)[-800:])
+
+    # Bad values: one line naming the variable, no timeline file.
+    for bad in ('5ms', '100x', '-1s'):
+        workdir = os.path.join(args.workdir, 'bad')
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.makedirs(workdir)
+        env.update(HEAPPROFILE=os.path.join(workdir, 'prof'), HEAP_PROFILE_TIMELINE=bad)
+        p = subprocess.run(['/bin/true'], env=env, capture_output=True, text=True, timeout=30)
+        lines = [l for l in p.stderr.splitlines() if 'HEAP_PROFILE_TIMELINE' in l]
+        check(p.returncode == 0 and len(lines) == 1 and
+              not os.path.exists(os.path.join(workdir, 'prof.timeline.heap')),
+              'HEAP_PROFILE_TIMELINE=%s: want one line and no timeline, got %r' % (bad, p.stderr))
 
     if failures:
         print('%d check(s) failed' % len(failures))
