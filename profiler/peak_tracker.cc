@@ -298,8 +298,9 @@ bool PeakUnchanged(const PeakSnapshot& snapshot) {
 }
 
 int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
-                        void* ctx) {
+                        void* ctx, int64_t* when_ns) {
   internal::SpinLockHolder h(&g_tracker.lock);
+  *when_ns = MonotonicNs();
   for (uint32_t k = 0; k < g_tracker.chunks_end; ++k) {
     const PeakCell* chunk = g_tracker.chunks[k];
     if (chunk == nullptr) continue;

@@ -93,9 +93,10 @@ bool PeakUnchanged(const PeakSnapshot& snapshot);
 
 // The present: visits every bucket id whose current raw in-use bytes are above zero, with
 // them, under the tracker's lock (the visitor must not allocate or take a lock), and returns
-// the estimated in-use total. For the timeline (timeline.h).
+// the estimated in-use total; *when_ns gets the CLOCK_MONOTONIC of that moment (read under the
+// lock). For the timeline (timeline.h).
 int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
-                        void* ctx);
+                        void* ctx, int64_t* when_ns);
 
 // Fork handlers (profiler_fork.cc): the tracker's lock across fork().
 void PeakForkPrepare();
