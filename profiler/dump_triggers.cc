@@ -10,6 +10,8 @@
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
 #include "profiler/peak_profile.h"
+#include "profiler/rss_limit.h"
+#include "profiler/timeline.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/stack_table.h"
@@ -90,6 +92,7 @@ bool DumpLocked(const char* reason) {
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
   }
   WritePeakProfileLocked();
+  WriteTimelineLocked();
   int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
   int64_t freed = s.est_free.load(std::memory_order_relaxed);
   s.baselines.alloc = alloc;
@@ -126,6 +129,8 @@ void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
   ResetEstimatesFromTable();
+  BeginRssLimit(s.config.rss_limit);
+  BeginTimeline(s.config.timeline_period_ms);
   if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
   s.baselines.alloc = s.est_alloc.load();
   s.baselines.freed = s.est_free.load();

@@ -47,30 +47,29 @@ void FormatReason(char* out, size_t size, const PeakSnapshot& s) {
   timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   const int64_t wall_ns = static_cast<int64_t>(wall.tv_sec) * 1000000000 + wall.tv_nsec;
-  char after[32], unix_time[32];
+  char after[32], unix_time[32], from[32];
   FormatSeconds(after, sizeof(after), s.time_ns - s.start_ns);
   FormatSeconds(unix_time, sizeof(unix_time), wall_ns - (NowNs() - s.time_ns));
+  FormatSeconds(from, sizeof(from), s.from_ns - s.start_ns);
+  char scope[64] = "";
+  if (s.scope == PeakScope::kInterval)
+    internal::FormatTo(scope, sizeof(scope), " of the interval from %s s", from);
   internal::FormatTo(out, size,
-                     "peak profile: %lld MB in use at %s s after profiling start (estimated "
+                     "peak profile%s: %lld MB in use at %s s after profiling start (estimated "
                      "%lld bytes; CLOCK_MONOTONIC %lld ns; unix time %s)",
-                     static_cast<long long>(s.bytes / kMiB), after,
+                     scope, static_cast<long long>(s.bytes / kMiB), after,
                      static_cast<long long>(s.bytes), static_cast<long long>(s.time_ns),
                      unix_time);
 }
 
-}  // namespace
-
-bool WritePeakProfileLocked() {
-  if (!g_profiler.config.peak_profile || !PeakTrackingOn()) return true;
-  char file[DumpFiles::kMaxName];
-  g_profiler.files.PeakName(file, sizeof(file));
+bool WritePeakFile(const char* file, PeakScope scope) {
   const int64_t rate = alloc::GetSampleParameter();
   int err = 0;
   bool ok = false;
   // A peak that moves during the write (another thread freed after a new maximum) makes the
   // file mix two moments: write it again from the new peak, a few times at most.
   for (int attempt = 0; attempt < 4; ++attempt) {
-    PeakSource src{TakePeakSnapshot()};
+    PeakSource src{TakePeakSnapshot(scope)};
     char reason[256];
     FormatReason(reason, sizeof(reason), src.snapshot);
     LegacyProfile p;
@@ -88,6 +87,18 @@ bool WritePeakProfileLocked() {
                   refusal ? refusal : ErrName(err));
   }
   return ok;
+}
+
+}  // namespace
+
+bool WritePeakProfileLocked() {
+  if (!g_profiler.config.peak_profile || !PeakTrackingOn()) return true;
+  char file[DumpFiles::kMaxName];
+  g_profiler.files.IntervalPeakName(file, sizeof(file));
+  bool ok = WritePeakFile(file, PeakScope::kInterval);
+  ResetIntervalPeak();
+  g_profiler.files.PeakName(file, sizeof(file));
+  return WritePeakFile(file, PeakScope::kSinceStart) && ok;
 }
 
 }  // namespace heapkit::prof

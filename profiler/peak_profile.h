@@ -1,5 +1,8 @@
-// The peak profile file (HEAP_PROFILE_PEAK=1): <prefix>.peak.heap, written beside each dump
-// and at exit from the peak tracker (peak_tracker.h).
+// The peak profile files (HEAP_PROFILE_PEAK=1), written with each dump (the exit dump
+// included) from the peak tracker (peak_tracker.h):
+//  - <prefix>.peak.NNNN.heap: the peak of the interval dump NNNN closes (since the previous
+//    dump, or since profiling started for the first);
+//  - <prefix>.peak.heap: the peak since profiling started, replaced at each dump.
 //
 // Format: a legacy heap profile (legacy_writer.h), readable by every pprof: the in-use columns
 // are the sampled live set at the peak (raw sampled counts for heap_v2, exact counts in exact
@@ -7,13 +10,15 @@
 // comment after the header names it and carries the peak's time and total:
 //   # heapkit: dump reason: peak profile: <N> MB in use at <s.mmm> s after profiling start
 //     (estimated <bytes> bytes; CLOCK_MONOTONIC <ns> ns; unix time <s.mmm>)
-// (one line). The file is replaced at each write (same safe-file rules as the dumps).
+// (one line; an interval's file says "peak profile of the interval from <s.mmm> s: ...",
+// the interval's start in seconds after profiling start). Same safe-file rules as the dumps.
 #pragma once
 
 namespace heapkit::prof {
 
-// Caller holds the state lock, profiling is on. Writes the peak profile if HEAP_PROFILE_PEAK
-// is on; logs a failure. True if it was written or is off.
+// Caller holds the state lock, profiling is on, the dump's name was just taken. Writes both
+// peak profiles if HEAP_PROFILE_PEAK is on and starts the next interval; logs a failure.
+// True if they were written or it is off.
 bool WritePeakProfileLocked();
 
 }  // namespace heapkit::prof

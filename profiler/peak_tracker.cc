@@ -5,6 +5,10 @@
 
 #include <atomic>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
 
@@ -19,27 +23,44 @@ int64_t MonotonicNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// The tick count of a new maximum (header: "Time").
+inline int64_t Ticks() {
+#if defined(__x86_64__)
+  return static_cast<int64_t>(__rdtsc());
+#else
+  return MonotonicNs();
+#endif
+}
+
 struct PeakCell {
-  int64_t count, bytes;        // current raw in-use
-  int64_t at_count, at_bytes;  // raw in-use at the peak of `epoch`
-  uint64_t epoch;
+  int64_t count, bytes;                    // current raw in-use
+  int64_t interval_count, interval_bytes;  // raw in-use at the interval's peak
+  int64_t start_count, start_bytes;        // raw in-use at the peak since start
+  uint64_t epoch;                          // the epoch of the last fold
+  uint64_t unused;                         // a cell is a cache line
+};
+static_assert(sizeof(PeakCell) == 64);
+
+constexpr int kChunkBits = 12;
+constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
+constexpr uint32_t kChunks = 16384;  // 64 Mi ids: as many as the stack table has
+
+struct ScopePeak {
+  int64_t peak = 0;        // estimated bytes
+  int64_t peak_ticks = 0;  // Ticks() of the peak
+  int64_t from_ns = 0;     // the scope's start
+  bool rising = false;
 };
 
-constexpr int kChunkBits = 14;
-constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
-constexpr uint32_t kChunks = 4096;  // as many ids as the stack table has
-
-// Everything below is guarded by lock, except `on` (relaxed reads on the sampling paths) and
-// the chunk pointers (written once, under lock; read under lock).
+// Everything below is guarded by lock (the chunk pointers are written once).
 struct Tracker {
   internal::SpinLock lock;
-  std::atomic<bool> on{false};
   int64_t inuse = 0;  // estimated bytes
-  int64_t peak = 0;
-  int64_t peak_ns = 0;
-  int64_t start_ns = 0;
-  uint64_t epoch = 1;  // cells start at 0: older than every epoch
-  bool rising = false;
+  uint64_t epoch = 1;  // E; cells start at 0: older than every epoch
+  uint64_t start_epoch = 1;  // F_S, <= epoch
+  ScopePeak start, interval;
+  int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
+  uint32_t chunks_end = 0;  // chunks[chunks_end..] are all nullptr
   PeakCell* chunks[kChunks] = {};
 };
 constinit Tracker g_tracker;
@@ -47,13 +68,14 @@ constinit Tracker g_tracker;
 // A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
 __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
   chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
+  const uint32_t end = static_cast<uint32_t>(&chunk - g_tracker.chunks) + 1;
+  if (chunk != nullptr && end > g_tracker.chunks_end) g_tracker.chunks_end = end;
   return chunk;  // zeroed by the arena
 }
 
-// The cell of `b`, nullptr on arena exhaustion (the bucket is then not tracked). Lock held.
-// Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
-inline __attribute__((always_inline)) PeakCell* CellOf(const Bucket& b) {
-  const uint32_t id = b.id.load(std::memory_order_relaxed);
+// The cell of bucket `id`, nullptr on arena exhaustion (the bucket is then not tracked). Lock
+// held. Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
+inline __attribute__((always_inline)) PeakCell* CellOf(uint32_t id) {
   PeakCell*& slot = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   PeakCell* chunk = slot;
   if (__builtin_expect(chunk == nullptr, 0) && (chunk = NewChunk(slot)) == nullptr) return nullptr;
@@ -67,93 +89,200 @@ const PeakCell* FindCell(const Bucket& b) {
   return chunk != nullptr ? &chunk[id & (kChunkSize - 1)] : nullptr;
 }
 
-// Lock held: the fold, then the change.
-inline __attribute__((always_inline)) void Touch(const Bucket& b, int64_t count, int64_t bytes) {
-  PeakCell* c = CellOf(b);
-  if (c == nullptr) return;
-  if (c->epoch < g_tracker.epoch) {
-    c->at_count = c->count;
-    c->at_bytes = c->bytes;
-    c->epoch = g_tracker.epoch;
+// The first touch of `c` since a freeze (lock held): its current values are its values then.
+__attribute__((noinline)) void Fold(PeakCell* c) {
+  c->interval_count = c->count;
+  c->interval_bytes = c->bytes;
+  if (c->epoch < g_tracker.start_epoch) {
+    c->start_count = c->count;
+    c->start_bytes = c->bytes;
   }
+  c->epoch = g_tracker.epoch;
+}
+
+// Lock held: the fold, then the change.
+inline __attribute__((always_inline)) void Touch(uint32_t id, int64_t count, int64_t bytes) {
+  if (id == 0) return;
+  PeakCell* c = CellOf(id);
+  if (__builtin_expect(c == nullptr, 0)) return;
+  if (__builtin_expect(c->epoch != g_tracker.epoch, 0)) Fold(c);
   c->count += count;
   c->bytes += bytes;
 }
 
-void Freeze() {
+// The moment before this was the peak of every rising scope. Lock held.
+__attribute__((noinline)) void Freeze() {
   ++g_tracker.epoch;
-  g_tracker.rising = false;
+  if (g_tracker.start.rising) g_tracker.start_epoch = g_tracker.epoch;
+  g_tracker.start.rising = false;
+  g_tracker.interval.rising = false;
 }
 
-void NewMaximumIfAbove() {
-  if (g_tracker.inuse > g_tracker.peak) {
-    g_tracker.peak = g_tracker.inuse;
-    g_tracker.peak_ns = MonotonicNs();
-    g_tracker.rising = true;
+// The in-use total is above the interval's peak (and so maybe above the one since start).
+__attribute__((noinline)) void NewMaximum() {
+  const int64_t now = Ticks();
+  ScopePeak& i = g_tracker.interval;
+  i.peak = g_tracker.inuse;
+  i.peak_ticks = now;
+  i.rising = true;
+  ScopePeak& s = g_tracker.start;
+  if (g_tracker.inuse > s.peak) {
+    s.peak = g_tracker.inuse;
+    s.peak_ticks = now;
+    s.rising = true;
   }
+}
+
+// CLOCK_MONOTONIC of `ticks`, from the start's and the present's ticks and times.
+int64_t TicksToNs(int64_t ticks) {
+  const int64_t now_ns = MonotonicNs(), now_ticks = Ticks();
+  const int64_t span_ticks = now_ticks - g_tracker.start_ticks;
+  const int64_t span_ns = now_ns - g_tracker.start_ns;
+  if (span_ticks <= 0 || span_ns <= 0) return now_ns;
+  const long double ns_per_tick = static_cast<long double>(span_ns) / span_ticks;
+  const int64_t ns = now_ns - static_cast<int64_t>((now_ticks - ticks) * ns_per_tick);
+  return ns < g_tracker.start_ns ? g_tracker.start_ns : ns > now_ns ? now_ns : ns;
+}
+
+// The fast paths below (every allocation and free in exact mode) take the lock with one
+// exchange and leave every less common case — a contended lock, a cell to fold or to create,
+// a new maximum, a freeze — to out-of-line functions they tail-call, so that they save no
+// registers. Events that arrive while tracking is off (a race with StopPeakTracking) only
+// move cells that the next BeginPeakTracking re-seeds.
+
+// The cell of bucket `id` if the fast path may update it: it exists and needs no fold. Id 0
+// (no bucket) is never ready: its cell is never folded, so its epoch stays 0.
+inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id) {
+  PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
+  if (__builtin_expect(chunk == nullptr, 0)) return nullptr;
+  PeakCell* c = &chunk[id & (kChunkSize - 1)];
+  return __builtin_expect(c->epoch == g_tracker.epoch, 1) ? c : nullptr;
+}
+
+// Lock held; releases it.
+__attribute__((noinline)) void AllocLocked(uint32_t id, size_t size, int64_t estimate) {
+  Touch(id, 1, static_cast<int64_t>(size));
+  g_tracker.inuse += estimate;
+  if (g_tracker.inuse > g_tracker.interval.peak) NewMaximum();
+  g_tracker.lock.Unlock();
+}
+
+__attribute__((noinline)) void FreeLocked(uint32_t id, size_t size, int64_t estimate) {
+  if (g_tracker.interval.rising) Freeze();  // the moment before this free was the peak
+  Touch(id, -1, -static_cast<int64_t>(size));
+  g_tracker.inuse -= estimate;
+  g_tracker.lock.Unlock();
+}
+
+__attribute__((noinline)) void NewMaximumAndUnlock() {
+  NewMaximum();
+  g_tracker.lock.Unlock();
+}
+
+__attribute__((noinline)) void AllocWaiting(uint32_t id, size_t size, int64_t estimate) {
+  g_tracker.lock.Lock();
+  AllocLocked(id, size, estimate);
+}
+
+__attribute__((noinline)) void FreeWaiting(uint32_t id, size_t size, int64_t estimate) {
+  g_tracker.lock.Lock();
+  FreeLocked(id, size, estimate);
 }
 
 }  // namespace
 
-bool PeakTrackingOn() { return g_tracker.on.load(std::memory_order_relaxed); }
+constinit std::atomic<bool> g_peak_tracking_on{false};
 
-void PeakOnAlloc(const Bucket* bucket, size_t size, int64_t estimate) {
-  internal::SpinLockHolder h(&g_tracker.lock);
-  if (!g_tracker.on.load(std::memory_order_relaxed)) return;
-  if (bucket != nullptr) Touch(*bucket, 1, static_cast<int64_t>(size));
+// The two fast paths are leaves: no frame pointer (nothing unwinds through them), and the
+// cell's two counters as two adds (the vectorizer's version costs twice the instructions).
+#define HEAPKIT_PEAK_FAST_PATH \
+  __attribute__((optimize("omit-frame-pointer", "no-tree-slp-vectorize")))
+
+HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate) {
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return AllocWaiting(bucket_id, size, estimate);
+  PeakCell* c = ReadyCell(bucket_id);
+  if (__builtin_expect(c == nullptr, 0)) return AllocLocked(bucket_id, size, estimate);
+  c->count += 1;
+  c->bytes += static_cast<int64_t>(size);
   g_tracker.inuse += estimate;
-  NewMaximumIfAbove();
+  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) return NewMaximumAndUnlock();
+  g_tracker.lock.Unlock();
 }
 
-void PeakOnFree(const Bucket* bucket, size_t size, int64_t estimate) {
-  internal::SpinLockHolder h(&g_tracker.lock);
-  if (!g_tracker.on.load(std::memory_order_relaxed)) return;
-  if (g_tracker.rising) Freeze();  // the moment before this free was the peak
-  if (bucket != nullptr) Touch(*bucket, -1, -static_cast<int64_t>(size));
+HEAPKIT_PEAK_FAST_PATH void PeakOnFree(uint32_t bucket_id, size_t size, int64_t estimate) {
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return FreeWaiting(bucket_id, size, estimate);
+  PeakCell* c = ReadyCell(bucket_id);
+  if (__builtin_expect(c == nullptr || g_tracker.interval.rising, 0))
+    return FreeLocked(bucket_id, size, estimate);
+  c->count -= 1;
+  c->bytes -= static_cast<int64_t>(size);
   g_tracker.inuse -= estimate;
+  g_tracker.lock.Unlock();
 }
 
 void BeginPeakTracking(int64_t inuse_estimate) {
   StackTable& table = GlobalStackTable();
   internal::SpinLockHolder h(&g_tracker.lock);
-  Freeze();  // every cell of an earlier run is older than the new epoch, then re-seeded
+  // Every cell of an earlier run is older than the new epoch, then re-seeded.
+  ++g_tracker.epoch;
+  g_tracker.start_epoch = g_tracker.epoch;
   table.ForEachBucketWithCounts([&](const Bucket& b) {
     const int64_t n = table.InUseCount(b);
     const int64_t bytes = table.InUseBytes(b);
-    PeakCell* c = n > 0 ? CellOf(b) : const_cast<PeakCell*>(FindCell(b));
+    PeakCell* c = n > 0 ? CellOf(b.id.load(std::memory_order_relaxed))
+                        : const_cast<PeakCell*>(FindCell(b));
     if (c == nullptr) return;
-    *c = PeakCell{n, bytes, n, bytes, g_tracker.epoch};
+    *c = PeakCell{n, bytes, n, bytes, n, bytes, g_tracker.epoch, 0};
   });
   g_tracker.inuse = inuse_estimate;
-  g_tracker.peak = inuse_estimate;
-  g_tracker.start_ns = g_tracker.peak_ns = MonotonicNs();
-  g_tracker.rising = true;
-  g_tracker.on.store(true, std::memory_order_relaxed);
+  g_tracker.start_ns = MonotonicNs();
+  g_tracker.start_ticks = Ticks();
+  for (ScopePeak* s : {&g_tracker.start, &g_tracker.interval})
+    *s = ScopePeak{inuse_estimate, g_tracker.start_ticks, g_tracker.start_ns, true};
+  g_peak_tracking_on.store(true, std::memory_order_relaxed);
 }
 
 void StopPeakTracking() {
   internal::SpinLockHolder h(&g_tracker.lock);
-  g_tracker.on.store(false, std::memory_order_relaxed);
+  g_peak_tracking_on.store(false, std::memory_order_relaxed);
 }
 
-PeakSnapshot TakePeakSnapshot() {
+void ResetIntervalPeak() {
   internal::SpinLockHolder h(&g_tracker.lock);
-  if (g_tracker.rising) Freeze();
-  return {g_tracker.epoch, g_tracker.peak, g_tracker.peak_ns, g_tracker.start_ns};
+  ScopePeak& i = g_tracker.interval;
+  i.peak = g_tracker.inuse;
+  i.peak_ticks = Ticks();
+  i.from_ns = MonotonicNs();
+  i.rising = true;
+}
+
+PeakSnapshot TakePeakSnapshot(PeakScope scope) {
+  internal::SpinLockHolder h(&g_tracker.lock);
+  const bool since_start = scope == PeakScope::kSinceStart;
+  const ScopePeak& s = since_start ? g_tracker.start : g_tracker.interval;
+  if (s.rising) Freeze();
+  return {scope,
+          since_start ? g_tracker.start_epoch : g_tracker.epoch,
+          s.peak,
+          TicksToNs(s.peak_ticks),
+          g_tracker.start_ns,
+          s.from_ns};
 }
 
 bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* count,
                 int64_t* bytes) {
   internal::SpinLockHolder h(&g_tracker.lock);
-  if (g_tracker.epoch != snapshot.epoch) return false;
+  const bool since_start = snapshot.scope == PeakScope::kSinceStart;
+  const uint64_t epoch = since_start ? g_tracker.start_epoch : g_tracker.epoch;
+  if (epoch != snapshot.epoch) return false;
   const PeakCell* c = FindCell(bucket);
   int64_t n = 0, b = 0;
   if (c != nullptr) {
     // A newer maximum (rising again) does not matter: cells keep the snapshot's peak until
     // the next freeze, which changes the epoch.
-    const bool current = c->epoch < g_tracker.epoch;
-    n = current ? c->count : c->at_count;
-    b = current ? c->bytes : c->at_bytes;
+    const bool current = c->epoch < epoch;
+    n = current ? c->count : since_start ? c->start_count : c->interval_count;
+    b = current ? c->bytes : since_start ? c->start_bytes : c->interval_bytes;
   }
   // Negative: frees of objects recorded before tracking began and not seeded (a start race).
   *count = n > 0 ? n : 0;
@@ -163,7 +292,23 @@ bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* cou
 
 bool PeakUnchanged(const PeakSnapshot& snapshot) {
   internal::SpinLockHolder h(&g_tracker.lock);
-  return g_tracker.epoch == snapshot.epoch;
+  const uint64_t epoch = snapshot.scope == PeakScope::kSinceStart ? g_tracker.start_epoch
+                                                                   : g_tracker.epoch;
+  return epoch == snapshot.epoch;
+}
+
+int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
+                        void* ctx, int64_t* when_ns) {
+  internal::SpinLockHolder h(&g_tracker.lock);
+  *when_ns = MonotonicNs();
+  for (uint32_t k = 0; k < g_tracker.chunks_end; ++k) {
+    const PeakCell* chunk = g_tracker.chunks[k];
+    if (chunk == nullptr) continue;
+    for (uint32_t i = 0; i < kChunkSize; ++i) {
+      if (chunk[i].bytes > 0) visit(ctx, (k << kChunkBits) | i, chunk[i].count, chunk[i].bytes);
+    }
+  }
+  return g_tracker.inuse;
 }
 
 void PeakForkPrepare() { g_tracker.lock.Lock(); }

@@ -6,6 +6,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "profiler/timeline.h"
 
 namespace heapkit::prof {
 
@@ -22,6 +23,10 @@ ProfilerConfig ReadProfilerConfig() {
                                             kMaxStackDepth));
   c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
   c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
+  c.rss_limit = ReadRssLimitSetting();
+  c.timeline_period_ms = ReadTimelinePeriodMs();
+  if (c.rss_limit.bytes > 0 || c.rss_limit.percent > 0 || c.timeline_period_ms > 0)
+    c.peak_profile = true;
   return c;
 }
 

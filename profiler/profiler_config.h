@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "profiler/rss_limit.h"
 #include "profiler/stack_capture.h"
 
 namespace heapkit::prof {
@@ -22,6 +23,8 @@ struct ProfilerConfig {
   int stack_depth = kMaxStackDepth;
   int dump_signal = 0;
   bool peak_profile = false;  // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
+  RssLimitSetting rss_limit;  // HEAP_PROFILE_RSS_LIMIT (rss_limit.h); implies peak_profile
+  int64_t timeline_period_ms = 0;  // HEAP_PROFILE_TIMELINE (timeline.h); implies peak_profile
 };
 // Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
 ProfilerConfig ReadProfilerConfig();

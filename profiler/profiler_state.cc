@@ -19,13 +19,30 @@ void DumpFiles::RenameForChild(int pid) {
   count_ = 0;
 }
 
+namespace {
+
+// "<prefix><infix>NNNN.heap" with `number` padded to four digits (FormatTo has no field
+// widths).
+void NumberedName(char* out, size_t size, const char* prefix, const char* infix, int number) {
+  char seq[16];
+  internal::FormatTo(seq, sizeof(seq), "%d", number);
+  const char* zeros = &"0000"[strlen(seq) < 4 ? strlen(seq) : 4];
+  internal::FormatTo(out, size, "%s%s%s%s.heap", prefix, infix, zeros, seq);
+}
+
+}  // namespace
+
 void DumpFiles::NextName(char* out, size_t size) {
   ++count_;
-  // FormatTo has no field widths: pad the sequence number to four digits by hand.
-  char seq[16];
-  internal::FormatTo(seq, sizeof(seq), "%d", count_);
-  const char* zeros = &"0000"[strlen(seq) < 4 ? strlen(seq) : 4];
-  internal::FormatTo(out, size, "%s.%s%s.heap", prefix_, zeros, seq);
+  NumberedName(out, size, prefix_, ".", count_);
+}
+
+void DumpFiles::IntervalPeakName(char* out, size_t size) const {
+  NumberedName(out, size, prefix_, ".peak.", count_);
+}
+
+void DumpFiles::TimelineName(char* out, size_t size) const {
+  internal::FormatTo(out, size, "%s.timeline.heap", prefix_);
 }
 
 void DumpFiles::PeakName(char* out, size_t size) const {

@@ -45,6 +45,11 @@ class DumpFiles {
   void NextName(char* out, size_t size);
   // The peak profile's name (peak_profile.h): <prefix>.peak.heap.
   void PeakName(char* out, size_t size) const;
+  // The peak profile of the interval the last dump closed: <prefix>.peak.NNNN.heap, NNNN the
+  // number of the last name NextName gave.
+  void IntervalPeakName(char* out, size_t size) const;
+  // The timeline's name (timeline.h): <prefix>.timeline.heap.
+  void TimelineName(char* out, size_t size) const;
 
   static constexpr size_t kMaxName = PATH_MAX + 32 + 16;
 

@@ -11,6 +11,8 @@
 #include "profiler/dump_triggers.h"
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_state.h"
+#include "profiler/rss_limit.h"
+#include "profiler/timeline.h"
 #include "profiler/sample_recorder.h"
 
 namespace heapkit::prof {
@@ -20,13 +22,23 @@ namespace {
 int g_pipe[2] = {-1, -1};
 std::atomic<bool> g_helper_running{false};
 
-// Milliseconds until the next time dump is due; -1 (wait for the pipe only) without one.
+// Milliseconds until the next time dump or RSS-limit check is due; -1 (wait for the pipe
+// only) without either.
 int PollTimeoutMs(int64_t interval_ns) {
-  if (interval_ns <= 0) return -1;
+  // Stopped or exiting: nothing is due (the deadlines are not moved on), so a 0 timeout would
+  // spin; look again every second (a restart resumes).
+  if (!g_profiler.profiling.load(std::memory_order_relaxed) ||
+      g_profiler.exiting.load(std::memory_order_relaxed))
+    return 1000;
+  int rss = RssLimitOn() ? kRssLimitPollMs : -1;
+  const int tick = TimelinePollMs();
+  if (tick >= 0 && (rss < 0 || tick < rss)) rss = tick;
+  if (interval_ns <= 0) return rss;
   int64_t due = g_profiler.thresholds.last_dump_time_ns.load(std::memory_order_relaxed) +
                 interval_ns;
   int64_t left = due - NowNs();
-  return left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
+  const int ms = left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
+  return rss >= 0 && rss < ms ? rss : ms;
 }
 
 void* HelperMain(void*) {
@@ -55,6 +67,8 @@ void* HelperMain(void*) {
         DumpLocked(reason);
       }
     }
+    TimelineTickLocked();
+    CheckRssLimitLocked();
   }
   return nullptr;
 }
@@ -63,7 +77,9 @@ void* HelperMain(void*) {
 
 void StartHelperThread() {
   const ProfilerConfig& c = g_profiler.config;
-  if (c.time_interval_sec <= 0 && c.dump_signal <= 0) return;
+  if (c.time_interval_sec <= 0 && c.dump_signal <= 0 && !RssLimitOn() &&
+      c.timeline_period_ms <= 0)
+    return;
   if (g_helper_running.exchange(true)) return;
   if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     internal::Log("cannot create the heap-profiler pipe (%s); time and signal dumps are off",

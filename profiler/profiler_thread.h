@@ -1,7 +1,8 @@
-// The helper thread behind HEAP_PROFILE_TIME_INTERVAL and HEAPPROFILESIGNAL.
+// The helper thread behind HEAP_PROFILE_TIME_INTERVAL, HEAPPROFILESIGNAL and
+// HEAP_PROFILE_RSS_LIMIT (rss_limit.h: a check every kRssLimitPollMs).
 //
 // Invariants:
-//  * It exists only when one of the two is set. It sleeps in poll() on a pipe: the signal
+//  * It exists only when one of the three is set. It sleeps in poll() on a pipe: the signal
 //    handler writes one byte to the pipe (the only thing it does; WakeHelperFromSignal), and
 //    the poll timeout implements the time interval, so idle processes dump too.
 //  * It dumps under the state lock (profiler_state.h) like every other dump, and never after

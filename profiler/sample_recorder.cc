@@ -144,7 +144,8 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     if (g_profiler.profiling.load(std::memory_order_relaxed)) {
       const int64_t estimate = EstimateBytes(requested, rate);
       g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
-      if (__builtin_expect(PeakTrackingOn(), 0)) PeakOnAlloc(last.bucket, requested, estimate);
+      if (__builtin_expect(PeakTrackingOn(), 0))
+        PeakOnAlloc(last.bucket->id.load(std::memory_order_relaxed), requested, estimate);
       MaybeRestartHelperThread();
       MaybeDump();
     }
@@ -191,7 +192,8 @@ bool OnMaybeSampledFree(void* ptr) {
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
     const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
     g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
-    if (__builtin_expect(PeakTrackingOn(), 0)) PeakOnFree(bucket, size, estimate);
+    if (__builtin_expect(PeakTrackingOn(), 0))
+      PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size, estimate);
     MaybeDump();
   }
   return true;
@@ -231,7 +233,7 @@ void OnSlotFree(const void*, uint64_t value) {
   const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
   g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
   if (__builtin_expect(PeakTrackingOn(), 0))
-    PeakOnFree(GlobalStackTable().SlotBucket(value), size, estimate);
+    PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
   MaybeDump();
 }
 

@@ -336,6 +336,10 @@ class StackTable {
     if (!map_.MayHold(h)) return false;
     return RecordFreeSlow(object, h, size, bucket);
   }
+  // The bucket id of a slot value (0: stack form, no bucket).
+  static uint32_t SlotBucketId(uint64_t value) {
+    return value & kStackSlotTag ? 0 : static_cast<uint32_t>(value >> 32);
+  }
   // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
   const Bucket* SlotBucket(uint64_t value) const {
     return value & kStackSlotTag ? nullptr : BucketById(static_cast<uint32_t>(value >> 32));

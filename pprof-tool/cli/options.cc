@@ -194,6 +194,22 @@ void DefineRemoteOptions(CLI::App& app, CliOptions& o) {
       ->check(CLI::Range(0.001, 86400.0))->group(g);
 }
 // ---- end of remote profiles ----
+// ---- Time-based views (the runtime's peak files): one block, to be ported into the options
+// table as a whole.
+void DefineTimeOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Time";
+  app.add_flag("--peak", o.peak,
+               "Report the peak profile written beside each dump (HEAP_PROFILE_PEAK=1): for "
+               "<prefix>.NNNN.heap the peak since the previous dump (<prefix>.peak.NNNN.heap), "
+               "for <prefix> the peak since start (<prefix>.peak.heap); the header gives the "
+               "peak's time and total. E.g. --peak --top=10 prof.0003.heap")->group(g);
+  app.add_option("--window", o.timeline_window,
+                 "With --timeline of a runtime timeline (<prefix>.timeline.heap, "
+                 "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "
+                 "profiling start. E.g. --timeline --window=1.5:3 prof.timeline.heap")
+      ->option_text("T0:T1")->group(g);
+}
+// ---- end of the time-based views
 
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
@@ -206,6 +222,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineSymbolOptions(app, r);
   DefineWebOptions(app, o);
   DefineRemoteOptions(app, o);
+  DefineTimeOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 

@@ -55,6 +55,9 @@ struct CliOptions {
   std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
   std::vector<std::string> profiles;   // <profile>... (files or http:// URLs)
   RemoteFetchOptions fetch;            // --seconds, --timeout: http:// profiles (remote_source.h)
+  // Time-based views of the runtime's files (options.cc, "Time-based views").
+  bool peak = false;                   // --peak: the peak profiles (cli/peak_choice.h)
+  std::string timeline_window;         // --window=T0:T1 (cli/runtime_timeline.h)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a

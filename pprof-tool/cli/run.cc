@@ -10,8 +10,10 @@
 #include <iterator>
 #include <sstream>
 
+#include "pprof-tool/cli/peak_choice.h"
 #include "pprof-tool/cli/profile_choice.h"
 #include "pprof-tool/cli/remote_source.h"
+#include "pprof-tool/cli/runtime_timeline.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/profile_loader.h"
 #include "pprof-tool/proto/profile_symbolizer.h"
@@ -156,10 +158,30 @@ int RunPprofTool(const CliOptions& o) {
   std::vector<Profile> dumps;
   FetchedSources fetched;  // http:// profiles (remote_source.h)
   if (!fetched.Fetch(o.profiles, o.fetch, &error)) return Fail(error);
-  if (!LoadEach(fetched.paths(), &dumps, &error, &warnings)) return Fail(fetched.NameSources(error));
+  std::vector<std::string> peak_files;  // --peak: the peak profiles instead (cli/peak_choice.h)
+  if (o.peak && !PeakProfileFiles(fetched.paths(), &peak_files, &error)) return Fail(error);
+  if (!LoadEach(o.peak ? peak_files : fetched.paths(), &dumps, &error, &warnings))
+    return Fail(fetched.NameSources(error));
   const DumpSeries series = ClassifyDumps(dumps);
   std::string dump_description;  // which dump, or the sum: a header line of every report
   if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
+  std::string peak_description;
+  if (o.peak && !PeakDescription(profile, &peak_description, &error)) return Fail(error);
+  // --timeline of one runtime timeline file: its rows, or --window's peak as a text report.
+  RuntimeTimeline runtime_timeline;
+  const bool is_runtime_timeline =
+      o.report == ReportKind::kTimeline && dumps.size() == 1 &&
+      ReadRuntimeTimeline(o.profiles[0], &runtime_timeline, &error);
+  if (!error.empty()) return Fail(error);
+  if (!o.timeline_window.empty() && !is_runtime_timeline)
+    return Fail("--window applies to --timeline of a runtime timeline (<prefix>.timeline.heap)");
+  if (is_runtime_timeline && !o.timeline_window.empty()) {
+    Profile window;
+    if (!RuntimeTimelineWindow(runtime_timeline, profile, o.timeline_window, &window,
+                               &peak_description, &error))
+      return Fail(error);
+    profile = std::move(window);
+  }
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
   Profile base;
   if (!base_files.empty()) {
@@ -242,7 +264,12 @@ int RunPprofTool(const CliOptions& o) {
     return Emit(file, o.output);
   }
 
-  if (o.report == ReportKind::kTimeline) {
+  if (is_runtime_timeline && o.timeline_window.empty()) {
+    std::string out = RuntimeTimelineText(runtime_timeline, *symbolizer, o.show_bytes);
+    flush_warnings();
+    return Emit(out, o.output);
+  }
+  if (o.report == ReportKind::kTimeline && !is_runtime_timeline) {
     return WriteTimeline(o, dumps, *symbolizer, po, program_name, flush_warnings);
   }
   if (o.report == ReportKind::kHttp) {
@@ -256,6 +283,7 @@ int RunPprofTool(const CliOptions& o) {
   if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
   if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
   if (!dump_description.empty()) samples.description.push_back(dump_description);
+  if (!peak_description.empty()) samples.description.push_back(peak_description);
   if (!base_files.empty()) {
     std::string names;
     for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);
@@ -281,6 +309,8 @@ int RunPprofTool(const CliOptions& o) {
   switch (o.report) {
     case ReportKind::kText:
     case ReportKind::kTop:
+    case ReportKind::kTimeline:  // a runtime timeline's --window
+
       return Emit(TextReport(samples, ro), o.output);
     case ReportKind::kTraces:
       return Emit(TracesReport(samples, ro), o.output);

@@ -3,6 +3,9 @@
 // The true peak is fa 256 MiB + fb 64 MiB at the end of fb(), inside phase A; phase B's
 // 256 MiB never reach it. Chunks are 64 KiB (small objects of the allocator), never touched.
 // Prints the phase boundaries in CLOCK_MONOTONIC nanoseconds (the peak file's clock).
+// With the argument `dump`, a dump (HeapProfilerDump, found with dlsym: the runtime is
+// preloaded) ends phase A, so the exit dump's interval is phase B alone.
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,12 +36,17 @@ __attribute__((noinline)) void fc() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char**) {
   printf("phase_a_start %lld\n", Now());
   fa();
   fb();
   for (void* p : a_chunks) free(p);
   printf("phase_a_end %lld\n", Now());
+  if (argc > 1) {
+    auto dump = reinterpret_cast<void (*)(const char*)>(dlsym(RTLD_DEFAULT, "HeapProfilerDump"));
+    if (dump == nullptr) return 2;
+    dump("end of phase A");
+  }
   fc();
   printf("phase_b_end %lld\n", Now());
   fflush(stdout);

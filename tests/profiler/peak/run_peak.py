@@ -29,8 +29,8 @@ TRUTH = {'fa': 4096 * CHUNK, 'fb': 1024 * CHUNK, 'fc': 0}
 HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
                        r'(heapprofile|heap_v2/(\d+))$')
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
-REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile: \d+ MB in use at [\d.]+ s after '
-                       r'profiling start \(estimated (\d+) bytes; CLOCK_MONOTONIC (\d+) ns; '
+REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile(?: of the interval from [\d.]+ s)?: '
+                       r'\d+ MB in use at [\d.]+ s after profiling start \(estimated (\d+) bytes; CLOCK_MONOTONIC (\d+) ns; '
                        r'unix time [\d.]+\)$')
 
 failures = []
@@ -62,13 +62,13 @@ def stack_of(syms, pc):
     return None
 
 
-def run(args, workdir, env):
+def run(args, workdir, env, argv=()):
     full = {k: v for k, v in os.environ.items()
             if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
     full.update(env)
     full['LD_PRELOAD'] = args.preload
     full['HEAPPROFILE'] = os.path.join(workdir, 'prof')
-    p = subprocess.run([args.program], env=full, capture_output=True, text=True, timeout=60)
+    p = subprocess.run([args.program] + list(argv), env=full, capture_output=True, text=True, timeout=60)
     if not check(p.returncode == 0, 'workload failed (%d): %s' % (p.returncode, p.stderr[-800:])):
         return None
     phases = dict((k, int(v)) for k, v in (l.split() for l in p.stdout.split('\n') if l))
@@ -180,6 +180,7 @@ def main():
     ap.add_argument('--preload', required=True)
     ap.add_argument('--workdir', required=True)
     ap.add_argument('--seeds', type=int, default=8)
+    ap.add_argument('--pprof_tool', help='pprof-tool: --peak reads the peak files')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -228,6 +229,67 @@ def main():
                   'exact: peak %d below fa + fb' % peak_bytes)
             check(phases['phase_a_start'] <= peak_ns <= phases['phase_a_end'],
                   'exact: peak time outside phase A')
+
+    # Peaks per interval: a dump ends phase A. prof.peak.0001.heap is phase A's peak (fa + fb),
+    # prof.peak.0002.heap (the exit dump) phase B's (fb + fc, fa freed), prof.peak.heap the
+    # highest since start (phase A's). Exact mode: exact; the default rate: each stack within
+    # 3*sqrt(T*B) of the truth, as above (one run: a miss has probability < 1 %).
+    interval_truth = {'peak.0001': {'fa': TRUTH['fa'], 'fb': TRUTH['fb'], 'fc': 0},
+                      'peak.0002': {'fa': 0, 'fb': TRUTH['fb'], 'fc': 3072 * CHUNK},
+                      'peak': TRUTH}
+    for mode, env in (('exact', {'TCMALLOC_SAMPLE_PARAMETER': '1'}), ('sampled', {})):
+        workdir = os.path.join(args.workdir, 'interval_' + mode)
+        os.makedirs(workdir)
+        # No in-use or allocation triggers: the dump that ends phase A and the exit dump alone.
+        env = dict(env, HEAP_PROFILE_PEAK='1', HEAP_PROFILE_INUSE_INTERVAL='0',
+                   HEAP_PROFILE_ALLOCATION_INTERVAL='0')
+        phases = run(args, workdir, env, ['dump'])
+        if phases is None:
+            continue
+        windows = {'peak.0001': ('phase_a_start', 'phase_a_end'),
+                   'peak.0002': ('phase_a_end', 'phase_b_end'),
+                   'peak': ('phase_a_start', 'phase_a_end')}
+        for name, truth in interval_truth.items():
+            path = os.path.join(workdir, 'prof.%s.heap' % name)
+            if not check(os.path.exists(path), '%s: no %s' % (mode, path)):
+                continue
+            parsed = parse_peak(path, syms)
+            if parsed is None:
+                continue
+            kind, rate, peak_bytes, peak_ns, per = parsed
+            print('interval %s %s: fa %d fb %d fc %d bytes, peak %d bytes' % (
+                mode, name, per['fa'][1], per['fb'][1], per['fc'][1], peak_bytes))
+            for fn, want in truth.items():
+                if mode == 'exact':
+                    check(per[fn][1] == want, 'interval exact %s: %s %d bytes, truth %d' % (
+                        name, fn, per[fn][1], want))
+                else:
+                    bound = max(3 * math.sqrt(rate * want), 0.01 * peak_bytes)
+                    check(abs(per[fn][1] - want) <= bound,
+                          'interval sampled %s: %s %.1f MiB, truth %.1f MiB (bound %.1f MiB)' % (
+                              name, fn, per[fn][1] / 2**20, want / 2**20, bound / 2**20))
+            lo, hi = windows[name]
+            check(phases[lo] <= peak_ns <= phases[hi],
+                  'interval %s %s: peak time %d outside [%s, %s]' % (mode, name, peak_ns, lo, hi))
+        if args.pprof_tool and mode == 'exact':
+            # --peak: dump 2's interval (phase B: fc first, no fa) and the peak since start
+            # (the prefix: fa first), each with its header line.
+            for target, header, first, absent in (
+                    ('prof.0002.heap', 'Peak of the interval from ', 'fc', 'fa'),
+                    ('prof', 'Peak: 320 MB in use at ', 'fa', 'fc')):
+                p = subprocess.run([args.pprof_tool, '--peak', '--top=20', args.program,
+                                    os.path.join(workdir, target)],
+                                   capture_output=True, text=True, timeout=120)
+                rows = [l.split()[-1] for l in p.stdout.splitlines()
+                        if re.match(r'^\s*[\d.]+[kMG]?B\s', l)]
+                check(p.returncode == 0 and any(l.startswith(header) for l in p.stdout.splitlines())
+                      and rows[:1] == [first] and absent not in rows,
+                      'pprof-tool --peak %s: want header %r, %s first, no %s; got: %s' % (
+                          target, header, first, absent, (p.stdout + p.stderr)[-800:]))
+            p = subprocess.run([args.pprof_tool, '--peak', os.path.join(workdir, 'prof.0009.heap')],
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode == 2 and p.stderr.count('\n') == 1 and 'no peak profile' in p.stderr,
+                  'pprof-tool --peak of a missing dump: want one line, got %r' % p.stderr)
 
     # Sampled mode, n runs.
     results = [sampled_seed(args, syms, i) for i in range(args.seeds)]

@@ -1,6 +1,7 @@
 // The peak tracker's lazy rebase against a brute-force model that copies every bucket's live
-// counts at each new maximum: after random sequences of allocations and frees over a few
-// buckets, read at random moments, the tracker's per-bucket peak equals the model's copy.
+// counts at each new maximum, since start and since the last interval reset: after random
+// sequences of allocations, frees and resets over a few buckets, read at random moments, the
+// tracker's per-bucket peaks of both scopes equal the model's copies.
 #include "profiler/peak_tracker.h"
 
 #include <gtest/gtest.h>
@@ -18,30 +19,45 @@ struct Counts {
 };
 
 struct Model {
-  std::vector<Counts> live, at_peak;
-  int64_t inuse = 0, peak = 0;
-  explicit Model(size_t n) : live(n), at_peak(n) {}
+  std::vector<Counts> live, at_peak, at_interval_peak;
+  int64_t inuse = 0, peak = 0, interval_peak = 0;
+  explicit Model(size_t n) : live(n), at_peak(n), at_interval_peak(n) {}
   void Change(size_t b, int64_t count, int64_t bytes) {
     live[b].count += count;
     live[b].bytes += bytes;
     inuse += bytes;
+    if (inuse > interval_peak) {
+      interval_peak = inuse;
+      at_interval_peak = live;
+    }
     if (inuse > peak) {
       peak = inuse;
       at_peak = live;
     }
   }
+  void ResetInterval() {
+    interval_peak = inuse;
+    at_interval_peak = live;
+  }
 };
 
-void ExpectSamePeak(const Model& m, const std::vector<Bucket*>& buckets) {
-  const PeakSnapshot s = TakePeakSnapshot();
-  EXPECT_EQ(s.bytes, m.peak);
+void ExpectSamePeak(const Model& m, const std::vector<Bucket*>& buckets, PeakScope scope) {
+  const PeakSnapshot s = TakePeakSnapshot(scope);
+  const bool since_start = scope == PeakScope::kSinceStart;
+  EXPECT_EQ(s.bytes, since_start ? m.peak : m.interval_peak);
+  const std::vector<Counts>& want = since_start ? m.at_peak : m.at_interval_peak;
   for (size_t i = 0; i < buckets.size(); ++i) {
     Counts c;
     ASSERT_TRUE(PeakCounts(s, *buckets[i], &c.count, &c.bytes));
-    EXPECT_EQ(c.count, m.at_peak[i].count) << "bucket " << i;
-    EXPECT_EQ(c.bytes, m.at_peak[i].bytes) << "bucket " << i;
+    EXPECT_EQ(c.count, want[i].count) << "bucket " << i << (since_start ? " since start" : " interval");
+    EXPECT_EQ(c.bytes, want[i].bytes) << "bucket " << i << (since_start ? " since start" : " interval");
   }
   EXPECT_TRUE(PeakUnchanged(s));
+}
+
+void ExpectSamePeaks(const Model& m, const std::vector<Bucket*>& buckets, bool interval_first) {
+  ExpectSamePeak(m, buckets, interval_first ? PeakScope::kInterval : PeakScope::kSinceStart);
+  ExpectSamePeak(m, buckets, interval_first ? PeakScope::kSinceStart : PeakScope::kInterval);
 }
 
 TEST(PeakTracker, LazyRebaseEqualsCopyAtEachMaximum) {
@@ -66,20 +82,26 @@ TEST(PeakTracker, LazyRebaseEqualsCopyAtEachMaximum) {
       if (grow || objects[b].empty()) {
         const int64_t size = 1 + static_cast<int64_t>(rng() % 4096);
         objects[b].push_back(size);
-        PeakOnAlloc(buckets[b], static_cast<size_t>(size), size);
+        PeakOnAlloc(buckets[b]->id.load(), static_cast<size_t>(size), size);
         m.Change(b, 1, size);
       } else {
         const size_t k = rng() % objects[b].size();
         const int64_t size = objects[b][k];
         objects[b][k] = objects[b].back();
         objects[b].pop_back();
-        PeakOnFree(buckets[b], static_cast<size_t>(size), size);
+        PeakOnFree(buckets[b]->id.load(), static_cast<size_t>(size), size);
         m.Change(b, -1, -size);
       }
-      if (rng() % 97 == 0) ExpectSamePeak(m, buckets);  // reading freezes a rising peak
+      // Reading freezes a rising peak; a dump reads both, then restarts the interval.
+      if (rng() % 97 == 0) ExpectSamePeaks(m, buckets, rng() % 2 == 0);
+      if (rng() % 151 == 0) {
+        ExpectSamePeaks(m, buckets, true);
+        ResetIntervalPeak();
+        m.ResetInterval();
+      }
       if (HasFailure()) return;
     }
-    ExpectSamePeak(m, buckets);
+    ExpectSamePeaks(m, buckets, false);
   }
   StopPeakTracking();
 }
@@ -91,17 +113,17 @@ TEST(PeakTracker, StaleSnapshotIsRefused) {
   Bucket* b = table.FindOrCreateBucket(&pc, 1, 0);
   ASSERT_NE(b, nullptr);
   BeginPeakTracking(0);
-  PeakOnAlloc(b, 100, 100);
-  const PeakSnapshot s = TakePeakSnapshot();
+  PeakOnAlloc(b->id.load(), 100, 100);
+  const PeakSnapshot s = TakePeakSnapshot(PeakScope::kSinceStart);
   EXPECT_EQ(s.bytes, 100);
-  PeakOnAlloc(b, 50, 50);  // a new maximum ...
+  PeakOnAlloc(b->id.load(), 50, 50);  // a new maximum ...
   int64_t n, bytes;
   ASSERT_TRUE(PeakCounts(s, *b, &n, &bytes));  // ... does not change the snapshot's values
   EXPECT_EQ(bytes, 100);
-  PeakOnFree(b, 50, 50);  // freezes the new peak: the old snapshot is no longer readable
+  PeakOnFree(b->id.load(), 50, 50);  // freezes the new peak: the old snapshot is no longer readable
   EXPECT_FALSE(PeakCounts(s, *b, &n, &bytes));
   EXPECT_FALSE(PeakUnchanged(s));
-  const PeakSnapshot t = TakePeakSnapshot();
+  const PeakSnapshot t = TakePeakSnapshot(PeakScope::kSinceStart);
   EXPECT_EQ(t.bytes, 150);
   ASSERT_TRUE(PeakCounts(t, *b, &n, &bytes));
   EXPECT_EQ(n, 2);

@@ -1,0 +1,50 @@
+// HEAP_PROFILE_TIMELINE=<period>: the heap over the whole run, in a bounded ring, written as
+// <prefix>.timeline.heap with each dump and at exit.
+//
+// Each tick (the helper thread, profiler_thread.h, every `period`: 100ms, 2s, or plain
+// milliseconds; 10 ms .. 3600 s) records one row: the time, the allocator's exact in-use
+// bytes (GetAllocatorStats: what MallocExtension calls generic.current_allocated_bytes), the
+// process's RSS (/proc/self/statm), the sampled estimate of in-use bytes, and the raw sampled
+// in-use (count, bytes) of the kTopStacks buckets holding most — read from the peak tracker's
+// current cells (peak_tracker.h: HEAP_PROFILE_TIMELINE implies HEAP_PROFILE_PEAK), O(buckets)
+// per tick on the helper thread, nothing on the allocation path.
+//
+// Bounded: kRows rows (kRows × 160 bytes = 640 KiB of the arena). When the ring is full, each
+// pair of neighbouring rows becomes one (the row with the larger exact in-use: the curve keeps
+// its maxima) and a row stands for twice as many ticks from then on (a new row is the maximum
+// of that many ticks), so a day at 100 ms is 4096 rows of ~26 s each.
+//
+// File: a legacy heap profile (legacy_writer.h) that every pprof reads as the live set at the
+// timeline's highest exact in-use row (its records: every bucket that appears in a row, with
+// its in-use at that row; raw sampled counts, as the dumps), plus comment lines readers skip:
+//   # heapkit: timeline period_ms <ms per row> ticks <ticks> start_unix <s.mmm>
+//     start_ns <CLOCK_MONOTONIC ns> rate <R>
+//   # heapkit: timeline stack <id> @ 0x<pc> ...              (each bucket of the rows)
+//   # heapkit: timeline row <ms since start> exact <bytes> rss <bytes> est <bytes>
+//     [<id>:<count>:<bytes> ...]                             (one line per row, oldest first)
+// pprof-tool --timeline reads it (pprof-tool README, "--timeline of a runtime timeline").
+#pragma once
+
+#include <cstdint>
+
+namespace heapkit::prof {
+
+inline constexpr int kTopStacks = 8;
+inline constexpr int kTimelineRows = 4096;
+
+// HEAP_PROFILE_TIMELINE in milliseconds (0: off). A bad value: one line naming the cause, off.
+int64_t ReadTimelinePeriodMs();
+// Exposed for tests: false for a malformed or out-of-range value.
+bool ParseTimelinePeriod(const char* text, int64_t* ms);
+
+// Profiling start (state lock held): an empty ring, ticking every period_ms (0: off).
+void BeginTimeline(int64_t period_ms);
+// Milliseconds until the next tick is due (-1: off). Helper thread.
+int TimelinePollMs();
+// The helper thread, state lock held: records the rows that are due.
+void TimelineTickLocked();
+// With each dump (state lock held): writes <prefix>.timeline.heap if the timeline is on; logs
+// a failure.
+void WriteTimelineLocked();
+
+}  // namespace heapkit::prof

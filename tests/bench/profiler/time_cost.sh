@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Cost of the time-based answers (HEAP_PROFILE_PEAK=1, HEAP_PROFILE_RSS_LIMIT=64g and
+# HEAP_PROFILE_TIMELINE=100ms: "all on")
+# over HEAPPROFILE alone ("off"), same build:
+#  1. default rate: profiler_bench's large workload, interleaved (order alternating), --reps
+#     runs each: medians of wall and CPU (user + sys) seconds and their ratio;
+#  2. default rate: callgrind instructions of the churn loop (`profiler_bench 2000000 0`);
+#  3. exact mode (TCMALLOC_SAMPLE_PARAMETER=1): callgrind instructions of
+#     `profiler_bench 200000 0`, off and on, --cg-reps runs each (medians).
+#
+#   tests/bench/profiler/time_cost.sh [--reps 7] [--cg-reps 3]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+build=${HEAPKIT_BUILD_DIR:-$root/build}
+bench=$build/tests/bench/profiler/profiler_bench
+heapkit=$build/libheapkit.so
+reps=7
+cg_reps=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --reps) reps=$2; shift 2 ;;
+    --cg-reps) cg_reps=$2; shift 2 ;;
+    *) echo "time_cost.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+work=$(mktemp -d /tmp/heapkit-time-cost.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+all_on=(HEAP_PROFILE_PEAK=1 HEAP_PROFILE_RSS_LIMIT=64g HEAP_PROFILE_TIMELINE=100ms)
+settings() { [[ $1 == on ]] && echo "${all_on[@]}" || echo HEAP_PROFILE_PEAK=0; }
+run() {  # run <off|on> <rep>
+  local dir=$work/$1.$2
+  mkdir -p "$dir"
+  /usr/bin/time -f "%e %U %S" -o "$dir/time" env LD_PRELOAD="$heapkit" HEAPPROFILE="$dir/prof" \
+    $(settings "$1") "$bench" 30000000 4 > /dev/null 2>&1
+  read -r wall user sys < "$dir/time"
+  echo "$1 $wall $(echo "$user + $sys" | bc -l)" >> "$work/times"
+}
+for ((rep = 1; rep <= reps; rep++)); do
+  if ((rep % 2)); then run off $rep; run on $rep; else run on $rep; run off $rep; fi
+done
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+for col in 2 3; do
+  name=$([[ $col == 2 ]] && echo wall || echo CPU)
+  off=$(grep '^off ' "$work/times" | awk -v c=$col '{print $c}' | median)
+  on=$(grep '^on ' "$work/times" | awk -v c=$col '{print $c}' | median)
+  echo "default rate, $name s, median of $reps: off $off, on $on, on/off $(echo "$on / $off" | bc -l | xargs printf '%.4f')"
+done
+cg() {  # cg <off|on> <extra env> <args...>
+  local cfg=$1 extra=$2; shift 2
+  mkdir -p "$work/cg"
+  env LD_PRELOAD="$heapkit" HEAPPROFILE="$work/cg/prof" $(settings "$cfg") $extra \
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bench" "$@" 2>&1 |
+    sed -n 's/.*Collected : //p'
+}
+for mode in default exact; do
+  extra=$([[ $mode == exact ]] && echo TCMALLOC_SAMPLE_PARAMETER=1 || echo HEAP_PROFILE_ALLOCATION_INTERVAL=1073741824)
+  args=$([[ $mode == exact ]] && echo "200000 0" || echo "2000000 0")
+  : > "$work/cg_off"; : > "$work/cg_on"
+  for ((rep = 1; rep <= cg_reps; rep++)); do
+    cg off "$extra" $args >> "$work/cg_off"
+    cg on "$extra" $args >> "$work/cg_on"
+  done
+  off=$(median < "$work/cg_off"); on=$(median < "$work/cg_on")
+  echo "$mode mode, callgrind instructions, profiler_bench $args, median of $cg_reps: off $off, on $on, on/off $(echo "$on / $off" | bc -l | xargs printf '%.4f')"
+done
