@@ -89,10 +89,10 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
       PrintForkedChildHeader(name);
     if (internal::Verbose()) {
       internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-                    "for %llu us",
+                    "(%zu with ptrace) for %llu us",
                     name, static_cast<unsigned long long>(result->live_objects),
                     static_cast<unsigned long long>(result->unrecorded_objects),
-                    result->threads_stopped,
+                    result->threads_stopped, result->threads_traced,
                     static_cast<unsigned long long>(result->seconds_stopped * 1e6));
       if (result->unreadable_ranges_skipped > 0)
         internal::Log("leak check %s: %zu unreadable ranges inside heap objects not scanned "
