@@ -211,9 +211,13 @@ TEST_P(BlockingThread, IsStoppedWithPtraceAndItsRootsScanned) {
   EXPECT_EQ(r.err.find("could not be stopped"), std::string::npos) << r.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Holds, BlockingThread,
-                         ::testing::Combine(::testing::Values("normal", "strict"),
-                                            ::testing::Values("stack", "register", "churn")));
+INSTANTIATE_TEST_SUITE_P(
+    Holds, BlockingThread,
+    ::testing::Combine(::testing::Values("normal", "strict"),
+                       ::testing::Values("stack", "register", "churn")),
+    [](const ::testing::TestParamInfo<std::tuple<const char*, const char*>>& info) {
+      return std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+    });
 
 // The worker frees its block at about the time of the check, then allocates and frees without
 // pause: stopped anywhere (inside malloc and free too), it never makes a leak or a hang.
@@ -237,6 +241,9 @@ struct Refusal {
   std::vector<std::string> env;
   const char* why;                  // in the line naming the thread
 };
+
+// The test's name in a parameter listing (no bytes of the struct).
+void PrintTo(const Refusal& refusal, std::ostream* os) { *os << refusal.name; }
 
 std::vector<Refusal> Refusals() {
   std::vector<Refusal> out = {
