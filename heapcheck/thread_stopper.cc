@@ -271,9 +271,12 @@ void ThreadStopper::TraceBlocking(size_t from, int64_t deadline, int sig) {
   }
   if (ptrace_.queued() == first_request) return;
   ptrace_.StopQueued(deadline);
-  for (size_t i = from; i < slot_count_; ++i) {
+  // Earlier rounds' threads too: if the helper died or was killed now, the kernel let every
+  // thread it had stopped run again (their outcomes became kFailed).
+  for (size_t i = 0; i < slot_count_; ++i) {
     Slot& s = g_slots[i];
-    if (s.state.load(std::memory_order_acquire) != kTracing) continue;
+    const uint32_t state = s.state.load(std::memory_order_acquire);
+    if (state != kTracing && state != kTraced) continue;
     const TraceOutcome outcome = ptrace_.outcome(s.trace_index);
     if (outcome == TraceOutcome::kStopped) {
       s.state.store(kTraced, std::memory_order_release);
