@@ -1,12 +1,13 @@
 // A worker thread that blocks every signal (xz -T2's workers, jemalloc's background thread) and
 // holds the only pointer to a 96-byte heap block while main exits. It prints its tid.
-//   blocking_thread [stack|register|churn] [seccomp-eperm|seccomp-kill]
+//   blocking_thread [stack|register|churn] [seccomp-eperm|seccomp-kill|vfork]
 // stack: the pointer is in a local of the worker, which sleeps in pause();
 // register: the pointer is only in a register (r12) of the spinning worker (x86-64);
 // churn: the worker frees the block at about the time main exits, then keeps allocating and
 //   freeing, so the check stops it anywhere, inside malloc and free too.
 // seccomp-eperm / seccomp-kill: ptrace(2) fails with EPERM / kills the caller (a container's
-// policy), installed before the worker starts.
+// policy), installed before the worker starts. vfork: the worker (stack) then waits for a
+// vfork child for 2 s, a wait no ptrace interrupt ends: the ptrace helper does not answer.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -23,6 +24,7 @@
 
 static pthread_barrier_t g_started;
 static const char* g_mode = "stack";
+static int g_vfork = 0;
 
 static void Announce(void) {
   printf("worker %d\n", gettid());
@@ -34,6 +36,10 @@ static void HoldOnStack(void) {
   char* volatile held = malloc(96);
   memset(held, 7, 96);
   Announce();
+  if (g_vfork && vfork() == 0) {
+    sleep(2);
+    _exit(0);
+  }
   for (;;) pause();
 }
 
@@ -97,6 +103,7 @@ int main(int argc, char** argv) {
   if (argc > 2 && strcmp(argv[2], "seccomp-eperm") == 0)
     ForbidPtrace(SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
   if (argc > 2 && strcmp(argv[2], "seccomp-kill") == 0) ForbidPtrace(SECCOMP_RET_KILL_PROCESS);
+  g_vfork = argc > 2 && strcmp(argv[2], "vfork") == 0;
   pthread_barrier_init(&g_started, NULL, 2);
   pthread_t t;
   pthread_create(&t, NULL, Worker, NULL);
