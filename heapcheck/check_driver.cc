@@ -15,6 +15,7 @@
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/report_destination.h"
 #include "heapcheck/signal_check.h"
+#include "heapcheck/thread_stopper.h"
 #include "heapcheck/roots.h"
 #include "profiler/sample_recorder.h"
 
@@ -42,6 +43,9 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   Settings& s = g_settings;
   if (!ReadCheckerConfig(&s)) return;
   RememberReportDestination(s.report_path);
+  // Read now, like every setting: a program may overwrite its environment before it exits.
+  SuspendSignal();
+  PtraceStopper::Unavailable();
   if (s.global_check_pending) InstallSignalCheck(s.at_signal);
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
