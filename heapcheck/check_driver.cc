@@ -15,6 +15,7 @@
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/report_destination.h"
 #include "heapcheck/signal_check.h"
+#include "heapcheck/thread_stopper.h"
 #include "heapcheck/roots.h"
 #include "profiler/sample_recorder.h"
 
@@ -42,6 +43,9 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   Settings& s = g_settings;
   if (!ReadCheckerConfig(&s)) return;
   RememberReportDestination(s.report_path);
+  // Read now, like every setting: a program may overwrite its environment before it exits.
+  SuspendSignal();
+  PtraceStopper::Unavailable();
   if (s.global_check_pending) InstallSignalCheck(s.at_signal);
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
@@ -89,10 +93,10 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
       PrintForkedChildHeader(name);
     if (internal::Verbose()) {
       internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-                    "for %llu us",
+                    "(%zu with ptrace) for %llu us",
                     name, static_cast<unsigned long long>(result->live_objects),
                     static_cast<unsigned long long>(result->unrecorded_objects),
-                    result->threads_stopped,
+                    result->threads_stopped, result->threads_traced,
                     static_cast<unsigned long long>(result->seconds_stopped * 1e6));
       if (result->unreadable_ranges_skipped > 0)
         internal::Log("leak check %s: %zu unreadable ranges inside heap objects not scanned "

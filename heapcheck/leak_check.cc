@@ -307,6 +307,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   ok = ok && RecordLeaks(s, config, baseline, out);
   out->live_objects = s.objects.size();
   out->threads_stopped = stopper.stopped_count();
+  out->threads_traced = stopper.traced_count();
   out->unstopped_threads = stopper.unstopped_count();
   for (size_t i = 0; i < out->unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)
     out->unstopped_tids[i] = stopper.unstopped_tids()[i];

@@ -45,6 +45,7 @@ struct CheckResult {
   uint64_t live_objects = 0;
   uint64_t unrecorded_objects = 0;
   size_t threads_stopped = 0;
+  size_t threads_traced = 0;  // of those, stopped with ptrace (they block the suspend signal)
   double seconds_stopped = 0;
   size_t unstopped_threads = 0;  // alive but not stopped: roots missing, false leaks possible
   pid_t unstopped_tids[ThreadStopper::kMaxUnstoppedListed] = {};

@@ -16,14 +16,29 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "heapcheck/task_status.h"
 
 namespace heapkit::check {
 namespace {
 
-enum SlotState : uint32_t { kSignalled = 1, kStopped = 2, kResumed = 3, kAbandoned = 4 };
+// A slot's life: kSignalled -> (handler) kClaimed -> kStopped -> (released) kResumed; or
+// kTracing (blocks the signal) -> kTraced (stopped by the ptrace helper); or kAbandoned (gone,
+// or not stopped). The handler claims a slot with a compare-and-swap, so the controller's own
+// swap out of kSignalled (giving up, or handing the thread to ptrace) never races it.
+enum SlotState : uint32_t {
+  kSignalled = 1,
+  kStopped = 2,
+  kResumed = 3,
+  kAbandoned = 4,
+  kClaimed = 5,
+  kTracing = 6,
+  kTraced = 7,
+};
 
 struct Slot {
   std::atomic<uint32_t> state;
+  pid_t tracer;         // TracerPid when listed (explains a refused attach)
+  uint32_t trace_index;  // its PtraceStopper request (kTracing)
   StoppedThread data;
 };
 
@@ -53,7 +68,8 @@ void SuspendHandler(int, siginfo_t* info, void* context) {
       break;
     }
   }
-  if (slot == nullptr || slot->state.load(std::memory_order_acquire) != kSignalled) {
+  uint32_t expected = kSignalled;
+  if (slot == nullptr || !slot->state.compare_exchange_strong(expected, kClaimed)) {
     errno = saved_errno;
     return;
   }
@@ -133,30 +149,10 @@ int64_t NowMs() {
 
 struct sigaction g_old_action;
 
-// Whether thread `tid` blocks `sig` now: the SigBlk mask of /proc/self/task/<tid>/status
-// (hex, bit n-1 = signal n). Such a thread (one that blocks every signal, like xz's workers or
-// jemalloc's background thread, or waits for the signal with sigwaitinfo) would not run the
-// handler before the timeout. Unknown (unreadable): false.
+// Whether thread `tid` blocks `sig` now (its status unreadable: no).
 bool BlocksSignal(pid_t tid, int sig) {
-  char path[64];
-  internal::FormatTo(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR) {
-  }
-  close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  const char* line = std::strstr(buf, "\nSigBlk:");
-  if (line == nullptr) return false;
-  const char* p = line + 8;
-  while (*p == ' ' || *p == '\t') ++p;
-  uint64_t mask = 0;
-  for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); ++p)
-    mask = mask << 4 | static_cast<uint64_t>(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-  return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1) != 0;
+  TaskStatus status;
+  return ReadTaskStatus(tid, &status) && MaskHas(status.blocked, sig);
 }
 
 }  // namespace
@@ -175,9 +171,9 @@ int SuspendSignal() {
 }
 
 const StoppedThread* ThreadStopper::thread(size_t i) const {
-  if (i >= slot_count_ || g_slots[i].state.load(std::memory_order_acquire) != kStopped)
-    return nullptr;
-  return &g_slots[i].data;
+  if (i >= slot_count_) return nullptr;
+  const uint32_t state = g_slots[i].state.load(std::memory_order_acquire);
+  return state == kStopped || state == kTraced ? &g_slots[i].data : nullptr;
 }
 
 namespace {
@@ -201,40 +197,32 @@ bool PrepareSuspension(int sig) {
 // Outcome of waiting for one signalled thread.
 enum class Wait { kStopped, kGone, kBlocking, kTimedOut };
 
-// How long a thread may keep the suspend signal blocked before it is given up. Blocking all
-// signals for a moment is common (pthread_create does, around clone); a thread that still
-// blocks it after this long blocks it for good (xz's workers, jemalloc's background thread).
-constexpr int64_t kBlockedGiveUpMs = 100;
-
 // Waits until the thread of `s` has stopped, has exited, or the deadline passed (then its slot
-// is abandoned; the handler of a late signal finds it so and returns at once).
+// is abandoned; the handler of a late signal finds it so and returns at once). A thread seen
+// blocking the signal (it blocked it after its status was read) is handed to ptrace at once
+// (state kTracing): the pending signal runs the handler only once it unblocks, after the check,
+// and finds the slot no longer kSignalled.
 Wait AwaitStop(Slot& s, int64_t deadline, int sig) {
   char path[64];
   internal::FormatTo(path, sizeof(path), "/proc/self/task/%d", s.data.tid);
-  int64_t blocked_since = -1;
   for (int polls = 1;; ++polls) {
-    if (s.state.load(std::memory_order_acquire) != kSignalled) return Wait::kStopped;
-    // A thread that exited after the listing (or is exiting with signals blocked) vanishes
-    // from /proc: stop waiting for it without a message. One that keeps the signal blocked
-    // (its SigBlk mask, read every few polls) is given up after kBlockedGiveUpMs.
-    const int64_t now = NowMs();
-    const bool timed_out = deadline - now <= 0;
-    bool blocking = false;
-    if (polls % 4 == 0) {
-      if (!BlocksSignal(s.data.tid, sig)) {
-        blocked_since = -1;
-      } else if (blocked_since < 0) {
-        blocked_since = now;
-      } else {
-        blocking = now - blocked_since >= kBlockedGiveUpMs;
-      }
+    uint32_t state = s.state.load(std::memory_order_acquire);
+    if (state == kStopped) return Wait::kStopped;
+    if (state == kClaimed) {  // the handler is saving its registers: a moment
+      Futex(&s.state, FUTEX_WAIT_PRIVATE, kClaimed, nullptr);
+      continue;
     }
+    // A thread that exited after the listing (or is exiting with signals blocked) vanishes
+    // from /proc: stop waiting for it without a message.
+    const bool timed_out = deadline - NowMs() <= 0;
+    const bool blocking = polls % 4 == 0 && BlocksSignal(s.data.tid, sig);
     if (timed_out || blocking || polls % 8 == 0) {
       const bool gone = access(path, F_OK) != 0;
       if (gone || timed_out || blocking) {
+        const uint32_t next = gone || timed_out ? kAbandoned : kTracing;
         uint32_t expected = kSignalled;
-        if (!s.state.compare_exchange_strong(expected, kAbandoned)) return Wait::kStopped;
-        return gone ? Wait::kGone : blocking ? Wait::kBlocking : Wait::kTimedOut;
+        if (!s.state.compare_exchange_strong(expected, next)) continue;  // claimed meanwhile
+        return gone ? Wait::kGone : timed_out ? Wait::kTimedOut : Wait::kBlocking;
       }
     }
     timespec ts{0, 2000000};  // re-check at least every 2 ms
@@ -256,35 +244,81 @@ void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
   ListUnstopped(tid);
 }
 
-void ThreadStopper::NoteBlocking(pid_t tid, int sig) {
-  internal::Log("leak check: thread %d has blocked signal %d (HEAP_CHECK_SUSPEND_SIGNAL) for "
-                "%d ms, so it was not stopped: it kept running during the check, and objects only its stack or "
-                "registers point to may be reported as leaks",
-                tid, sig, static_cast<int>(kBlockedGiveUpMs));
+void ThreadStopper::NoteUntraced(pid_t tid, int sig, const char* why) {
+  internal::Log("leak check: thread %d blocks signal %d (HEAP_CHECK_SUSPEND_SIGNAL) and could "
+                "not be stopped with ptrace: %s. It kept running during the check, and objects "
+                "only its stack or registers point to may be reported as leaks",
+                tid, sig, why);
   ListUnstopped(tid);
 }
 
-// Signals every task not signalled yet (one slot each); false if /proc/self/task cannot be read.
+// Stops the threads of slots [from, slot_count_) that block the signal (kTracing) with the
+// ptrace helper; those it cannot stop are named.
+void ThreadStopper::TraceBlocking(size_t from, int64_t deadline, int sig) {
+  const char* unavailable = PtraceStopper::Unavailable();
+  const size_t first_request = ptrace_.queued();
+  for (size_t i = from; i < slot_count_; ++i) {
+    Slot& s = g_slots[i];
+    if (s.state.load(std::memory_order_acquire) != kTracing) continue;
+    s.trace_index = static_cast<uint32_t>(ptrace_.queued());
+    const char* why = unavailable;
+    if (why == nullptr && !ptrace_.Add(s.data.tid, &s.data))
+      why = "too many threads block the signal";
+    if (why != nullptr) {
+      s.state.store(kAbandoned, std::memory_order_release);
+      NoteUntraced(s.data.tid, sig, why);
+    }
+  }
+  if (ptrace_.queued() == first_request) return;
+  ptrace_.StopQueued(deadline);
+  // Earlier rounds' threads too: if the helper died or was killed now, the kernel let every
+  // thread it had stopped run again (their outcomes became kFailed).
+  for (size_t i = 0; i < slot_count_; ++i) {
+    Slot& s = g_slots[i];
+    const uint32_t state = s.state.load(std::memory_order_acquire);
+    if (state != kTracing && state != kTraced) continue;
+    const TraceOutcome outcome = ptrace_.outcome(s.trace_index);
+    if (outcome == TraceOutcome::kStopped) {
+      s.state.store(kTraced, std::memory_order_release);
+      continue;
+    }
+    s.state.store(kAbandoned, std::memory_order_release);
+    if (outcome == TraceOutcome::kGone) continue;
+    char why[200];
+    NoteUntraced(s.data.tid, sig, ptrace_.Explain(s.trace_index, s.tracer, why, sizeof(why)));
+  }
+}
+
+// Gives every task not seen yet a slot: reads its status, then signals it, or marks it for
+// ptrace (kTracing) if it blocks the signal. False if /proc/self/task cannot be read.
 bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
   return ForEachTask([&](pid_t tid) {
     if (tid == self) return;
     for (size_t i = 0; i < slot_count_; ++i)
       if (g_slots[i].data.tid == tid) return;
     if (slot_count_ >= kMaxThreads) return;
+    TaskStatus status;
+    const bool known = ReadTaskStatus(tid, &status);
     Slot& s = g_slots[slot_count_];
     s.data.tid = tid;
     s.data.register_count = 0;
-    s.state.store(kSignalled, std::memory_order_relaxed);
+    s.tracer = known ? status.tracer : 0;
+    // Gone or a zombie (a main thread that called pthread_exit): no stack to scan, nothing to
+    // stop. Unreadable: signalled (the wait tells an exited thread from a slow one).
+    uint32_t state = kSignalled;
+    if (known && status.exited) state = kAbandoned;
+    else if (known && MaskHas(status.blocked, sig)) state = kTracing;
+    s.state.store(state, std::memory_order_relaxed);
     ++slot_count_;
     g_slot_count.store(slot_count_, std::memory_order_release);
-    if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
+    if (state == kSignalled && syscall(SYS_tgkill, pid, tid, sig) != 0) {
       s.state.store(kAbandoned, std::memory_order_relaxed);  // exited meanwhile
     }
   });
 }
 
 bool ThreadStopper::StopAll(int timeout_ms) {
-  stopped_count_ = slot_count_ = unstopped_count_ = 0;
+  stopped_count_ = traced_count_ = slot_count_ = unstopped_count_ = 0;
   const int sig = SuspendSignal();
   if (!PrepareSuspension(sig)) return false;
   const pid_t self = Gettid();
@@ -297,14 +331,18 @@ bool ThreadStopper::StopAll(int timeout_ms) {
     listed = SignalNewTasks(self, pid, sig);
     if (!listed) break;
     for (size_t i = before; i < slot_count_; ++i) {
+      if (g_slots[i].state.load(std::memory_order_acquire) != kSignalled) continue;
       const Wait w = AwaitStop(g_slots[i], deadline, sig);
       if (w == Wait::kTimedOut) NoteUnstopped(g_slots[i].data.tid, timeout_ms, sig);
-      if (w == Wait::kBlocking) NoteBlocking(g_slots[i].data.tid, sig);
     }
+    TraceBlocking(before, deadline, sig);
     if (slot_count_ == before) break;
   }
-  for (size_t i = 0; i < slot_count_; ++i)
-    if (g_slots[i].state.load(std::memory_order_acquire) == kStopped) ++stopped_count_;
+  for (size_t i = 0; i < slot_count_; ++i) {
+    const uint32_t state = g_slots[i].state.load(std::memory_order_acquire);
+    if (state == kStopped || state == kTraced) ++stopped_count_;
+    if (state == kTraced) ++traced_count_;
+  }
   if (!listed && slot_count_ == 0) {
     sigaction(sig, &g_old_action, nullptr);
     return false;
@@ -313,6 +351,7 @@ bool ThreadStopper::StopAll(int timeout_ms) {
 }
 
 void ThreadStopper::ResumeAll() {
+  ptrace_.ResumeAll();  // detaches every traced thread and reaps the helper
   g_release.fetch_add(1, std::memory_order_acq_rel);
   Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
   const int64_t deadline = NowMs() + 2000;

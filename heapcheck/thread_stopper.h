@@ -1,12 +1,18 @@
-// Stop-the-world without ptrace (works in containers where ptrace is denied).
+// Stop-the-world: signals for the threads that take them, ptrace for those that block them.
 //
-// Design: the controller lists /proc/self/task with getdents64 (no opendir: it mallocs), sends
-// each other thread a real-time signal with tgkill, and waits (futex, bounded by a timeout) until
-// each handler has stored its registers, stack pointer and thread pointer into its slot. Handlers
-// then sleep on a futex until released. The listing is repeated until it contains no new thread,
-// so threads created while stopping are caught too. Threads that exited are gone from /proc and
-// are never roots. A thread that does not answer in time (signal blocked, stuck in the kernel)
-// gets one clear line and is left out: its stack is not scanned.
+// Design: the controller lists /proc/self/task with getdents64 (no opendir: it mallocs) and,
+// for each other thread, first reads its blocked mask from /proc/self/task/<tid>/status
+// (task_status.h). A thread that does not block the suspend signal is sent it with tgkill; the
+// controller waits (futex, bounded by a timeout) until its handler has stored its registers,
+// stack pointer and thread pointer into its slot; handlers then sleep on a futex until
+// released. A thread that blocks it (every signal blocked, like xz's -T workers or jemalloc's
+// background thread, or waiting for it in sigwaitinfo) is not signalled: it is stopped by the
+// ptrace helper (ptrace_stopper.h), which saves the same state into the same slot, so its stack
+// and registers are roots like any other's. A thread found blocking it only while being waited
+// for goes the same way. The listing is repeated until it contains no new thread, so threads
+// created while stopping are caught too. Threads that exited are gone from /proc and are never
+// roots. A thread that cannot be stopped either way (ptrace refused, or no answer in time)
+// gets one clear line naming it and why, and is left out: its stack is not scanned.
 //
 // Signal: SIGRTMAX-5 (59 on Linux/glibc) by default — glibc reserves SIGRTMIN..+2, and common
 // users of real-time signals (timers, AIO, Boehm GC, JVM) pick SIGRTMIN+n or SIGRTMAX. Override
@@ -14,7 +20,8 @@
 //
 // Rules while stopped: the controller never mallocs and takes no allocator lock; slots live in
 // an mmap'd array; handlers only use async-signal-safe calls. Resume() waits until every handler
-// has left its slot so the slots can be reused by the next check.
+// has left its slot so the slots can be reused by the next check, and until the ptrace helper
+// has detached every thread and exited.
 #pragma once
 
 #include <sys/types.h>
@@ -22,26 +29,21 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heapcheck/ptrace_stopper.h"
+#include "heapcheck/stopped_thread.h"
+
 namespace heapkit::check {
-
-constexpr int kSavedRegisterWords = 23 + 32;  // general registers + xmm0..15 (2 words each)
-
-struct StoppedThread {
-  pid_t tid;
-  uintptr_t sp;
-  uintptr_t thread_pointer;  // %fs base: TCB / struct pthread
-  uintptr_t registers[kSavedRegisterWords];
-  int register_count;
-};
 
 class ThreadStopper {
  public:
   // Stops all other threads. Returns false only if stopping is impossible (no /proc); then
-  // nothing is stopped. Threads that do not answer within timeout_ms are reported and skipped.
+  // nothing is stopped. Threads that cannot be stopped (ptrace refused) or do not answer within
+  // timeout_ms are reported and skipped.
   bool StopAll(int timeout_ms);
   void ResumeAll();
 
-  size_t stopped_count() const { return stopped_count_; }
+  size_t stopped_count() const { return stopped_count_; }  // by either means
+  size_t traced_count() const { return traced_count_; }    // of which by ptrace
   // Threads still alive that did not answer in time (their roots are not scanned): how many,
   // and the first kMaxUnstoppedListed of their tids.
   static constexpr size_t kMaxUnstoppedListed = 16;
@@ -54,11 +56,14 @@ class ThreadStopper {
 
  private:
   bool SignalNewTasks(pid_t self, pid_t pid, int sig);
+  void TraceBlocking(size_t from, int64_t deadline, int sig);
   void NoteUnstopped(pid_t tid, int timeout_ms, int sig);
-  void NoteBlocking(pid_t tid, int sig);
+  void NoteUntraced(pid_t tid, int sig, const char* why);
   void ListUnstopped(pid_t tid);
 
+  PtraceStopper ptrace_;
   size_t stopped_count_ = 0;
+  size_t traced_count_ = 0;
   size_t slot_count_ = 0;
   size_t unstopped_count_ = 0;
   pid_t unstopped_[kMaxUnstoppedListed] = {};

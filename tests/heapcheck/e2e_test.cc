@@ -113,12 +113,19 @@ std::vector<Scenario> Scenarios() {
       {"SuppressedLeaksOwnTheirChildren", "suppressed_owners",
        {normal, "HEAPCHECK_SUPPRESSIONS=" + SuppressionsFile()}, 1, 48, 2,
        {"(184 bytes in 4 more objects suppressed by", "RealLeakHolding", "SharedChild"}, {}, true},
+      // The thread blocks every signal: stopped with ptrace, its stack scanned.
+      {"SignalBlockingThreadIsStoppedWithPtrace", "unstoppable_thread", {normal}, 0, -1, 0, {},
+       {}, true},
+      {"SignalBlockingThreadIsStoppedWithPtraceStrict", "unstoppable_thread",
+       {"HEAPCHECK=strict"}, 0, -1, 0, {}, {}},
+      // Without ptrace it cannot be stopped, and the report says what that means.
       {"UnstoppableThreadWarnsOfFalseLeaks", "unstoppable_thread",
-       {normal, "HEAP_CHECK_STOP_TIMEOUT_MS=300"}, 1, 64, 1,
+       {normal, "HEAP_CHECK_STOP_TIMEOUT_MS=300", "HEAP_CHECK_PTRACE=false"}, 1, 64, 1,
        {"WARNING: 1 threads could not be stopped (tid ", "this report may contain false leaks"},
        {}},
       {"UnstoppableThreadFailsStrict", "unstoppable_thread",
-       {"HEAPCHECK=strict", "HEAP_CHECK_STOP_TIMEOUT_MS=300"}, 1, -2, 0,
+       {"HEAPCHECK=strict", "HEAP_CHECK_STOP_TIMEOUT_MS=300", "HEAP_CHECK_PTRACE=false"}, 1, -2,
+       0,
        {"Leak check _main_ failed: 1 threads could not be stopped and were not scanned; "
         "HEAPCHECK=strict gives no result it cannot vouch for",
         "Exiting with error code (instead of crashing)"},

@@ -1,8 +1,10 @@
 // Unit tests of the checker's building blocks, linked with the static runtime (libheapkit.a):
-// suppression patterns, /proc/self/maps parsing, MmapArray, and the signal-based thread stopper.
+// suppression patterns, /proc/self/maps parsing, MmapArray, and the thread stopper (signals, and
+// ptrace for threads that block the signal).
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include "heapcheck/report.h"
 #include "heapcheck/roots.h"
 #include "heapcheck/suppressions.h"
+#include "heapcheck/task_status.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {
@@ -230,6 +233,91 @@ TEST(ThreadStopper, StopsSpinningAndSleepingThreadsAndResumesThem) {
   stopper.ResumeAll();
   g_stop = true;
   for (pthread_t t : threads) pthread_join(t, nullptr);
+}
+
+TEST(TaskStatus, ReadsBlockedMaskTracerAndState) {
+  const char* text =
+      "Name:\tworker\nState:\tS (sleeping)\nTgid:\t10\nTracerPid:\t42\nSigPnd:\t0\n"
+      "SigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000001000\nCapInh:\t0\n";
+  TaskStatus st;
+  ASSERT_TRUE(ParseTaskStatus(text, &st));
+  EXPECT_EQ(st.blocked, 0xfffffffe7ffbfeffull);
+  EXPECT_EQ(st.tracer, 42);
+  EXPECT_FALSE(st.exited);
+  EXPECT_TRUE(MaskHas(st.blocked, SIGRTMAX - 5));
+  EXPECT_FALSE(MaskHas(st.blocked, SIGKILL));  // bit 8 clear in ...feff
+  ASSERT_TRUE(ParseTaskStatus("State:\tZ (zombie)\nTracerPid:\t0\nSigBlk:\t0\n", &st));
+  EXPECT_TRUE(st.exited);
+  EXPECT_FALSE(ParseTaskStatus("Name:\tx\nState:\tR\n", &st));  // no SigBlk: unknown
+  // This thread, for real.
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGRTMAX - 5);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  ASSERT_TRUE(ReadTaskStatus(gettid(), &st));
+  EXPECT_TRUE(MaskHas(st.blocked, SIGRTMAX - 5));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(ReadTaskStatus(gettid(), &st));
+  EXPECT_FALSE(MaskHas(st.blocked, SIGRTMAX - 5));
+}
+
+std::atomic<long> g_blocked_progress{0};
+std::atomic<pid_t> g_blocked_tid{0};
+std::atomic<uintptr_t> g_blocked_self{0};
+
+void* BlockingSpinner(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, nullptr);
+  g_blocked_self.store(reinterpret_cast<uintptr_t>(pthread_self()));
+  g_blocked_tid.store(gettid());
+  while (!g_stop.load()) g_blocked_progress.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+pid_t TracerOf(pid_t tid) {
+  TaskStatus st;
+  return ReadTaskStatus(tid, &st) ? st.tracer : -1;
+}
+
+// A thread that blocks every signal is stopped with ptrace (really: it makes no progress), its
+// saved state is like a signalled thread's, and after ResumeAll it runs again, traced by no one.
+TEST(ThreadStopper, StopsASignalBlockingThreadWithPtraceAndDetaches) {
+  g_stop = false;
+  g_blocked_tid = 0;
+  pthread_t t;
+  pthread_create(&t, nullptr, BlockingSpinner, nullptr);
+  while (g_blocked_tid.load() == 0 || g_blocked_progress.load() == 0) usleep(100);
+  const pid_t tid = g_blocked_tid.load();
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    ThreadStopper stopper;
+    ASSERT_TRUE(stopper.StopAll(2000));
+    EXPECT_EQ(stopper.unstopped_count(), 0u);
+    EXPECT_EQ(stopper.traced_count(), 1u);
+    EXPECT_NE(TracerOf(tid), 0) << "not traced while stopped";
+    const long before = g_blocked_progress.load();
+    usleep(20000);
+    EXPECT_EQ(g_blocked_progress.load(), before) << "the blocking thread kept running";
+    const StoppedThread* saved = nullptr;
+    for (size_t i = 0; i < stopper.slot_count(); ++i)
+      if (stopper.thread(i) != nullptr && stopper.thread(i)->tid == tid) saved = stopper.thread(i);
+    ASSERT_NE(saved, nullptr);
+    ProcMaps maps;
+    ASSERT_TRUE(maps.Read());
+    const MapEntry* m = maps.Find(saved->sp);
+    ASSERT_NE(m, nullptr) << "saved SP is not mapped";
+    EXPECT_TRUE(m->writable);
+    EXPECT_GT(saved->register_count, 16);
+#if defined(__x86_64__)
+    EXPECT_EQ(saved->thread_pointer, g_blocked_self.load());  // glibc: pthread_self() = %fs base
+#endif
+    stopper.ResumeAll();
+    EXPECT_EQ(TracerOf(tid), 0) << "left traced";
+    usleep(20000);
+    EXPECT_GT(g_blocked_progress.load(), before) << "not resumed";
+  }
+  g_stop = true;
+  pthread_join(t, nullptr);
 }
 
 }  // namespace

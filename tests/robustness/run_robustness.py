@@ -185,6 +185,7 @@ ENV_CASES = [
     ("HEAP_CHECK_SUSPEND_SIGNAL", "9", "check"),
     ("HEAP_CHECK_STOP_TIMEOUT_MS", "0", "check"),
     ("HEAP_CHECK_STOP_TIMEOUT_MS", "forever", "check"),
+    ("HEAP_CHECK_PTRACE", "sometimes", "check"),
     ("HEAP_CHECK_AFTER_DESTRUCTORS", "perhaps", "as-is"),
     ("HEAP_CHECK_IGNORE_GLOBAL_LIVE", "2", "as-is"),
     ("HEAP_CHECK_IGNORE_THREAD_LIVE", "nope", "as-is"),

@@ -24,6 +24,8 @@ test_build_pkgs=(libgtest-dev libbenchmark-dev
 test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git sqlite3 valgrind
            clang chromium libpython3.11-testsuite python3-protobuf libjemalloc2 libmimalloc2.0
            debuginfod
+           # the leak checker's ptrace fallback runs a program under strace -f (tests/heapcheck)
+           strace
            # a real Prometheus server scrapes HEAPKIT_HTTP's /metrics (tests/profiler/http)
            prometheus
            # a real USDT consumer reads the otel_memory probes' arguments (tests/alloc/usdt)

@@ -448,7 +448,8 @@ __attribute__((noinline)) void ForkChild(bool underscore_exit) {
 }
 
 // A thread with every signal blocked holds the only pointer to a 64-byte block on its stack and
-// is still running when main returns: it cannot be stopped, so its stack is not scanned.
+// is still running when main returns: the suspend signal cannot stop it, ptrace can (then its
+// stack is scanned); without ptrace its stack is not scanned.
 std::atomic<bool> g_blocked_thread_ready{false};
 void* UnstoppableThread(void*) {
   sigset_t all;
