@@ -9,6 +9,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
+#include "profiler/object_birth.h"
 #include "profiler/peak_profile.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
@@ -89,6 +90,7 @@ bool DumpLocked(const char* reason) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
   }
+  AdvanceDumpInterval();  // later allocations are younger than this dump (object_birth.h)
   WritePeakProfileLocked();
   int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
   int64_t freed = s.est_free.load(std::memory_order_relaxed);
@@ -125,6 +127,7 @@ void DumpIfTriggered(int64_t alloc, int64_t freed) {
 void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
+  ReadObjectTimeSettings();
   ResetEstimatesFromTable();
   if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
   s.baselines.alloc = s.est_alloc.load();

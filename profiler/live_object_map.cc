@@ -75,8 +75,8 @@ void LiveObjectMap::Grow(Stripe& s) {
 }
 
 LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bucket,
-                                                  size_t size, Bucket** old_bucket,
-                                                  size_t* old_size) {
+                                                  size_t size, const ObjectBirth& birth,
+                                                  Bucket** old_bucket, size_t* old_size) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);
@@ -89,6 +89,7 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
       *old_size = n->size;
       n->bucket = bucket;
       n->size = size;
+      n->birth = birth;
       UnlockFlag(&s.lock);
       return InsertResult::kReplaced;
     }
@@ -101,6 +102,7 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
   n->address = a;
   n->bucket = bucket;
   n->size = size;
+  n->birth = birth;
   n->next = *head;
   FilterSlot(h).fetch_add(1, std::memory_order_relaxed);
   __atomic_store_n(head, n, __ATOMIC_RELEASE);
@@ -109,7 +111,8 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
   return InsertResult::kInserted;
 }
 
-bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size) {
+bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size,
+                           ObjectBirth* birth) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   Stripe& s = StripeFor(h);
   LockFlag(&s.lock);
@@ -120,6 +123,7 @@ bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size
     __atomic_store_n(link, n->next, __ATOMIC_RELEASE);
     *bucket = n->bucket;
     *size = n->size;
+    *birth = n->birth;
     n->next = s.free_nodes;
     s.free_nodes = n;
     --s.count;
@@ -154,15 +158,13 @@ bool LiveObjectMap::Find(const void* object, Bucket** bucket, size_t* size) {
   return found;
 }
 
-void LiveObjectMap::ForEach(void (*visit)(void* ctx, const void* object, Bucket* bucket,
-                                          size_t size),
-                            void* ctx) {
+void LiveObjectMap::ForEach(Visitor visit, void* ctx) {
   for (Stripe& s : stripes_) {
     LockFlag(&s.lock);
     Node** heads = s.heads.load(std::memory_order_relaxed);
     for (size_t i = 0; i <= s.mask; ++i)
       for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size);
+        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size, n->birth);
     UnlockFlag(&s.lock);
   }
 }

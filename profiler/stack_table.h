@@ -208,9 +208,10 @@ class StackTable {
   // slot: from SlotForAlloc for this object (size < kMaxSlotSize), or nullptr (hash map).
   // Inline: the slot record of the common case (same bucket as this thread's batch) is a
   // handful of stores.
+  // birth: kept with a hash-map record (object_birth.h); slot records carry none.
   void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket,
-                     size_t size) {
-    if (slot == nullptr) return RecordAllocInMap(object, bucket, size);
+                     size_t size, const ObjectBirth& birth = {}) {
+    if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth);
     PendingAllocs* p = tls_pending_allocs;
     if (__builtin_expect(p != nullptr && p->table == this &&
                              p->bucket.load(std::memory_order_relaxed) == bucket,
@@ -329,12 +330,14 @@ class StackTable {
   // its size (and, if asked, its bucket: nullptr for a stack-form record) and returns true.
   // Unknown addresses: false, nothing changes. The common "not sampled" answer is inline: one
   // multiply-hash and one load, no lock, no call.
-  bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr) {
+  // *birth (if asked): the record's birth; zero for a slot record.
+  bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr,
+                  ObjectBirth* birth = nullptr) {
     if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size, bucket))
       return true;
     const uint64_t h = LiveObjectMap::HashAddress(reinterpret_cast<uintptr_t>(object));
     if (!map_.MayHold(h)) return false;
-    return RecordFreeSlow(object, h, size, bucket);
+    return RecordFreeSlow(object, h, size, bucket, birth);
   }
   // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
   const Bucket* SlotBucket(uint64_t value) const {
@@ -369,6 +372,13 @@ class StackTable {
                                        size_t size),
                          void* ctx);
 
+  // Visits the live hash-map records with their buckets and births (stripe by stripe under
+  // each stripe's lock; slot records, which carry no birth, are not visited). The visitor must
+  // not allocate or sample.
+  void ForEachLiveMapRecord(LiveObjectMap::Visitor visit, void* ctx) {
+    if (bucket_heads_ != nullptr) map_.ForEach(visit, ctx);
+  }
+
   size_t num_buckets() const { return num_buckets_.load(std::memory_order_relaxed); }
   size_t num_live_objects() const;
 
@@ -391,8 +401,10 @@ class StackTable {
 
   static void Lock(std::atomic<bool>* l) { LockFlag(l); }
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
-  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket);
-  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
+  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
+                      ObjectBirth* birth);
+  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size,
+                        const ObjectBirth& birth);
   bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
   Bucket* NewBucket(uint32_t id);
   Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
