@@ -53,6 +53,9 @@ struct CliOptions {
   std::vector<std::string> symbol_path;
   std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
   std::vector<std::string> profiles;   // <profile>...
+  // ---- Time views of heapkit dumps (report/object_time_views.h; options.cc's block) ----
+  std::string lifetime;                // --lifetime=<filter> ("": not given)
+  int since = -1;                      // --since=N (-1: not given)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a
