@@ -11,16 +11,29 @@
 namespace heapkit::prof {
 namespace {
 
+// This thread's last free stack: a capture whose walk id (stack_capture.h) is still this one
+// gave the same frames, so the common repeat free from one call site costs the walk memo's
+// check and no allocator-frame scan or trace-tree lookup.
+struct LastFreeStack {
+  uint64_t walk_id = 0;
+  uint32_t node = kNoFreeStack;
+};
+__thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
+
 // The free's stack as a trace-tree node (kNoFreeStack if it cannot be had).
-uint32_t FreeStackNode() {
+__attribute__((noinline)) uint32_t FreeStackNode() {
+  LastFreeStack& last = tls_last_free_stack;
   void* pcs[kMaxCaptureDepth];
-  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0);
+  uint64_t walk = last.walk_id;
+  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
+  if (walk != 0 && walk == last.walk_id) return last.node;  // pcs was not written
   if (depth <= 0) return kNoFreeStack;
   const int skip = CountAllocatorFrames(pcs, depth);
   int keep = depth - skip;
   if (keep > g_profiler.config.stack_depth) keep = g_profiler.config.stack_depth;
   const uint32_t node = GlobalStackTable().InsertStack(pcs + skip, keep);
-  return node == StackTable::kNoStack ? kNoFreeStack : node;
+  last = {walk, node == StackTable::kNoStack ? kNoFreeStack : node};
+  return last.node;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ namespace {
 
 struct Cell {
   std::atomic<Cell*> next;  // immutable once published
+  Cell* next_made;          // the list of every cell, newest first (readers walk it)
   uint32_t alloc_node;
   uint32_t free_node;
   uint8_t bin;
@@ -29,6 +30,7 @@ struct alignas(64) Stripe {
 };
 
 std::atomic<std::atomic<Cell*>*> g_heads{nullptr};
+std::atomic<Cell*> g_made{nullptr};  // every cell, so that readers do not scan the heads
 Stripe g_stripes[kStripes];
 
 uint64_t HashKey(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end) {
@@ -86,6 +88,11 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
     c->end = end;
     c->next.store(heads[index].load(std::memory_order_relaxed), std::memory_order_relaxed);
     heads[index].store(c, std::memory_order_release);
+    Cell* made = g_made.load(std::memory_order_relaxed);
+    do {
+      c->next_made = made;
+    } while (!g_made.compare_exchange_weak(made, c, std::memory_order_release,
+                                           std::memory_order_relaxed));
   }
   // Only writers holding the chain's lock add: loads and stores, readers see whole values.
   c->count.store(c->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -97,16 +104,11 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
 }
 
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx) {
-  std::atomic<Cell*>* heads = g_heads.load(std::memory_order_acquire);
-  if (heads == nullptr) return;
-  for (size_t i = 0; i < (size_t{1} << kHeadBits); ++i) {
-    for (Cell* c = heads[i].load(std::memory_order_acquire); c != nullptr;
-         c = c->next.load(std::memory_order_acquire)) {
-      visit(ctx, {c->alloc_node, c->free_node, c->bin, c->end,
-                  c->count.load(std::memory_order_relaxed),
-                  c->bytes.load(std::memory_order_relaxed),
-                  c->estimated_bytes.load(std::memory_order_relaxed)});
-    }
+  for (Cell* c = g_made.load(std::memory_order_acquire); c != nullptr; c = c->next_made) {
+    visit(ctx, {c->alloc_node, c->free_node, c->bin, c->end,
+                c->count.load(std::memory_order_relaxed),
+                c->bytes.load(std::memory_order_relaxed),
+                c->estimated_bytes.load(std::memory_order_relaxed)});
   }
 }
 

@@ -10,8 +10,9 @@
 // object's own weight, sample_weight.h), so that a histogram of estimated bytes is unbiased
 // whatever the mix of sizes in a cell.
 //
-// Memory and locks: cells (48 bytes) from the metadata arena, never freed, in 64 Ki hash
-// chains published by release stores (readers take no lock); a writer takes one of 64 striped
+// Memory and locks: cells (56 bytes) from the metadata arena, never freed, in 64 Ki hash
+// chains published by release stores, and on one list of every cell that readers walk (so a
+// dump costs the cells, not the heads); readers take no lock. A writer takes one of 64 striped
 // spin locks (leaf locks; nothing is called while one is held but the arena). Only sampled
 // frees reach it: one cell lookup per sampled free.
 #pragma once

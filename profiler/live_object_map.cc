@@ -37,12 +37,14 @@ bool LiveObjectMap::Init() {
 LiveObjectMap::Node* LiveObjectMap::NewNode(Stripe& s) {
   HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));  // the stripe's lock is held
   if (s.free_nodes == nullptr) {
-    constexpr size_t kSlab = 128;
-    auto* slab = static_cast<Node*>(internal::ArenaAlloc(sizeof(Node) * kSlab, 64));
+    auto* slab = static_cast<Slab*>(internal::ArenaAlloc(sizeof(Slab), 64));
     if (slab == nullptr) return nullptr;
-    for (size_t i = 0; i < kSlab; ++i) {
-      slab[i].next = s.free_nodes;
-      s.free_nodes = &slab[i];
+    slab->next = s.slabs;
+    s.slabs = slab;
+    for (Node& n : slab->nodes) {
+      n.address = 0;
+      n.next = s.free_nodes;
+      s.free_nodes = &n;
     }
   }
   Node* n = s.free_nodes;
@@ -124,6 +126,7 @@ bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size
     *bucket = n->bucket;
     *size = n->size;
     *birth = n->birth;
+    n->address = 0;  // free (ForEach skips it)
     n->next = s.free_nodes;
     s.free_nodes = n;
     --s.count;
@@ -161,10 +164,10 @@ bool LiveObjectMap::Find(const void* object, Bucket** bucket, size_t* size) {
 void LiveObjectMap::ForEach(Visitor visit, void* ctx) {
   for (Stripe& s : stripes_) {
     LockFlag(&s.lock);
-    Node** heads = s.heads.load(std::memory_order_relaxed);
-    for (size_t i = 0; i <= s.mask; ++i)
-      for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size, n->birth);
+    for (Slab* slab = s.slabs; slab != nullptr; slab = slab->next)
+      for (Node& n : slab->nodes)
+        if (n.address != 0)
+          visit(ctx, reinterpret_cast<const void*>(n.address), n.bucket, n.size, n.birth);
     UnlockFlag(&s.lock);
   }
 }
