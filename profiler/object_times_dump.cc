@@ -141,6 +141,14 @@ void AppendObjectTimes(OutputSink* sink) {
         }
       },
       &pass);
+  if (pass.ages_on) {  // exact mode's slot records (ages alone keep them in slots)
+    table.ForEachSlotAge(
+        [](void* ctx, const Bucket* bucket, size_t size, uint32_t interval) {
+          const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+          static_cast<LivePass*>(ctx)->ages.Add((id << 32) | interval, size, 0);
+        },
+        &pass);
+  }
   if (pass.lifetimes) {
     for (size_t i = 0; i <= pass.censored.mask; ++i) {
       const Tally::Entry& e = pass.censored.entries[i];

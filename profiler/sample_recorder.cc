@@ -142,8 +142,15 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
       last.bucket = table.BucketForStack(node, last.kept, size_key);
       if (last.bucket == nullptr) return false;
     }
-    if (__builtin_expect(BirthsOn(), 0)) {  // in the map, with its birth (object_birth.h)
-      table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
+    if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
+      // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
+      if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
+        table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
+      } else {
+        table.RecordAllocIn(slot, ptr, last.bucket, requested,
+                            {0, ThisThreadNumber(),
+                             g_object_times.interval.load(std::memory_order_relaxed)});
+      }
     } else {
       table.RecordAllocIn(slot, ptr, last.bucket, requested);
     }

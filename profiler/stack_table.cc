@@ -349,6 +349,27 @@ void StackTable::ForEachLiveObject(
   }
 }
 
+void StackTable::ForEachSlotAge(void (*visit)(void*, const Bucket*, size_t, uint32_t),
+                                void* ctx) {
+  if (!slots_used_.load(std::memory_order_relaxed)) return;
+  struct Ctx {
+    StackTable* table;
+    void (*visit)(void*, const Bucket*, size_t, uint32_t);
+    void* ctx;
+  } c{this, visit, ctx};
+  slots_->for_each_slot(
+      [](void* p, const void*, uint64_t value) {
+        auto* c = static_cast<Ctx*>(p);
+        if (value & kStackSlotTag) return;
+        const uint32_t age = static_cast<uint32_t>(value >> kStackSizeBits) &
+                             ((uint32_t{1} << kSlotIntervalBits) - 1);
+        if (age == 0) return;
+        if (const Bucket* b = c->table->BucketById(static_cast<uint32_t>(value >> 32)))
+          c->visit(c->ctx, b, SlotSize(value), age - 1);
+      },
+      &c);
+}
+
 size_t StackTable::num_live_objects() const {
   size_t total = map_.size();
   if (slots_used_.load(std::memory_order_relaxed)) {

@@ -233,8 +233,22 @@ class StackTable {
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-    slot->store((id << 32) | size, std::memory_order_release);
+    slot->store((id << 32) | SlotInterval(birth) | size, std::memory_order_release);
   }
+  // A bucket-form slot value keeps its object's dump interval + 1 (0: none) in the bits between
+  // the size and the bucket id, saturated (HEAP_PROFILE_AGES in exact mode: object_birth.h).
+  static constexpr int kSlotIntervalBits = 32 - kStackSizeBits;
+  static constexpr uint32_t kMaxSlotInterval = (uint32_t{1} << kSlotIntervalBits) - 2;
+  static uint64_t SlotInterval(const ObjectBirth& birth) {
+    if (birth.thread == 0) return 0;  // no birth recorded
+    const uint32_t i = birth.interval < kMaxSlotInterval ? birth.interval : kMaxSlotInterval;
+    return uint64_t{i + 1} << kStackSizeBits;
+  }
+  // Visits the live bucket-form slot records that carry a dump interval. The visitor must not
+  // allocate or sample.
+  void ForEachSlotAge(void (*visit)(void* ctx, const Bucket* bucket, size_t size,
+                                    uint32_t interval),
+                      void* ctx);
   // Records an object in its slot (from SlotForAlloc, non-null) by its stack alone, with no
   // bucket and no count: the stack form of "Object slots". size < kMaxSlotSize. False
   // only on arena OOM (a leaf that does not fit the slot needs its node).
