@@ -9,6 +9,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
+#include "profiler/object_birth.h"
 #include "profiler/peak_profile.h"
 #include "profiler/rss_limit.h"
 #include "profiler/timeline.h"
@@ -91,6 +92,7 @@ bool DumpLocked(const char* reason) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
   }
+  AdvanceDumpInterval();  // later allocations are younger than this dump (object_birth.h)
   WritePeakProfileLocked();
   WriteTimelineLocked();
   int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
@@ -128,6 +130,7 @@ void DumpIfTriggered(int64_t alloc, int64_t freed) {
 void BeginProfilingLocked(const char* prefix) {
   ProfilerState& s = g_profiler;
   s.files.Begin(prefix);
+  ReadObjectTimeSettings();
   ResetEstimatesFromTable();
   BeginRssLimit(s.config.rss_limit);
   BeginTimeline(s.config.timeline_period_ms);

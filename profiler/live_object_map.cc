@@ -37,12 +37,14 @@ bool LiveObjectMap::Init() {
 LiveObjectMap::Node* LiveObjectMap::NewNode(Stripe& s) {
   HEAPKIT_DCHECK(s.lock.load(std::memory_order_relaxed));  // the stripe's lock is held
   if (s.free_nodes == nullptr) {
-    constexpr size_t kSlab = 128;
-    auto* slab = static_cast<Node*>(internal::ArenaAlloc(sizeof(Node) * kSlab, 64));
+    auto* slab = static_cast<Slab*>(internal::ArenaAlloc(sizeof(Slab), 64));
     if (slab == nullptr) return nullptr;
-    for (size_t i = 0; i < kSlab; ++i) {
-      slab[i].next = s.free_nodes;
-      s.free_nodes = &slab[i];
+    slab->next = s.slabs;
+    s.slabs = slab;
+    for (Node& n : slab->nodes) {
+      n.address = 0;
+      n.next = s.free_nodes;
+      s.free_nodes = &n;
     }
   }
   Node* n = s.free_nodes;
@@ -75,8 +77,8 @@ void LiveObjectMap::Grow(Stripe& s) {
 }
 
 LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bucket,
-                                                  size_t size, Bucket** old_bucket,
-                                                  size_t* old_size) {
+                                                  size_t size, const ObjectBirth& birth,
+                                                  Bucket** old_bucket, size_t* old_size) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);
@@ -89,6 +91,7 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
       *old_size = n->size;
       n->bucket = bucket;
       n->size = size;
+      n->birth = birth;
       UnlockFlag(&s.lock);
       return InsertResult::kReplaced;
     }
@@ -101,6 +104,7 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
   n->address = a;
   n->bucket = bucket;
   n->size = size;
+  n->birth = birth;
   n->next = *head;
   FilterSlot(h).fetch_add(1, std::memory_order_relaxed);
   __atomic_store_n(head, n, __ATOMIC_RELEASE);
@@ -109,7 +113,8 @@ LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bu
   return InsertResult::kInserted;
 }
 
-bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size) {
+bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size,
+                           ObjectBirth* birth) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   Stripe& s = StripeFor(h);
   LockFlag(&s.lock);
@@ -120,6 +125,8 @@ bool LiveObjectMap::Remove(const void* object, uint64_t h, Bucket** bucket, size
     __atomic_store_n(link, n->next, __ATOMIC_RELEASE);
     *bucket = n->bucket;
     *size = n->size;
+    *birth = n->birth;
+    n->address = 0;  // free (ForEach skips it)
     n->next = s.free_nodes;
     s.free_nodes = n;
     --s.count;
@@ -154,15 +161,13 @@ bool LiveObjectMap::Find(const void* object, Bucket** bucket, size_t* size) {
   return found;
 }
 
-void LiveObjectMap::ForEach(void (*visit)(void* ctx, const void* object, Bucket* bucket,
-                                          size_t size),
-                            void* ctx) {
+void LiveObjectMap::ForEach(Visitor visit, void* ctx) {
   for (Stripe& s : stripes_) {
     LockFlag(&s.lock);
-    Node** heads = s.heads.load(std::memory_order_relaxed);
-    for (size_t i = 0; i <= s.mask; ++i)
-      for (Node* n = heads[i]; n != nullptr; n = n->next)
-        visit(ctx, reinterpret_cast<const void*>(n->address), n->bucket, n->size);
+    for (Slab* slab = s.slabs; slab != nullptr; slab = slab->next)
+      for (Node& n : slab->nodes)
+        if (n.address != 0)
+          visit(ctx, reinterpret_cast<const void*>(n.address), n.bucket, n.size, n.birth);
     UnlockFlag(&s.lock);
   }
 }

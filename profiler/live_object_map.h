@@ -19,7 +19,8 @@
 // acyclic during a rehash, so such a read terminates and never faults; at worst it misses the
 // one object that thread was inserting or removing.
 //
-// Memory: nodes (32 bytes) and head arrays from the metadata arena (alloc/internal/arena.h).
+// Memory: nodes (48 bytes: address, link, bucket, size and the object's birth, object_birth.h)
+// and head arrays from the metadata arena (alloc/internal/arena.h).
 // Locks: a stripe lock is a leaf but for the arena's lock (a new node slab, a larger head
 // array); the map never calls out while holding one.
 #pragma once
@@ -27,6 +28,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "profiler/object_birth.h"
 
 namespace heapkit::prof {
 
@@ -59,16 +62,18 @@ class LiveObjectMap {
   enum class InsertResult { kInserted, kReplaced, kNoMemory };
   // Records `object`. kReplaced: it was there already (a free never reported), and *old_bucket
   // / *old_size say what it held; kNoMemory: arena exhausted, not recorded.
-  InsertResult Insert(const void* object, Bucket* bucket, size_t size, Bucket** old_bucket,
-                      size_t* old_size);
-  // Removes `object` (h: its HashAddress); false if it is not there.
-  bool Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size);
+  InsertResult Insert(const void* object, Bucket* bucket, size_t size, const ObjectBirth& birth,
+                      Bucket** old_bucket, size_t* old_size);
+  // Removes `object` (h: its HashAddress); false if it is not there. *birth: when, where and in
+  // which dump interval it was allocated (zero when births were not recorded).
+  bool Remove(const void* object, uint64_t h, Bucket** bucket, size_t* size, ObjectBirth* birth);
   // Stopped-world-safe lookup (see the header comment).
   bool Find(const void* object, Bucket** bucket, size_t* size);
-  // Visits every record, stripe by stripe under each stripe's lock. The visitor must not
-  // allocate or sample.
-  void ForEach(void (*visit)(void* ctx, const void* object, Bucket* bucket, size_t size),
-               void* ctx);
+  // Visits every record, stripe by stripe under each stripe's lock, slab by slab (the cost is
+  // the nodes ever made, not the heads). The visitor must not allocate or sample.
+  using Visitor = void (*)(void* ctx, const void* object, Bucket* bucket, size_t size,
+                          const ObjectBirth& birth);
+  void ForEach(Visitor visit, void* ctx);
   // Records in the map (racy while the world runs).
   size_t size() const;
 
@@ -82,6 +87,14 @@ class LiveObjectMap {
     Node* next;
     Bucket* bucket;
     size_t size;
+    ObjectBirth birth;
+  };
+  // Nodes come by slabs, each stripe's on a list; a node on the free list has address 0.
+  static constexpr size_t kSlabNodes = 127;
+  struct Slab {
+    Slab* next;
+    uintptr_t reserved;
+    Node nodes[kSlabNodes];
   };
   struct alignas(64) Stripe {
     std::atomic<bool> lock{false};
@@ -89,6 +102,7 @@ class LiveObjectMap {
     size_t mask = 0;
     size_t count = 0;
     Node* free_nodes = nullptr;
+    Slab* slabs = nullptr;
   };
   static constexpr int kStripes = 64;
   static constexpr size_t kInitialStripeHeads = 1024;

@@ -14,6 +14,7 @@
 #include "alloc/span_occupancy.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/stack_table.h"
+#include "profiler/object_times_dump.h"
 #include "profiler/stack_residency.h"
 
 namespace heapkit::prof {
@@ -273,6 +274,7 @@ void AppendMemoryBreakdown(OutputSink* sink) {
 void AppendDumpComments(OutputSink* sink) {
   AppendMemoryBreakdown(sink);
   if (StackResidencyEnabled()) AppendStackResidency(sink);
+  AppendObjectTimes(sink);
 }
 
 }  // namespace heapkit::prof

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "profiler/dump_triggers.h"
+#include "profiler/lifetime_table.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
@@ -18,11 +19,13 @@ void ForkPrepare() {
   g_profiler.lock.Lock();
   GlobalStackTable().ForkPrepare();
   PeakForkPrepare();
+  LifetimeForkPrepare();
   UnloadedModulesForkPrepare();
 }
 
 void ForkParent() {
   UnloadedModulesForkDone();
+  LifetimeForkDone();
   PeakForkDone();
   GlobalStackTable().ForkParent();
   g_profiler.lock.Unlock();
@@ -30,6 +33,7 @@ void ForkParent() {
 
 void ForkChild() {
   UnloadedModulesForkDone();
+  LifetimeForkDone();
   PeakForkDone();
   GlobalStackTable().ForkChild();
   if (g_profiler.profiling.load(std::memory_order_relaxed)) RenameDumpsForChildLocked();

@@ -11,6 +11,8 @@
 #include "profiler/calibration.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/heap_profiler.h"
+#include "profiler/lifetime_recorder.h"
+#include "profiler/object_birth.h"
 #include "profiler/on_demand_library.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_fork.h"
@@ -140,7 +142,18 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
       last.bucket = table.BucketForStack(node, last.kept, size_key);
       if (last.bucket == nullptr) return false;
     }
-    table.RecordAllocIn(slot, ptr, last.bucket, requested);
+    if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
+      // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
+      if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
+        table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
+      } else {
+        table.RecordAllocIn(slot, ptr, last.bucket, requested,
+                            {0, ThisThreadNumber(),
+                             g_object_times.interval.load(std::memory_order_relaxed)});
+      }
+    } else {
+      table.RecordAllocIn(slot, ptr, last.bucket, requested);
+    }
     if (g_profiler.profiling.load(std::memory_order_relaxed)) {
       const int64_t estimate = EstimateBytes(requested, rate);
       g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
@@ -188,12 +201,14 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uint
 bool OnMaybeSampledFree(void* ptr) {
   size_t size;
   const Bucket* bucket = nullptr;
-  if (!GlobalStackTable().RecordFree(ptr, &size, &bucket)) return false;
+  ObjectBirth birth;
+  if (!GlobalStackTable().RecordFree(ptr, &size, &bucket, &birth)) return false;
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
     const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
     g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
     if (__builtin_expect(PeakTrackingOn(), 0))
       PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size, estimate);
+    if (__builtin_expect(birth.time_ns != 0, 0)) CountFreedObject(bucket, size, birth, estimate);
     MaybeDump();
   }
   return true;

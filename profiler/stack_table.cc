@@ -260,7 +260,8 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
   p->seq.store(seq + 2, std::memory_order_release);
 }
 
-void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size) {
+void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size,
+                                  const ObjectBirth& birth) {
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   MapCounts* m = MapCountsFor(bucket);
@@ -269,7 +270,7 @@ void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t siz
   m->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   Bucket* old_bucket;
   size_t old_size;
-  switch (map_.Insert(object, bucket, size, &old_bucket, &old_size)) {
+  switch (map_.Insert(object, bucket, size, birth, &old_bucket, &old_size)) {
     case LiveObjectMap::InsertResult::kInserted:
       return;
     case LiveObjectMap::InsertResult::kReplaced:  // stale entry: its free was never reported
@@ -293,13 +294,15 @@ bool StackTable::RecordFreeFromSlot(const void* object, size_t* size, const Buck
 }
 
 bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size,
-                                const Bucket** bucket) {
+                                const Bucket** bucket, ObjectBirth* birth) {
   Bucket* b;
   size_t sz;
-  if (!map_.Remove(object, h, &b, &sz)) return false;
+  ObjectBirth born;
+  if (!map_.Remove(object, h, &b, &sz, &born)) return false;
   AccountFree(b, sz);
   if (size != nullptr) *size = sz;
   if (bucket != nullptr) *bucket = b;
+  if (birth != nullptr) *birth = born;
   return true;
 }
 
@@ -324,7 +327,7 @@ void StackTable::ForEachLiveObject(
     void* ctx;
   } m{visit, ctx};
   map_.ForEach(
-      [](void* p, const void* object, Bucket* bucket, size_t size) {
+      [](void* p, const void* object, Bucket* bucket, size_t size, const ObjectBirth&) {
         auto* m = static_cast<MapCtx*>(p);
         m->visit(m->ctx, object, {bucket->stack, 0}, size);
       },
@@ -344,6 +347,27 @@ void StackTable::ForEachLiveObject(
         },
         &c);
   }
+}
+
+void StackTable::ForEachSlotAge(void (*visit)(void*, const Bucket*, size_t, uint32_t),
+                                void* ctx) {
+  if (!slots_used_.load(std::memory_order_relaxed)) return;
+  struct Ctx {
+    StackTable* table;
+    void (*visit)(void*, const Bucket*, size_t, uint32_t);
+    void* ctx;
+  } c{this, visit, ctx};
+  slots_->for_each_slot(
+      [](void* p, const void*, uint64_t value) {
+        auto* c = static_cast<Ctx*>(p);
+        if (value & kStackSlotTag) return;
+        const uint32_t age = static_cast<uint32_t>(value >> kStackSizeBits) &
+                             ((uint32_t{1} << kSlotIntervalBits) - 1);
+        if (age == 0) return;
+        if (const Bucket* b = c->table->BucketById(static_cast<uint32_t>(value >> 32)))
+          c->visit(c->ctx, b, SlotSize(value), age - 1);
+      },
+      &c);
 }
 
 size_t StackTable::num_live_objects() const {

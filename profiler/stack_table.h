@@ -29,7 +29,8 @@
 // (slots hold small objects only, below kMaxSlotSize = 512 KiB: the allocator's small sizes
 // end at 256 KiB), so that SlotSize, on every free of a recorded object, is one mask:
 //  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
-//    (while a profile is being collected: the profiler's choice, sample_recorder.cc);
+//    (while a profile is being collected: the profiler's choice, sample_recorder.cc); bits
+//    19..31 hold the object's dump interval + 1 when ages are recorded (0: none; SlotInterval);
 //  - stack form (RecordStackIn): kStackSlotTag | leaf << 47 | node << 19 | size. The record
 //    names only its stack (a StackRef: the trace-tree node of its callers and, apart, the
 //    dictionary index of its leaf frame; leaf 0: the node is the whole stack, used when the
@@ -208,9 +209,10 @@ class StackTable {
   // slot: from SlotForAlloc for this object (size < kMaxSlotSize), or nullptr (hash map).
   // Inline: the slot record of the common case (same bucket as this thread's batch) is a
   // handful of stores.
+  // birth: kept with a hash-map record (object_birth.h); slot records carry none.
   void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket,
-                     size_t size) {
-    if (slot == nullptr) return RecordAllocInMap(object, bucket, size);
+                     size_t size, const ObjectBirth& birth = {}) {
+    if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth);
     PendingAllocs* p = tls_pending_allocs;
     if (__builtin_expect(p != nullptr && p->table == this &&
                              p->bucket.load(std::memory_order_relaxed) == bucket,
@@ -232,8 +234,22 @@ class StackTable {
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-    slot->store((id << 32) | size, std::memory_order_release);
+    slot->store((id << 32) | SlotInterval(birth) | size, std::memory_order_release);
   }
+  // A bucket-form slot value keeps its object's dump interval + 1 (0: none) in the bits between
+  // the size and the bucket id, saturated (HEAP_PROFILE_AGES in exact mode: object_birth.h).
+  static constexpr int kSlotIntervalBits = 32 - kStackSizeBits;
+  static constexpr uint32_t kMaxSlotInterval = (uint32_t{1} << kSlotIntervalBits) - 2;
+  static uint64_t SlotInterval(const ObjectBirth& birth) {
+    if (birth.thread == 0) return 0;  // no birth recorded
+    const uint32_t i = birth.interval < kMaxSlotInterval ? birth.interval : kMaxSlotInterval;
+    return uint64_t{i + 1} << kStackSizeBits;
+  }
+  // Visits the live bucket-form slot records that carry a dump interval. The visitor must not
+  // allocate or sample.
+  void ForEachSlotAge(void (*visit)(void* ctx, const Bucket* bucket, size_t size,
+                                    uint32_t interval),
+                      void* ctx);
   // Records an object in its slot (from SlotForAlloc, non-null) by its stack alone, with no
   // bucket and no count: the stack form of "Object slots". size < kMaxSlotSize. False
   // only on arena OOM (a leaf that does not fit the slot needs its node).
@@ -329,12 +345,14 @@ class StackTable {
   // its size (and, if asked, its bucket: nullptr for a stack-form record) and returns true.
   // Unknown addresses: false, nothing changes. The common "not sampled" answer is inline: one
   // multiply-hash and one load, no lock, no call.
-  bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr) {
+  // *birth (if asked): the record's birth; zero for a slot record.
+  bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr,
+                  ObjectBirth* birth = nullptr) {
     if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size, bucket))
       return true;
     const uint64_t h = LiveObjectMap::HashAddress(reinterpret_cast<uintptr_t>(object));
     if (!map_.MayHold(h)) return false;
-    return RecordFreeSlow(object, h, size, bucket);
+    return RecordFreeSlow(object, h, size, bucket, birth);
   }
   // The bucket id of a slot value (0: stack form, no bucket).
   static uint32_t SlotBucketId(uint64_t value) {
@@ -373,6 +391,13 @@ class StackTable {
                                        size_t size),
                          void* ctx);
 
+  // Visits the live hash-map records with their buckets and births (stripe by stripe under
+  // each stripe's lock; slot records, which carry no birth, are not visited). The visitor must
+  // not allocate or sample.
+  void ForEachLiveMapRecord(LiveObjectMap::Visitor visit, void* ctx) {
+    if (bucket_heads_ != nullptr) map_.ForEach(visit, ctx);
+  }
+
   size_t num_buckets() const { return num_buckets_.load(std::memory_order_relaxed); }
   size_t num_live_objects() const;
 
@@ -395,8 +420,10 @@ class StackTable {
 
   static void Lock(std::atomic<bool>* l) { LockFlag(l); }
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
-  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket);
-  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size);
+  bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
+                      ObjectBirth* birth);
+  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size,
+                        const ObjectBirth& birth);
   bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
   Bucket* NewBucket(uint32_t id);
   Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;

@@ -7,6 +7,7 @@
 //   4. Resolve*: the raw values are checked against each other and turned into CliOptions.
 #include "pprof-tool/cli/options.h"
 
+#include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/web/web_server.h"
 
 #include <CLI/CLI.hpp>
@@ -210,6 +211,42 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
       ->option_text("T0:T1")->group(g);
 }
 // ---- end of the time-based views
+// ---- Time views of heapkit dumps: --lifetime and --since (report/object_time_views.h). ----
+// One block (definitions and checks), to be ported into the options table as it is.
+void DefineObjectTimeOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Time (heapkit dumps)";
+  app.add_option("--lifetime", o.lifetime,
+                 "Allocations by lifetime (dumps written with HEAP_PROFILE_LIFETIMES=1): <D or >D "
+                 "(D a decade: 1us 10us ... 1s ... 1000s 1h), live, freed, cross (freed by another "
+                 "thread), same. E.g. --lifetime='<1ms' --top=10 x.heap")->group(g);
+  app.add_option("--since", o.since,
+                 "Growth after dump N up to this dump (dumps written with HEAP_PROFILE_AGES=1): "
+                 "allocated after dump N and still live, minus what was live at N and was freed "
+                 "since; per stack a leak-or-cache hint. E.g. --since=5 prof.0009.heap")->group(g);
+}
+
+bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
+  if (o.lifetime.empty() && o.since < 0) return true;
+  if (!o.lifetime.empty() && o.since >= 0) {
+    *error = "choose one of --lifetime and --since";
+    return false;
+  }
+  const char* flag = o.since >= 0 ? "--since" : "--lifetime";
+  if (!o.base.empty() || !o.diff_base.empty() || o.merge) {
+    *error = std::string(flag) + " reads one dump; --base, --diff_base and --merge do not apply";
+    return false;
+  }
+  if (o.report == ReportKind::kTimeline || o.report == ReportKind::kHttp ||
+      o.report == ReportKind::kMemory || o.report == ReportKind::kSymbols ||
+      o.report == ReportKind::kRaw) {
+    *error = std::string(flag) + " applies to the reports of one profile (--text, --top, --traces, "
+             "--tree, --svg, --flamegraph, --proto, ...)";
+    return false;
+  }
+  LifetimeFilter filter;
+  return o.lifetime.empty() || ParseLifetimeFilter(o.lifetime, &filter, error);
+}
+// ---- end of the time views' block ----
 
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
@@ -223,6 +260,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineWebOptions(app, o);
   DefineRemoteOptions(app, o);
   DefineTimeOptions(app, o);
+  DefineObjectTimeOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 
@@ -514,7 +552,7 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
   if (!ResolveReport(raw, o, &error) || !ResolveValues(raw, o, &error) ||
       !ResolveGranularity(raw, o, &error) || !ResolveNames(raw, o, &error) ||
       !CheckGraphLimits(*o, &error) ||
-      !ResolveFiles(raw, o, &error)) {
+      !ResolveFiles(raw, o, &error) || !ResolveObjectTimeOptions(*o, &error)) {
     return UsageError(error);
   }
   ResolveSymbolPath(raw, o);

@@ -58,6 +58,9 @@ struct CliOptions {
   // Time-based views of the runtime's files (options.cc, "Time-based views").
   bool peak = false;                   // --peak: the peak profiles (cli/peak_choice.h)
   std::string timeline_window;         // --window=T0:T1 (cli/runtime_timeline.h)
+  // ---- Time views of heapkit dumps (report/object_time_views.h; options.cc's block) ----
+  std::string lifetime;                // --lifetime=<filter> ("": not given)
+  int since = -1;                      // --since=N (-1: not given)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a

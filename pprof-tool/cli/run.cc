@@ -19,6 +19,7 @@
 #include "pprof-tool/proto/profile_symbolizer.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
+#include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/render/render.h"
@@ -137,6 +138,63 @@ int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector
   return ServeWebUi(web, address, !o.no_browser);
 }
 
+// --lifetime / --since (report/object_time_views.h): the chosen dump's samples become the
+// view's; *notes and *hints go into the report's description once symbolized.
+bool ApplyObjectTimeView(const CliOptions& o, const std::vector<Profile>& dumps,
+                         const DumpSeries& series, Profile* profile,
+                         std::vector<std::string>* notes, std::vector<AgeHint>* hints,
+                         std::string* error) {
+  if (!o.lifetime.empty()) {
+    LifetimeFilter filter;
+    return ParseLifetimeFilter(o.lifetime, &filter, error) &&
+           ApplyLifetimeView(filter, profile, notes, error);
+  }
+  if (o.since < 0) return true;
+  // Dump N: among the profiles given, else <prefix>.NNNN.heap beside the chosen one.
+  Profile loaded;
+  const Profile* dump_n = nullptr;
+  const int index = series.one_process ? series.IndexOf(o.since) : -1;
+  if (index >= 0) {
+    dump_n = &dumps[index];
+  } else {
+    std::string prefix;
+    if (DumpFileNumber(profile->file, &prefix) >= 0) {
+      char name[32];
+      snprintf(name, sizeof name, ".%04d.heap", o.since);
+      ParseError pe;
+      if (access((prefix + name).c_str(), R_OK) == 0 &&
+          LoadProfileFile(prefix + name, &loaded, &pe))
+        dump_n = &loaded;
+    }
+  }
+  return ApplySinceView(o.since, dump_n, profile, notes, hints, error);
+}
+
+// "Age hint: <allocation site>: <hint>" for each hinted stack (its leaf frame after the
+// pipeline's allocator-frame removal names it).
+void AddAgeHintLines(const Profile& profile, const std::vector<AgeHint>& hints,
+                     Symbolizer& symbolizer, const PipelineOptions& po, StackSamples* samples) {
+  for (const AgeHint& h : hints) {
+    Profile one = profile;
+    one.samples.clear();
+    RawSample s;
+    s.pcs = h.pcs;
+    s.value.inuse_bytes = s.value.alloc_bytes = s.value.inuse_objects = s.value.alloc_objects = 1;
+    s.raw = s.value;
+    one.samples.push_back(s);
+    PipelineOptions p = po;
+    p.focus = p.ignore = p.hide = p.show = "";
+    StackSamples named;
+    std::string error;
+    std::string site = "(unknown stack)";
+    if (BuildStackSamples(one, symbolizer, p, &named, &error) && !named.samples.empty() &&
+        !named.samples[0].frames.empty())
+      site = named.nodes[named.samples[0].frames[0].node].name;
+    samples->description.push_back("Age hint: " + site + ": " + FormatValue(h.growth, ValueUnit::kBytes) +
+                                   " growth, " + h.text);
+  }
+}
+
 }  // namespace
 
 int RunPprofTool(const CliOptions& o) {
@@ -182,6 +240,10 @@ int RunPprofTool(const CliOptions& o) {
       return Fail(error);
     profile = std::move(window);
   }
+  std::vector<std::string> time_notes;  // --lifetime / --since
+  std::vector<AgeHint> age_hints;
+  if (!ApplyObjectTimeView(o, dumps, series, &profile, &time_notes, &age_hints, &error))
+    return Fail(error);
   const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
   Profile base;
   if (!base_files.empty()) {
@@ -292,6 +354,8 @@ int RunPprofTool(const CliOptions& o) {
   }
   samples.description.push_back(std::string("Type: ") + samples.sample_type +
                                 (o.heapcheck ? " (leak check: leaked memory)" : ""));
+  for (const std::string& note : time_notes) samples.description.push_back(note);
+  AddAgeHintLines(profile, age_hints, *symbolizer, po, &samples);
   if (!samples.folded_wrappers.empty()) samples.description.push_back(samples.FoldedWrappersLine());
   flush_warnings();
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "pprof-tool/model/object_times.h"
+
 namespace heapkit::pprof {
 
 enum class ProfileKind {
@@ -106,6 +108,8 @@ struct Profile {
              mostly_empty = 0;
   };
   std::vector<SizeClassFigures> size_classes;
+  // "# heapkit: lifetime ..." / "# heapkit: age ..." lines (model/object_times.h).
+  ObjectTimes object_times;
   std::vector<RawSample> samples;
   std::string maps_text;           // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;   // same, parsed

@@ -535,7 +535,8 @@ struct Parser {
           profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
         }
         ParseDumpTime(t, profile);
-        if (!ParseMemoryFigure(t, profile)) ParseStackResidencyLine(t, profile);
+        if (!ParseMemoryFigure(t, profile) && !ParseStackResidencyLine(t, profile))
+          ParseObjectTimeLine(t, &profile->object_times);
         continue;
       }
       if (t.empty()) continue;

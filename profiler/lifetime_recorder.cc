@@ -1,0 +1,56 @@
+// Lifetimes of freed sampled objects (lifetime_recorder.h).
+#include "profiler/lifetime_recorder.h"
+
+#include "profiler/allocator_frame_filter.h"
+#include "profiler/lifetime_table.h"
+#include "profiler/profiler_config.h"
+#include "profiler/profiler_state.h"
+#include "profiler/stack_capture.h"
+#include "profiler/stack_table.h"
+
+namespace heapkit::prof {
+namespace {
+
+// This thread's last free stack: a capture whose walk id (stack_capture.h) is still this one
+// gave the same frames, so the common repeat free from one call site costs the walk memo's
+// check and no allocator-frame scan or trace-tree lookup.
+struct LastFreeStack {
+  uint64_t walk_id = 0;
+  uint32_t node = kNoFreeStack;
+};
+__thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
+
+// The free's stack as a trace-tree node (kNoFreeStack if it cannot be had).
+__attribute__((noinline)) uint32_t FreeStackNode() {
+  LastFreeStack& last = tls_last_free_stack;
+  void* pcs[kMaxCaptureDepth];
+  uint64_t walk = last.walk_id;
+  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
+  if (walk != 0 && walk == last.walk_id) return last.node;  // pcs was not written
+  if (depth <= 0) return kNoFreeStack;
+  const int skip = CountAllocatorFrames(pcs, depth);
+  int keep = depth - skip;
+  if (keep > g_profiler.config.stack_depth) keep = g_profiler.config.stack_depth;
+  const uint32_t node = GlobalStackTable().InsertStack(pcs + skip, keep);
+  last = {walk, node == StackTable::kNoStack ? kNoFreeStack : node};
+  return last.node;
+}
+
+}  // namespace
+
+void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
+                      int64_t estimated_bytes) {
+  if (bucket == nullptr || birth.time_ns == 0 ||
+      !g_object_times.lifetimes.load(std::memory_order_relaxed))
+    return;
+  const int64_t now = NowNs();
+  const LifetimeEnd end =
+      birth.thread == ThisThreadNumber() ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
+  const uint32_t free_node = g_object_times.free_stacks.load(std::memory_order_relaxed)
+                                 ? FreeStackNode()
+                                 : kNoFreeStack;
+  CountLifetime(bucket->stack, free_node, LifetimeBin(now - birth.time_ns), end, size,
+                estimated_bytes);
+}
+
+}  // namespace heapkit::prof

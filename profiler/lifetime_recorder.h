@@ -1,0 +1,20 @@
+// The free side of HEAP_PROFILE_LIFETIMES: a recorded object's free, with its birth
+// (object_birth.h), becomes one count in the lifetime table (lifetime_table.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "profiler/object_birth.h"
+
+namespace heapkit::prof {
+
+struct Bucket;
+
+// Called by the sampling observer after a recorded object's free, while profiling, on the
+// freeing thread with no profiler lock held. `birth` zero (a slot record): nothing counted.
+// With HEAP_PROFILE_FREE_STACKS the free's stack is captured here (allocator frames dropped).
+void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
+                      int64_t estimated_bytes);
+
+}  // namespace heapkit::prof
