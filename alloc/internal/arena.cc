@@ -3,8 +3,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "alloc/common.h"
 #include "alloc/internal/dcheck.h"
+#include "alloc/internal/sections.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/internal/system_memory.h"
 
