@@ -69,7 +69,7 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
   // a warning destroyed here would call libstdc++'s std::allocator<char> destructor, which a
   // C program never loads (alloc/internal/cxx_runtime_weak.h).
   // Never elfutils' client in here: it would load libcurl/OpenSSL into the checked program,
-  // whose own copies may be torn down already (pprof-tool/symbolize/local_debuginfo.h).
+  // whose own copies may be torn down already (profiler/symbolize/local_debuginfo.h).
   search.debuginfod = pprof::DebuginfodClient::kHelperProcess;
   symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
                                             search, nullptr);

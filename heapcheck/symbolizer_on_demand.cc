@@ -1,12 +1,12 @@
-// The symbolizer's entry points the leak checker's report calls (pprof-tool/symbolize/
+// The symbolizer's entry points the leak checker's report calls (profiler/symbolize/
 // symbolizer.h, allocation_frames.h), for the shared libheapkit.so: they load
 // libheapkit_ondemand.so, which holds the symbolizer and libdw (profiler/on_demand_library.h),
 // and forward to it. The report runs after the world is restarted with recording off, where
 // loading is allowed; it uses the FromMaps overload with a SymbolSearch only. Without the
 // library: no symbolizer (the report prints bare addresses) and every frame is the caller's.
 // The static libheapkit.a links the symbolizer itself instead.
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/on_demand_library.h"
 
 namespace heapkit::pprof {

@@ -9,8 +9,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/http_server.h"
 
 namespace heapkit::prof {

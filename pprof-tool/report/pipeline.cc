@@ -18,8 +18,8 @@
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/table_symbolizer.h"
 #include "pprof-tool/report/thread_trampoline.h"
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/function_name.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/function_name.h"
 
 namespace heapkit::pprof {
 namespace {

@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pprof-tool/proto/build_id.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/build_id.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/proto_encoder.h"
 #include "profiler/sample_weight.h"
 

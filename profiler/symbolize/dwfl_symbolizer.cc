@@ -34,10 +34,10 @@
 #include <unordered_map>
 
 #include "alloc/internal/safe_file.h"
-#include "pprof-tool/symbolize/binary_lookup.h"
-#include "pprof-tool/symbolize/local_debuginfo.h"
-#include "pprof-tool/symbolize/module_index.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/binary_lookup.h"
+#include "profiler/symbolize/local_debuginfo.h"
+#include "profiler/symbolize/module_index.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 namespace {
