@@ -25,9 +25,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace heapkit {
+struct MapsLine;
+}  // namespace heapkit
 
 namespace heapkit::pprof {
 class Symbolizer;
@@ -38,7 +43,7 @@ enum class FrameRole : uint8_t;
 namespace heapkit::prof {
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 2;
+inline constexpr uint32_t kOnDemandAbiVersion = 3;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion
@@ -54,10 +59,10 @@ struct OnDemandApi {
   // function is not on the stack (then *sp and regs are untouched).
   bool (*find_caller_of)(uintptr_t function_start, uintptr_t* sp, uintptr_t* regs);
 
-  // pprof::Symbolizer::FromMaps and pprof::ClassifyFrame (profiler/symbolize).
-  std::unique_ptr<pprof::Symbolizer> (*symbolizer_from_maps)(std::string_view maps_text,
-                                                             const pprof::SymbolSearch& search,
-                                                             std::vector<std::string>* warnings);
+  // pprof::Symbolizer::ForMappings and pprof::ClassifyFrame (profiler/symbolize).
+  std::unique_ptr<pprof::Symbolizer> (*symbolizer_for_mappings)(
+      std::span<const MapsLine> mappings, const pprof::SymbolSearch& search,
+      std::vector<std::string>* warnings);
   pprof::FrameRole (*classify_frame)(std::string_view function, std::string_view module);
 
   // HEAPKIT_HTTP (profiler/http/http_server.h): binds `address` and starts the endpoint's

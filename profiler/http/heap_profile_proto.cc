@@ -153,18 +153,9 @@ struct MapLine {
 
 std::vector<MapLine> ExecutableMappings(std::string_view maps) {
   std::vector<MapLine> out;
-  while (!maps.empty()) {
-    const std::string line(NextLine(&maps));
-    unsigned long long start, limit, offset;
-    char perms[8] = {};
-    int path_at = 0;
-    if (sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &limit, perms, &offset,
-               &path_at) < 4 || perms[2] != 'x' || path_at == 0) {
-      continue;
-    }
-    std::string path = line.substr(static_cast<size_t>(path_at));
-    if (path.empty() || path[0] != '/') continue;  // [vdso], anonymous code
-    out.push_back({start, limit, offset, std::move(path)});
+  for (const MapsLine& m : pprof::ParseMapsText(maps)) {
+    if (!m.executable || m.path.empty() || m.path[0] != '/') continue;  // [vdso], anonymous code
+    out.push_back({m.start, m.limit, m.offset, std::string(m.path)});
   }
   return out;
 }
@@ -194,7 +185,8 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLin
     pprof::SymbolSearch local;
     local.standard_search = false;  // local files only: no debuginfod, no network, ever
     std::vector<std::string> warnings;
-    cache.symbolizer = pprof::Symbolizer::FromMaps(maps, local, &warnings);
+    cache.symbolizer =
+        pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
     cache.key = std::move(key);
   }
   return cache.symbolizer.get();
