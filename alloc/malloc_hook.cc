@@ -140,8 +140,9 @@ int RemoveReplacement(List& list, Hook hook) {
 
 constinit std::atomic<bool> g_malloc_hooks_active{false};
 
-void LockMallocHookRegistry() { registry_lock.Lock(); }
-void UnlockMallocHookRegistry() { registry_lock.Unlock(); }
+// Held across fork (analysis off: taken and released by two handlers).
+void LockMallocHookRegistry() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { registry_lock.Lock(); }
+void UnlockMallocHookRegistry() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { registry_lock.Unlock(); }
 
 void InvokeNewHooks(const void* ptr, size_t size) {
   if (tls_in_hook) return;

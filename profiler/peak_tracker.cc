@@ -34,13 +34,13 @@ constexpr uint32_t kChunks = 4096;  // as many ids as the stack table has
 struct Tracker {
   internal::SpinLock lock;
   std::atomic<bool> on{false};
-  int64_t inuse = 0;  // estimated bytes
-  int64_t peak = 0;
-  int64_t peak_ns = 0;
-  int64_t start_ns = 0;
-  uint64_t epoch = 1;  // cells start at 0: older than every epoch
-  bool rising = false;
-  PeakCell* chunks[kChunks] = {};
+  int64_t inuse HEAPKIT_GUARDED_BY(lock) = 0;  // estimated bytes
+  int64_t peak HEAPKIT_GUARDED_BY(lock) = 0;
+  int64_t peak_ns HEAPKIT_GUARDED_BY(lock) = 0;
+  int64_t start_ns HEAPKIT_GUARDED_BY(lock) = 0;
+  uint64_t epoch HEAPKIT_GUARDED_BY(lock) = 1;  // cells start at 0: older than every epoch
+  bool rising HEAPKIT_GUARDED_BY(lock) = false;
+  PeakCell* chunks[kChunks] HEAPKIT_GUARDED_BY(lock) = {};
 };
 constinit Tracker g_tracker;
 
@@ -52,7 +52,8 @@ __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
 
 // The cell of `b`, nullptr on arena exhaustion (the bucket is then not tracked). Lock held.
 // Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
-inline __attribute__((always_inline)) PeakCell* CellOf(const Bucket& b) {
+inline __attribute__((always_inline)) PeakCell* CellOf(const Bucket& b)
+    HEAPKIT_REQUIRES(g_tracker.lock) {
   const uint32_t id = b.id.load(std::memory_order_relaxed);
   PeakCell*& slot = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   PeakCell* chunk = slot;
@@ -61,14 +62,15 @@ inline __attribute__((always_inline)) PeakCell* CellOf(const Bucket& b) {
 }
 
 // The cell of `b` if it exists (readers create nothing). Lock held.
-const PeakCell* FindCell(const Bucket& b) {
+const PeakCell* FindCell(const Bucket& b) HEAPKIT_REQUIRES(g_tracker.lock) {
   const uint32_t id = b.id.load(std::memory_order_relaxed);
   const PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   return chunk != nullptr ? &chunk[id & (kChunkSize - 1)] : nullptr;
 }
 
 // Lock held: the fold, then the change.
-inline __attribute__((always_inline)) void Touch(const Bucket& b, int64_t count, int64_t bytes) {
+inline __attribute__((always_inline)) void Touch(const Bucket& b, int64_t count, int64_t bytes)
+    HEAPKIT_REQUIRES(g_tracker.lock) {
   PeakCell* c = CellOf(b);
   if (c == nullptr) return;
   if (c->epoch < g_tracker.epoch) {
@@ -80,12 +82,12 @@ inline __attribute__((always_inline)) void Touch(const Bucket& b, int64_t count,
   c->bytes += bytes;
 }
 
-void Freeze() {
+void Freeze() HEAPKIT_REQUIRES(g_tracker.lock) {
   ++g_tracker.epoch;
   g_tracker.rising = false;
 }
 
-void NewMaximumIfAbove() {
+void NewMaximumIfAbove() HEAPKIT_REQUIRES(g_tracker.lock) {
   if (g_tracker.inuse > g_tracker.peak) {
     g_tracker.peak = g_tracker.inuse;
     g_tracker.peak_ns = MonotonicNs();
@@ -117,7 +119,8 @@ void BeginPeakTracking(int64_t inuse_estimate) {
   StackTable& table = GlobalStackTable();
   internal::SpinLockHolder h(&g_tracker.lock);
   Freeze();  // every cell of an earlier run is older than the new epoch, then re-seeded
-  table.ForEachBucketWithCounts([&](const Bucket& b) {
+  // The lambda runs under the lock held here (the analysis does not follow it into the table).
+  table.ForEachBucketWithCounts([&](const Bucket& b) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
     const int64_t n = table.InUseCount(b);
     const int64_t bytes = table.InUseBytes(b);
     PeakCell* c = n > 0 ? CellOf(b) : const_cast<PeakCell*>(FindCell(b));
@@ -166,7 +169,8 @@ bool PeakUnchanged(const PeakSnapshot& snapshot) {
   return g_tracker.epoch == snapshot.epoch;
 }
 
-void PeakForkPrepare() { g_tracker.lock.Lock(); }
-void PeakForkDone() { g_tracker.lock.Unlock(); }
+// Held across fork (analysis off: taken and released in two handlers).
+void PeakForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_tracker.lock.Lock(); }
+void PeakForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_tracker.lock.Unlock(); }
 
 }  // namespace heapkit::prof

@@ -14,21 +14,22 @@ namespace {
 
 bool g_atfork_registered = false;
 
-void ForkPrepare() {
+// The profiler's locks are held from ForkPrepare to ForkParent/ForkChild (analysis off).
+void ForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   g_profiler.lock.Lock();
   GlobalStackTable().ForkPrepare();
   PeakForkPrepare();
   UnloadedModulesForkPrepare();
 }
 
-void ForkParent() {
+void ForkParent() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   UnloadedModulesForkDone();
   PeakForkDone();
   GlobalStackTable().ForkParent();
   g_profiler.lock.Unlock();
 }
 
-void ForkChild() {
+void ForkChild() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   UnloadedModulesForkDone();
   PeakForkDone();
   GlobalStackTable().ForkChild();
