@@ -143,7 +143,8 @@ class alignas(64) CentralFreeList {
   // Takes n objects (at most the batch) from parked slot i.
   int TakeFromBatch(int i, void** head, void** tail, int n) HEAPKIT_REQUIRES(lock_);
   Span* FindSpan(const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
-  int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
+  int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who)
+      HEAPKIT_REQUIRES(lock_);
   void ReleaseToSpans(void* object, const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
   bool Populate(const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
 

@@ -60,7 +60,9 @@ std::vector<Mapping> SegmentsOfProtoMappings(const std::vector<Mapping>& mapping
   std::vector<Mapping> segments;
   for (const Mapping& m : mappings) {
     if (m.limit <= m.start) continue;
-    if (!AppendSegments(m, &segments)) AppendSegment(m, m.start, m.limit, true, m.offset, &segments);
+    if (!AppendSegments(m, &segments)) {
+      AppendSegment(m, m.start, m.limit, true, m.offset, &segments);
+    }
   }
   return segments;
 }

@@ -70,8 +70,8 @@ TEST(ProcMaps, ParsesEveryFieldAndRefusesWhatIsNotAMapsLine) {
   MapsLine e;
   // Tabs between fields, leading blanks, a trailing '\r' and blanks, "0x" prefixes, a path with
   // a space in it.
-  ASSERT_TRUE(ParseMapsLine("  0x400000-0x401000\tr-xp\t0x1000 fd:01 42 \t/opt/my app/bin (deleted) \r",
-                            &e));
+  ASSERT_TRUE(ParseMapsLine(
+      "  0x400000-0x401000\tr-xp\t0x1000 fd:01 42 \t/opt/my app/bin (deleted) \r", &e));
   EXPECT_EQ(e.start, 0x400000u);
   EXPECT_EQ(e.limit, 0x401000u);
   EXPECT_EQ(e.offset, 0x1000u);
