@@ -68,7 +68,8 @@ void DestroyThreadCache(void* arg) {
   g_state.registry.Destroy(tc);
 }
 
-void PreFork() {
+// Every allocator lock, held from PreFork to PostFork (analysis off: across two handlers).
+void PreFork() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   if (!g_initialized.load(std::memory_order_acquire)) return;
   LockMallocHookRegistry();
   init_lock.Lock();
@@ -80,7 +81,7 @@ void PreFork() {
   sampled_spans::LockAll();
 }
 
-void PostFork() {
+void PostFork() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   if (!g_initialized.load(std::memory_order_acquire)) return;
   sampled_spans::UnlockAll();
   internal::ArenaUnlockAll();

@@ -55,16 +55,18 @@ bool CentralFreeList::HaveSlots() {
 namespace {
 // Holds a central list's lock for a scope and counts the acquisition (and whether the lock was
 // found held) in the list's counters, which are written only under that lock.
-class CountedLockHolder {
+class HEAPKIT_SCOPED_CAPABILITY CountedLockHolder {
  public:
-  CountedLockHolder(internal::SpinLock* lock, CentralFreeList::Counters* counters) : lock_(lock) {
+  CountedLockHolder(internal::SpinLock* lock, CentralFreeList::Counters* counters)
+      HEAPKIT_ACQUIRE(lock)
+      : lock_(lock) {
     if (HEAPKIT_UNLIKELY(!lock_->TryLock())) {
       lock_->Lock();
       ++counters->lock_contended;
     }
     ++counters->lock_acquisitions;
   }
-  ~CountedLockHolder() { lock_->Unlock(); }
+  ~CountedLockHolder() HEAPKIT_RELEASE() { lock_->Unlock(); }
   CountedLockHolder(const CountedLockHolder&) = delete;
   CountedLockHolder& operator=(const CountedLockHolder&) = delete;
 

@@ -112,7 +112,7 @@ class alignas(64) CentralFreeList {
   // For live-object enumeration (world stopped, no locks): visit each free object in the
   // transfer cache and the span free lists; spans are visited through the page map.
   template <class Fn>
-  void ForEachFreeObjectUnlocked(Fn&& fn) const {
+  void ForEachFreeObjectUnlocked(Fn&& fn) const HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
     for (int i = 0; i < used_slots_; ++i) {
       void* p = slots_[i].head;
       for (int k = 0; k < slots_[i].count; ++k) {
@@ -128,7 +128,7 @@ class alignas(64) CentralFreeList {
 
  private:
   // Next to lock_: written only with it held, so that they share its cache line.
-  Counters counters_;
+  Counters counters_ HEAPKIT_GUARDED_BY(lock_);
   struct Batch {
     void* head;  // null-terminated chain of count objects
     void* tail;  // its last object, nullptr if not known
@@ -137,15 +137,16 @@ class alignas(64) CentralFreeList {
   };
   void InitOnFirstUse(uint32_t cls);
   // slots_ exists (allocated on first use, lock held); false when the arena is out of memory.
-  bool HaveSlots();
+  bool HaveSlots() HEAPKIT_REQUIRES(lock_);
   // The newest parked batch `who` may take, -1 if none.
-  int FindBatch(const SpanAffinity& who) const;
+  int FindBatch(const SpanAffinity& who) const HEAPKIT_REQUIRES(lock_);
   // Takes n objects (at most the batch) from parked slot i.
-  int TakeFromBatch(int i, void** head, void** tail, int n);
-  Span* FindSpan(const SpanAffinity& who);
-  int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who);
-  void ReleaseToSpans(void* object, const SpanAffinity& who);
-  bool Populate(const SpanAffinity& who);
+  int TakeFromBatch(int i, void** head, void** tail, int n) HEAPKIT_REQUIRES(lock_);
+  Span* FindSpan(const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
+  int FetchFromSpans(void** head, void** tail, int n, const SpanAffinity& who)
+      HEAPKIT_REQUIRES(lock_);
+  void ReleaseToSpans(void* object, const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
+  bool Populate(const SpanAffinity& who) HEAPKIT_REQUIRES(lock_);
 
   std::atomic<bool> ready_{false};  // Init has run (release-stored after it)
   uint32_t cls_ = 0;
@@ -158,16 +159,16 @@ class alignas(64) CentralFreeList {
   int num_to_move_ = 0;
   const SizeMap* sizemap_ = nullptr;
   PageHeap* heap_ = nullptr;
-  SpanList nonempty_;  // in-use spans with at least one free object
-  SpanList empty_;     // in-use spans whose objects are all handed out
+  SpanList nonempty_ HEAPKIT_GUARDED_BY(lock_);  // in-use spans with at least one free object
+  SpanList empty_ HEAPKIT_GUARDED_BY(lock_);     // in-use spans whose objects are all handed out
   // max_slots_ parked batches, from the metadata arena when the first batch is parked: a list
   // that never parks one (most classes of a small program) owns none, and the lists' Init
   // writes stay on a few pages of .bss.
-  Batch* slots_ = nullptr;
-  int used_slots_ = 0;
+  Batch* slots_ HEAPKIT_GUARDED_BY(lock_) = nullptr;
+  int used_slots_ HEAPKIT_GUARDED_BY(lock_) = 0;
   int max_slots_ = 0;
-  size_t free_in_spans_ = 0;
-  size_t num_spans_ = 0;
+  size_t free_in_spans_ HEAPKIT_GUARDED_BY(lock_) = 0;
+  size_t num_spans_ HEAPKIT_GUARDED_BY(lock_) = 0;
 };
 
 // A list's header is written on its first use (Ready) and by fork, which takes every list's

@@ -64,17 +64,31 @@ class HookList {
   std::atomic<Hook> slots_[kAdded + 1] = {};
 };
 
+// Every kind of hook, once: its name in the API (MallocHook_Add<Name>Hook, MallocHook::<Name>Hook,
+// ...) and its list. The lists, the C API's Add/Remove/Set and the C++ class's Get are generated
+// from it below.
+#define HEAPKIT_HOOK_KINDS(X) \
+  X(New, new_hooks)           \
+  X(Delete, delete_hooks)     \
+  X(PreMmap, pre_mmap_hooks)  \
+  X(Mmap, mmap_hooks)         \
+  X(Munmap, munmap_hooks)     \
+  X(Mremap, mremap_hooks)     \
+  X(PreSbrk, pre_sbrk_hooks)  \
+  X(Sbrk, sbrk_hooks)
+// The replacements (MallocHook_Set<Name>Replacement, MallocHook_Remove<Name>Replacement).
+#define HEAPKIT_REPLACEMENT_KINDS(X) \
+  X(Mmap, mmap_replacement)          \
+  X(Munmap, munmap_replacement)
+
 constinit internal::SpinLock registry_lock;
-constinit HookList<MallocHook_NewHook> new_hooks;
-constinit HookList<MallocHook_DeleteHook> delete_hooks;
-constinit HookList<MallocHook_PreMmapHook> pre_mmap_hooks;
-constinit HookList<MallocHook_MmapHook> mmap_hooks;
-constinit HookList<MallocHook_MmapReplacement> mmap_replacement;
-constinit HookList<MallocHook_MunmapHook> munmap_hooks;
-constinit HookList<MallocHook_MunmapReplacement> munmap_replacement;
-constinit HookList<MallocHook_MremapHook> mremap_hooks;
-constinit HookList<MallocHook_PreSbrkHook> pre_sbrk_hooks;
-constinit HookList<MallocHook_SbrkHook> sbrk_hooks;
+#define HEAPKIT_HOOK_LIST(Name, list) constinit HookList<MallocHook_##Name##Hook> list;
+HEAPKIT_HOOK_KINDS(HEAPKIT_HOOK_LIST)
+#undef HEAPKIT_HOOK_LIST
+#define HEAPKIT_REPLACEMENT_LIST(Name, list) \
+  constinit HookList<MallocHook_##Name##Replacement> list;
+HEAPKIT_REPLACEMENT_KINDS(HEAPKIT_REPLACEMENT_LIST)
+#undef HEAPKIT_REPLACEMENT_LIST
 
 // Set while this thread runs a New or Delete hook: what the hook allocates is not reported.
 __thread bool tls_in_hook __attribute__((tls_model("initial-exec"))) = false;
@@ -126,8 +140,9 @@ int RemoveReplacement(List& list, Hook hook) {
 
 constinit std::atomic<bool> g_malloc_hooks_active{false};
 
-void LockMallocHookRegistry() { registry_lock.Lock(); }
-void UnlockMallocHookRegistry() { registry_lock.Unlock(); }
+// Held across fork (analysis off: taken and released by two handlers).
+void LockMallocHookRegistry() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { registry_lock.Lock(); }
+void UnlockMallocHookRegistry() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { registry_lock.Unlock(); }
 
 void InvokeNewHooks(const void* ptr, size_t size) {
   if (tls_in_hook) return;
@@ -156,96 +171,36 @@ HEAPKIT_HOOK_API int MallocHook_GetCallerStackTrace(void** result, int max_depth
   return capture(result, max_depth, skip_count < 0 ? 1 : skip_count + 1);
 }
 
-HEAPKIT_HOOK_API int MallocHook_AddNewHook(MallocHook_NewHook h) { return Add(new_hooks, h); }
-HEAPKIT_HOOK_API int MallocHook_RemoveNewHook(MallocHook_NewHook h) {
-  return Remove(new_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddDeleteHook(MallocHook_DeleteHook h) {
-  return Add(delete_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemoveDeleteHook(MallocHook_DeleteHook h) {
-  return Remove(delete_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddPreMmapHook(MallocHook_PreMmapHook h) {
-  return Add(pre_mmap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemovePreMmapHook(MallocHook_PreMmapHook h) {
-  return Remove(pre_mmap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddMmapHook(MallocHook_MmapHook h) { return Add(mmap_hooks, h); }
-HEAPKIT_HOOK_API int MallocHook_RemoveMmapHook(MallocHook_MmapHook h) {
-  return Remove(mmap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_SetMmapReplacement(MallocHook_MmapReplacement h) {
-  return SetReplacement(mmap_replacement, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemoveMmapReplacement(MallocHook_MmapReplacement h) {
-  return RemoveReplacement(mmap_replacement, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddMunmapHook(MallocHook_MunmapHook h) {
-  return Add(munmap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemoveMunmapHook(MallocHook_MunmapHook h) {
-  return Remove(munmap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_SetMunmapReplacement(MallocHook_MunmapReplacement h) {
-  return SetReplacement(munmap_replacement, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemoveMunmapReplacement(MallocHook_MunmapReplacement h) {
-  return RemoveReplacement(munmap_replacement, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddMremapHook(MallocHook_MremapHook h) {
-  return Add(mremap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemoveMremapHook(MallocHook_MremapHook h) {
-  return Remove(mremap_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddPreSbrkHook(MallocHook_PreSbrkHook h) {
-  return Add(pre_sbrk_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_RemovePreSbrkHook(MallocHook_PreSbrkHook h) {
-  return Remove(pre_sbrk_hooks, h);
-}
-HEAPKIT_HOOK_API int MallocHook_AddSbrkHook(MallocHook_SbrkHook h) { return Add(sbrk_hooks, h); }
-HEAPKIT_HOOK_API int MallocHook_RemoveSbrkHook(MallocHook_SbrkHook h) {
-  return Remove(sbrk_hooks, h);
-}
+// Per kind: the C API's Add, Remove and the deprecated Set, and the C++ class's Get (the hook in
+// the Set slot).
+#define HEAPKIT_HOOK_API_OF(Name, list)                                          \
+  HEAPKIT_HOOK_API int MallocHook_Add##Name##Hook(MallocHook_##Name##Hook h) {    \
+    return Add(list, h);                                                         \
+  }                                                                              \
+  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Hook(MallocHook_##Name##Hook h) { \
+    return Remove(list, h);                                                      \
+  }                                                                              \
+  HEAPKIT_HOOK_API MallocHook_##Name##Hook MallocHook_Set##Name##Hook(           \
+      MallocHook_##Name##Hook h) {                                               \
+    return Set(list, h);                                                         \
+  }                                                                              \
+  MallocHook::Name##Hook MallocHook::Get##Name##Hook() { return list.GetSet(); }
+HEAPKIT_HOOK_KINDS(HEAPKIT_HOOK_API_OF)
+#undef HEAPKIT_HOOK_API_OF
 
-HEAPKIT_HOOK_API MallocHook_NewHook MallocHook_SetNewHook(MallocHook_NewHook h) {
-  return Set(new_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_DeleteHook MallocHook_SetDeleteHook(MallocHook_DeleteHook h) {
-  return Set(delete_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_PreMmapHook MallocHook_SetPreMmapHook(MallocHook_PreMmapHook h) {
-  return Set(pre_mmap_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_MmapHook MallocHook_SetMmapHook(MallocHook_MmapHook h) {
-  return Set(mmap_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_MunmapHook MallocHook_SetMunmapHook(MallocHook_MunmapHook h) {
-  return Set(munmap_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_MremapHook MallocHook_SetMremapHook(MallocHook_MremapHook h) {
-  return Set(mremap_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_PreSbrkHook MallocHook_SetPreSbrkHook(MallocHook_PreSbrkHook h) {
-  return Set(pre_sbrk_hooks, h);
-}
-HEAPKIT_HOOK_API MallocHook_SbrkHook MallocHook_SetSbrkHook(MallocHook_SbrkHook h) {
-  return Set(sbrk_hooks, h);
-}
+#define HEAPKIT_REPLACEMENT_API_OF(Name, list)                 \
+  HEAPKIT_HOOK_API int MallocHook_Set##Name##Replacement(      \
+      MallocHook_##Name##Replacement h) {                      \
+    return SetReplacement(list, h);                            \
+  }                                                            \
+  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Replacement(   \
+      MallocHook_##Name##Replacement h) {                      \
+    return RemoveReplacement(list, h);                         \
+  }
+HEAPKIT_REPLACEMENT_KINDS(HEAPKIT_REPLACEMENT_API_OF)
+#undef HEAPKIT_REPLACEMENT_API_OF
 
-// ---- the C++ class's out-of-line members ------------------------------------------------------
-MallocHook::NewHook MallocHook::GetNewHook() { return new_hooks.GetSet(); }
-MallocHook::DeleteHook MallocHook::GetDeleteHook() { return delete_hooks.GetSet(); }
-MallocHook::PreMmapHook MallocHook::GetPreMmapHook() { return pre_mmap_hooks.GetSet(); }
-MallocHook::MmapHook MallocHook::GetMmapHook() { return mmap_hooks.GetSet(); }
-MallocHook::MunmapHook MallocHook::GetMunmapHook() { return munmap_hooks.GetSet(); }
-MallocHook::MremapHook MallocHook::GetMremapHook() { return mremap_hooks.GetSet(); }
-MallocHook::PreSbrkHook MallocHook::GetPreSbrkHook() { return pre_sbrk_hooks.GetSet(); }
-MallocHook::SbrkHook MallocHook::GetSbrkHook() { return sbrk_hooks.GetSet(); }
-
+// ---- the C++ class's hook invocations -------------------------------------------------------
 void MallocHook::InvokeNewHookSlow(const void* p, size_t s) { InvokeNewHooks(p, s); }
 void MallocHook::InvokeDeleteHookSlow(const void* p) { InvokeDeleteHooks(p); }
 void MallocHook::InvokePreMmapHookSlow(const void* start, size_t size, int protection, int flags,

@@ -466,7 +466,7 @@ void PageHeap::ReleaseIdleLocked(int64_t now) {
 
 void PageHeap::SetReleaseRate(double rate) {
   SpinLockHolder h(&lock_);
-  const double r = rate < 0 ? 0 : rate;
+  double r = rate < 0 ? 0 : rate;  // not const: clang's __atomic_store takes a plain pointer
   __atomic_store(&release_rate_, &r, __ATOMIC_RELAXED);  // ReleaseTick reads it unlocked
   if (scavenge_counter_ > kDefaultReleaseDelay) scavenge_counter_ = kDefaultReleaseDelay;
 }

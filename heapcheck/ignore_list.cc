@@ -9,11 +9,11 @@ namespace heapkit::check {
 namespace {
 
 internal::SpinLock g_lock;
-MmapArray<uintptr_t>* g_list = nullptr;
+MmapArray<uintptr_t>* g_list HEAPKIT_GUARDED_BY(g_lock) = nullptr;
 alignas(MmapArray<uintptr_t>) unsigned char g_list_storage[sizeof(MmapArray<uintptr_t>)];
 __thread int tls_disabler_depth __attribute__((tls_model("initial-exec"))) = 0;
 
-MmapArray<uintptr_t>& List() {
+MmapArray<uintptr_t>& List() HEAPKIT_REQUIRES(g_lock) {
   if (g_list == nullptr) g_list = new (g_list_storage) MmapArray<uintptr_t>();
   return *g_list;
 }
@@ -43,7 +43,8 @@ bool IgnoreListRemove(uintptr_t object) {
   return false;
 }
 
-bool IgnoreListCopySorted(MmapArray<uintptr_t>* out) {
+// Analysis off: the lock is taken only if free (TryLock), and released only if taken.
+bool IgnoreListCopySorted(MmapArray<uintptr_t>* out) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   out->Clear();
   bool locked = g_lock.TryLock();
   bool ok = true;

@@ -1,15 +1,12 @@
 #include "heapcheck/leak_symbols.h"
 
+#include <span>
 #include <string_view>
 
 #include "profiler/unloaded_modules.h"
 
 namespace heapkit::check {
 namespace {
-
-std::string_view PathOf(const ProcMaps& maps, size_t i) {
-  return std::string_view(maps.text() + maps[i].path_offset, maps[i].path_length);
-}
 
 // keep[i] != 0: mapping i holds a PC of the first groups_needed groups, or belongs to the same
 // file as one that does.
@@ -22,14 +19,14 @@ void MarkHoldingMappings(const ProcMaps& maps, const LeakGroups& groups, size_t 
     if (seen++ == groups_needed) break;
     const LeakRecord& r = groups.Head(g);
     for (int d = 0; d < r.depth; ++d) {
-      const MapEntry* e = maps.Find(groups.Stack(r)[d]);
+      const MapsLine* e = maps.Find(groups.Stack(r)[d]);
       if (e != nullptr) (*keep)[static_cast<size_t>(e - &maps[0])] = 1;
     }
   }
   for (size_t i = 0; i < maps.size(); ++i) {
-    if ((*keep)[i] != 1 || maps[i].path_length == 0) continue;
+    if ((*keep)[i] != 1 || maps[i].path.empty()) continue;
     for (size_t j = 0; j < maps.size(); ++j)
-      if (!(*keep)[j] && PathOf(maps, j) == PathOf(maps, i)) (*keep)[j] = 2;
+      if (!(*keep)[j] && maps[j].path == maps[i].path) (*keep)[j] = 2;
   }
 }
 
@@ -48,8 +45,8 @@ void CollectSymbolizedMaps(const ProcMaps& maps, const LeakGroups& groups, size_
   for (size_t i = 0; i < maps.size(); ++i) {
     if (!keep[i]) continue;
     // The line starts where the previous one ended; find it from the path backwards.
-    const char* end = maps.text() + maps[i].path_offset + maps[i].path_length;
-    const char* begin = maps.text() + maps[i].path_offset;
+    const char* end = maps[i].path.data() + maps[i].path.size();
+    const char* begin = maps[i].path.data();
     while (begin > maps.text() && begin[-1] != '\n') --begin;
     AppendLine(out, begin, static_cast<size_t>(end - begin));
   }
@@ -63,16 +60,26 @@ LeakSymbols::LeakSymbols(const ProcMaps& maps, const LeakGroups& groups, size_t 
                          bool standard_debuginfo_search) {
   MmapArray<char> wanted;
   CollectSymbolizedMaps(maps, groups, groups_needed, &wanted);
+  // Parsed once the text is complete: each entry's path points into it.
+  MmapArray<MapsLine> mappings;
+  std::string_view text(wanted.data(), wanted.size());
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    if (end == std::string_view::npos) end = text.size();
+    MapsLine m;
+    if (ParseMapsLine(std::string_view(text.data(), end), &m)) mappings.PushBack(m);
+    text.remove_prefix(end < text.size() ? end + 1 : end);
+  }
   pprof::SymbolSearch search;
   search.standard_search = standard_debuginfo_search;
   // No warnings asked for: a missing file only costs its names ("module+0x..."), and at -O0
   // a warning destroyed here would call libstdc++'s std::allocator<char> destructor, which a
   // C program never loads (alloc/internal/cxx_runtime_weak.h).
   // Never elfutils' client in here: it would load libcurl/OpenSSL into the checked program,
-  // whose own copies may be torn down already (pprof-tool/symbolize/local_debuginfo.h).
+  // whose own copies may be torn down already (profiler/symbolize/local_debuginfo.h).
   search.debuginfod = pprof::DebuginfodClient::kHelperProcess;
-  symbolizer_ = pprof::Symbolizer::FromMaps(std::string_view(wanted.data(), wanted.size()),
-                                            search, nullptr);
+  symbolizer_ = pprof::Symbolizer::ForMappings(
+      std::span<const MapsLine>(mappings.data(), mappings.size()), search, nullptr);
 }
 
 }  // namespace heapkit::check

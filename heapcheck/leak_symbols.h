@@ -1,4 +1,4 @@
-// Symbols for the leak report: one Symbolizer (pprof-tool/symbolize/symbolizer.h, through its
+// Symbols for the leak report: one Symbolizer (profiler/symbolize/symbolizer.h, through its
 // public header only) over the mapped objects that hold the PCs the report looks at.
 //
 // Which PCs: those of the groups the report may print (the first HEAP_CHECK_MAX_LEAKS), or of
@@ -21,7 +21,7 @@
 #include "heapcheck/leak_groups.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::check {
 

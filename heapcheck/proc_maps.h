@@ -1,5 +1,6 @@
 // /proc/self/maps read without malloc (the text goes into an mmap'd buffer) and parsed into
-// address-sorted entries. Used to clamp root regions to readable memory, to find the mapping
+// address-sorted entries (the shared line parser, profiler/symbolize/maps_line.h; each entry's
+// path points into the buffer). Used to clamp root regions to readable memory, to find the mapping
 // that holds a thread's stack, and as the MAPPED_LIBRARIES section of the .heap file.
 #pragma once
 
@@ -8,18 +9,9 @@
 
 #include "heapcheck/flood.h"
 #include "heapcheck/mmap_array.h"
+#include "profiler/symbolize/maps_line.h"
 
 namespace heapkit::check {
-
-struct MapEntry {
-  uintptr_t start;
-  uintptr_t end;
-  bool readable;
-  bool writable;
-  bool executable;
-  uint32_t path_offset;  // offset of the path in text() (0 and path_length 0: anonymous)
-  uint32_t path_length;
-};
 
 class ProcMaps {
  public:
@@ -29,10 +21,10 @@ class ProcMaps {
   const char* text() const { return text_.data(); }
   size_t text_size() const { return text_size_; }
   size_t size() const { return entries_.size(); }
-  const MapEntry& operator[](size_t i) const { return entries_[i]; }
+  const MapsLine& operator[](size_t i) const { return entries_[i]; }
 
   // The entry containing address, or nullptr.
-  const MapEntry* Find(uintptr_t address) const;
+  const MapsLine* Find(uintptr_t address) const;
 
   // Fills out with the address ranges that must not be read: the gaps between mappings and the
   // mappings without read permission (sorted, non-overlapping, up to the top of the address
@@ -42,13 +34,10 @@ class ProcMaps {
   // Appends to out the parts of [start, end) that lie in readable mappings.
   bool AddReadable(uintptr_t start, uintptr_t end, MmapArray<Region>* out) const;
 
-  // Parses one maps line (exposed for tests). False if malformed.
-  static bool ParseLine(const char* line, size_t length, MapEntry* entry);
-
  private:
   MmapArray<char> text_;
   size_t text_size_ = 0;
-  MmapArray<MapEntry> entries_;
+  MmapArray<MapsLine> entries_;
 };
 
 }  // namespace heapkit::check

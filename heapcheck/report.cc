@@ -14,7 +14,7 @@
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/suppressions.h"
 #include "profiler/legacy_writer.h"
-#include "pprof-tool/symbolize/allocation_frames.h"
+#include "profiler/symbolize/allocation_frames.h"
 
 namespace heapkit::check {
 namespace {

@@ -4,7 +4,7 @@
 // print.
 //
 // Runs AFTER the world is restarted and with allocation recording off: the symbolizer
-// (pprof-tool/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
+// (profiler/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
 // by (allocation stack, direct/indirect) and sorted by bytes. Suppressions (HEAPCHECK_SUPPRESSIONS)
 // work on symbolized frames, so they are applied before the totals line is printed. Lines go out through the malloc-free logger, in one write per line and never
 // truncated.

@@ -62,8 +62,8 @@ int ModuleCallback(dl_phdr_info* info, size_t, void* data) {
 
 // Reads a pointer-sized word if address lies in a readable mapping.
 bool ReadWord(const ProcMaps& maps, uintptr_t address, uintptr_t* out) {
-  const MapEntry* e = maps.Find(address);
-  if (e == nullptr || !e->readable || address + sizeof(uintptr_t) > e->end) return false;
+  const MapsLine* e = maps.Find(address);
+  if (e == nullptr || !e->readable || address + sizeof(uintptr_t) > e->limit) return false;
   std::memcpy(out, reinterpret_cast<const void*>(address), sizeof(uintptr_t));
   return true;
 }
@@ -121,9 +121,9 @@ bool RegionHolding(const ProcMaps& maps, uintptr_t address, Region* r, bool* in_
     *in_heap = true;
     return true;
   }
-  const MapEntry* m = maps.Find(address);
+  const MapsLine* m = maps.Find(address);
   if (m == nullptr) return false;
-  *r = Region{m->start, m->end};
+  *r = Region{m->start, m->limit};
   *in_heap = false;
   return true;
 }
@@ -133,9 +133,9 @@ bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_t
               Region* own, bool* in_heap) {
   if (main_thread) {
     for (size_t i = 0; i < maps.size(); ++i) {
-      const MapEntry& e = maps[i];
-      if (e.path_length == 7 && std::memcmp(maps.text() + e.path_offset, "[stack]", 7) == 0) {
-        *own = Region{e.start, e.end};
+      const MapsLine& e = maps[i];
+      if (e.path == "[stack]") {
+        *own = Region{e.start, e.limit};
         *in_heap = false;
         return true;
       }
@@ -178,10 +178,10 @@ bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool int
   }
   if (have_own && own_in_heap && !stack_blocks->PushBack(own.start)) return false;
   if (tp != 0) {
-    const MapEntry* block = maps.Find(tp);
+    const MapsLine* block = maps.Find(tp);
     if (block != nullptr) {
       uintptr_t s = tls_start > block->start ? tls_start : block->start;
-      uintptr_t e = tls_end < block->end ? tls_end : block->end;
+      uintptr_t e = tls_end < block->limit ? tls_end : block->limit;
       if (!maps.AddReadable(s, e, out)) return false;
     }
 #if defined(__x86_64__)

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "heapcheck/mmap_array.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::check {
 

@@ -1,22 +1,22 @@
-// The symbolizer's entry points the leak checker's report calls (pprof-tool/symbolize/
+// The symbolizer's entry points the leak checker's report calls (profiler/symbolize/
 // symbolizer.h, allocation_frames.h), for the shared libheapkit.so: they load
 // libheapkit_ondemand.so, which holds the symbolizer and libdw (profiler/on_demand_library.h),
 // and forward to it. The report runs after the world is restarted with recording off, where
-// loading is allowed; it uses the FromMaps overload with a SymbolSearch only. Without the
+// loading is allowed; it uses ForMappings only. Without the
 // library: no symbolizer (the report prints bare addresses) and every frame is the caller's.
 // The static libheapkit.a links the symbolizer itself instead.
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/on_demand_library.h"
 
 namespace heapkit::pprof {
 
-std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
-                                                 const SymbolSearch& search,
-                                                 std::vector<std::string>* warnings) {
+std::unique_ptr<Symbolizer> Symbolizer::ForMappings(std::span<const MapsLine> mappings,
+                                                    const SymbolSearch& search,
+                                                    std::vector<std::string>* warnings) {
   const prof::OnDemandApi* api = prof::LoadOnDemandLibrary();
   if (api == nullptr) return nullptr;
-  return api->symbolizer_from_maps(maps_text, search, warnings);
+  return api->symbolizer_for_mappings(mappings, search, warnings);
 }
 
 FrameRole ClassifyFrame(std::string_view function, std::string_view module) {

@@ -9,8 +9,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/http_server.h"
 
 namespace heapkit::prof {
@@ -45,10 +45,10 @@ __attribute__((noinline)) bool FindCallerOf(uintptr_t function_start, uintptr_t*
   return false;
 }
 
-std::unique_ptr<pprof::Symbolizer> SymbolizerFromMaps(std::string_view maps_text,
-                                                      const pprof::SymbolSearch& search,
-                                                      std::vector<std::string>* warnings) {
-  return pprof::Symbolizer::FromMaps(maps_text, search, warnings);
+std::unique_ptr<pprof::Symbolizer> SymbolizerForMappings(std::span<const MapsLine> mappings,
+                                                         const pprof::SymbolSearch& search,
+                                                         std::vector<std::string>* warnings) {
+  return pprof::Symbolizer::ForMappings(mappings, search, warnings);
 }
 
 pprof::FrameRole ClassifyFrame(std::string_view function, std::string_view module) {
@@ -64,7 +64,7 @@ bool StartHttpEndpoint(const char* address, const http::ServerHooks* hooks, char
 }
 
 constexpr OnDemandApi kApi = {kOnDemandAbiVersion, sizeof(OnDemandApi), &Backtrace,
-                              &FindCallerOf,       &SymbolizerFromMaps,  &ClassifyFrame,
+                              &FindCallerOf,       &SymbolizerForMappings, &ClassifyFrame,
                               &StartHttpEndpoint};
 
 }  // namespace

@@ -7,7 +7,7 @@
 // in libheapkit_ondemand.so, installed next to libheapkit.so:
 //   * libunwind: the stack-capture fallback for frames the cached CFI unwinder does not handle
 //     (stack_capture.cc), and the leak checker's search for exit()'s caller (heapcheck/startup.cc);
-//   * the symbolizer (pprof-tool/symbolize, libdw): the leak checker's report.
+//   * the symbolizer (profiler/symbolize, libdw): the leak checker's report.
 // LoadOnDemandLibrary() dlopens it when sampling is first enabled (HEAPPROFILE, HEAPCHECK,
 // TCMALLOC_SAMPLE_PARAMETER, or the heap-profiler/leak-checker API), and at report time. The
 // path is the directory libheapkit.so was loaded from (dladdr of one of its own symbols) plus
@@ -25,9 +25,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace heapkit {
+struct MapsLine;
+}  // namespace heapkit
 
 namespace heapkit::pprof {
 class Symbolizer;
@@ -41,7 +46,7 @@ struct ServerHooks;
 }  // namespace http
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 3;
+inline constexpr uint32_t kOnDemandAbiVersion = 4;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion
@@ -57,10 +62,10 @@ struct OnDemandApi {
   // function is not on the stack (then *sp and regs are untouched).
   bool (*find_caller_of)(uintptr_t function_start, uintptr_t* sp, uintptr_t* regs);
 
-  // pprof::Symbolizer::FromMaps and pprof::ClassifyFrame (pprof-tool/symbolize).
-  std::unique_ptr<pprof::Symbolizer> (*symbolizer_from_maps)(std::string_view maps_text,
-                                                             const pprof::SymbolSearch& search,
-                                                             std::vector<std::string>* warnings);
+  // pprof::Symbolizer::ForMappings and pprof::ClassifyFrame (profiler/symbolize).
+  std::unique_ptr<pprof::Symbolizer> (*symbolizer_for_mappings)(
+      std::span<const MapsLine> mappings, const pprof::SymbolSearch& search,
+      std::vector<std::string>* warnings);
   pprof::FrameRole (*classify_frame)(std::string_view function, std::string_view module);
 
   // HEAPKIT_HTTP and HeapkitStartHttpServer (profiler/http/http_server.h): binds `address` and

@@ -34,8 +34,8 @@ class PcDictionary {
     return e != nullptr ? e->pc : 0;
   }
 
-  void ForkPrepare() { lock_.Lock(); }
-  void ForkParent() { lock_.Unlock(); }
+  void ForkPrepare() HEAPKIT_ACQUIRE(lock_) { lock_.Lock(); }
+  void ForkParent() HEAPKIT_RELEASE(lock_) { lock_.Unlock(); }
 
  private:
   struct Entry {
@@ -59,7 +59,7 @@ class PcDictionary {
   uint32_t Find(uint32_t first, uintptr_t pc) const;
 
   std::atomic<uint32_t>* heads_ = nullptr;
-  uint32_t count_ = 0;  // entries handed out; guarded by lock_
+  uint32_t count_ HEAPKIT_GUARDED_BY(lock_) = 0;  // entries handed out
   std::atomic<Entry*> chunks_[kChunks] = {};
   internal::SpinLock lock_;
 };

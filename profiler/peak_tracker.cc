@@ -83,7 +83,7 @@ inline __attribute__((always_inline)) PeakCell* CellOf(uint32_t id) {
 }
 
 // The cell of `b` if it exists (readers create nothing). Lock held.
-const PeakCell* FindCell(const Bucket& b) {
+const PeakCell* FindCell(const Bucket& b) HEAPKIT_REQUIRES(g_tracker.lock) {
   const uint32_t id = b.id.load(std::memory_order_relaxed);
   const PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   return chunk != nullptr ? &chunk[id & (kChunkSize - 1)] : nullptr;
@@ -311,7 +311,8 @@ int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int
   return g_tracker.inuse;
 }
 
-void PeakForkPrepare() { g_tracker.lock.Lock(); }
-void PeakForkDone() { g_tracker.lock.Unlock(); }
+// Held across fork (analysis off: taken and released in two handlers).
+void PeakForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_tracker.lock.Lock(); }
+void PeakForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_tracker.lock.Unlock(); }
 
 }  // namespace heapkit::prof

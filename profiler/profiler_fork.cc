@@ -15,7 +15,8 @@ namespace {
 
 bool g_atfork_registered = false;
 
-void ForkPrepare() {
+// The profiler's locks are held from ForkPrepare to ForkParent/ForkChild (analysis off).
+void ForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   g_profiler.lock.Lock();
   GlobalStackTable().ForkPrepare();
   PeakForkPrepare();
@@ -23,7 +24,7 @@ void ForkPrepare() {
   UnloadedModulesForkPrepare();
 }
 
-void ForkParent() {
+void ForkParent() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   UnloadedModulesForkDone();
   LifetimeForkDone();
   PeakForkDone();
@@ -31,7 +32,7 @@ void ForkParent() {
   g_profiler.lock.Unlock();
 }
 
-void ForkChild() {
+void ForkChild() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   UnloadedModulesForkDone();
   LifetimeForkDone();
   PeakForkDone();

@@ -133,12 +133,13 @@ int TraceTree::Depth(uint32_t node) const {
   return n;
 }
 
-void TraceTree::ForkPrepare() {
+// Every lock, held across fork (analysis off: an array of locks, released in ForkParent).
+void TraceTree::ForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   for (PaddedLock& l : locks_) l.lock.Lock();
   pcs_.ForkPrepare();
 }
 
-void TraceTree::ForkParent() {
+void TraceTree::ForkParent() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   pcs_.ForkParent();
   for (PaddedLock& l : locks_) l.lock.Unlock();
 }

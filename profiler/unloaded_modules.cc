@@ -24,7 +24,7 @@ struct Module {
 };
 
 internal::SpinLock g_lock;
-Module g_modules[kMaxUnloadedModules];
+Module g_modules[kMaxUnloadedModules] HEAPKIT_GUARDED_BY(g_lock);
 
 // True when the maps line (no newline) ends with " <path>".
 bool LineNamesPath(const char* line, size_t n, const char* path, size_t path_length) {
@@ -119,8 +119,9 @@ void NoteAfterDlclose() {
   }
 }
 
-void UnloadedModulesForkPrepare() { g_lock.Lock(); }
-void UnloadedModulesForkDone() { g_lock.Unlock(); }
+// Held from the fork handlers' prepare to their parent/child step (analysis off).
+void UnloadedModulesForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Lock(); }
+void UnloadedModulesForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Unlock(); }
 
 void LiveModuleScan::Feed(const char* data, size_t length) {
   for (size_t i = 0; i < length; ++i) {

@@ -3,8 +3,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "alloc/common.h"
 #include "alloc/internal/dcheck.h"
+#include "alloc/internal/sections.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/internal/system_memory.h"
 
@@ -20,8 +20,8 @@ constexpr int kNumBuckets = kMaxBucketShift - kMinBucketShift + 1;
 // start of whatever the system maps right after the chunk (a user's large block) and, in a
 // statically linked program, whose globals the leak checker scans, keep that block alive.
 HEAPKIT_ALWAYS_WRITTEN_DATA SpinLock arena_lock;
-HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_chunk = 0;
-HEAPKIT_ALWAYS_WRITTEN_DATA size_t arena_used = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA uintptr_t arena_chunk HEAPKIT_GUARDED_BY(arena_lock) = 0;
+HEAPKIT_ALWAYS_WRITTEN_DATA size_t arena_used HEAPKIT_GUARDED_BY(arena_lock) = 0;
 HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<size_t> arena_system_bytes{0};
 
 // Every mapping of the arena, so that statistics can tell its resident pages from reserved ones
@@ -36,8 +36,8 @@ struct DirectMapping {
   DirectMapping* next;
 };
 SpinLock mapping_lock;
-DirectMapping* direct_mappings = nullptr;
-DirectMapping* spare_mapping_nodes = nullptr;
+DirectMapping* direct_mappings HEAPKIT_GUARDED_BY(mapping_lock) = nullptr;
+DirectMapping* spare_mapping_nodes HEAPKIT_GUARDED_BY(mapping_lock) = nullptr;
 
 void NoteDirectMapping(void* block, size_t bytes) {
   DirectMapping* node;
@@ -68,7 +68,7 @@ void ForgetDirectMapping(void* block) {
 }
 
 SpinLock meta_lock;
-void* meta_buckets[kNumBuckets];
+void* meta_buckets[kNumBuckets] HEAPKIT_GUARDED_BY(meta_lock);
 
 int BucketFor(size_t size) {
   size_t shift = kMinBucketShift;
@@ -143,13 +143,14 @@ void MetaFree(void* block, size_t size) {
   meta_buckets[b] = block;
 }
 
-void ArenaLockAll() {
+// Held across fork (analysis off: taken and released by two handlers).
+void ArenaLockAll() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   arena_lock.Lock();
   meta_lock.Lock();
   mapping_lock.Lock();
 }
 
-void ArenaUnlockAll() {
+void ArenaUnlockAll() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   mapping_lock.Unlock();
   meta_lock.Unlock();
   arena_lock.Unlock();

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "alloc/common.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/sections.h"
 
 extern char** environ;
 

@@ -2,26 +2,31 @@
 //
 // Critical sections guarded by it are short and never call malloc. It is a literal type with a
 // constexpr constructor so that global locks need no constructor (they are used before any
-// constructor runs). Waiters spin briefly with `pause`, then yield the CPU.
+// constructor runs). Waiters spin briefly with `pause`, then yield the CPU. Annotated for clang's
+// thread-safety analysis (thread_annotations.h).
 #pragma once
 
 #include <atomic>
 #include <sched.h>
 
+#include "alloc/internal/thread_annotations.h"
+
 namespace heapkit::internal {
 
-class SpinLock {
+class HEAPKIT_CAPABILITY("mutex") SpinLock {
  public:
   constexpr SpinLock() = default;
   SpinLock(const SpinLock&) = delete;
   SpinLock& operator=(const SpinLock&) = delete;
 
-  void Lock() {
+  void Lock() HEAPKIT_ACQUIRE() {
     if (!locked_.exchange(true, std::memory_order_acquire)) return;
     LockSlow();
   }
-  bool TryLock() { return !locked_.exchange(true, std::memory_order_acquire); }
-  void Unlock() { locked_.store(false, std::memory_order_release); }
+  bool TryLock() HEAPKIT_TRY_ACQUIRE(true) {
+    return !locked_.exchange(true, std::memory_order_acquire);
+  }
+  void Unlock() HEAPKIT_RELEASE() { locked_.store(false, std::memory_order_release); }
   bool IsHeld() const { return locked_.load(std::memory_order_relaxed); }
 
  private:
@@ -50,10 +55,10 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
-class SpinLockHolder {
+class HEAPKIT_SCOPED_CAPABILITY SpinLockHolder {
  public:
-  explicit SpinLockHolder(SpinLock* lock) : lock_(lock) { lock_->Lock(); }
-  ~SpinLockHolder() { lock_->Unlock(); }
+  explicit SpinLockHolder(SpinLock* lock) HEAPKIT_ACQUIRE(lock) : lock_(lock) { lock_->Lock(); }
+  ~SpinLockHolder() HEAPKIT_RELEASE() { lock_->Unlock(); }
   SpinLockHolder(const SpinLockHolder&) = delete;
   SpinLockHolder& operator=(const SpinLockHolder&) = delete;
 

@@ -3,6 +3,7 @@
 #include "alloc/internal/safe_file.h"
 #include "pprof-tool/model/memory_figures.h"
 #include "pprof-tool/model/stack_residency.h"
+#include "profiler/symbolize/maps_line.h"
 
 #include <cerrno>
 #include <cmath>
@@ -575,30 +576,13 @@ double UnsampleScale(double count, double bytes, double rate) {
 }
 
 bool ParseMapsLine(std::string_view line, Mapping* m) {
-  // start-limit perms offset dev inode [path]
-  Cursor c(Trim(line));
-  uint64_t start = 0, limit = 0, offset = 0;
-  std::string_view range = c.Token();
-  size_t dash = range.find('-');
-  if (dash == std::string_view::npos) return false;
-  Cursor a(range.substr(0, dash)), b(range.substr(dash + 1));
-  if (a.Hex(&start) || b.Hex(&limit) || !a.Rest().empty() || !b.Rest().empty()) return false;
-  if (limit < start) return false;
-  std::string_view perms = c.Token();
-  if (perms.size() < 3 || perms.size() > 5) return false;
-  for (char ch : perms) {
-    if (!strchr("rwxps-", ch)) return false;
-  }
-  if (c.Hex(&offset)) return false;
-  std::string_view dev = c.Token();
-  if (dev.find(':') == std::string_view::npos) return false;
-  std::string_view inode = c.Token();
-  if (inode.empty()) return false;
-  m->start = start;
-  m->limit = limit;
-  m->offset = offset;
-  m->perms = std::string(perms);
-  m->path = std::string(Trim(c.Rest()));
+  MapsLine parsed;
+  if (!heapkit::ParseMapsLine(line, &parsed)) return false;
+  m->start = parsed.start;
+  m->limit = parsed.limit;
+  m->offset = parsed.offset;
+  m->perms = std::string(parsed.perms);
+  m->path = std::string(parsed.path);
   return true;
 }
 

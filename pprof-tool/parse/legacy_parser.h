@@ -45,7 +45,8 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
 // bytes are multiplied: 1 / (1 - exp(-(bytes/count) / rate)); 1 when rate <= 1 or count == 0.
 double UnsampleScale(double count, double bytes, double rate);
 
-// Parses one /proc/<pid>/maps line. Returns false if it is not one.
+// Parses one /proc/<pid>/maps line (profiler/symbolize/maps_line.h) into a Mapping. Returns false
+// if it is not one.
 bool ParseMapsLine(std::string_view line, Mapping* mapping);
 
 }  // namespace heapkit::pprof

@@ -2,7 +2,6 @@
 
 #include <unordered_map>
 
-#include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/proto_maps.h"
 #include "pprof-tool/report/pipeline.h"
 
@@ -37,22 +36,7 @@ class EmbeddedThenMapsSymbolizer final : public Symbolizer {
     if (!maps_) {
       Profile maps_only;  // same mappings, no embedded symbols: libdwfl over the maps
       maps_only.file = profile_.file;
-      maps_only.maps_text = MapsTextForProtoMappings(profile_.mappings);
-      std::unordered_map<std::string, std::string> build_ids;
-      for (const Mapping& m : profile_.mappings) {
-        if (!m.build_id.empty()) build_ids.emplace(m.path, m.build_id);
-      }
-      size_t at = 0;  // the same lines as mappings (MakeSymbolizer substitutes `program` in them)
-      while (at < maps_only.maps_text.size()) {
-        size_t end = maps_only.maps_text.find('\n', at);
-        Mapping m;
-        if (ParseMapsLine(std::string_view(maps_only.maps_text).substr(at, end - at), &m)) {
-          auto id = build_ids.find(m.path);
-          if (id != build_ids.end()) m.build_id = id->second;
-          maps_only.mappings.push_back(std::move(m));
-        }
-        at = end + 1;
-      }
+      maps_only.mappings = SegmentsOfProtoMappings(profile_.mappings);
       maps_ = MakeSymbolizer(maps_only, program_, symbol_path_, warnings_);
     }
     return maps_->Symbolize(pc);

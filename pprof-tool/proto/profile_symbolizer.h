@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pprof-tool/model/profile.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

@@ -12,7 +12,7 @@
 #include <google/protobuf/arena.h>
 
 #include "profile.pb.h"
-#include "pprof-tool/proto/build_id.h"
+#include "profiler/symbolize/build_id.h"
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
 #include "pprof-tool/proto/utf8.h"

@@ -7,26 +7,24 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
 namespace heapkit::pprof {
 namespace {
 
 constexpr uint64_t kPage = 4096;
 
-void AppendLine(uint64_t start, uint64_t limit, bool code, uint64_t offset, const std::string& path,
-                std::string* out) {
-  char buf[128];
-  snprintf(buf, sizeof buf, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " 00:00 0", start, limit,
-           code ? "r-xp" : "r--p", offset);
-  *out += buf;
-  if (!path.empty()) *out += "    " + path;
-  *out += '\n';
+void AppendSegment(const Mapping& m, uint64_t start, uint64_t limit, bool code, uint64_t offset,
+                   std::vector<Mapping>* out) {
+  Mapping segment = m;
+  segment.start = start;
+  segment.limit = limit;
+  segment.offset = offset;
+  segment.perms = code ? "r-xp" : "r--p";
+  out->push_back(std::move(segment));
 }
 
 // The mapping cut into the file's loadable segments; false if the file gives none.
-bool AppendSegments(const Mapping& m, std::string* out) {
+bool AppendSegments(const Mapping& m, std::vector<Mapping>* out) {
   if (m.path.empty() || m.path[0] != '/') return false;
   int fd = open(m.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
@@ -46,7 +44,7 @@ bool AppendSegments(const Mapping& m, std::string* out) {
         if (first < m.offset || first - m.offset >= m.limit - m.start) continue;
         const uint64_t start = m.start + (first - m.offset);
         const uint64_t limit = std::min<uint64_t>(m.limit, start + (end - first));
-        AppendLine(start, limit, (ph.p_flags & PF_X) != 0, first, m.path, out);
+        AppendSegment(m, start, limit, (ph.p_flags & PF_X) != 0, first, out);
         any = true;
       }
     }
@@ -58,13 +56,15 @@ bool AppendSegments(const Mapping& m, std::string* out) {
 
 }  // namespace
 
-std::string MapsTextForProtoMappings(const std::vector<Mapping>& mappings) {
-  std::string text;
+std::vector<Mapping> SegmentsOfProtoMappings(const std::vector<Mapping>& mappings) {
+  std::vector<Mapping> segments;
   for (const Mapping& m : mappings) {
     if (m.limit <= m.start) continue;
-    if (!AppendSegments(m, &text)) AppendLine(m.start, m.limit, true, m.offset, m.path, &text);
+    if (!AppendSegments(m, &segments)) {
+      AppendSegment(m, m.start, m.limit, true, m.offset, &segments);
+    }
   }
-  return text;
+  return segments;
 }
 
 }  // namespace heapkit::pprof

@@ -1,4 +1,4 @@
-// Maps text (/proc/<pid>/maps lines) for the mappings of a profile.proto, for the symbolizer.
+// The mappings of a profile.proto as the symbolizer wants them: cut into ELF segments.
 //
 // profile.proto keeps no permissions, and writers merge neighbouring mappings of one file
 // (go pprof's legacy reader makes one mapping of a non-PIE's r-- and r-x pages). The
@@ -7,13 +7,14 @@
 // executable. A file that cannot be read keeps the mapping whole, as code.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "pprof-tool/model/profile.h"
 
 namespace heapkit::pprof {
 
-std::string MapsTextForProtoMappings(const std::vector<Mapping>& mappings);
+// Each mapping's segments (perms "r-xp" or "r--p"), in order, with its path and build-id;
+// mappings with an empty range are left out.
+std::vector<Mapping> SegmentsOfProtoMappings(const std::vector<Mapping>& mappings);
 
 }  // namespace heapkit::pprof

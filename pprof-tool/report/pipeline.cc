@@ -18,8 +18,8 @@
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/table_symbolizer.h"
 #include "pprof-tool/report/thread_trampoline.h"
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/function_name.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/function_name.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -29,20 +29,41 @@ std::string Basename(const std::string& p) {
   return s == std::string::npos ? p : p.substr(s + 1);
 }
 
-std::string MapsLine(const Mapping& m, const std::string& path) {
-  char buf[128];
-  snprintf(buf, sizeof buf, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " 00:00 0    ", m.start,
-           m.limit, m.perms.empty() ? "r-xp" : m.perms.c_str(), m.offset);
-  return buf + path + "\n";
+// The symbolizer's view of a mapping, named `path` (both must outlive the view). A mapping
+// without permissions (profile.proto keeps none) is taken for code.
+MapsLine ViewOf(const Mapping& m, std::string_view path) {
+  MapsLine v;
+  v.start = m.start;
+  v.limit = m.limit;
+  v.offset = m.offset;
+  v.perms = m.perms.empty() ? std::string_view("r-xp") : std::string_view(m.perms);
+  v.readable = v.perms[0] == 'r';
+  v.writable = v.perms.size() > 1 && v.perms[1] == 'w';
+  v.executable = v.perms.size() > 2 && v.perms[2] == 'x';
+  v.path = path;
+  return v;
 }
 
-// Maps text for a binary given without a memory map: its PT_LOAD segments at link addresses.
-std::string SyntheticMaps(const std::string& program, std::vector<std::string>* warnings) {
-  std::string text;
+// The views of `mappings`, those named `target` renamed to `program`. Empty ranges (a
+// profile.proto may hold them) map nothing and are left out.
+std::vector<MapsLine> ViewsOf(const std::vector<Mapping>& mappings, const std::string& target,
+                              const std::string& program) {
+  std::vector<MapsLine> views;
+  views.reserve(mappings.size());
+  for (const Mapping& m : mappings) {
+    if (m.limit > m.start) views.push_back(ViewOf(m, m.path == target ? program : m.path));
+  }
+  return views;
+}
+
+// The mappings of a binary given without a memory map: its PT_LOAD segments at link addresses.
+std::vector<Mapping> SyntheticMappings(const std::string& program,
+                                       std::vector<std::string>* warnings) {
+  std::vector<Mapping> segments;
   int fd = open(program.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (warnings) warnings->push_back(program + ": cannot open; addresses are not symbolized");
-    return text;
+    return segments;
   }
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
@@ -66,12 +87,13 @@ std::string SyntheticMaps(const std::string& program, std::vector<std::string>* 
       if (ph.p_flags & PF_X)
         m.limit = m.start + (((ph.p_offset + ph.p_filesz + 4095) & ~uint64_t(4095)) - m.offset);
       m.perms = (ph.p_flags & PF_X) ? "r-xp" : "r--p";
-      text += MapsLine(m, program);
+      m.path = program;
+      segments.push_back(std::move(m));
     }
   }
   if (elf) elf_end(elf);
   close(fd);
-  return text;
+  return segments;
 }
 
 struct Matcher {
@@ -191,12 +213,13 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
       warnings->push_back(profile.file + ": no memory map (MAPPED_LIBRARIES) and no program "
                           "given; addresses are not symbolized");
     }
-    return Symbolizer::FromMaps(profile.maps_text, search, warnings);
+    return Symbolizer::ForMappings(ViewsOf(profile.mappings, "", ""), search, warnings);
   }
   char resolved[PATH_MAX];
   std::string prog = realpath(program.c_str(), resolved) ? std::string(resolved) : program;
   if (profile.mappings.empty()) {
-    return Symbolizer::FromMaps(SyntheticMaps(prog, warnings), search, warnings);
+    const std::vector<Mapping> segments = SyntheticMappings(prog, warnings);
+    return Symbolizer::ForMappings(ViewsOf(segments, "", ""), search, warnings);
   }
   // Substitute the given binary for the main executable's mapping lines.
   std::string target;
@@ -214,13 +237,9 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
       }
     }
   }
-  std::string text;
-  for (const Mapping& m : profile.mappings) {
-    text += MapsLine(m, m.path == target ? prog : m.path);
-  }
   auto target_id = search.build_ids.find(target);
   if (target_id != search.build_ids.end()) search.build_ids[prog] = target_id->second;
-  return Symbolizer::FromMaps(text, search, warnings);
+  return Symbolizer::ForMappings(ViewsOf(profile.mappings, target, prog), search, warnings);
 }
 
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,

@@ -19,7 +19,7 @@
 
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/stack_samples.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

@@ -67,14 +67,15 @@ std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::strin
 std::string SymbolsReport(const std::string& input, const std::string& program,
                           const std::vector<std::string>& symbol_path,
                           std::vector<std::string>* warnings) {
-  std::string maps;
+  Profile p;
   std::vector<uint64_t> addrs;
   std::istringstream in(input);
   std::string line;
   while (std::getline(in, line)) {
     Mapping m;
     if (ParseMapsLine(line, &m)) {
-      maps += line + "\n";
+      p.maps_text += line + "\n";
+      p.mappings.push_back(std::move(m));
       continue;
     }
     std::istringstream words(line);
@@ -86,13 +87,6 @@ std::string SymbolsReport(const std::string& input, const std::string& program,
       uint64_t v = strtoull(s, &end, 16);
       if (end != s && *end == '\0') addrs.push_back(v);
     }
-  }
-  Profile p;
-  p.maps_text = maps;
-  std::istringstream min(maps);
-  while (std::getline(min, line)) {
-    Mapping m;
-    if (ParseMapsLine(line, &m)) p.mappings.push_back(m);
   }
   auto sym = MakeSymbolizer(p, program, symbol_path, warnings);
   std::string out;

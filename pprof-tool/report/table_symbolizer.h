@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "pprof-tool/model/profile.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

@@ -21,7 +21,7 @@
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/value_format.h"
 #include "pprof-tool/report/pipeline.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

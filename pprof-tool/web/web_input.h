@@ -13,7 +13,7 @@
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/source_files.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

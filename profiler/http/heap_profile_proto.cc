@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pprof-tool/proto/build_id.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/build_id.h"
+#include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/proto_encoder.h"
 #include "profiler/sample_weight.h"
 
@@ -202,18 +202,9 @@ struct MapLine {
 
 std::vector<MapLine> ExecutableMappings(std::string_view maps) {
   std::vector<MapLine> out;
-  while (!maps.empty()) {
-    const std::string line(NextLine(&maps));
-    unsigned long long start, limit, offset;
-    char perms[8] = {};
-    int path_at = 0;
-    if (sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &limit, perms, &offset,
-               &path_at) < 4 || perms[2] != 'x' || path_at == 0) {
-      continue;
-    }
-    std::string path = line.substr(static_cast<size_t>(path_at));
-    if (path.empty() || path[0] != '/') continue;  // [vdso], anonymous code
-    out.push_back({start, limit, offset, std::move(path)});
+  for (const MapsLine& m : pprof::ParseMapsText(maps)) {
+    if (!m.executable || m.path.empty() || m.path[0] != '/') continue;  // [vdso], anonymous code
+    out.push_back({m.start, m.limit, m.offset, std::string(m.path)});
   }
   return out;
 }
@@ -243,7 +234,8 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLin
     pprof::SymbolSearch local;
     local.standard_search = false;  // local files only: no debuginfod, no network, ever
     std::vector<std::string> warnings;
-    cache.symbolizer = pprof::Symbolizer::FromMaps(maps, local, &warnings);
+    cache.symbolizer =
+        pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
     cache.key = std::move(key);
   }
   return cache.symbolizer.get();

@@ -49,38 +49,65 @@ TEST(Suppressions, SubstringGlobAndAnchors) {
   EXPECT_TRUE(Match("*", ""));
 }
 
+// The one maps-line parser (profiler/symbolize/maps_line.h), as the checker's ProcMaps, the
+// symbolizer's callers and pprof-tool's profile parser use it.
 TEST(ProcMaps, ParsesLines) {
-  MapEntry e;
+  MapsLine e;
   const char* line = "7f0000000000-7f0000021000 rw-p 00000000 00:00 0                          [heap]";
-  ASSERT_TRUE(ProcMaps::ParseLine(line, std::strlen(line), &e));
+  ASSERT_TRUE(ParseMapsLine(line, &e));
   EXPECT_EQ(e.start, 0x7f0000000000u);
-  EXPECT_EQ(e.end, 0x7f0000021000u);
+  EXPECT_EQ(e.limit, 0x7f0000021000u);
   EXPECT_TRUE(e.readable);
   EXPECT_TRUE(e.writable);
   EXPECT_FALSE(e.executable);
-  EXPECT_EQ(std::string(line + e.path_offset, e.path_length), "[heap]");
+  EXPECT_EQ(e.path, "[heap]");
+  EXPECT_EQ(e.perms, "rw-p");
   const char* anon = "1000-2000 ---p 00000000 00:00 0";
-  ASSERT_TRUE(ProcMaps::ParseLine(anon, std::strlen(anon), &e));
+  ASSERT_TRUE(ParseMapsLine(anon, &e));
   EXPECT_FALSE(e.readable);
-  EXPECT_EQ(e.path_length, 0u);
-  const char* bad = "zzzz";
-  EXPECT_FALSE(ProcMaps::ParseLine(bad, std::strlen(bad), &e));
+  EXPECT_TRUE(e.path.empty());
+  EXPECT_FALSE(ParseMapsLine("zzzz", &e));
+}
+
+TEST(ProcMaps, ParsesEveryFieldAndRefusesWhatIsNotAMapsLine) {
+  MapsLine e;
+  // Tabs between fields, leading blanks, a trailing '\r' and blanks, "0x" prefixes, a path with
+  // a space in it.
+  ASSERT_TRUE(ParseMapsLine(
+      "  0x400000-0x401000\tr-xp\t0x1000 fd:01 42 \t/opt/my app/bin (deleted) \r", &e));
+  EXPECT_EQ(e.start, 0x400000u);
+  EXPECT_EQ(e.limit, 0x401000u);
+  EXPECT_EQ(e.offset, 0x1000u);
+  EXPECT_TRUE(e.executable);
+  EXPECT_EQ(e.path, "/opt/my app/bin (deleted)");
+  // Three-letter permissions (some writers drop the sharing flag).
+  ASSERT_TRUE(ParseMapsLine("7f00-7fff r-x 00000000 08:01 7 /lib/x.so", &e));
+  EXPECT_TRUE(e.executable);
+  EXPECT_FALSE(ParseMapsLine("7fff-7f00 r-xp 00000000 08:01 7 /lib/x.so", &e));   // limit < start
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-zp 00000000 08:01 7 /lib/x.so", &e));   // perms
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 0801 7 /lib/x.so", &e));    // dev
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 08:01", &e));               // inode
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 0000g000 08:01 7 /lib/x.so", &e));   // offset
+  EXPECT_FALSE(ParseMapsLine("17f0000000000000-7fff r-xp 0 08:01 7 /x", &e));     // 17 digits
+  EXPECT_FALSE(ParseMapsLine("7f00 7fff r-xp 00000000 08:01 7 /lib/x.so", &e));   // no '-'
+  EXPECT_FALSE(ParseMapsLine("# heapkit: unloaded modules (dlclose), as they were mapped:", &e));
+  EXPECT_FALSE(ParseMapsLine("", &e));
 }
 
 TEST(ProcMaps, ReadsOwnMapsAndClampsRegions) {
   ProcMaps maps;
   ASSERT_TRUE(maps.Read());
   int local = 0;
-  const MapEntry* stack = maps.Find(reinterpret_cast<uintptr_t>(&local));
+  const MapsLine* stack = maps.Find(reinterpret_cast<uintptr_t>(&local));
   ASSERT_NE(stack, nullptr);
   EXPECT_TRUE(stack->readable && stack->writable);
   EXPECT_EQ(maps.Find(0), nullptr);
   // A region spanning unmapped space is clamped to what is readable.
   MmapArray<Region> out;
-  ASSERT_TRUE(maps.AddReadable(stack->start - 4096, stack->end, &out));
+  ASSERT_TRUE(maps.AddReadable(stack->start - 4096, stack->limit, &out));
   uintptr_t covered = 0;
   for (const Region& r : out) covered += r.end - r.start;
-  EXPECT_GE(covered, stack->end - stack->start);
+  EXPECT_GE(covered, stack->limit - stack->start);
   EXPECT_GT(maps.text_size(), 0u);
 }
 
@@ -218,7 +245,7 @@ TEST(ThreadStopper, StopsSpinningAndSleepingThreadsAndResumesThem) {
   for (size_t i = 0; i < stopper.slot_count(); ++i) {
     const StoppedThread* t = stopper.thread(i);
     if (t == nullptr) continue;
-    const MapEntry* m = maps.Find(t->sp);
+    const MapsLine* m = maps.Find(t->sp);
     ASSERT_NE(m, nullptr) << "saved SP is not mapped";
     EXPECT_TRUE(m->writable);
     EXPECT_GT(t->register_count, 16);

@@ -1,4 +1,4 @@
-#include "pprof-tool/symbolize/binary_lookup.h"
+#include "profiler/symbolize/binary_lookup.h"
 
 #include <gtest/gtest.h>
 

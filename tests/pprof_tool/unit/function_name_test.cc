@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "pprof-tool/symbolize/allocation_frames.h"
-#include "pprof-tool/symbolize/function_name.h"
+#include "profiler/symbolize/allocation_frames.h"
+#include "profiler/symbolize/function_name.h"
 
 namespace heapkit::pprof {
 namespace {

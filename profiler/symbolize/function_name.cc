@@ -1,4 +1,4 @@
-#include "pprof-tool/symbolize/function_name.h"
+#include "profiler/symbolize/function_name.h"
 
 #include <cxxabi.h>
 

@@ -1,5 +1,5 @@
 // The table of allocation-path frames (see allocation_frames.h for the roles and the rule).
-#include "pprof-tool/symbolize/allocation_frames.h"
+#include "profiler/symbolize/allocation_frames.h"
 
 namespace heapkit::pprof {
 namespace {

@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "profiler/symbolize/maps_line.h"
 
 namespace heapkit::pprof {
 
@@ -56,20 +59,23 @@ struct SymbolSearch {
   DebuginfodClient debuginfod = DebuginfodClient::kInProcess;
 };
 
+// Every line of `maps_text` that is a maps line (maps_line.h), in order; the views point into
+// maps_text. For callers that hold the text of a live /proc/<pid>/maps.
+std::vector<MapsLine> ParseMapsText(std::string_view maps_text);
+
 class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
 
-  // maps_text: lines in /proc/<pid>/maps format (the MAPPED_LIBRARIES section of a profile or
-  // the live /proc/self/maps). Missing binaries are not an error: they produce one warning each
-  // (appended to *warnings, one line per warning) and "module+0xoffset" names.
-  static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
-                                              std::vector<std::string>* warnings);
-  // The same, looking for files as `search` says. A file found for a path is reported under
-  // the path of the maps (SourceFrame::module).
-  static std::unique_ptr<Symbolizer> FromMaps(std::string_view maps_text,
-                                              const SymbolSearch& search,
-                                              std::vector<std::string>* warnings);
+  // `mappings`: the process's memory map, one entry per /proc/<pid>/maps line (maps_line.h
+  // parses one; callers holding a profile's mappings fill the fields themselves). Only
+  // file-backed mappings name modules; the paths are copied, so the views may die after the
+  // call. Missing binaries are not an error: they produce one warning each (appended to
+  // *warnings, one line per warning) and "module+0xoffset" names. A file found for a path is
+  // reported under the path of the mapping (SourceFrame::module).
+  static std::unique_ptr<Symbolizer> ForMappings(std::span<const MapsLine> mappings,
+                                                 const SymbolSearch& search,
+                                                 std::vector<std::string>* warnings);
 
   // `pc` is looked up as given: callers subtract 1 from return addresses to land inside the
   // call instruction (in heap profiles every PC is one, the leaf included). Results are cached per PC. Never empty: an unknown

@@ -1,6 +1,7 @@
-// Symbolizer::FromMaps — libdwfl over a saved maps text.
+// Symbolizer::ForMappings — libdwfl over a process's memory map, as saved in a profile or read
+// from a live /proc/<pid>/maps.
 //
-// The profiled process is gone, so modules are reported from the maps lines ourselves: for
+// The profiled process may be gone, so modules are reported from the mappings ourselves: for
 // each file-backed mapping we open the ELF file, find the PT_LOAD segment holding the mapping's
 // file offset and derive the load bias (runtime address - link-time address). That works the
 // same for PIE/non-PIE executables and shared libraries. The file is the first of
@@ -34,10 +35,10 @@
 #include <unordered_map>
 
 #include "alloc/internal/safe_file.h"
-#include "pprof-tool/symbolize/binary_lookup.h"
-#include "pprof-tool/symbolize/local_debuginfo.h"
-#include "pprof-tool/symbolize/module_index.h"
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/binary_lookup.h"
+#include "profiler/symbolize/local_debuginfo.h"
+#include "profiler/symbolize/module_index.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -48,24 +49,8 @@ struct MapLine {
   std::string path;
 };
 
-bool ParseLine(std::string_view line, MapLine* m) {
-  std::string s(line);
-  unsigned long long a = 0, b = 0, off = 0;
-  char perms[8] = {0};
-  int pos = 0;
-  if (sscanf(s.c_str(), "%llx-%llx %7s %llx %*s %*s%n", &a, &b, perms, &off, &pos) < 4 || pos == 0) {
-    return false;
-  }
-  if (b < a) return false;
-  m->start = a;
-  m->limit = b;
-  m->offset = off;
-  m->exec = strchr(perms, 'x') != nullptr;
-  std::string_view rest(s.c_str() + pos);
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r' || rest.back() == '\n')) rest.remove_suffix(1);
-  m->path = std::string(rest);
-  return true;
+MapLine FromMapsLine(const MapsLine& m) {
+  return MapLine{m.start, m.limit, m.offset, m.executable, std::string(m.path)};
 }
 
 bool Symbolizable(const std::string& path) {
@@ -218,16 +203,10 @@ class DwflSymbolizer final : public Symbolizer {
     if (dwfl_) dwfl_end(dwfl_);
   }
 
-  void Init(std::string_view maps_text, std::vector<std::string>* warnings) {
+  void Init(std::span<const MapsLine> mappings, std::vector<std::string>* warnings) {
     std::vector<MapLine> lines;
-    size_t pos = 0;
-    while (pos < maps_text.size()) {
-      size_t e = maps_text.find('\n', pos);
-      if (e == std::string_view::npos) e = maps_text.size();
-      MapLine m;
-      if (ParseLine(maps_text.substr(pos, e - pos), &m)) lines.push_back(std::move(m));
-      pos = e + 1;
-    }
+    lines.reserve(mappings.size());
+    for (const MapsLine& m : mappings) lines.push_back(FromMapsLine(m));
     std::map<std::string, std::vector<const MapLine*>> by_path;
     std::vector<std::string> order;
     for (const MapLine& m : lines) {
@@ -356,16 +335,22 @@ class DwflSymbolizer final : public Symbolizer {
 
 }  // namespace
 
-std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
-                                                 std::vector<std::string>* warnings) {
-  return FromMaps(maps_text, SymbolSearch(), warnings);
+std::vector<MapsLine> ParseMapsText(std::string_view maps_text) {
+  std::vector<MapsLine> lines;
+  while (!maps_text.empty()) {
+    const size_t end = std::min(maps_text.find('\n'), maps_text.size());
+    MapsLine m;
+    if (ParseMapsLine(maps_text.substr(0, end), &m)) lines.push_back(m);
+    maps_text.remove_prefix(std::min(end + 1, maps_text.size()));
+  }
+  return lines;
 }
 
-std::unique_ptr<Symbolizer> Symbolizer::FromMaps(std::string_view maps_text,
-                                                 const SymbolSearch& search,
-                                                 std::vector<std::string>* warnings) {
+std::unique_ptr<Symbolizer> Symbolizer::ForMappings(std::span<const MapsLine> mappings,
+                                                    const SymbolSearch& search,
+                                                    std::vector<std::string>* warnings) {
   auto s = std::make_unique<DwflSymbolizer>(search);
-  s->Init(maps_text, warnings);
+  s->Init(mappings, warnings);
   return s;
 }
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

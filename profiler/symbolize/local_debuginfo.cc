@@ -1,4 +1,4 @@
-#include "pprof-tool/symbolize/local_debuginfo.h"
+#include "profiler/symbolize/local_debuginfo.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>

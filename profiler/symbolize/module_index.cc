@@ -1,4 +1,4 @@
-#include "pprof-tool/symbolize/module_index.h"
+#include "profiler/symbolize/module_index.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "pprof-tool/symbolize/function_name.h"
+#include "profiler/symbolize/function_name.h"
 
 namespace heapkit::pprof {
 

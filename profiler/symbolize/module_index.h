@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

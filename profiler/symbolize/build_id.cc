@@ -1,4 +1,4 @@
-#include "pprof-tool/proto/build_id.h"
+#include "profiler/symbolize/build_id.h"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 

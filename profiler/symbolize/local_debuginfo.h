@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/symbolize/symbolizer.h"
+#include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 
