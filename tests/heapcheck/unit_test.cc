@@ -331,7 +331,7 @@ TEST(ThreadStopper, StopsASignalBlockingThreadWithPtraceAndDetaches) {
     ASSERT_NE(saved, nullptr);
     ProcMaps maps;
     ASSERT_TRUE(maps.Read());
-    const MapEntry* m = maps.Find(saved->sp);
+    const MapsLine* m = maps.Find(saved->sp);
     ASSERT_NE(m, nullptr) << "saved SP is not mapped";
     EXPECT_TRUE(m->writable);
     EXPECT_GT(saved->register_count, 16);
