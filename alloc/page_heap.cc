@@ -191,6 +191,7 @@ Span* PageHeap::AllocLocked(Length n) {
     }
     UnmapLargeReleasedSpans();
   }
+  KeepGrowthWithinTwiceDemand(n);
   if (!GrowHeap(n)) return nullptr;
   return SearchLocked(n);
 }
@@ -244,16 +245,33 @@ bool PageHeap::MergeMixedRun(Length n) {
   return false;
 }
 
-void PageHeap::UnmapLargeReleasedSpans() {
+void PageHeap::UnmapFreeSpan(Span* span) {
   HEAPKIT_DCHECK(lock_.IsHeld());
-  while (!large_returned_.empty()) {
-    Span* span = large_returned_.first();
-    RemoveFree(span);
-    ClearPage(span->start_);
-    if (span->npages_ > 1) ClearPage(span->start_ + span->npages_ - 1);
-    stats_.system_bytes -= span->Bytes();
-    internal::SystemFree(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
-    span_alloc_.Delete(span);
+  HEAPKIT_DCHECK(span->location_ != Span::kInUse);
+  RemoveFree(span);
+  ClearPage(span->start_);
+  if (span->npages_ > 1) ClearPage(span->start_ + span->npages_ - 1);
+  stats_.system_bytes -= span->Bytes();
+  internal::SystemFree(reinterpret_cast<void*>(span->StartAddress()), span->Bytes());
+  span_alloc_.Delete(span);
+}
+
+void PageHeap::UnmapLargeReleasedSpans() {
+  while (!large_returned_.empty()) UnmapFreeSpan(large_returned_.first());
+}
+
+void PageHeap::KeepGrowthWithinTwiceDemand(Length n) {
+  HEAPKIT_DCHECK(lock_.IsHeld());
+  const size_t growth = (n < kMinSystemPages ? kMinSystemPages : n) << kPageShift;
+  const size_t bound = 2 * (stats_.in_use_bytes + (n << kPageShift));
+  while (stats_.system_bytes + growth > bound) {
+    // Released spans first (their pages are gone already), then the backed span freed
+    // longest ago (lists are LIFO: the tail).
+    Span* victim = !large_returned_.empty()  ? large_returned_.last()
+                   : !large_normal_.empty() ? large_normal_.last()
+                                            : nullptr;
+    if (victim == nullptr) return;
+    UnmapFreeSpan(victim);
   }
 }
 

@@ -11,9 +11,15 @@
 // not coalesced) that holds the request is merged into one backed span (the released pages
 // fault when used, as they would anyway); failing that, every released free span of kMaxPages
 // or more gives its address space back to the OS (munmap) before the heap grows. Backed free
-// spans are kept (reusing them costs no page faults). gperftools' large_heap_fragmentation
-// pattern (blocks growing from 100 to 500 MB, freed each time) so keeps its heap at 800 MiB
-// whatever the time-driven release or the freed-page counter released in between.
+// spans are kept (reusing them costs no page faults) as long as the heap after the growth stays
+// within twice the memory in use, the request included; beyond that the coldest large ones are
+// unmapped too. That bound holds after every growth: demand-driven growth (free memory less than
+// the request) stays within it by itself, and fragmentation can no longer stack up runs that
+// each hold a little less than the request (a span another thread takes between a freed block
+// and the free run next to it splits them for good). gperftools' large_heap_fragmentation
+// pattern (blocks growing from 100 to 500 MB, freed each time) so keeps its heap at 800 MiB,
+// and below 2 x (500 MiB + memory in use) whatever the release ticks or other threads' spans
+// did in between.
 
 // Release (gperftools semantics): every freed page decrements a counter; when it reaches zero one
 // free span is returned to the OS and the counter restarts at 1000/rate pages per released page
@@ -129,6 +135,14 @@ class PageHeap {
   // the heap (system bytes, reserved and released) does not grow by every request that fits no
   // run.
   void UnmapLargeReleasedSpans();
+  // Before any growth by n pages: unmaps free spans of kMaxPages or more (released ones first,
+  // then backed ones, coldest first) while the heap after the growth would exceed twice the
+  // memory in use including the request. Growth that demand forces (free memory less than the
+  // request) stays within that bound anyway; growth that fragmentation forces (free runs that
+  // together hold the request, split by in-use spans or separate mappings) does not: without
+  // this, runs that each hold a little less than the request survive one growth after another.
+  void KeepGrowthWithinTwiceDemand(Length n);
+  void UnmapFreeSpan(Span* span);
   Span* Carve(Span* span, Length n);
   void InsertFree(Span* span, bool count_release);
   void RemoveFree(Span* span);

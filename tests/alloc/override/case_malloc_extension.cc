@@ -245,4 +245,47 @@ PROBE_CASE(large_heap_fragmentation_contended) {
   printf("largest heap_size %zu MiB\n", max_heap >> 20);
 }
 
+// The contended case's interleaving, forced on one thread: at every step where the heap grows
+// for the block, a span is taken while the block is in use (a 300 KiB block: best fit carves it
+// from the start of the previous, now too small free run, which the new mapping usually ends
+// next to, as a spinning thread's central list does in the contended case) and kept until the
+// next such step. Right after each growth the heap stays within twice the memory in use
+// (alloc/page_heap.h); before that bound this case grew the heap by a third block at every
+// growth (100, 300, 900 MiB) and only the progression's luck kept it under 1 GiB.
+PROBE_CASE(large_heap_fragmentation_pinned) {
+  if (!ExpectHeapkit()) Skip("checks heapkit's growth bound");
+  RequireExt();
+  void* pin = nullptr;
+  size_t max_heap = 0;
+  size_t heap_before = Property("generic.heap_size");  // a free never grows the heap
+  for (int pass = 1; pass <= 3; ++pass) {
+    for (size_t size = 100u << 20; size < (500u << 20); size += 20000) {
+      void* p = malloc(size);
+      PROBE_CHECK(p != nullptr);
+      Escape(p);
+      size_t heap = Property("generic.heap_size");
+      if (heap > heap_before) {
+        const size_t free_bytes =
+            Property("tcmalloc.pageheap_free_bytes") + Property("tcmalloc.pageheap_unmapped_bytes");
+        const size_t in_use = heap - free_bytes;
+        PROBE_CHECK_MSG(heap <= 2 * in_use,
+                        "pass %d, block of %zu MiB: the heap grew to %zu MiB, %zu MiB in use", pass,
+                        size >> 20, heap >> 20, in_use >> 20);
+        void* q = malloc(300 << 10);
+        Escape(q);
+        free(pin);
+        pin = q;
+        heap = Property("generic.heap_size");  // the 300 KiB block may grow it too
+      }
+      free(p);
+      heap_before = heap;
+      if (heap > max_heap) max_heap = heap;
+      PROBE_CHECK_MSG(heap < (size_t{1} << 30), "pass %d, block of %zu MiB: heap_size %zu MiB", pass,
+                      size >> 20, heap >> 20);
+    }
+  }
+  free(pin);
+  printf("largest heap_size %zu MiB\n", max_heap >> 20);
+}
+
 }  // namespace heapkit::probe

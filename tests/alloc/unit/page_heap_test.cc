@@ -222,6 +222,52 @@ TEST_F(PageHeapTest, GrowthThatReleasedMemoryCouldServeUnmapsIt) {
   ExpectAccounted();
 }
 
+// gperftools' large_heap_fragmentation pattern (free a block, ask for a slightly larger one) at
+// the step where the heap must grow: while the new block is in use, another thread's central
+// list takes a span, and best fit carves it from the start of the only free run, the previous
+// block's. That run and the new block then never form one run again (the span sits between
+// them when the new mapping lies below, an in-use page closes the run's other end here), so the
+// next, slightly larger request fits neither, though together they hold it twice. The old run
+// was freed moments ago: no release tick has released it (rate 0 here), so the released-span
+// unmapping finds nothing, and the heap grew by a third block (1197 MiB at a 398 MiB block in
+// the contended end-to-end case). A growth leaves the heap within twice the memory in use
+// (the request included): free runs that cannot serve it are unmapped first.
+TEST_F(PageHeapTest, GrowthAfterASpanSplitsTheFreeRunsStaysWithinTwiceTheDemand) {
+  constexpr Length kOld = 1000, kStep = 3;  // pages; GrowHeap maps exactly n for n >= 256
+  Span* first = heap_->New(kOld + 1);
+  ASSERT_NE(first, nullptr);
+  heap_->Delete(first);
+  Span* previous = heap_->New(kOld);  // the previous block, from the first mapping's start
+  Span* end_guard = heap_->New(1);    // the mapping's last page (an exact-list span): in use
+  ASSERT_TRUE(previous && end_guard);
+  const PageId old_start = previous->start_;
+  heap_->Delete(previous);  // the old run: kOld backed pages, freed just now
+
+  Span* block = heap_->New(kOld + kStep);  // fits no run, free memory is less: the heap grows
+  ASSERT_NE(block, nullptr);
+  Span* pin = heap_->New(1);  // another thread's span, meanwhile
+  ASSERT_NE(pin, nullptr);
+  ASSERT_EQ(pin->start_, old_start) << "best fit carves a small span from the only free run";
+  heap_->Delete(block);
+
+  const PageHeapStats before = heap_->Stats();
+  ASSERT_EQ(before.unmapped_bytes, 0u);
+  ASSERT_GE(before.free_bytes, size_t{2 * kOld} << kPageShift);
+  Span* next = heap_->New(kOld + 2 * kStep);
+  ASSERT_NE(next, nullptr);
+  const PageHeapStats after = heap_->Stats();
+  EXPECT_LE(after.system_bytes, 2 * after.in_use_bytes)
+      << "heap " << (after.system_bytes >> kPageShift) << " pages for "
+      << (after.in_use_bytes >> kPageShift) << " in use";
+  EXPECT_GE(after.free_bytes, size_t{kOld} << kPageShift)
+      << "the younger run (the block just freed) was kept";
+  ExpectAccounted();
+  heap_->Delete(next);
+  heap_->Delete(pin);
+  heap_->Delete(end_guard);
+  ExpectAccounted();
+}
+
 TEST_F(PageHeapTest, HeapLimitFailsCleanly) {
   heap_->SetHeapLimit(4 << 20);
   Span* ok = heap_->New(100);  // 800 KiB
