@@ -149,7 +149,8 @@ bool TakeProbeOnlySampleSlow(PageMap* map, Span* span, void* p) {
   return true;
 }
 
-void LockAll() { set_lock.Lock(); }
-void UnlockAll() { set_lock.Unlock(); }
+// Fork handlers: the lock is taken in one and released in the other.
+void LockAll() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { set_lock.Lock(); }
+void UnlockAll() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { set_lock.Unlock(); }
 
 }  // namespace heapkit::alloc::usdt
