@@ -80,7 +80,7 @@ int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbol
   if (!BuildTimeline(dumps, symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
   flush_warnings();
   TimelineStyle style;
-  style.show_bytes = o.show_bytes;
+  style.show_bytes = o.view.show_bytes;
   if (!program_name.empty()) style.title += ": " + Basename(program_name);
   return Emit(TimelineSvg(chart, style), o.output);
 }
@@ -121,14 +121,8 @@ int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector
   web.merge = o.merge;
   web.symbolizer = &symbolizer;
   web.pipeline = po;
-  web.graph.node_count = o.nodecount;
-  web.graph.node_fraction = o.nodefraction;
-  web.graph.edge_fraction = o.edgefraction;
-  web.graph.drop_negative = o.drop_negative;
-  web.text_graph = web.graph;
   web.heapcheck = o.heapcheck;
   web.diff = base != nullptr;
-  web.show_bytes = o.show_bytes;
   web.title = title;
   web.sources = SourceAccessFor(o, profile, dumps);
   return ServeWebUi(web, address, !o.no_browser);
@@ -165,7 +159,7 @@ int RunPprofTool(const CliOptions& o) {
   }
   if (o.report == ReportKind::kMemory) {
     std::string out;
-    if (!MemoryReport(profile, o.show_bytes, &out, &error)) return Fail(error);
+    if (!MemoryReport(profile, o.view.show_bytes, &out, &error)) return Fail(error);
     flush_warnings();
     return Emit(out, o.output);
   }
@@ -187,7 +181,7 @@ int RunPprofTool(const CliOptions& o) {
   }
   const Profile& symbolized = o.report == ReportKind::kHttp ? sum : profile;
 
-  SampleType sample_type = o.sample_type;
+  SampleType sample_type = o.view.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
   if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
   std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(symbolized, o.program, o.symbol_path, &warnings);
@@ -209,23 +203,13 @@ int RunPprofTool(const CliOptions& o) {
   }
 
   PipelineOptions po;
-  po.sample_type = sample_type;
-  po.granularity = o.granularity;
+  po.view = o.view;
+  po.view.sample_type = sample_type;
   if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
-    po.granularity = Granularity::kLines;
+    po.view.granularity = Granularity::kLines;
   }
-  po.focus = o.focus;
-  po.ignore = o.ignore;
-  po.hide = o.hide;
-  po.show = o.show;
-  po.drop_frames = o.drop_frames;
-  po.show_from = o.show_from;
-  po.drop_allocator_frames = !o.keep_allocator_frames;
-  po.full_names = o.full_names;
   po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
                          o.report == ReportKind::kHttp;
-  po.inlines = !o.noinlines;
-  po.program = o.program;
 
   if (o.report == ReportKind::kProto) {
     ProtoWriteOptions wo;
@@ -267,13 +251,10 @@ int RunPprofTool(const CliOptions& o) {
   const SourceAccess sources = SourceAccessFor(o, profile, {});
   ReportOptions ro;
   ro.sources = &sources;
-  ro.show_bytes = o.show_bytes;
-  ro.cum_sort = o.cum;
+  ro.show_bytes = o.view.show_bytes;
+  ro.cum_sort = o.view.cum;
   ro.top_n = o.top_n;
-  ro.graph.node_fraction = o.nodefraction;
-  ro.graph.edge_fraction = o.edgefraction;
-  ro.graph.node_count = o.nodecount;  // -1: unlimited for text
-  ro.graph.drop_negative = o.drop_negative;
+  ro.graph = o.view.Graph(false);
 
   switch (o.report) {
     case ReportKind::kText:
@@ -297,11 +278,7 @@ int RunPprofTool(const CliOptions& o) {
       return Emit(out, o.output);
     }
     case ReportKind::kRender: {
-      GraphOptions go;
-      go.node_count = o.nodecount < 0 ? 80 : o.nodecount;
-      go.node_fraction = o.nodefraction;
-      go.edge_fraction = o.edgefraction;
-      go.drop_negative = o.drop_negative;
+      const GraphOptions go = o.view.Graph(true);
       CallGraph graph = CallGraph::Build(samples, go);
       RenderRequest req;
       req.format = o.render_format;
@@ -309,14 +286,14 @@ int RunPprofTool(const CliOptions& o) {
       req.samples = &samples;
       req.graph = &graph;
       req.graph_options = go;
-      req.show_bytes = o.show_bytes;
-      req.cum_sort = o.cum;
+      req.show_bytes = o.view.show_bytes;
+      req.cum_sort = o.view.cum;
       req.heapcheck = o.heapcheck;
       req.diff = !base_files.empty();
       req.title = program_name.empty() ? (o.profiles.empty() ? "" : Basename(o.profiles[0]))
                                        : Basename(program_name);
       req.legend = samples.description;
-      for (const std::string& l : graph.LegendLines(o.show_bytes)) req.legend.push_back(l);
+      for (const std::string& l : graph.LegendLines(o.view.show_bytes)) req.legend.push_back(l);
       fflush(stdout);
       std::string render_error;
       if (Render(req, &render_error) != 0) return Fail(render_error);

@@ -151,32 +151,6 @@ bool HasValue(const SampleValues& v) {
 
 }  // namespace
 
-const char* SampleTypeName(SampleType t) {
-  switch (t) {
-    case SampleType::kInuseSpace: return "inuse_space";
-    case SampleType::kInuseObjects: return "inuse_objects";
-    case SampleType::kAllocSpace: return "alloc_space";
-    case SampleType::kAllocObjects: return "alloc_objects";
-    case SampleType::kResidentSpace: return "resident_space";
-    case SampleType::kSwappedSpace: return "swapped_space";
-    case SampleType::kStrandedSpace: return "stranded_space";
-  }
-  return "?";
-}
-
-double SampleValue(const RawSample& s, SampleType t) {
-  switch (t) {
-    case SampleType::kInuseSpace: return s.value.inuse_bytes;
-    case SampleType::kInuseObjects: return s.value.inuse_objects;
-    case SampleType::kAllocSpace: return s.value.alloc_bytes;
-    case SampleType::kAllocObjects: return s.value.alloc_objects;
-    case SampleType::kResidentSpace: return s.value.resident_bytes;
-    case SampleType::kSwappedSpace: return s.value.swapped_bytes;
-    case SampleType::kStrandedSpace: return s.value.stranded_bytes;
-  }
-  return 0;
-}
-
 std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
                                            const std::vector<std::string>& symbol_path,
                                            std::vector<std::string>* warnings) {
@@ -226,35 +200,30 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
                        const PipelineOptions& options, StackSamples* out, std::string* error) {
   *out = StackSamples();
-  out->sample_type = SampleTypeName(options.sample_type);
-  out->unit = (options.sample_type == SampleType::kInuseSpace ||
-               options.sample_type == SampleType::kAllocSpace ||
-               options.sample_type == SampleType::kResidentSpace ||
-               options.sample_type == SampleType::kSwappedSpace ||
-               options.sample_type == SampleType::kStrandedSpace)
-                  ? ValueUnit::kBytes
-                  : ValueUnit::kObjects;
-  out->granularity = options.granularity;
+  const ViewOptions& view = options.view;
+  out->sample_type = SampleTypeName(view.sample_type);
+  out->unit = SampleTypeUnit(view.sample_type);
+  out->granularity = view.granularity;
 
   Matcher focus, ignore, hide, show, drop_frames, show_from;
-  if (!focus.Compile(options.focus, "focus", error) ||
-      !ignore.Compile(options.ignore, "ignore", error) ||
-      !hide.Compile(options.hide, "hide", error) || !show.Compile(options.show, "show", error) ||
-      !drop_frames.Compile(options.drop_frames, "drop_frames", error) ||
-      !show_from.Compile(options.show_from, "show_from", error)) {
+  if (!focus.Compile(view.focus, "focus", error) ||
+      !ignore.Compile(view.ignore, "ignore", error) ||
+      !hide.Compile(view.hide, "hide", error) || !show.Compile(view.show, "show", error) ||
+      !drop_frames.Compile(view.drop_frames, "drop_frames", error) ||
+      !show_from.Compile(view.show_from, "show_from", error)) {
     return false;
   }
 
   std::unordered_map<std::string, uint32_t> node_ids;
   std::unordered_map<uint64_t, std::vector<LocFrame>> locations;  // key: lookup pc
   std::unordered_map<std::string, uint32_t> module_ids;
-  NameCache names(options.full_names);
+  NameCache names(view.full_names);
   auto node_for = [&](const SourceFrame& f, uint64_t pc) -> uint32_t {
     const std::string& name = names.Name(f);
     std::string key;
     NodeInfo info;
     info.module = f.module;
-    switch (options.granularity) {
+    switch (view.granularity) {
       case Granularity::kFunctions:
         key = name;
         info.name = name;
@@ -284,11 +253,11 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
         break;
     }
     uint32_t id = uint32_t(out->nodes.size());
-    if (options.granularity != Granularity::kAddresses) {
+    if (view.granularity != Granularity::kAddresses) {
       auto [it, inserted] = node_ids.emplace(std::move(key), id);
       if (!inserted) return it->second;
     }
-    if (options.record_full_names && options.granularity != Granularity::kFiles && !options.full_names) {
+    if (options.record_full_names && view.granularity != Granularity::kFiles && !view.full_names) {
       const std::string& full = names.Full(f);
       if (full != info.name) info.full_name = full;
     }
@@ -297,7 +266,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   };
   auto role_of = [&](const SourceFrame& f, uint32_t node) {
     if (drop_frames.MatchName(out->nodes[node])) return FrameRole::kAllocator;
-    return options.drop_allocator_frames ? ClassifyFrame(f.function, f.module) : FrameRole::kCaller;
+    return !view.keep_allocator_frames ? ClassifyFrame(f.function, f.module) : FrameRole::kCaller;
   };
 
   // Per-node filter results, computed once per node.
@@ -355,7 +324,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
       if (it == locations.end()) {
         std::vector<LocFrame> loc;
         for (const SourceFrame& f : symbolizer.Symbolize(pc)) {
-          if (f.inlined && !options.inlines) continue;
+          if (f.inlined && view.noinlines) continue;
           uint32_t node = node_for(f, pc);
           uint32_t module = module_ids.try_emplace(f.module, uint32_t(module_ids.size())).first->second;
           auto [fit, added] = function_ids.try_emplace(names.Name(f), uint32_t(function_names.size()));
@@ -375,7 +344,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   // Allocation wrappers (allocation_wrappers.h), found over every stack whatever the value type,
   // so that all views of a profile fold the same functions.
   std::unordered_set<uint32_t> wrappers;
-  if (options.drop_allocator_frames) {
+  if (!view.keep_allocator_frames) {
     AllocationWrapperFinder finder;
     std::vector<uint32_t> functions;
     for (const RawSample& s : profile.samples) {
@@ -391,7 +360,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   double total = 0, base_total = 0;
   for (size_t index = 0; index < profile.samples.size(); ++index) {
     const RawSample& s = profile.samples[index];
-    double v = SampleValue(s, options.sample_type);
+    double v = SampleValue(s, view.sample_type);
     if (v == 0 && !(options.all_values && HasValue(s.value))) continue;
     size_t first = build_stack(s);
     while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) {

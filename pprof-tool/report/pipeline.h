@@ -19,28 +19,17 @@
 
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/stack_samples.h"
+#include "pprof-tool/report/sample_type.h"
+#include "pprof-tool/report/view_options.h"
 #include "pprof-tool/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 
-enum class SampleType {
-  kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
-  kResidentSpace, kSwappedSpace, kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
-};
-
-const char* SampleTypeName(SampleType t);
-
 struct PipelineOptions {
-  SampleType sample_type = SampleType::kInuseSpace;
-  Granularity granularity = Granularity::kFunctions;
-  std::string focus, ignore, hide, show;  // regexes (ECMAScript, searched); "" = off
-  std::string drop_frames, show_from;     // regexes on function names; "" = off
-  bool drop_allocator_frames = true;      // false: --keep_allocator_frames
-  bool full_names = false;                // --full_names: whole demangled names
+  // The value, granularity, filters and names (the graph's limits are not the pipeline's).
+  ViewOptions view;
   // Fill NodeInfo::full_name (pictures' hover texts, profile.proto's Function.system_name).
   bool record_full_names = false;
-  bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
-  std::string program;  // binary given on the command line ("" = from the maps)
   // Keep samples whose chosen value is 0 when another of their values is not (one run then
   // serves all four value types through StackSample::values: the profile.proto writer).
   bool all_values = false;
@@ -57,8 +46,5 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
 // Returns false and sets *error (one line) on a bad option (e.g. invalid regex).
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
                        const PipelineOptions& options, StackSamples* out, std::string* error);
-
-// Value of one sample for the chosen type.
-double SampleValue(const RawSample& s, SampleType t);
 
 }  // namespace heapkit::pprof

@@ -61,7 +61,7 @@ TEST(Web, QueryParsing) {
   q.dump_numbers = {1, 2};  // dump= and base= name dumps by their files' numbers
   std::string error;
   ASSERT_TRUE(ParseViewQuery({{"si", "alloc_space"}, {"f", "a b&c"}, {"dump", "2"}}, &q, &error));
-  EXPECT_EQ(q.sample_type, SampleType::kAllocSpace);
+  EXPECT_EQ(q.view.sample_type, SampleType::kAllocSpace);
   EXPECT_EQ(q.dump, 1);
   EXPECT_EQ(q.Encode(), "si=alloc_space&f=a%20b%26c&dump=2");
   ASSERT_TRUE(ParseViewQuery({{"dump", "all"}, {"base", "1"}}, &q, &error));
@@ -87,8 +87,6 @@ class WebUiTest : public testing::Test {
     input_.profile = &profile_;
     input_.dumps = &dumps_;
     input_.symbolizer = &symbolizer_;
-    input_.graph.node_count = -1;
-    input_.text_graph.node_count = -1;
     input_.title = "w";
     input_.series = ClassifyDumps(dumps_);
   }
@@ -211,7 +209,7 @@ TEST_F(WebUiTest, DumpsOfOneProcessShowTheLatestNotTheirSum) {
   profile_ = dumps_[0];
   profile_.AddProfile(dumps_[1], false);
   profile_.AddProfile(dumps_[2], false);
-  input_.show_bytes = true;
+  input_.pipeline.view.show_bytes = true;
   WebUi ui(input_);
   auto top = [&](Params params) { return ui.Handle("/ui/top", params).body; };
   const std::string latest = top({});
