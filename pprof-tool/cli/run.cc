@@ -1,24 +1,23 @@
+// A parsed command line, run in three steps:
+//   1. load (load/loaded_profiles.h): the files read, the profile shown chosen, --base
+//      subtracted, the symbolizer built;
+//   2. options: the pipeline's options, the command line's view options resolved against the
+//      loaded profile (--sample_index, the granularity a report needs);
+//   3. dispatch: the report asked for.
 #include "pprof-tool/cli/run.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <functional>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
-#include "pprof-tool/cli/profile_choice.h"
-#include "pprof-tool/parse/legacy_parser.h"
-#include "pprof-tool/proto/profile_loader.h"
-#include "pprof-tool/proto/profile_symbolizer.h"
+#include "pprof-tool/load/loaded_profiles.h"
+#include "pprof-tool/load/profile_file.h"
+#include "pprof-tool/load/symbolizer_choice.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
+#include "pprof-tool/render/render.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
-#include "pprof-tool/render/render.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/report/source_files.h"
 #include "pprof-tool/web/timeline.h"
@@ -44,45 +43,60 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
-// Loads every file, each profile on its own.
-bool LoadEach(const std::vector<std::string>& files, std::vector<Profile>* each,
-              std::string* error, std::vector<std::string>* warnings) {
-  for (const std::string& f : files) {
-    Profile p;
-    ParseError pe;
-    if (!LoadProfileFile(f, &p, &pe)) {
-      *error = pe.Message();
-      return false;
-    }
-    for (std::string& w : p.warnings) warnings->push_back(std::move(w));
-    p.warnings.clear();
-    each->push_back(std::move(p));
+// Warnings go to stderr just before the output they concern (none after an error line).
+class Warnings {
+ public:
+  std::vector<std::string>* list() { return &list_; }
+  void Flush() {
+    for (const std::string& w : list_) fprintf(stderr, "pprof-tool: warning: %s\n", w.c_str());
+    list_.clear();
   }
-  return true;
+
+ private:
+  std::vector<std::string> list_;
+};
+
+const std::vector<std::string>& BaseFiles(const CliOptions& o) {
+  return o.base.empty() ? o.diff_base : o.base;
 }
 
-// Loads every file and sums them (--base files).
-bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
-             std::vector<std::string>* warnings) {
-  std::vector<Profile> each;
-  if (!LoadEach(files, &each, error, warnings)) return false;
-  *merged = std::move(each[0]);
-  for (size_t i = 1; i < each.size(); ++i) merged->AddProfile(each[i], false);
-  return true;
+// The pictures' and pages' title: the program's base name, else the first profile's.
+std::string Title(const CliOptions& o, const LoadedProfiles& in) {
+  if (!in.program_name.empty()) return Basename(in.program_name);
+  return o.profiles.empty() ? "" : Basename(o.profiles[0]);
 }
 
-// --timeline[=file]: the memory timeline over the dumps, written like any report.
-int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbolizer& symbolizer,
-                  const PipelineOptions& po, const std::string& program_name,
-                  const std::function<void()>& flush_warnings) {
-  TimelineChart chart;
-  std::string error;
-  if (!BuildTimeline(dumps, symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
-  flush_warnings();
-  TimelineStyle style;
-  style.show_bytes = o.view.show_bytes;
-  if (!program_name.empty()) style.title += ": " + Basename(program_name);
-  return Emit(TimelineSvg(chart, style), o.output);
+// 1. What the load stage reads for this command line.
+LoadRequest LoadRequestFor(const CliOptions& o) {
+  LoadRequest r;
+  r.profiles = o.profiles;
+  r.base = BaseFiles(o);
+  r.diff_base = !o.diff_base.empty();
+  r.dump = o.dump;
+  r.merge = o.merge;
+  r.heapcheck = o.heapcheck;
+  r.keep_dumps = o.report == ReportKind::kHttp || o.report == ReportKind::kTimeline;
+  r.sum_dumps = o.report == ReportKind::kHttp;
+  r.symbolize = o.report != ReportKind::kMemory;
+  r.program = o.program;
+  r.symbol_path = o.symbol_path;
+  return r;
+}
+
+// 2. The pipeline's options: the command line's view, its value type checked against the
+// profile (leak-checker dumps have in-use values only), the granularity a report needs.
+bool PipelineFor(const CliOptions& o, const Profile& profile, PipelineOptions* po,
+                 std::string* error) {
+  po->view = o.view;
+  SampleType& type = po->view.sample_type;
+  if (!ResolveSampleIndex(profile, o.sample_index, &type, error)) return false;
+  if (o.heapcheck && type != SampleType::kInuseObjects) type = SampleType::kInuseSpace;
+  if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
+    po->view.granularity = Granularity::kLines;
+  }
+  po->record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
+                          o.report == ReportKind::kHttp;
+  return true;
 }
 
 // The source files --list and the web UI read (source_files.h): the profiles' own file names
@@ -99,211 +113,179 @@ SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile, const 
   return access;
 }
 
+// --symbols: maps lines and addresses from stdin.
+int WriteSymbols(const CliOptions& o, Warnings* warnings) {
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  SymbolsInput in = ReadSymbolsInput(input);
+  auto symbolizer = MakeSymbolizer(in.maps, o.program, o.symbol_path, warnings->list());
+  std::string out = SymbolsReport(in.addresses, *symbolizer);
+  warnings->Flush();
+  return Emit(out, o.output);
+}
+
+int WriteMemory(const CliOptions& o, const LoadedProfiles& in, Warnings* warnings) {
+  std::string out, error;
+  if (!MemoryReport(in.profile, o.view.show_bytes, &out, &error)) return Fail(error);
+  warnings->Flush();
+  return Emit(out, o.output);
+}
+
+int WriteProto(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+               Warnings* warnings) {
+  ProtoWriteOptions wo;
+  wo.pipeline = po;
+  wo.heapcheck = o.heapcheck;
+  wo.main_binary = in.program_name;
+  wo.gzip = true;
+  std::string file, error;
+  if (!EncodeProfileProto(in.profile, *in.symbolizer, wo, &file, &error)) return Fail(error);
+  warnings->Flush();
+  return Emit(file, o.output);
+}
+
+// --timeline[=file]: the memory timeline over the dumps, written like any report.
+int WriteTimeline(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+                  Warnings* warnings) {
+  TimelineChart chart;
+  std::string error;
+  if (!BuildTimeline(in.dumps, *in.symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+  warnings->Flush();
+  TimelineStyle style;
+  style.show_bytes = po.view.show_bytes;
+  if (!in.program_name.empty()) style.title += ": " + Basename(in.program_name);
+  return Emit(TimelineSvg(chart, style), o.output);
+}
+
 // --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
 // checked once first, so a bad regex is a usage error rather than a page of errors.
-int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
-                  const DumpSeries& series, const Profile* base, Symbolizer& symbolizer,
-                  const PipelineOptions& po, const std::string& title,
-                  const std::function<void()>& flush_warnings) {
+int ServeProfiles(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+                  Warnings* warnings) {
   ListenAddress address;
   std::string error;
   if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
   StackSamples check;
-  if (!BuildStackSamples(profile, symbolizer, po, &check, &error)) return Fail(error);
-  flush_warnings();
+  if (!BuildStackSamples(in.sum, *in.symbolizer, po, &check, &error)) return Fail(error);
+  warnings->Flush();
   WebInput web;
-  web.profile = &profile;
-  web.dumps = &dumps;
-  web.series = series;
-  web.base = base;
+  web.profile = &in.sum;
+  web.dumps = &in.dumps;
+  web.series = in.series;
+  web.base = in.Base();
   web.diff_base = !o.diff_base.empty();
-  web.first_dump = o.dump >= 0 ? series.IndexOf(o.dump) : -1;
+  web.first_dump = o.dump >= 0 ? in.series.IndexOf(o.dump) : -1;
   web.merge = o.merge;
-  web.symbolizer = &symbolizer;
+  web.symbolizer = in.symbolizer.get();
   web.pipeline = po;
   web.heapcheck = o.heapcheck;
-  web.diff = base != nullptr;
-  web.title = title;
-  web.sources = SourceAccessFor(o, profile, dumps);
+  web.diff = in.has_base;
+  web.title = Title(o, in);
+  web.sources = SourceAccessFor(o, in.sum, in.dumps);
   return ServeWebUi(web, address, !o.no_browser);
+}
+
+// The header lines of every report: file, dump, base, value type, folded wrappers.
+void Describe(const CliOptions& o, const LoadedProfiles& in, StackSamples* samples) {
+  std::vector<std::string>& lines = samples->description;
+  if (!in.program_name.empty()) lines.push_back("File: " + Basename(in.program_name));
+  if (!in.dump_description.empty()) lines.push_back(in.dump_description);
+  if (in.has_base) {
+    std::string names;
+    for (const std::string& f : BaseFiles(o)) names += (names.empty() ? "" : ", ") + Basename(f);
+    lines.push_back("Base: " + names + " (subtracted" +
+                    (o.diff_base.empty() ? ")" : "; percentages of the base)"));
+  }
+  lines.push_back(std::string("Type: ") + samples->sample_type +
+                  (o.heapcheck ? " (leak check: leaked memory)" : ""));
+  if (!samples->folded_wrappers.empty()) lines.push_back(samples->FoldedWrappersLine());
+}
+
+// --dot, --svg, ..., --flamegraph: the pruned call graph, rendered.
+int RenderGraph(const CliOptions& o, const LoadedProfiles& in, const ViewOptions& view,
+                const StackSamples& samples) {
+  const GraphOptions go = view.Graph(true);
+  CallGraph graph = CallGraph::Build(samples, go);
+  RenderRequest req;
+  req.format = o.render_format;
+  req.output_path = o.output;
+  req.samples = &samples;
+  req.graph = &graph;
+  req.graph_options = go;
+  req.show_bytes = view.show_bytes;
+  req.cum_sort = view.cum;
+  req.heapcheck = o.heapcheck;
+  req.diff = in.has_base;
+  req.title = Title(o, in);
+  req.legend = samples.description;
+  for (const std::string& l : graph.LegendLines(view.show_bytes)) req.legend.push_back(l);
+  fflush(stdout);
+  std::string render_error;
+  if (Render(req, &render_error) != 0) return Fail(render_error);
+  fflush(stdout);
+  return 0;
+}
+
+// The reports of the chosen profile's stack samples.
+int WriteReport(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+                Warnings* warnings) {
+  StackSamples samples;
+  std::string error, out;
+  if (!BuildStackSamples(in.profile, *in.symbolizer, po, &samples, &error)) return Fail(error);
+  Describe(o, in, &samples);
+  warnings->Flush();
+  const SourceAccess sources = SourceAccessFor(o, in.profile, {});
+  ReportOptions ro;
+  ro.sources = &sources;
+  ro.show_bytes = po.view.show_bytes;
+  ro.cum_sort = po.view.cum;
+  ro.top_n = o.top_n;
+  ro.graph = po.view.Graph(false);
+  switch (o.report) {
+    case ReportKind::kText:
+    case ReportKind::kTop: out = TextReport(samples, ro); break;
+    case ReportKind::kTraces: out = TracesReport(samples, ro); break;
+    case ReportKind::kTree:
+    case ReportKind::kPeek:
+      if (!TreeReport(samples, o.peek_regex, ro, &out, &error)) return Fail(error);
+      break;
+    case ReportKind::kCollapsed: out = CollapsedReport(samples); break;
+    case ReportKind::kCallgrind: out = CallgrindReport(samples, ro); break;
+    case ReportKind::kList:
+      if (!ListReport(samples, o.list_regex, ro, &out, &error)) return Fail(error);
+      break;
+    case ReportKind::kRender: return RenderGraph(o, in, po.view, samples);
+    default: return Fail("internal error: unknown report");
+  }
+  return Emit(out, o.output);
+}
+
+// 3. The report asked for.
+int Dispatch(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+             Warnings* warnings) {
+  switch (o.report) {
+    case ReportKind::kRaw: {
+      std::string out = RawReport(in.profile, *in.symbolizer, in.program_name);
+      warnings->Flush();
+      return Emit(out, o.output);
+    }
+    case ReportKind::kProto: return WriteProto(o, in, po, warnings);
+    case ReportKind::kTimeline: return WriteTimeline(o, in, po, warnings);
+    case ReportKind::kHttp: return ServeProfiles(o, in, po, warnings);
+    default: return WriteReport(o, in, po, warnings);
+  }
 }
 
 }  // namespace
 
 int RunPprofTool(const CliOptions& o) {
-  std::vector<std::string> warnings;
-  auto flush_warnings = [&]() {
-    for (const std::string& w : warnings) fprintf(stderr, "pprof-tool: warning: %s\n", w.c_str());
-    warnings.clear();
-  };
-
-  if (o.report == ReportKind::kSymbols) {
-    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    std::string out = SymbolsReport(input, o.program, o.symbol_path, &warnings);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-
-  Profile profile;
+  Warnings warnings;
+  if (o.report == ReportKind::kSymbols) return WriteSymbols(o, &warnings);
+  LoadedProfiles in;
   std::string error;
-  std::vector<Profile> dumps;
-  if (!LoadEach(o.profiles, &dumps, &error, &warnings)) return Fail(error);
-  const DumpSeries series = ClassifyDumps(dumps);
-  std::string dump_description;  // which dump, or the sum: a header line of every report
-  if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
-  const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
-  Profile base;
-  if (!base_files.empty()) {
-    if (!LoadAll(base_files, &base, &error, &warnings)) return Fail(error);
-    SubtractBase(&base, !o.diff_base.empty(), &profile);
-  }
-  if (o.report == ReportKind::kMemory) {
-    std::string out;
-    if (!MemoryReport(profile, o.view.show_bytes, &out, &error)) return Fail(error);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-  if (o.heapcheck) {
-    profile.kind = ProfileKind::kHeapCheck;
-    for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;
-  }
-  // The web UI offers every dump and their sum: it symbolizes through the sum's maps (each
-  // dump's files at one address), and shows the chosen profile first.
-  Profile sum;
-  if (o.report == ReportKind::kHttp) {
-    sum = dumps[0];
-    for (size_t i = 1; i < dumps.size(); ++i) sum.AddProfile(dumps[i], false);
-    SubtractBase(base_files.empty() ? nullptr : &base, !o.diff_base.empty(), &sum);
-    if (o.heapcheck) sum.kind = ProfileKind::kHeapCheck;
-  } else if (o.report != ReportKind::kTimeline) {
-    dumps.clear();  // reports need the chosen profile only
-    dumps.shrink_to_fit();
-  }
-  const Profile& symbolized = o.report == ReportKind::kHttp ? sum : profile;
-
-  SampleType sample_type = o.view.sample_type;
-  if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
-  if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
-  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(symbolized, o.program, o.symbol_path, &warnings);
-
-  std::string program_name = !o.program.empty() ? o.program : profile.binary;
-  if (program_name.empty()) {
-    for (const Mapping& m : profile.mappings) {
-      if (!m.path.empty() && m.path[0] == '/' && m.perms.find('x') != std::string::npos) {
-        program_name = m.path;
-        break;
-      }
-    }
-  }
-
-  if (o.report == ReportKind::kRaw) {
-    std::string out = RawReport(profile, *symbolizer, program_name);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-
+  if (!LoadProfiles(LoadRequestFor(o), &in, warnings.list(), &error)) return Fail(error);
+  if (o.report == ReportKind::kMemory) return WriteMemory(o, in, &warnings);
   PipelineOptions po;
-  po.view = o.view;
-  po.view.sample_type = sample_type;
-  if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
-    po.view.granularity = Granularity::kLines;
-  }
-  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
-                         o.report == ReportKind::kHttp;
-
-  if (o.report == ReportKind::kProto) {
-    ProtoWriteOptions wo;
-    wo.pipeline = po;
-    wo.heapcheck = o.heapcheck;
-    wo.main_binary = program_name;
-    wo.gzip = true;
-    std::string file;
-    if (!EncodeProfileProto(profile, *symbolizer, wo, &file, &error)) return Fail(error);
-    flush_warnings();
-    return Emit(file, o.output);
-  }
-
-  if (o.report == ReportKind::kTimeline) {
-    return WriteTimeline(o, dumps, *symbolizer, po, program_name, flush_warnings);
-  }
-  if (o.report == ReportKind::kHttp) {
-    const std::string title =
-        program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
-    return ServeProfiles(o, sum, dumps, series, base_files.empty() ? nullptr : &base,
-                         *symbolizer, po, title, flush_warnings);
-  }
-
-  StackSamples samples;
-  if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
-  if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
-  if (!dump_description.empty()) samples.description.push_back(dump_description);
-  if (!base_files.empty()) {
-    std::string names;
-    for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);
-    samples.description.push_back("Base: " + names + " (subtracted" +
-                                  (o.diff_base.empty() ? ")" : "; percentages of the base)"));
-  }
-  samples.description.push_back(std::string("Type: ") + samples.sample_type +
-                                (o.heapcheck ? " (leak check: leaked memory)" : ""));
-  if (!samples.folded_wrappers.empty()) samples.description.push_back(samples.FoldedWrappersLine());
-  flush_warnings();
-
-  const SourceAccess sources = SourceAccessFor(o, profile, {});
-  ReportOptions ro;
-  ro.sources = &sources;
-  ro.show_bytes = o.view.show_bytes;
-  ro.cum_sort = o.view.cum;
-  ro.top_n = o.top_n;
-  ro.graph = o.view.Graph(false);
-
-  switch (o.report) {
-    case ReportKind::kText:
-    case ReportKind::kTop:
-      return Emit(TextReport(samples, ro), o.output);
-    case ReportKind::kTraces:
-      return Emit(TracesReport(samples, ro), o.output);
-    case ReportKind::kTree:
-    case ReportKind::kPeek: {
-      std::string out;
-      if (!TreeReport(samples, o.peek_regex, ro, &out, &error)) return Fail(error);
-      return Emit(out, o.output);
-    }
-    case ReportKind::kCollapsed:
-      return Emit(CollapsedReport(samples), o.output);
-    case ReportKind::kCallgrind:
-      return Emit(CallgrindReport(samples, ro), o.output);
-    case ReportKind::kList: {
-      std::string out;
-      if (!ListReport(samples, o.list_regex, ro, &out, &error)) return Fail(error);
-      return Emit(out, o.output);
-    }
-    case ReportKind::kRender: {
-      const GraphOptions go = o.view.Graph(true);
-      CallGraph graph = CallGraph::Build(samples, go);
-      RenderRequest req;
-      req.format = o.render_format;
-      req.output_path = o.output;
-      req.samples = &samples;
-      req.graph = &graph;
-      req.graph_options = go;
-      req.show_bytes = o.view.show_bytes;
-      req.cum_sort = o.view.cum;
-      req.heapcheck = o.heapcheck;
-      req.diff = !base_files.empty();
-      req.title = program_name.empty() ? (o.profiles.empty() ? "" : Basename(o.profiles[0]))
-                                       : Basename(program_name);
-      req.legend = samples.description;
-      for (const std::string& l : graph.LegendLines(o.view.show_bytes)) req.legend.push_back(l);
-      fflush(stdout);
-      std::string render_error;
-      if (Render(req, &render_error) != 0) return Fail(render_error);
-      fflush(stdout);
-      return 0;
-    }
-    default:
-      break;
-  }
-  return Fail("internal error: unknown report");
+  if (!PipelineFor(o, in.profile, &po, &error)) return Fail(error);
+  return Dispatch(o, in, po, &warnings);
 }
 
 int PprofToolMain(int argc, const char* const* argv) {

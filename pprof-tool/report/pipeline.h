@@ -5,15 +5,16 @@
 //      names are simplified (no template arguments, parameters or return type) unless
 //      full_names; equal names are one node;
 //   4. drop the allocation path from the leaf end (symbolize/allocation_frames.h) and the
-//      frames matching --drop_frames;
+//      frames matching --drop_frames, then the program's allocation wrappers
+//      (allocation_wrappers.h);
 //   5. --focus / --ignore (whole samples), --show_from (callers above the root-most match),
 //      then --hide / --show (frames);
 //   6. merge identical stacks, drop zero values.
+// Steps 2-4 are frame_lookup.h's, 5 stack_filters.h's, 6 stack_merge.h's.
 // With a diff base (Profile::diff_base_begin), the total that percentages refer to is the
 // base's (sum of |value| of its samples that pass --focus/--ignore), as go pprof's --diff_base.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,14 +35,6 @@ struct PipelineOptions {
   // serves all four value types through StackSample::values: the profile.proto writer).
   bool all_values = false;
 };
-
-// Symbolizer for a profile: its embedded symbols if it has a "--- symbol" section, else
-// libdwfl over its maps (with `program` substituted for the main executable), binaries and
-// debug files looked for in `symbol_path` first and checked against the build-ids the
-// profile recorded.
-std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
-                                           const std::vector<std::string>& symbol_path,
-                                           std::vector<std::string>* warnings);
 
 // Returns false and sets *error (one line) on a bad option (e.g. invalid regex).
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,

@@ -9,7 +9,7 @@
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
-#include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/load/table_symbolizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace heapkit::pprof;

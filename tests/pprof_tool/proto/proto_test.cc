@@ -11,7 +11,7 @@
 #include "profile.pb.h"
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
-#include "pprof-tool/proto/profile_loader.h"
+#include "pprof-tool/load/profile_file.h"
 #include "pprof-tool/proto/profile_reader.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
