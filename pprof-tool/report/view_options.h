@@ -115,7 +115,7 @@ inline constexpr ViewField kViewFields[] = {
      &ViewOptions::show},
     {"cum", nullptr, "Filters", "Sort by cumulative value instead of flat. E.g. --top=10 --cum",
      &ViewOptions::cum},
-    {"noinlines", nullptr, "Filters", "Attribute inlined code to the function it was inlined into. E.g. --noinlines --top=10",
+    {"noinlines", "noinlines", "Filters", "Attribute inlined code to the function it was inlined into. E.g. --noinlines --top=10",
      &ViewOptions::noinlines},
     {"drop_frames", nullptr, "Filters", "Also drop frames matching the regex from the leaf end of stacks. E.g. --drop_frames='^absl::'",
      &ViewOptions::drop_frames},

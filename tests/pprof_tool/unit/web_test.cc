@@ -181,6 +181,37 @@ TEST_F(WebUiTest, WebFlameGraphLeavesOutSubPixelFrames) {
   EXPECT_NE(svg.body.find("frames are narrower than 1 px and not drawn"), std::string::npos);
 }
 
+// 0x1ff: "Inner" inlined into "Grow"; the others as NamesSymbolizer names them.
+class InlineSymbolizer : public Symbolizer {
+ public:
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    if (pc == 0x1ff) return inner_;
+    return names_.Symbolize(pc);
+  }
+
+ private:
+  std::vector<SourceFrame> inner_{{"Inner", "w.cc", 2, true, "/bin/w"},
+                                  {"Grow", "w.cc", 1, false, "/bin/w"}};
+  NamesSymbolizer names_;
+};
+
+// A view option with a URL parameter in the table (noinlines=) is parsed, kept in the links
+// and the settings form, and reaches the pipeline.
+TEST_F(WebUiTest, NoinlinesParameterReachesThePipeline) {
+  InlineSymbolizer symbolizer;
+  input_.symbolizer = &symbolizer;
+  WebUi ui(input_);
+  const std::string inlined = ui.Handle("/ui/top", {}).body;
+  EXPECT_NE(inlined.find(">Inner</a>"), std::string::npos);
+  EXPECT_EQ(inlined.find("noinlines=true"), std::string::npos);
+  const std::string physical = ui.Handle("/ui/top", Params{{"noinlines", "true"}}).body;
+  EXPECT_EQ(physical.find(">Inner</a>"), std::string::npos);  // charged to Grow
+  EXPECT_NE(physical.find(">Grow</a>"), std::string::npos);
+  EXPECT_NE(physical.find("noinlines=true"), std::string::npos);  // links keep it
+  EXPECT_NE(physical.find("name=\"noinlines\" value=\"true\" checked"), std::string::npos);
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"noinlines", "yes"}}).status, 400);
+}
+
 TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
   input_.heapcheck = true;
   WebUi ui(input_);
