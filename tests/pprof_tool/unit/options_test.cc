@@ -176,7 +176,9 @@ TEST(Options, EveryViewFieldIsAFlagSettingItsMember) {
             ASSERT_EQ(Parse({(flag + "=0").c_str(), "a.heap"}, &o), -1) << flag;
             EXPECT_EQ(o.view.*member, T(0)) << flag;
           }
-          if (field.choices.empty()) EXPECT_NE(help.find("  " + flag), std::string::npos) << flag;
+          if (field.choices.empty()) {
+            EXPECT_NE(help.find("  " + flag), std::string::npos) << flag;
+          }
         },
         field.member);
   }
