@@ -1,5 +1,7 @@
 // Command-line parsing in four steps, each its own function:
-//   1. DefineOptions: every option is defined once, with CLI11 (names, help text, group);
+//   1. DefineOptions: every option is defined once, with CLI11 (names, help text, group); the
+//      view options (value type, granularity, filters, graph limits) from their table
+//      (report/view_options.h, cli/view_flags.h);
 //   2. NormalizeArguments: the spellings users type from go pprof and gperftools' pprof are
 //      rewritten to CLI11's, using the option names read back from the CLI11 definitions
 //      (SpellingsOf), so there is no second list of names to keep in step;
@@ -8,6 +10,7 @@
 #include "pprof-tool/cli/options.h"
 
 #include "pprof-tool/report/object_time_views.h"
+#include "pprof-tool/cli/view_flags.h"
 #include "pprof-tool/web/web_server.h"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +32,7 @@ namespace {
 // What CLI11 fills in before the values are checked against each other. Options that map
 // one-to-one onto CliOptions are bound to CliOptions directly.
 struct RawOptions {
+  ViewChoicesGiven view_choices;  // --inuse_space ..., --lines ...: which were given
   bool text = false, traces = false, tree = false, collapsed = false, callgrind = false,
        raw = false, symbols = false, proto = false, memory = false;
   int top = -1;
@@ -36,8 +40,6 @@ struct RawOptions {
   std::string symbolize;  // --symbolize=demangle=full
   bool dot = false, svg = false, png = false, pdf = false, ps = false, web = false;
   std::string flamegraph, icicle, timeline;  // "-": no file given (stdout, or --output)
-  bool inuse_space = false, inuse_objects = false, alloc_space = false, alloc_objects = false;
-  bool functions = false, lines = false, files = false, addresses = false;
   std::vector<std::string> positional;
   std::string symbol_path;  // --symbol_path=<dir>[:<dir>...]
   std::string source_path, trim_path;  // --source_path, --trim_path (go pprof's)
@@ -116,24 +118,17 @@ void DefineGraphOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_option("--icicle", r.icicle, "Icicle graph SVG (flame graph, root on top). E.g. --icicle=i.svg")
       ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
   app.add_option("--output,-o", o.output, "Write the report to a file instead of stdout. E.g. --output=g.svg")->group(g);
-  app.add_option("--nodecount", o.nodecount, "Show at most N nodes (graphs: default 80; text: all). E.g. --nodecount=20")->group(g);
-  app.add_option("--nodefraction", o.nodefraction, "Drop nodes with |cum| <= this fraction of the total (0.005). E.g. --nodefraction=0")->group(g);
-  app.add_option("--edgefraction", o.edgefraction, "Graphs: drop edges <= this fraction of the total (0.001). E.g. --edgefraction=0.01")->group(g);
+  DefineViewFlags(app, g, &o.view, &r.view_choices);
 }
 
 void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   const char* g = "Values";
-  app.add_flag("--inuse_space", r.inuse_space, "Bytes in use (default). E.g. --inuse_space")->group(g);
-  app.add_flag("--inuse_objects", r.inuse_objects, "Objects in use. E.g. --inuse_objects --top=5")->group(g);
-  app.add_flag("--alloc_space", r.alloc_space, "Bytes allocated since start, freed or not. E.g. --alloc_space")->group(g);
-  app.add_flag("--alloc_objects", r.alloc_objects, "Objects allocated since start. E.g. --alloc_objects")->group(g);
+  DefineViewFlags(app, g, &o.view, &r.view_choices);
   app.add_option("--sample_index", o.sample_index, "Value by go pprof's name or number. E.g. --sample_index=alloc_space")->group(g);
-  app.add_flag("--show_bytes", o.show_bytes, "Exact byte counts instead of B/kB/MB. E.g. --show_bytes")->group(g);
   app.add_option("--base", o.base, "Subtract this profile (repeatable); percentages of the difference. E.g. --base=prof.0001.heap")
       ->allow_extra_args(false)->group(g);
   app.add_option("--diff_base", o.diff_base, "Subtract this profile (repeatable); percentages of the base (go pprof). E.g. --diff_base=prof.0001.heap")
       ->allow_extra_args(false)->group(g);
-  app.add_flag("--drop_negative", o.drop_negative, "With --base/--diff_base: leave out functions whose value went down. E.g. --drop_negative")->group(g);
   app.add_option("--dump", o.dump,
                  "Of several dumps of one process (shown: the latest), report dump N, the number in its file name. "
                  "E.g. --dump=3 ./prog prof.*.heap")->group(g);
@@ -144,24 +139,9 @@ void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
 }
 
 void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {  // and names
-  const char* g = "Granularity";
-  app.add_flag("--functions", r.functions, "One node per function (default). E.g. --functions")->group(g);
-  app.add_flag("--lines", r.lines, "One node per source line. E.g. --lines --top=20")->group(g);
-  app.add_flag("--files", r.files, "One node per source file. E.g. --files")->group(g);
-  app.add_flag("--addresses", r.addresses, "One node per instruction address. E.g. --addresses")->group(g);
-  g = "Filters";
-  app.add_option("--focus", o.focus, "Only stacks with a frame matching the regex. E.g. --focus=Parse")->group(g);
-  app.add_option("--ignore", o.ignore, "Drop stacks with a frame matching the regex. E.g. --ignore=^std::")->group(g);
-  app.add_option("--hide", o.hide, "Remove frames matching the regex from stacks. E.g. --hide=^std::")->group(g);
-  app.add_option("--show", o.show, "Keep only frames matching the regex. E.g. --show=^myapp::")->group(g);
-  app.add_flag("--cum", o.cum, "Sort by cumulative value instead of flat. E.g. --top=10 --cum")->group(g);
-  app.add_flag("--noinlines", o.noinlines,
-               "Attribute inlined code to the function it was inlined into. E.g. --noinlines --top=10")->group(g);
-  app.add_option("--drop_frames", o.drop_frames, "Also drop frames matching the regex from the leaf end of stacks. E.g. --drop_frames='^absl::'")->group(g);
-  app.add_option("--show_from", o.show_from, "Drop the callers above the root-most frame matching the regex. E.g. --show_from=^Server::")->group(g);
-  app.add_flag("--keep_allocator_frames,--no_drop_allocator", o.keep_allocator_frames,
-               "Keep the allocation path at the leaf (malloc, operator new, std:: allocation code, strdup...). E.g. --keep_allocator_frames --traces")->group(g);
-  app.add_flag("--full_names", o.full_names, "Whole C++ names (templates, parameters); default: simplified, equal names merge. E.g. --full_names")->group(g);
+  DefineViewFlags(app, "Granularity", &o.view, &r.view_choices);
+  const char* g = "Filters";
+  DefineViewFlags(app, g, &o.view, &r.view_choices);
   app.add_option("--symbolize", r.symbolize, "go pprof's spelling of --full_names. E.g. --symbolize=demangle=full")->group(g);
 }
 
@@ -406,22 +386,16 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
 }
 
 bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
-  int values = int(r.inuse_space) + r.inuse_objects + r.alloc_space + r.alloc_objects;
-  if (values > 1) {
-    *error = "choose one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects";
-    return false;
-  }
-  if (r.inuse_objects) o->sample_type = SampleType::kInuseObjects;
-  if (r.alloc_space) o->sample_type = SampleType::kAllocSpace;
-  if (r.alloc_objects) o->sample_type = SampleType::kAllocObjects;
-  if (values == 1) {
+  if (!r.view_choices.Check(error)) return false;  // one value flag, one granularity
+  const SampleType type = o->view.sample_type;
+  if (r.view_choices.Given(&ViewOptions::sample_type)) {
     if (!o->sample_index.empty()) {
       *error = "choose --sample_index or a value flag (--inuse_space ...), not both";
       return false;
     }
-    o->sample_index = SampleTypeName(o->sample_type);
+    o->sample_index = SampleTypeName(type);
   }
-  if (o->heapcheck && (r.alloc_space || r.alloc_objects)) {
+  if (o->heapcheck && (type == SampleType::kAllocSpace || type == SampleType::kAllocObjects)) {
     *error = "--heapcheck reports leaked (in-use) memory; --alloc_* does not apply";
     return false;
   }
@@ -436,32 +410,20 @@ bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
   return true;
 }
 
-bool ResolveGranularity(const RawOptions& r, CliOptions* o, std::string* error) {
-  int gran = int(r.functions) + r.lines + r.files + r.addresses;
-  if (gran > 1) {
-    *error = "choose one of --functions, --lines, --files, --addresses";
-    return false;
-  }
-  if (r.lines) o->granularity = Granularity::kLines;
-  if (r.files) o->granularity = Granularity::kFiles;
-  if (r.addresses) o->granularity = Granularity::kAddresses;
-  return true;
-}
-
 bool ResolveNames(const RawOptions& r, CliOptions* o, std::string* error) {
   if (r.symbolize.empty()) return true;
   if (r.symbolize != "demangle=full") {
     *error = "--symbolize=" + r.symbolize + ": only demangle=full (same as --full_names) is supported";
     return false;
   }
-  o->full_names = true;
+  o->view.full_names = true;
   return true;
 }
 
-bool CheckGraphLimits(const CliOptions& o, std::string* error) {
-  if (o.nodecount < -1) *error = "--nodecount: expected N >= 0";
-  if (!(o.nodefraction >= 0 && o.nodefraction <= 1)) *error = "--nodefraction: expected a fraction in [0, 1]";
-  if (!(o.edgefraction >= 0 && o.edgefraction <= 1)) *error = "--edgefraction: expected a fraction in [0, 1]";
+bool CheckGraphLimits(const ViewOptions& v, std::string* error) {
+  if (v.nodecount < -1) *error = "--nodecount: expected N >= 0";
+  if (!(v.nodefraction >= 0 && v.nodefraction <= 1)) *error = "--nodefraction: expected a fraction in [0, 1]";
+  if (!(v.edgefraction >= 0 && v.edgefraction <= 1)) *error = "--edgefraction: expected a fraction in [0, 1]";
   return error->empty();
 }
 
@@ -550,8 +512,7 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
   }
 
   if (!ResolveReport(raw, o, &error) || !ResolveValues(raw, o, &error) ||
-      !ResolveGranularity(raw, o, &error) || !ResolveNames(raw, o, &error) ||
-      !CheckGraphLimits(*o, &error) ||
+      !ResolveNames(raw, o, &error) || !CheckGraphLimits(o->view, &error) ||
       !ResolveFiles(raw, o, &error) || !ResolveObjectTimeOptions(*o, &error)) {
     return UsageError(error);
   }

@@ -6,9 +6,8 @@
 
 #include "pprof-tool/cli/remote_source.h"
 #include "pprof-tool/graph/call_graph.h"
-#include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/render_request.h"
-#include "pprof-tool/model/stack_samples.h"
+#include "pprof-tool/report/view_options.h"
 
 namespace heapkit::pprof {
 
@@ -26,26 +25,15 @@ struct CliOptions {
   std::string peek_regex;      // --peek=<regex>
   RenderFormat render_format = RenderFormat::kDot;
   std::string output;          // --output=<file> / --flamegraph=<file>
-  SampleType sample_type = SampleType::kInuseSpace;
+  ViewOptions view;            // value type, granularity, filters, names, graph limits
   std::string sample_index;    // --sample_index=<name|number>, or the value flag given ("": none)
-  bool show_bytes = false;
   std::vector<std::string> base;       // --base=<file> (repeatable)
   std::vector<std::string> diff_base;  // --diff_base=<file> (repeatable)
-  bool drop_negative = false;          // --drop_negative
   // Several dumps of one process (model/dump_series.h): reports show the latest, or --dump=N
   // (the file's .NNNN); --merge sums them as it does profiles of different processes.
   int dump = -1;                       // --dump=N (-1: not given)
   bool merge = false;                  // --merge
   bool heapcheck = false;
-  Granularity granularity = Granularity::kFunctions;
-  std::string focus, ignore, hide, show, drop_frames, show_from;
-  int nodecount = -1;          // -1: default (80 for graphs, unlimited for text)
-  double nodefraction = 0.005;
-  double edgefraction = 0.001;
-  bool cum = false;
-  bool keep_allocator_frames = false;  // --keep_allocator_frames (alias --no_drop_allocator)
-  bool full_names = false;             // --full_names, --symbolize=demangle=full
-  bool noinlines = false;              // --noinlines (Go pprof's name)
   std::string http;                    // --http=[host]:port
   bool no_browser = false;             // --no_browser: never open a browser for --http
   std::string program;                 // optional <program>

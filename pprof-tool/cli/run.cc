@@ -1,28 +1,26 @@
+// A parsed command line, run in three steps:
+//   1. load (load/loaded_profiles.h): the files read, the profile shown chosen, --base
+//      subtracted, the symbolizer built;
+//   2. options: the pipeline's options, the command line's view options resolved against the
+//      loaded profile (--sample_index, the granularity a report needs);
+//   3. dispatch: the report asked for.
 #include "pprof-tool/cli/run.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <functional>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "pprof-tool/cli/peak_choice.h"
-#include "pprof-tool/cli/profile_choice.h"
 #include "pprof-tool/cli/remote_source.h"
-#include "pprof-tool/cli/runtime_timeline.h"
-#include "pprof-tool/parse/legacy_parser.h"
-#include "pprof-tool/proto/profile_loader.h"
-#include "pprof-tool/proto/profile_symbolizer.h"
+#include "pprof-tool/cli/time_views.h"
+#include "pprof-tool/load/loaded_profiles.h"
+#include "pprof-tool/load/profile_file.h"
+#include "pprof-tool/load/symbolizer_choice.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
-#include "pprof-tool/report/object_time_views.h"
+#include "pprof-tool/render/render.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
-#include "pprof-tool/render/render.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/report/source_files.h"
 #include "pprof-tool/web/timeline.h"
@@ -48,45 +46,62 @@ int Emit(const std::string& text, const std::string& output) {
   return WriteOutput(output, text, &error) ? 0 : Fail(error);
 }
 
-// Loads every file, each profile on its own.
-bool LoadEach(const std::vector<std::string>& files, std::vector<Profile>* each,
-              std::string* error, std::vector<std::string>* warnings) {
-  for (const std::string& f : files) {
-    Profile p;
-    ParseError pe;
-    if (!LoadProfileFile(f, &p, &pe)) {
-      *error = pe.Message();
-      return false;
-    }
-    for (std::string& w : p.warnings) warnings->push_back(std::move(w));
-    p.warnings.clear();
-    each->push_back(std::move(p));
+// Warnings go to stderr just before the output they concern (none after an error line).
+class Warnings {
+ public:
+  std::vector<std::string>* list() { return &list_; }
+  void Flush() {
+    for (const std::string& w : list_) fprintf(stderr, "pprof-tool: warning: %s\n", w.c_str());
+    list_.clear();
   }
-  return true;
+
+ private:
+  std::vector<std::string> list_;
+};
+
+const std::vector<std::string>& BaseFiles(const CliOptions& o) {
+  return o.base.empty() ? o.diff_base : o.base;
 }
 
-// Loads every file and sums them (--base files).
-bool LoadAll(const std::vector<std::string>& files, Profile* merged, std::string* error,
-             std::vector<std::string>* warnings) {
-  std::vector<Profile> each;
-  if (!LoadEach(files, &each, error, warnings)) return false;
-  *merged = std::move(each[0]);
-  for (size_t i = 1; i < each.size(); ++i) merged->AddProfile(each[i], false);
-  return true;
+// The pictures' and pages' title: the program's base name, else the first profile's.
+std::string Title(const CliOptions& o, const LoadedProfiles& in) {
+  if (!in.program_name.empty()) return Basename(in.program_name);
+  return o.profiles.empty() ? "" : Basename(o.profiles[0]);
 }
 
-// --timeline[=file]: the memory timeline over the dumps, written like any report.
-int WriteTimeline(const CliOptions& o, const std::vector<Profile>& dumps, Symbolizer& symbolizer,
-                  const PipelineOptions& po, const std::string& program_name,
-                  const std::function<void()>& flush_warnings) {
-  TimelineChart chart;
-  std::string error;
-  if (!BuildTimeline(dumps, symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
-  flush_warnings();
-  TimelineStyle style;
-  style.show_bytes = o.show_bytes;
-  if (!program_name.empty()) style.title += ": " + Basename(program_name);
-  return Emit(TimelineSvg(chart, style), o.output);
+// 1. What the load stage reads for this command line: `files` are its profiles as read
+// (http:// URLs fetched, --peak's files instead of the dumps).
+LoadRequest LoadRequestFor(const CliOptions& o, const std::vector<std::string>& files) {
+  LoadRequest r;
+  r.profiles = files;
+  r.base = BaseFiles(o);
+  r.diff_base = !o.diff_base.empty();
+  r.dump = o.dump;
+  r.merge = o.merge;
+  r.heapcheck = o.heapcheck;
+  r.keep_dumps = o.report == ReportKind::kHttp || o.report == ReportKind::kTimeline ||
+                 o.since >= 0;  // --since finds dump N among them
+  r.sum_dumps = o.report == ReportKind::kHttp;
+  r.symbolize = o.report != ReportKind::kMemory;
+  r.program = o.program;
+  r.symbol_path = o.symbol_path;
+  return r;
+}
+
+// 2. The pipeline's options: the command line's view, its value type checked against the
+// profile (leak-checker dumps have in-use values only), the granularity a report needs.
+bool PipelineFor(const CliOptions& o, const Profile& profile, PipelineOptions* po,
+                 std::string* error) {
+  po->view = o.view;
+  SampleType& type = po->view.sample_type;
+  if (!ResolveSampleIndex(profile, o.sample_index, &type, error)) return false;
+  if (o.heapcheck && type != SampleType::kInuseObjects) type = SampleType::kInuseSpace;
+  if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
+    po->view.granularity = Granularity::kLines;
+  }
+  po->record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
+                          o.report == ReportKind::kHttp;
+  return true;
 }
 
 // The source files --list and the web UI read (source_files.h): the profiles' own file names
@@ -103,327 +118,202 @@ SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile, const 
   return access;
 }
 
+// --symbols: maps lines and addresses from stdin.
+int WriteSymbols(const CliOptions& o, Warnings* warnings) {
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  SymbolsInput in = ReadSymbolsInput(input);
+  auto symbolizer = MakeSymbolizer(in.maps, o.program, o.symbol_path, warnings->list());
+  std::string out = SymbolsReport(in.addresses, *symbolizer);
+  warnings->Flush();
+  return Emit(out, o.output);
+}
+
+int WriteMemory(const CliOptions& o, const LoadedProfiles& in, Warnings* warnings) {
+  std::string out, error;
+  if (!MemoryReport(in.profile, o.view.show_bytes, &out, &error)) return Fail(error);
+  warnings->Flush();
+  return Emit(out, o.output);
+}
+
+int WriteProto(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+               Warnings* warnings) {
+  ProtoWriteOptions wo;
+  wo.pipeline = po;
+  wo.heapcheck = o.heapcheck;
+  wo.main_binary = in.program_name;
+  wo.gzip = true;
+  std::string file, error;
+  if (!EncodeProfileProto(in.profile, *in.symbolizer, wo, &file, &error)) return Fail(error);
+  warnings->Flush();
+  return Emit(file, o.output);
+}
+
+// --timeline[=file]: the memory timeline over the dumps, written like any report.
+int WriteTimeline(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+                  Warnings* warnings) {
+  TimelineChart chart;
+  std::string error;
+  if (!BuildTimeline(in.dumps, *in.symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+  warnings->Flush();
+  TimelineStyle style;
+  style.show_bytes = po.view.show_bytes;
+  if (!in.program_name.empty()) style.title += ": " + Basename(in.program_name);
+  return Emit(TimelineSvg(chart, style), o.output);
+}
+
 // --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
 // checked once first, so a bad regex is a usage error rather than a page of errors.
-int ServeProfiles(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps,
-                  const DumpSeries& series, const Profile* base, Symbolizer& symbolizer,
-                  const PipelineOptions& po, const std::string& title,
-                  const std::function<void()>& flush_warnings) {
+int ServeProfiles(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
+                  Warnings* warnings) {
   ListenAddress address;
   std::string error;
   if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
   StackSamples check;
-  if (!BuildStackSamples(profile, symbolizer, po, &check, &error)) return Fail(error);
-  flush_warnings();
+  if (!BuildStackSamples(in.sum, *in.symbolizer, po, &check, &error)) return Fail(error);
+  warnings->Flush();
   WebInput web;
-  web.profile = &profile;
-  web.dumps = &dumps;
-  web.series = series;
-  web.base = base;
+  web.profile = &in.sum;
+  web.dumps = &in.dumps;
+  web.series = in.series;
+  web.base = in.Base();
   web.diff_base = !o.diff_base.empty();
-  web.first_dump = o.dump >= 0 ? series.IndexOf(o.dump) : -1;
+  web.first_dump = o.dump >= 0 ? in.series.IndexOf(o.dump) : -1;
   web.merge = o.merge;
-  web.symbolizer = &symbolizer;
+  web.symbolizer = in.symbolizer.get();
   web.pipeline = po;
-  web.graph.node_count = o.nodecount;
-  web.graph.node_fraction = o.nodefraction;
-  web.graph.edge_fraction = o.edgefraction;
-  web.graph.drop_negative = o.drop_negative;
-  web.text_graph = web.graph;
   web.heapcheck = o.heapcheck;
-  web.diff = base != nullptr;
-  web.show_bytes = o.show_bytes;
-  web.title = title;
-  web.sources = SourceAccessFor(o, profile, dumps);
+  web.diff = in.has_base;
+  web.title = Title(o, in);
+  web.sources = SourceAccessFor(o, in.sum, in.dumps);
   return ServeWebUi(web, address, !o.no_browser);
 }
 
-// --lifetime / --since (report/object_time_views.h): the chosen dump's samples become the
-// view's; *notes and *hints go into the report's description once symbolized.
-bool ApplyObjectTimeView(const CliOptions& o, const std::vector<Profile>& dumps,
-                         const DumpSeries& series, Profile* profile,
-                         std::vector<std::string>* notes, std::vector<AgeHint>* hints,
-                         std::string* error) {
-  if (!o.lifetime.empty()) {
-    LifetimeFilter filter;
-    return ParseLifetimeFilter(o.lifetime, &filter, error) &&
-           ApplyLifetimeView(filter, profile, notes, error);
+// The header lines of every report: file, dump, (peak), base, value type, (time views' notes),
+// folded wrappers.
+void Describe(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
+              const PipelineOptions& po, StackSamples* samples) {
+  std::vector<std::string>& lines = samples->description;
+  if (!in.program_name.empty()) lines.push_back("File: " + Basename(in.program_name));
+  if (!in.dump_description.empty()) lines.push_back(in.dump_description);
+  const size_t after_dump = lines.size();
+  if (in.has_base) {
+    std::string names;
+    for (const std::string& f : BaseFiles(o)) names += (names.empty() ? "" : ", ") + Basename(f);
+    lines.push_back("Base: " + names + " (subtracted" +
+                    (o.diff_base.empty() ? ")" : "; percentages of the base)"));
   }
-  if (o.since < 0) return true;
-  // Dump N: among the profiles given, else <prefix>.NNNN.heap beside the chosen one.
-  Profile loaded;
-  const Profile* dump_n = nullptr;
-  const int index = series.one_process ? series.IndexOf(o.since) : -1;
-  if (index >= 0) {
-    dump_n = &dumps[index];
-  } else {
-    std::string prefix;
-    if (DumpFileNumber(profile->file, &prefix) >= 0) {
-      char name[32];
-      snprintf(name, sizeof name, ".%04d.heap", o.since);
-      ParseError pe;
-      if (access((prefix + name).c_str(), R_OK) == 0 &&
-          LoadProfileFile(prefix + name, &loaded, &pe))
-        dump_n = &loaded;
-    }
-  }
-  return ApplySinceView(o.since, dump_n, profile, notes, hints, error);
+  lines.push_back(std::string("Type: ") + samples->sample_type +
+                  (o.heapcheck ? " (leak check: leaked memory)" : ""));
+  views.Describe(in.profile, *in.symbolizer, po, after_dump, &lines);
+  if (!samples->folded_wrappers.empty()) lines.push_back(samples->FoldedWrappersLine());
 }
 
-// "Age hint: <allocation site>: <hint>" for each hinted stack (its leaf frame after the
-// pipeline's allocator-frame removal names it).
-void AddAgeHintLines(const Profile& profile, const std::vector<AgeHint>& hints,
-                     Symbolizer& symbolizer, const PipelineOptions& po, StackSamples* samples) {
-  for (const AgeHint& h : hints) {
-    Profile one = profile;
-    one.samples.clear();
-    RawSample s;
-    s.pcs = h.pcs;
-    s.value.inuse_bytes = s.value.alloc_bytes = s.value.inuse_objects = s.value.alloc_objects = 1;
-    s.raw = s.value;
-    one.samples.push_back(s);
-    PipelineOptions p = po;
-    p.focus = p.ignore = p.hide = p.show = "";
-    StackSamples named;
-    std::string error;
-    std::string site = "(unknown stack)";
-    if (BuildStackSamples(one, symbolizer, p, &named, &error) && !named.samples.empty() &&
-        !named.samples[0].frames.empty())
-      site = named.nodes[named.samples[0].frames[0].node].name;
-    samples->description.push_back("Age hint: " + site + ": " + FormatValue(h.growth, ValueUnit::kBytes) +
-                                   " growth, " + h.text);
+// --dot, --svg, ..., --flamegraph: the pruned call graph, rendered.
+int RenderGraph(const CliOptions& o, const LoadedProfiles& in, const ViewOptions& view,
+                const StackSamples& samples) {
+  const GraphOptions go = view.Graph(true);
+  CallGraph graph = CallGraph::Build(samples, go);
+  RenderRequest req;
+  req.format = o.render_format;
+  req.output_path = o.output;
+  req.samples = &samples;
+  req.graph = &graph;
+  req.graph_options = go;
+  req.show_bytes = view.show_bytes;
+  req.cum_sort = view.cum;
+  req.heapcheck = o.heapcheck;
+  req.diff = in.has_base;
+  req.title = Title(o, in);
+  req.legend = samples.description;
+  for (const std::string& l : graph.LegendLines(view.show_bytes)) req.legend.push_back(l);
+  fflush(stdout);
+  std::string render_error;
+  if (Render(req, &render_error) != 0) return Fail(render_error);
+  fflush(stdout);
+  return 0;
+}
+
+// The reports of the chosen profile's stack samples.
+int WriteReport(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
+                const PipelineOptions& po, Warnings* warnings) {
+  StackSamples samples;
+  std::string error, out;
+  if (!BuildStackSamples(in.profile, *in.symbolizer, po, &samples, &error)) return Fail(error);
+  Describe(o, in, views, po, &samples);
+  warnings->Flush();
+  const SourceAccess sources = SourceAccessFor(o, in.profile, {});
+  ReportOptions ro;
+  ro.sources = &sources;
+  ro.show_bytes = po.view.show_bytes;
+  ro.cum_sort = po.view.cum;
+  ro.top_n = o.top_n;
+  ro.graph = po.view.Graph(false);
+  switch (o.report) {
+    case ReportKind::kText:
+    case ReportKind::kTop:
+    case ReportKind::kTimeline:  // a runtime timeline's --window
+      out = TextReport(samples, ro);
+      break;
+    case ReportKind::kTraces: out = TracesReport(samples, ro); break;
+    case ReportKind::kTree:
+    case ReportKind::kPeek:
+      if (!TreeReport(samples, o.peek_regex, ro, &out, &error)) return Fail(error);
+      break;
+    case ReportKind::kCollapsed: out = CollapsedReport(samples); break;
+    case ReportKind::kCallgrind: out = CallgrindReport(samples, ro); break;
+    case ReportKind::kList:
+      if (!ListReport(samples, o.list_regex, ro, &out, &error)) return Fail(error);
+      break;
+    case ReportKind::kRender: return RenderGraph(o, in, po.view, samples);
+    default: return Fail("internal error: unknown report");
+  }
+  return Emit(out, o.output);
+}
+
+// 3. The report asked for.
+int Dispatch(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
+             const PipelineOptions& po, Warnings* warnings) {
+  switch (o.report) {
+    case ReportKind::kRaw: {
+      std::string out = RawReport(in.profile, *in.symbolizer, in.program_name);
+      warnings->Flush();
+      return Emit(out, o.output);
+    }
+    case ReportKind::kProto: return WriteProto(o, in, po, warnings);
+    case ReportKind::kTimeline:
+      if (views.timeline_rows) {
+        std::string out =
+            RuntimeTimelineText(views.runtime_timeline, *in.symbolizer, po.view.show_bytes);
+        warnings->Flush();
+        return Emit(out, o.output);
+      }
+      if (views.is_runtime_timeline) return WriteReport(o, in, views, po, warnings);
+      return WriteTimeline(o, in, po, warnings);
+    case ReportKind::kHttp: return ServeProfiles(o, in, po, warnings);
+    default: return WriteReport(o, in, views, po, warnings);
   }
 }
 
 }  // namespace
 
 int RunPprofTool(const CliOptions& o) {
-  std::vector<std::string> warnings;
-  auto flush_warnings = [&]() {
-    for (const std::string& w : warnings) fprintf(stderr, "pprof-tool: warning: %s\n", w.c_str());
-    warnings.clear();
-  };
-
-  if (o.report == ReportKind::kSymbols) {
-    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    std::string out = SymbolsReport(input, o.program, o.symbol_path, &warnings);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-
-  Profile profile;
+  Warnings warnings;
+  if (o.report == ReportKind::kSymbols) return WriteSymbols(o, &warnings);
   std::string error;
-  std::vector<Profile> dumps;
-  FetchedSources fetched;  // http:// profiles (remote_source.h)
+  FetchedSources fetched;  // http:// profiles (remote_source.h), kept until the end
   if (!fetched.Fetch(o.profiles, o.fetch, &error)) return Fail(error);
-  std::vector<std::string> peak_files;  // --peak: the peak profiles instead (cli/peak_choice.h)
+  std::vector<std::string> peak_files;  // --peak: the peak profiles instead (peak_choice.h)
   if (o.peak && !PeakProfileFiles(fetched.paths(), &peak_files, &error)) return Fail(error);
-  if (!LoadEach(o.peak ? peak_files : fetched.paths(), &dumps, &error, &warnings))
+  const std::vector<std::string>& files = o.peak ? peak_files : fetched.paths();
+  LoadedProfiles in;
+  if (!LoadProfiles(LoadRequestFor(o, files), &in, warnings.list(), &error))
     return Fail(fetched.NameSources(error));
-  const DumpSeries series = ClassifyDumps(dumps);
-  std::string dump_description;  // which dump, or the sum: a header line of every report
-  if (!ChooseProfile(dumps, series, o, &profile, &dump_description, &error)) return Fail(error);
-  std::string peak_description;
-  if (o.peak && !PeakDescription(profile, &peak_description, &error)) return Fail(error);
-  // --timeline of one runtime timeline file: its rows, or --window's peak as a text report.
-  RuntimeTimeline runtime_timeline;
-  const bool is_runtime_timeline =
-      o.report == ReportKind::kTimeline && dumps.size() == 1 &&
-      ReadRuntimeTimeline(o.profiles[0], &runtime_timeline, &error);
-  if (!error.empty()) return Fail(error);
-  if (!o.timeline_window.empty() && !is_runtime_timeline)
-    return Fail("--window applies to --timeline of a runtime timeline (<prefix>.timeline.heap)");
-  if (is_runtime_timeline && !o.timeline_window.empty()) {
-    Profile window;
-    if (!RuntimeTimelineWindow(runtime_timeline, profile, o.timeline_window, &window,
-                               &peak_description, &error))
-      return Fail(error);
-    profile = std::move(window);
-  }
-  std::vector<std::string> time_notes;  // --lifetime / --since
-  std::vector<AgeHint> age_hints;
-  if (!ApplyObjectTimeView(o, dumps, series, &profile, &time_notes, &age_hints, &error))
-    return Fail(error);
-  const std::vector<std::string>& base_files = o.base.empty() ? o.diff_base : o.base;
-  Profile base;
-  if (!base_files.empty()) {
-    if (!LoadAll(base_files, &base, &error, &warnings)) return Fail(error);
-    SubtractBase(&base, !o.diff_base.empty(), &profile);
-  }
-  if (o.report == ReportKind::kMemory) {
-    std::string out;
-    if (!MemoryReport(profile, o.show_bytes, &out, &error)) return Fail(error);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-  if (o.heapcheck) {
-    profile.kind = ProfileKind::kHeapCheck;
-    for (Profile& d : dumps) d.kind = ProfileKind::kHeapCheck;
-  }
-  // The web UI offers every dump and their sum: it symbolizes through the sum's maps (each
-  // dump's files at one address), and shows the chosen profile first.
-  Profile sum;
-  if (o.report == ReportKind::kHttp) {
-    sum = dumps[0];
-    for (size_t i = 1; i < dumps.size(); ++i) sum.AddProfile(dumps[i], false);
-    SubtractBase(base_files.empty() ? nullptr : &base, !o.diff_base.empty(), &sum);
-    if (o.heapcheck) sum.kind = ProfileKind::kHeapCheck;
-  } else if (o.report != ReportKind::kTimeline) {
-    dumps.clear();  // reports need the chosen profile only
-    dumps.shrink_to_fit();
-  }
-  const Profile& symbolized = o.report == ReportKind::kHttp ? sum : profile;
-
-  SampleType sample_type = o.sample_type;
-  if (!ResolveSampleIndex(profile, o.sample_index, &sample_type, &error)) return Fail(error);
-  if (o.heapcheck && sample_type != SampleType::kInuseObjects) sample_type = SampleType::kInuseSpace;
-  std::unique_ptr<Symbolizer> symbolizer = MakeProfileSymbolizer(symbolized, o.program, o.symbol_path, &warnings);
-
-  std::string program_name = !o.program.empty() ? o.program : profile.binary;
-  if (program_name.empty()) {
-    for (const Mapping& m : profile.mappings) {
-      if (!m.path.empty() && m.path[0] == '/' && m.perms.find('x') != std::string::npos) {
-        program_name = m.path;
-        break;
-      }
-    }
-  }
-
-  if (o.report == ReportKind::kRaw) {
-    std::string out = RawReport(profile, *symbolizer, program_name);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-
+  TimeViews views;
+  if (!ApplyTimeViews(o, files, &in, &views, &error)) return Fail(error);
+  if (o.report == ReportKind::kMemory) return WriteMemory(o, in, &warnings);
   PipelineOptions po;
-  po.sample_type = sample_type;
-  po.granularity = o.granularity;
-  if (o.report == ReportKind::kList || o.report == ReportKind::kCallgrind) {
-    po.granularity = Granularity::kLines;
-  }
-  po.focus = o.focus;
-  po.ignore = o.ignore;
-  po.hide = o.hide;
-  po.show = o.show;
-  po.drop_frames = o.drop_frames;
-  po.show_from = o.show_from;
-  po.drop_allocator_frames = !o.keep_allocator_frames;
-  po.full_names = o.full_names;
-  po.record_full_names = o.report == ReportKind::kRender || o.report == ReportKind::kProto ||
-                         o.report == ReportKind::kHttp;
-  po.inlines = !o.noinlines;
-  po.program = o.program;
-
-  if (o.report == ReportKind::kProto) {
-    ProtoWriteOptions wo;
-    wo.pipeline = po;
-    wo.heapcheck = o.heapcheck;
-    wo.main_binary = program_name;
-    wo.gzip = true;
-    std::string file;
-    if (!EncodeProfileProto(profile, *symbolizer, wo, &file, &error)) return Fail(error);
-    flush_warnings();
-    return Emit(file, o.output);
-  }
-
-  if (is_runtime_timeline && o.timeline_window.empty()) {
-    std::string out = RuntimeTimelineText(runtime_timeline, *symbolizer, o.show_bytes);
-    flush_warnings();
-    return Emit(out, o.output);
-  }
-  if (o.report == ReportKind::kTimeline && !is_runtime_timeline) {
-    return WriteTimeline(o, dumps, *symbolizer, po, program_name, flush_warnings);
-  }
-  if (o.report == ReportKind::kHttp) {
-    const std::string title =
-        program_name.empty() ? Basename(o.profiles[0]) : Basename(program_name);
-    return ServeProfiles(o, sum, dumps, series, base_files.empty() ? nullptr : &base,
-                         *symbolizer, po, title, flush_warnings);
-  }
-
-  StackSamples samples;
-  if (!BuildStackSamples(profile, *symbolizer, po, &samples, &error)) return Fail(error);
-  if (!program_name.empty()) samples.description.push_back("File: " + Basename(program_name));
-  if (!dump_description.empty()) samples.description.push_back(dump_description);
-  if (!peak_description.empty()) samples.description.push_back(peak_description);
-  if (!base_files.empty()) {
-    std::string names;
-    for (const std::string& f : base_files) names += (names.empty() ? "" : ", ") + Basename(f);
-    samples.description.push_back("Base: " + names + " (subtracted" +
-                                  (o.diff_base.empty() ? ")" : "; percentages of the base)"));
-  }
-  samples.description.push_back(std::string("Type: ") + samples.sample_type +
-                                (o.heapcheck ? " (leak check: leaked memory)" : ""));
-  for (const std::string& note : time_notes) samples.description.push_back(note);
-  AddAgeHintLines(profile, age_hints, *symbolizer, po, &samples);
-  if (!samples.folded_wrappers.empty()) samples.description.push_back(samples.FoldedWrappersLine());
-  flush_warnings();
-
-  const SourceAccess sources = SourceAccessFor(o, profile, {});
-  ReportOptions ro;
-  ro.sources = &sources;
-  ro.show_bytes = o.show_bytes;
-  ro.cum_sort = o.cum;
-  ro.top_n = o.top_n;
-  ro.graph.node_fraction = o.nodefraction;
-  ro.graph.edge_fraction = o.edgefraction;
-  ro.graph.node_count = o.nodecount;  // -1: unlimited for text
-  ro.graph.drop_negative = o.drop_negative;
-
-  switch (o.report) {
-    case ReportKind::kText:
-    case ReportKind::kTop:
-    case ReportKind::kTimeline:  // a runtime timeline's --window
-
-      return Emit(TextReport(samples, ro), o.output);
-    case ReportKind::kTraces:
-      return Emit(TracesReport(samples, ro), o.output);
-    case ReportKind::kTree:
-    case ReportKind::kPeek: {
-      std::string out;
-      if (!TreeReport(samples, o.peek_regex, ro, &out, &error)) return Fail(error);
-      return Emit(out, o.output);
-    }
-    case ReportKind::kCollapsed:
-      return Emit(CollapsedReport(samples), o.output);
-    case ReportKind::kCallgrind:
-      return Emit(CallgrindReport(samples, ro), o.output);
-    case ReportKind::kList: {
-      std::string out;
-      if (!ListReport(samples, o.list_regex, ro, &out, &error)) return Fail(error);
-      return Emit(out, o.output);
-    }
-    case ReportKind::kRender: {
-      GraphOptions go;
-      go.node_count = o.nodecount < 0 ? 80 : o.nodecount;
-      go.node_fraction = o.nodefraction;
-      go.edge_fraction = o.edgefraction;
-      go.drop_negative = o.drop_negative;
-      CallGraph graph = CallGraph::Build(samples, go);
-      RenderRequest req;
-      req.format = o.render_format;
-      req.output_path = o.output;
-      req.samples = &samples;
-      req.graph = &graph;
-      req.graph_options = go;
-      req.show_bytes = o.show_bytes;
-      req.cum_sort = o.cum;
-      req.heapcheck = o.heapcheck;
-      req.diff = !base_files.empty();
-      req.title = program_name.empty() ? (o.profiles.empty() ? "" : Basename(o.profiles[0]))
-                                       : Basename(program_name);
-      req.legend = samples.description;
-      for (const std::string& l : graph.LegendLines(o.show_bytes)) req.legend.push_back(l);
-      fflush(stdout);
-      std::string render_error;
-      if (Render(req, &render_error) != 0) return Fail(render_error);
-      fflush(stdout);
-      return 0;
-    }
-    default:
-      break;
-  }
-  return Fail("internal error: unknown report");
+  if (!PipelineFor(o, in.profile, &po, &error)) return Fail(error);
+  return Dispatch(o, in, views, po, &warnings);
 }
 
 int PprofToolMain(int argc, const char* const* argv) {

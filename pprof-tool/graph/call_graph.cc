@@ -6,45 +6,54 @@
 
 namespace heapkit::pprof {
 
-CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& options) {
-  CallGraph g;
-  g.total = samples.total;
-  g.unit = samples.unit;
-  const size_t n = samples.nodes.size();
+namespace {
 
-  // 1. flat and cum over all nodes (each node counted once per sample).
-  std::vector<double> flat(n, 0), cum(n, 0);
+// Each node's flat and cum (a node counted once per sample), and the nodes some sample has.
+struct NodeValues {
+  std::vector<double> flat, cum;
+  std::vector<uint32_t> present;
+};
+
+NodeValues ComputeNodeValues(const StackSamples& samples) {
+  const size_t n = samples.nodes.size();
+  NodeValues v;
+  v.flat.assign(n, 0);
+  v.cum.assign(n, 0);
   std::vector<size_t> stamp(n, SIZE_MAX);
   for (size_t si = 0; si < samples.samples.size(); ++si) {
     const StackSample& s = samples.samples[si];
     if (s.frames.empty()) continue;
-    flat[s.frames[0].node] += s.value;
+    v.flat[s.frames[0].node] += s.value;
     for (const StackFrame& f : s.frames) {
       if (stamp[f.node] != si) {
         stamp[f.node] = si;
-        cum[f.node] += s.value;
+        v.cum[f.node] += s.value;
       }
     }
   }
-  std::vector<uint32_t> present;
   for (uint32_t i = 0; i < n; ++i) {
-    if (stamp[i] != SIZE_MAX) present.push_back(i);
+    if (stamp[i] != SIZE_MAX) v.present.push_back(i);
   }
-  g.total_nodes = int(present.size());
+  return v;
+}
 
-  // 2. node_fraction, then node_count by |cum|.
-  const double abs_total = std::fabs(g.total);
-  g.dropped_node_cutoff = options.node_fraction > 0 ? options.node_fraction * abs_total : 0;
+// node_fraction, then node_count by |cum|; the kept nodes in their final order (|flat| desc,
+// |cum| desc, label). Counts what was dropped in *g.
+std::vector<uint32_t> KeptNodes(const StackSamples& samples, const NodeValues& v,
+                                const GraphOptions& options, CallGraph* g) {
+  const std::vector<double>& flat = v.flat;
+  const std::vector<double>& cum = v.cum;
+  g->dropped_node_cutoff = options.node_fraction > 0 ? options.node_fraction * std::fabs(g->total) : 0;
   std::vector<uint32_t> candidates;
-  for (uint32_t i : present) {
+  for (uint32_t i : v.present) {
     if (options.drop_negative && (flat[i] < 0 || (flat[i] == 0 && cum[i] < 0))) continue;
-    if (g.dropped_node_cutoff > 0 && std::fabs(cum[i]) <= g.dropped_node_cutoff) {
-      ++g.dropped_nodes;
+    if (g->dropped_node_cutoff > 0 && std::fabs(cum[i]) <= g->dropped_node_cutoff) {
+      ++g->dropped_nodes;
       continue;
     }
     candidates.push_back(i);
   }
-  g.nodes_over_cutoff = int(candidates.size());
+  g->nodes_over_cutoff = int(candidates.size());
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     if (std::fabs(cum[a]) != std::fabs(cum[b])) return std::fabs(cum[a]) > std::fabs(cum[b]);
     if (std::fabs(flat[a]) != std::fabs(flat[b])) return std::fabs(flat[a]) > std::fabs(flat[b]);
@@ -53,26 +62,16 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
   if (options.node_count > 0 && candidates.size() > size_t(options.node_count)) {
     candidates.resize(size_t(options.node_count));
   }
-
-  // Final node order: |flat| desc, |cum| desc, label.
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     if (std::fabs(flat[a]) != std::fabs(flat[b])) return std::fabs(flat[a]) > std::fabs(flat[b]);
     if (std::fabs(cum[a]) != std::fabs(cum[b])) return std::fabs(cum[a]) > std::fabs(cum[b]);
     return samples.nodes[a].Label() < samples.nodes[b].Label();
   });
-  std::vector<int> graph_index(n, -1);
-  for (uint32_t i : candidates) {
-    graph_index[i] = int(g.nodes.size());
-    GraphNode node;
-    node.info = samples.nodes[i];
-    node.sample_node = i;
-    node.flat = flat[i];
-    node.cum = cum[i];
-    g.kept_flat += flat[i];
-    g.nodes.push_back(std::move(node));
-  }
+  return candidates;
+}
 
-  // 3. Edges between kept nodes, rebuilt from the samples.
+// Edges between kept nodes (graph_index >= 0), rebuilt from the samples.
+void AddEdges(const StackSamples& samples, const std::vector<int>& graph_index, CallGraph* g) {
   std::unordered_map<uint64_t, uint32_t> edge_index;
   std::unordered_map<uint64_t, size_t> edge_stamp;
   for (size_t si = 0; si < samples.samples.size(); ++si) {
@@ -88,14 +87,14 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
       }
       if (prev >= 0) {
         uint64_t key = (uint64_t(uint32_t(gi)) << 32) | uint32_t(prev);
-        auto [it, inserted] = edge_index.emplace(key, uint32_t(g.edges.size()));
+        auto [it, inserted] = edge_index.emplace(key, uint32_t(g->edges.size()));
         if (inserted) {
           GraphEdge e;
           e.caller = uint32_t(gi);
           e.callee = uint32_t(prev);
-          g.edges.push_back(e);
+          g->edges.push_back(e);
         }
-        GraphEdge& e = g.edges[it->second];
+        GraphEdge& e = g->edges[it->second];
         auto [st, fresh] = edge_stamp.emplace(key, si);
         if (fresh || st->second != si) {
           st->second = si;
@@ -109,13 +108,15 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
       skipped = false;
     }
   }
+}
 
-  // 4. edge_fraction.
-  g.dropped_edge_cutoff = options.edge_fraction > 0 ? options.edge_fraction * abs_total : 0;
+// edge_fraction; the edges left sorted and linked to their nodes.
+void PruneEdges(const GraphOptions& options, CallGraph* g) {
+  g->dropped_edge_cutoff = options.edge_fraction > 0 ? options.edge_fraction * std::fabs(g->total) : 0;
   std::vector<GraphEdge> edges;
-  for (const GraphEdge& e : g.edges) {
-    if (g.dropped_edge_cutoff > 0 && std::fabs(e.weight) <= g.dropped_edge_cutoff) {
-      ++g.dropped_edges;
+  for (const GraphEdge& e : g->edges) {
+    if (g->dropped_edge_cutoff > 0 && std::fabs(e.weight) <= g->dropped_edge_cutoff) {
+      ++g->dropped_edges;
       continue;
     }
     edges.push_back(e);
@@ -125,11 +126,34 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
     if (a.caller != b.caller) return a.caller < b.caller;
     return a.callee < b.callee;
   });
-  g.edges = std::move(edges);
-  for (uint32_t i = 0; i < g.edges.size(); ++i) {
-    g.nodes[g.edges[i].caller].out_edges.push_back(i);
-    g.nodes[g.edges[i].callee].in_edges.push_back(i);
+  g->edges = std::move(edges);
+  for (uint32_t i = 0; i < g->edges.size(); ++i) {
+    g->nodes[g->edges[i].caller].out_edges.push_back(i);
+    g->nodes[g->edges[i].callee].in_edges.push_back(i);
   }
+}
+
+}  // namespace
+
+CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& options) {
+  CallGraph g;
+  g.total = samples.total;
+  g.unit = samples.unit;
+  const NodeValues values = ComputeNodeValues(samples);   // 1. flat and cum
+  g.total_nodes = int(values.present.size());
+  std::vector<int> graph_index(samples.nodes.size(), -1);
+  for (uint32_t i : KeptNodes(samples, values, options, &g)) {  // 2. node pruning
+    graph_index[i] = int(g.nodes.size());
+    GraphNode node;
+    node.info = samples.nodes[i];
+    node.sample_node = i;
+    node.flat = values.flat[i];
+    node.cum = values.cum[i];
+    g.kept_flat += values.flat[i];
+    g.nodes.push_back(std::move(node));
+  }
+  AddEdges(samples, graph_index, &g);  // 3. edges between kept nodes
+  PruneEdges(options, &g);             // 4. edge pruning
   return g;
 }
 

@@ -4,6 +4,7 @@
 #include "pprof-tool/model/memory_figures.h"
 #include "pprof-tool/model/stack_residency.h"
 #include "profiler/symbolize/maps_line.h"
+#include "profiler/sample_weight.h"  // header-only: the runtime's libraries are not linked
 
 #include <cerrno>
 #include <cmath>
@@ -15,6 +16,13 @@
 
 namespace heapkit::pprof {
 namespace {
+
+// The factor by which a line's count and bytes are multiplied (profiler/sample_weight.h: the
+// writer's own formula, 1 / (1 - exp(-(bytes/count) / rate))); 1 when rate <= 1 or a value is 0.
+double LineScale(double count, double bytes, double rate) {
+  if (count == 0 || bytes == 0) return 1;
+  return prof::SampleScale(bytes / count, rate);
+}
 
 // Largest count we accept: keeps sums exact in a double and far from int64 overflow.
 constexpr int64_t kMaxCount = int64_t{1} << 53;
@@ -320,10 +328,10 @@ struct Parser {
     double rate = double(profile->sample_period);
     if (profile->kind == ProfileKind::kHeapV1) rate /= 2;  // pprof's reading of "heap/<rate>"
     if (profile->kind != ProfileKind::kHeapV2 && profile->kind != ProfileKind::kHeapV1) return;
-    double si = UnsampleScale(s->raw.inuse_objects, s->raw.inuse_bytes, rate);
+    double si = LineScale(s->raw.inuse_objects, s->raw.inuse_bytes, rate);
     s->value.inuse_objects *= si;
     s->value.inuse_bytes *= si;
-    double sa = UnsampleScale(s->raw.alloc_objects, s->raw.alloc_bytes, rate);
+    double sa = LineScale(s->raw.alloc_objects, s->raw.alloc_bytes, rate);
     s->value.alloc_objects *= sa;
     s->value.alloc_bytes *= sa;
   }
@@ -565,14 +573,6 @@ struct Parser {
 std::string ParseError::Message() const {
   if (line == 0) return file + ": " + expected;
   return file + ":" + std::to_string(line) + ": " + expected;
-}
-
-double UnsampleScale(double count, double bytes, double rate) {
-  if (rate <= 1 || count == 0 || bytes == 0) return 1;
-  double avg = bytes / count;
-  double p = 1 - std::exp(-avg / rate);
-  if (!(p > 0)) return 1;
-  return 1 / p;
 }
 
 bool ParseMapsLine(std::string_view line, Mapping* m) {

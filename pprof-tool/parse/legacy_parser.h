@@ -41,10 +41,6 @@ bool ParseProfileText(std::string_view text, const std::string& file_name, Profi
 // (line 0); opening never blocks.
 bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* error);
 
-// Un-sampling of the Poisson-sampled formats: returns the factor by which a line's count and
-// bytes are multiplied: 1 / (1 - exp(-(bytes/count) / rate)); 1 when rate <= 1 or count == 0.
-double UnsampleScale(double count, double bytes, double rate);
-
 // Parses one /proc/<pid>/maps line (profiler/symbolize/maps_line.h) into a Mapping. Returns false
 // if it is not one.
 bool ParseMapsLine(std::string_view line, Mapping* mapping);

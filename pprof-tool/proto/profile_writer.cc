@@ -265,8 +265,8 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
   }
   ProtoBuilder builder(profile, options.main_binary);
   PipelineOptions po = options.pipeline;
-  po.sample_type = SampleType::kInuseSpace;  // any: all_values keeps the four
-  po.granularity = Granularity::kAddresses;
+  po.view.sample_type = SampleType::kInuseSpace;  // any: all_values keeps the four
+  po.view.granularity = Granularity::kAddresses;
   po.all_values = true;
   StackSamples run;
   if (!BuildStackSamples(profile, symbolizer, po, &run, error)) return false;

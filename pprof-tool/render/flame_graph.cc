@@ -157,67 +157,97 @@ std::string FlameColorForName(std::string_view name) {
   return buf;
 }
 
-std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOptions& options) {
-  // Labels, computed once per distinct node; so are the escaped names, hover names and colours
-  // of the nodes that are drawn (a node is drawn once per call path it is on).
-  std::vector<std::string> labels(samples.nodes.size());
-  for (size_t i = 0; i < samples.nodes.size(); ++i) labels[i] = samples.nodes[i].Label();
-  const std::vector<TreeFrame> tree = BuildFlameTree(samples, labels);
+namespace {
+
+// One picture: the frame tree, its layout, and the texts of the nodes drawn. Labels are
+// computed once per distinct node; so are the escaped names, hover names and colours of the
+// nodes that are drawn (a node is drawn once per call path it is on).
+class FlameSvg {
+ public:
+  FlameSvg(const StackSamples& samples, const FlameGraphOptions& options);
+  std::string Write();
+
+ private:
   struct NodeText {
     bool done = false;
     std::string name, full, fill;  // escaped data-n, escaped hover name, plain-palette colour
   };
-  std::vector<NodeText> texts(samples.nodes.size());
-  static const std::string kRoot = "all";
-  auto name_of = [&](const TreeFrame& f) -> const std::string& {
-    return f.node == TreeFrame::kRootNode ? kRoot : labels[f.node];
-  };
-  auto text_of = [&](uint32_t node) -> const NodeText& {
-    NodeText& t = texts[node];
-    if (!t.done) {
-      t.done = true;
-      t.name = EscapeXml(labels[node]);
-      t.full = EscapeXml(samples.nodes[node].FullLabel());
-      t.fill = FlameColorForName(labels[node]);
-    }
-    return t;
-  };
-  const double total = tree[0].width;
-  const double span = std::max(options.width - 2 * kPad, 100);
-  const double scale = total > 0 ? span / total : 0;
-  double max_net = 0;
-  uint32_t max_depth = 0;
-  size_t drawn = 0;
-  for (const TreeFrame& f : tree) {
-    max_net = std::max(max_net, std::fabs(f.net));
-    max_depth = std::max(max_depth, f.depth);
-    if (f.width * scale >= options.min_frame_px) ++drawn;
+  const std::string& NameOf(const TreeFrame& f) const;
+  const NodeText& TextOf(uint32_t node);
+  int FrameY(uint32_t depth) const {
+    return options_.icicle ? frames_top_ + static_cast<int>(depth) * kFrameHeight
+                           : frames_top_ + static_cast<int>(max_depth_ - depth) * kFrameHeight;
+  }
+  std::string Value(double v) const {
+    std::string s = FormatValue(v, samples_.unit, options_.show_bytes);
+    return (options_.diff && v > 0) ? "+" + s : s;
+  }
+  void AppendHeader(std::string* out) const;
+  void AppendHover(const TreeFrame& f, std::string* out) const;
+  void AppendFrame(const TreeFrame& f, std::string* out);
+
+  const StackSamples& samples_;
+  const FlameGraphOptions& options_;
+  std::vector<std::string> labels_;
+  std::vector<TreeFrame> tree_;
+  std::vector<NodeText> texts_;
+  double total_ = 0, span_ = 0, scale_ = 0, max_net_ = 0;
+  uint32_t max_depth_ = 0;
+  size_t drawn_ = 0;
+  std::vector<std::string> legend_;
+  int frames_top_ = 0, height_ = 0;
+  std::string what_;
+};
+
+FlameSvg::FlameSvg(const StackSamples& samples, const FlameGraphOptions& options)
+    : samples_(samples), options_(options), labels_(samples.nodes.size()) {
+  for (size_t i = 0; i < samples.nodes.size(); ++i) labels_[i] = samples.nodes[i].Label();
+  tree_ = BuildFlameTree(samples, labels_);
+  texts_.resize(samples.nodes.size());
+  total_ = tree_[0].width;
+  span_ = std::max(options.width - 2 * kPad, 100);
+  scale_ = total_ > 0 ? span_ / total_ : 0;
+  for (const TreeFrame& f : tree_) {
+    max_net_ = std::max(max_net_, std::fabs(f.net));
+    max_depth_ = std::max(max_depth_, f.depth);
+    if (f.width * scale_ >= options.min_frame_px) ++drawn_;
   }
   // Frames left out are said so under the title; their values stay in their callers' widths
   // (and in the total), so every drawn frame's width and hover value is exact.
-  std::vector<std::string> legend = options.legend;
-  const size_t frames = total > 0 ? tree.size() : 0;
-  if (drawn < frames) {
-    legend.push_back(std::to_string(frames - drawn) + " of " + std::to_string(frames) +
-                     " frames are narrower than " + Num(options.min_frame_px) +
-                     " px and not drawn; their callers' widths include them");
+  legend_ = options.legend;
+  const size_t frames = total_ > 0 ? tree_.size() : 0;
+  if (drawn_ < frames) {
+    legend_.push_back(std::to_string(frames - drawn_) + " of " + std::to_string(frames) +
+                      " frames are narrower than " + Num(options.min_frame_px) +
+                      " px and not drawn; their callers' widths include them");
   }
-  const int legend_px = static_cast<int>(legend.size()) * kLegendLine;
-  const int frames_top = kTopPad + legend_px + 8;
-  const int height = frames_top + static_cast<int>(max_depth + 1) * kFrameHeight + kBottomPad;
-  auto frame_y = [&](uint32_t depth) {
-    return options.icicle ? frames_top + static_cast<int>(depth) * kFrameHeight
-                          : frames_top + static_cast<int>(max_depth - depth) * kFrameHeight;
-  };
-  auto value = [&](double v) {
-    std::string s = FormatValue(v, samples.unit, options.show_bytes);
-    return (options.diff && v > 0) ? "+" + s : s;
-  };
-  const std::string what = EscapeXml(samples.sample_type.empty() ? "value" : samples.sample_type);
+  const int legend_px = static_cast<int>(legend_.size()) * kLegendLine;
+  frames_top_ = kTopPad + legend_px + 8;
+  height_ = frames_top_ + static_cast<int>(max_depth_ + 1) * kFrameHeight + kBottomPad;
+  what_ = EscapeXml(samples.sample_type.empty() ? "value" : samples.sample_type);
+}
 
-  std::string out;
-  out.reserve(sizeof kFlameGraphScript + 4096 + drawn * 300);
-  const std::string w = std::to_string(options.width), h = std::to_string(height);
+const std::string& FlameSvg::NameOf(const TreeFrame& f) const {
+  static const std::string kRoot = "all";
+  return f.node == TreeFrame::kRootNode ? kRoot : labels_[f.node];
+}
+
+const FlameSvg::NodeText& FlameSvg::TextOf(uint32_t node) {
+  NodeText& t = texts_[node];
+  if (!t.done) {
+    t.done = true;
+    t.name = EscapeXml(labels_[node]);
+    t.full = EscapeXml(samples_.nodes[node].FullLabel());
+    t.fill = FlameColorForName(labels_[node]);
+  }
+  return t;
+}
+
+// The document up to the frames: style, script, title, legend, buttons, status line.
+void FlameSvg::AppendHeader(std::string* out_ptr) const {
+  std::string& out = *out_ptr;
+  const int width = options_.width;
+  const std::string w = std::to_string(width), h = std::to_string(height_);
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
   out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" +
          h + "\" viewBox=\"0 0 " + w + " " + h + "\">\n";
@@ -227,91 +257,111 @@ std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOpti
   out += kFlameGraphScript;
   out += "]]></script>\n";
   out += "<rect x=\"0\" y=\"0\" width=\"" + w + "\" height=\"" + h + "\" fill=\"#fdfaf3\"/>\n";
-  out += "<text id=\"hk-title\" x=\"" + Px(options.width / 2.0) +
-         "\" y=\"22\" text-anchor=\"middle\">" + EscapeXml(options.title) + "</text>\n";
-  for (size_t i = 0; i < legend.size(); ++i) {
-    out += "<text class=\"hk-legend\" x=\"" + Px(options.width / 2.0) + "\" y=\"" +
+  out += "<text id=\"hk-title\" x=\"" + Px(width / 2.0) +
+         "\" y=\"22\" text-anchor=\"middle\">" + EscapeXml(options_.title) + "</text>\n";
+  for (size_t i = 0; i < legend_.size(); ++i) {
+    out += "<text class=\"hk-legend\" x=\"" + Px(width / 2.0) + "\" y=\"" +
            std::to_string(kTopPad + static_cast<int>(i + 1) * kLegendLine - 2) +
-           "\" text-anchor=\"middle\">" + EscapeXml(legend[i]) + "</text>\n";
+           "\" text-anchor=\"middle\">" + EscapeXml(legend_[i]) + "</text>\n";
   }
   out += "<text id=\"hk-reset\" class=\"hk-button hk-hidden\" x=\"" + std::to_string(kPad) +
          "\" y=\"22\">Reset Zoom</text>\n";
-  out += "<text id=\"hk-search\" class=\"hk-button\" x=\"" + std::to_string(options.width - kPad) +
+  out += "<text id=\"hk-search\" class=\"hk-button\" x=\"" + std::to_string(width - kPad) +
          "\" y=\"22\" text-anchor=\"end\">Search</text>\n";
   out += "<text id=\"hk-details\" x=\"" + std::to_string(kPad) + "\" y=\"" +
-         std::to_string(height - 8) + "\"> </text>\n";
-  out += "<text id=\"hk-matched\" x=\"" + std::to_string(options.width - kPad) + "\" y=\"" +
-         std::to_string(height - 8) + "\" text-anchor=\"end\"></text>\n";
-  if (total == 0) {
-    out += "<text x=\"" + Px(options.width / 2.0) + "\" y=\"" + std::to_string(frames_top + 12) +
+         std::to_string(height_ - 8) + "\"> </text>\n";
+  out += "<text id=\"hk-matched\" x=\"" + std::to_string(width - kPad) + "\" y=\"" +
+         std::to_string(height_ - 8) + "\" text-anchor=\"end\"></text>\n";
+  if (total_ == 0) {
+    out += "<text x=\"" + Px(width / 2.0) + "\" y=\"" + std::to_string(frames_top_ + 12) +
            "\" text-anchor=\"middle\">No samples to show</text>\n";
   }
-  out += "<g id=\"frames\" data-total=\"" + Num(total) + "\" data-span=\"" + Num(span) +
-         "\" data-pad=\"" + std::to_string(kPad) + "\">\n";
+}
 
+// The frame's value in its hover text.
+void FlameSvg::AppendHover(const TreeFrame& f, std::string* out) const {
+  if (options_.diff) {
+    AppendEscaped(out, Value(f.net));
+    *out += " net change, ";
+    AppendEscaped(out, FormatValue(f.width, samples_.unit, options_.show_bytes));
+    *out += " changed (";
+    AppendEscaped(out, FormatPercent(f.width, total_));
+    *out += " of all changes)";
+  } else {
+    AppendEscaped(out, Value(f.net));
+    *out += ' ';
+    *out += what_;
+    *out += " (";
+    AppendEscaped(out, FormatPercent(f.width, total_));
+    *out += ')';
+  }
+}
+
+void FlameSvg::AppendFrame(const TreeFrame& f, std::string* out_ptr) {
+  std::string& out = *out_ptr;
+  const double px_w = f.width * scale_;
+  const bool root = f.node == TreeFrame::kRootNode;
+  const std::string& name = NameOf(f);
+  const double x = kPad + f.offset * scale_;
+  const int y = FrameY(f.depth);
+  const NodeText* t = root ? nullptr : &TextOf(f.node);
+
+  out += "<g class=\"f\" data-n=\"";
+  out += root ? name : t->name;
+  out += "\" data-d=\"";
+  AppendInt(&out, f.depth);
+  out += "\" data-o=\"";
+  AppendNum(&out, f.offset);
+  out += "\" data-v=\"";
+  AppendNum(&out, f.width);
+  // The hover text names the function in full (the box shows the simplified name).
+  out += "\"><title>";
+  out += root ? name : t->full;
+  out += f.inlined ? " (inlined): " : ": ";
+  AppendHover(f, &out);
+  out += "</title><rect x=\"";
+  AppendPx(&out, x);
+  out += "\" y=\"";
+  AppendInt(&out, y);
+  out += "\" width=\"";
+  AppendPx(&out, px_w);
+  out += "\" height=\"";
+  AppendInt(&out, kFrameHeight - 1);
+  out += "\" rx=\"2\" fill=\"";
+  if (options_.diff) {
+    out += DiffFrameColor(max_net_ > 0 ? f.net / max_net_ : 0);
+  } else {
+    out += root ? FlameColorForName(name) : t->fill;
+  }
+  out += "\"/><text x=\"";
+  AppendPx(&out, x + 3);
+  out += "\" y=\"";
+  AppendInt(&out, y + 11);
+  out += "\">";
+  if (px_w >= 6 + 3 * kCharPx) AppendEscaped(&out, FitText(name, px_w));
+  out += "</text></g>\n";
+}
+
+std::string FlameSvg::Write() {
+  std::string out;
+  out.reserve(sizeof kFlameGraphScript + 4096 + drawn_ * 300);
+  AppendHeader(&out);
+  out += "<g id=\"frames\" data-total=\"" + Num(total_) + "\" data-span=\"" + Num(span_) +
+         "\" data-pad=\"" + std::to_string(kPad) + "\">\n";
   // Preorder is drawing order (parents before children, siblings left to right). A frame is
   // never wider than its parent, so testing each frame alone drops whole narrow subtrees.
-  for (size_t i = total > 0 ? 0 : tree.size(); i < tree.size(); ++i) {
-    const TreeFrame& f = tree[i];
-    const double px_w = f.width * scale;
-    if (px_w < options.min_frame_px) continue;
-    const bool root = f.node == TreeFrame::kRootNode;
-    const std::string& name = name_of(f);
-    const double x = kPad + f.offset * scale;
-    const int y = frame_y(f.depth);
-    const NodeText* t = root ? nullptr : &text_of(f.node);
-
-    out += "<g class=\"f\" data-n=\"";
-    out += root ? name : t->name;
-    out += "\" data-d=\"";
-    AppendInt(&out, f.depth);
-    out += "\" data-o=\"";
-    AppendNum(&out, f.offset);
-    out += "\" data-v=\"";
-    AppendNum(&out, f.width);
-    // The hover text names the function in full (the box shows the simplified name).
-    out += "\"><title>";
-    out += root ? name : t->full;
-    out += f.inlined ? " (inlined): " : ": ";
-    if (options.diff) {
-      AppendEscaped(&out, value(f.net));
-      out += " net change, ";
-      AppendEscaped(&out, FormatValue(f.width, samples.unit, options.show_bytes));
-      out += " changed (";
-      AppendEscaped(&out, FormatPercent(f.width, total));
-      out += " of all changes)";
-    } else {
-      AppendEscaped(&out, value(f.net));
-      out += ' ';
-      out += what;
-      out += " (";
-      AppendEscaped(&out, FormatPercent(f.width, total));
-      out += ')';
-    }
-    out += "</title><rect x=\"";
-    AppendPx(&out, x);
-    out += "\" y=\"";
-    AppendInt(&out, y);
-    out += "\" width=\"";
-    AppendPx(&out, px_w);
-    out += "\" height=\"";
-    AppendInt(&out, kFrameHeight - 1);
-    out += "\" rx=\"2\" fill=\"";
-    if (options.diff) {
-      out += DiffFrameColor(max_net > 0 ? f.net / max_net : 0);
-    } else {
-      out += root ? FlameColorForName(name) : t->fill;
-    }
-    out += "\"/><text x=\"";
-    AppendPx(&out, x + 3);
-    out += "\" y=\"";
-    AppendInt(&out, y + 11);
-    out += "\">";
-    if (px_w >= 6 + 3 * kCharPx) AppendEscaped(&out, FitText(name, px_w));
-    out += "</text></g>\n";
+  for (size_t i = total_ > 0 ? 0 : tree_.size(); i < tree_.size(); ++i) {
+    if (tree_[i].width * scale_ < options_.min_frame_px) continue;
+    AppendFrame(tree_[i], &out);
   }
   out += "</g>\n</svg>\n";
   return out;
+}
+
+}  // namespace
+
+std::string WriteFlameGraphSvg(const StackSamples& samples, const FlameGraphOptions& options) {
+  return FlameSvg(samples, options).Write();
 }
 
 }  // namespace heapkit::pprof

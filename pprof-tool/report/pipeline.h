@@ -5,60 +5,39 @@
 //      names are simplified (no template arguments, parameters or return type) unless
 //      full_names; equal names are one node;
 //   4. drop the allocation path from the leaf end (symbolize/allocation_frames.h) and the
-//      frames matching --drop_frames;
+//      frames matching --drop_frames, then the program's allocation wrappers
+//      (allocation_wrappers.h);
 //   5. --focus / --ignore (whole samples), --show_from (callers above the root-most match),
 //      then --hide / --show (frames);
 //   6. merge identical stacks, drop zero values.
+// Steps 2-4 are frame_lookup.h's, 5 stack_filters.h's, 6 stack_merge.h's.
 // With a diff base (Profile::diff_base_begin), the total that percentages refer to is the
 // base's (sum of |value| of its samples that pass --focus/--ignore), as go pprof's --diff_base.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/stack_samples.h"
+#include "pprof-tool/report/sample_type.h"
+#include "pprof-tool/report/view_options.h"
 #include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::pprof {
 
-enum class SampleType {
-  kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
-  kResidentSpace, kSwappedSpace, kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
-};
-
-const char* SampleTypeName(SampleType t);
-
 struct PipelineOptions {
-  SampleType sample_type = SampleType::kInuseSpace;
-  Granularity granularity = Granularity::kFunctions;
-  std::string focus, ignore, hide, show;  // regexes (ECMAScript, searched); "" = off
-  std::string drop_frames, show_from;     // regexes on function names; "" = off
-  bool drop_allocator_frames = true;      // false: --keep_allocator_frames
-  bool full_names = false;                // --full_names: whole demangled names
+  // The value, granularity, filters and names (the graph's limits are not the pipeline's).
+  ViewOptions view;
   // Fill NodeInfo::full_name (pictures' hover texts, profile.proto's Function.system_name).
   bool record_full_names = false;
-  bool inlines = true;  // false (--noinlines): attribute inlined code to its physical function
-  std::string program;  // binary given on the command line ("" = from the maps)
   // Keep samples whose chosen value is 0 when another of their values is not (one run then
   // serves all four value types through StackSample::values: the profile.proto writer).
   bool all_values = false;
 };
 
-// Symbolizer for a profile: its embedded symbols if it has a "--- symbol" section, else
-// libdwfl over its maps (with `program` substituted for the main executable), binaries and
-// debug files looked for in `symbol_path` first and checked against the build-ids the
-// profile recorded.
-std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::string& program,
-                                           const std::vector<std::string>& symbol_path,
-                                           std::vector<std::string>* warnings);
-
 // Returns false and sets *error (one line) on a bad option (e.g. invalid regex).
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
                        const PipelineOptions& options, StackSamples* out, std::string* error);
-
-// Value of one sample for the chosen type.
-double SampleValue(const RawSample& s, SampleType t);
 
 }  // namespace heapkit::pprof

@@ -2,9 +2,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 
-#include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
@@ -64,38 +62,14 @@ std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::strin
   return out;
 }
 
-std::string SymbolsReport(const std::string& input, const std::string& program,
-                          const std::vector<std::string>& symbol_path,
-                          std::vector<std::string>* warnings) {
-  Profile p;
-  std::vector<uint64_t> addrs;
-  std::istringstream in(input);
-  std::string line;
-  while (std::getline(in, line)) {
-    Mapping m;
-    if (ParseMapsLine(line, &m)) {
-      p.maps_text += line + "\n";
-      p.mappings.push_back(std::move(m));
-      continue;
-    }
-    std::istringstream words(line);
-    std::string w;
-    while (words >> w) {
-      const char* s = w.c_str();
-      if (w.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
-      char* end = nullptr;
-      uint64_t v = strtoull(s, &end, 16);
-      if (end != s && *end == '\0') addrs.push_back(v);
-    }
-  }
-  auto sym = MakeSymbolizer(p, program, symbol_path, warnings);
+std::string SymbolsReport(const std::vector<uint64_t>& addresses, Symbolizer& symbolizer) {
   std::string out;
   char buf[32];
-  for (uint64_t a : addrs) {
+  for (uint64_t a : addresses) {
     snprintf(buf, sizeof buf, "0x%016" PRIx64, a);
     out += buf;
     const char* sep = " ";
-    for (const SourceFrame& f : sym->Symbolize(a)) {
+    for (const SourceFrame& f : symbolizer.Symbolize(a)) {
       out += sep;
       out += f.function;
       sep = "--";

@@ -51,10 +51,8 @@ std::string RawReport(const Profile& profile, Symbolizer& symbolizer, const std:
 // of RSS. False with *error when the profile carries none.
 bool MemoryReport(const Profile& profile, bool show_bytes, std::string* out, std::string* error);
 
-// --symbols: maps lines and hex addresses (one per line) in, "0x<addr> <name>[--<caller>...]"
-// out, one line per address (inlined frames innermost first).
-std::string SymbolsReport(const std::string& input, const std::string& program,
-                          const std::vector<std::string>& symbol_path,
-                          std::vector<std::string>* warnings);
+// --symbols: "0x<addr> <name>[--<caller>...]" per address (inlined frames innermost first); the
+// addresses and the maps the symbolizer uses are read by load/profile_file.h.
+std::string SymbolsReport(const std::vector<uint64_t>& addresses, Symbolizer& symbolizer);
 
 }  // namespace heapkit::pprof

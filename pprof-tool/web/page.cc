@@ -19,6 +19,35 @@ std::string Input(const char* name, const char* label, const std::string& value)
          EscapeXml(value) + "\"></label>";
 }
 
+// A field of the settings form: a check box for a bool option, a choice for an enum option,
+// else a text input.
+std::string Setting(const ViewField& field, const ViewOptions& view, bool heapcheck) {
+  const std::string value = ParameterText(field, view);
+  if (std::holds_alternative<bool ViewOptions::*>(field.member)) {
+    return std::string("<label>") + field.name + " <input type=\"checkbox\" name=\"" + field.url +
+           "\" value=\"true\"" + (value.empty() ? "" : " checked") + "></label>";
+  }
+  if (field.choices.empty()) return Input(field.url, field.name, value);
+  std::string out = std::string("<select name=\"") + field.url + "\">";
+  for (const ViewChoice& c : field.choices) {
+    // Leak-checker dumps have in-use values only.
+    const bool alloc = std::string(c.name).rfind("alloc", 0) == 0;
+    if (heapcheck && field.member == ViewMember(&ViewOptions::sample_type) && alloc) continue;
+    out += std::string("<option") + (value == c.name ? " selected" : "") + ">" + c.name + "</option>";
+  }
+  return out + "</select>";
+}
+
+// The view options that have a URL parameter (report/view_options.h), in the table's order.
+std::string Settings(const Page& page) {
+  std::string out;
+  for (const ViewField& field : kViewFields) {
+    if (field.url == nullptr) continue;
+    out += Setting(field, page.query.view, page.heapcheck);
+  }
+  return out;
+}
+
 // Several dumps: which one is shown (or their sum), and which one is subtracted from it.
 std::string DumpSelects(const ViewQuery& q, int latest) {
   const std::vector<int>& numbers = q.dump_numbers;
@@ -56,17 +85,8 @@ std::string PageHtml(const Page& page) {
     out += std::string("<a href=\"") + m.path + (lq.empty() ? "" : "?" + EscapeXml(lq)) + "\"" +
            (page.view_path == m.path ? " class=\"active\"" : "") + ">" + m.label + "</a>";
   }
-  out += "<form method=\"get\" action=\"" + page.view_path + "\"><select name=\"si\">";
-  const char* types[] = {"inuse_space", "inuse_objects", "alloc_space", "alloc_objects"};
-  for (const char* t : types) {
-    if (page.heapcheck && std::string(t).rfind("alloc", 0) == 0) continue;
-    bool selected = q.has_sample_type && SampleTypeName(q.sample_type) == std::string(t);
-    out += std::string("<option") + (selected ? " selected" : "") + ">" + t + "</option>";
-  }
-  out += "</select>" + Input("f", "focus", q.focus) + Input("i", "ignore", q.ignore) +
-         Input("h", "hide", q.hide) + Input("s", "show", q.show) +
-         Input("sf", "show_from", q.show_from);
-  out += DumpSelects(q, page.latest_dump);
+  out += "<form method=\"get\" action=\"" + page.view_path + "\">" + Settings(page) +
+         DumpSelects(q, page.latest_dump);
   out += "<button type=\"submit\">Apply</button></form></div>\n<div id=\"content\">\n<h2>" +
          EscapeXml(page.title) + "</h2>\n<div id=\"legend\">";
   for (const std::string& line : page.legend) out += EscapeXml(line) + "<br>";

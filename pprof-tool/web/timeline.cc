@@ -139,147 +139,192 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
   return true;
 }
 
-std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) {
-  const size_t n = chart.dump_labels.size();
-  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  double max_total = 0;
-  for (double t : chart.totals) max_total = std::max(max_total, t);
-  if (max_total <= 0) max_total = 1;
-  const bool bytes = chart.unit == ValueUnit::kBytes && !style.show_bytes;
-  const double y_step = NiceStep(max_total, 4, bytes);
-  max_total = std::ceil(max_total / y_step - 1e-9) * y_step;  // the axis ends on a tick
-  const bool timed = chart.dump_times.size() == n && n > 1 &&
-                     chart.dump_times[n - 1] > chart.dump_times[0];
-  const double span = timed ? chart.dump_times[n - 1] - chart.dump_times[0] : 0;
-  auto x_at = [&](double t) { return kLeft + plot_w * t / span; };
-  auto x = [&](size_t d) {
-    if (timed) return x_at(chart.dump_times[d] - chart.dump_times[0]);
-    return n <= 1 ? kLeft + plot_w / 2 : kLeft + plot_w * double(d) / double(n - 1);
-  };
-  auto y = [&](double v) { return kTop + plot_h * (1 - std::max(0.0, v) / max_total); };
-  auto fmt = [&](double v) { return FormatValue(v, chart.unit, style.show_bytes); };
-  auto number = [&](size_t d) {
-    return std::to_string(d < chart.dump_numbers.size() ? chart.dump_numbers[d] : int(d) + 1);
-  };
+namespace {
 
+// One timeline picture: the chart's layout (scales, time or dump axis) and its parts.
+class TimelineDrawing {
+ public:
+  TimelineDrawing(const TimelineChart& chart, const TimelineStyle& style);
+  std::string Draw();
+
+ private:
+  double XAt(double t) const { return kLeft + plot_w_ * t / span_; }
+  double X(size_t d) const {
+    if (timed_) return XAt(chart_.dump_times[d] - chart_.dump_times[0]);
+    return n_ <= 1 ? kLeft + plot_w_ / 2 : kLeft + plot_w_ * double(d) / double(n_ - 1);
+  }
+  double Y(double v) const { return kTop + plot_h_ * (1 - std::max(0.0, v) / max_total_); }
+  std::string Format(double v) const { return FormatValue(v, chart_.unit, style_.show_bytes); }
+  std::string Number(size_t d) const {
+    return std::to_string(d < chart_.dump_numbers.size() ? chart_.dump_numbers[d] : int(d) + 1);
+  }
+  std::string ColorOf(size_t band) const {
+    return chart_.bands[band].name == "other" ? std::string(kOtherColor)
+                                              : std::string(kBandColors[band % std::size(kBandColors)]);
+  }
+  void AppendTimeAxis(std::string* out) const;
+  void AppendDumpAxis(std::string* out) const;
+  void AppendBands(std::string* out) const;
+  void AppendColumn(size_t d, std::string* out) const;
+  void AppendLegend(std::string* out) const;
+
+  const TimelineChart& chart_;
+  const TimelineStyle& style_;
+  const size_t n_;
+  const double plot_w_ = kWidth - kLeft - kRight, plot_h_ = kHeight - kTop - kBottom;
+  double max_total_ = 0, y_step_ = 0, span_ = 0;
+  bool timed_ = false;
+};
+
+TimelineDrawing::TimelineDrawing(const TimelineChart& chart, const TimelineStyle& style)
+    : chart_(chart), style_(style), n_(chart.dump_labels.size()) {
+  for (double t : chart.totals) max_total_ = std::max(max_total_, t);
+  if (max_total_ <= 0) max_total_ = 1;
+  const bool bytes = chart.unit == ValueUnit::kBytes && !style.show_bytes;
+  y_step_ = NiceStep(max_total_, 4, bytes);
+  max_total_ = std::ceil(max_total_ / y_step_ - 1e-9) * y_step_;  // the axis ends on a tick
+  timed_ = chart.dump_times.size() == n_ && n_ > 1 && chart.dump_times[n_ - 1] > chart.dump_times[0];
+  span_ = timed_ ? chart.dump_times[n_ - 1] - chart.dump_times[0] : 0;
+}
+
+// Time since the first dump, round steps; dumps marked by their number above.
+void TimelineDrawing::AppendTimeAxis(std::string* out_ptr) const {
+  std::string& out = *out_ptr;
+  const double nice[] = {60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400};
+  double t_step = NiceStep(span_, 6, false);  // under a minute: 0.05 s, 1 s, 10 s ...
+  for (double c : nice) {
+    if (span_ < 60 * 6) break;
+    t_step = c;
+    if (span_ / c <= 8) break;
+  }
+  for (double t = 0; t <= span_ + 1e-9; t += t_step) {
+    out += "<line x1=\"" + Num(XAt(t)) + "\" x2=\"" + Num(XAt(t)) + "\" y1=\"" +
+           Num(kTop + plot_h_) + "\" y2=\"" + Num(kTop + plot_h_ + 4) + "\" stroke=\"#808080\"/>";
+    out += "<text x=\"" + Num(XAt(t)) + "\" y=\"" + Num(kTop + plot_h_ + 18) +
+           "\" text-anchor=\"middle\">" + Seconds(t) + "</text>";
+  }
+  size_t last_label = SIZE_MAX;
+  for (size_t d = n_; d-- > 0;) {  // dump numbers, at least 24 px apart, the latest always
+    if (last_label != SIZE_MAX && X(last_label) - X(d) < 24) continue;
+    last_label = d;
+    out += "<text class=\"dump-number\" x=\"" + Num(X(d)) + "\" y=\"" + Num(kTop - 6) +
+           "\" text-anchor=\"middle\" fill=\"#606060\">" + Number(d) + "</text>";
+  }
+  out += "\n<text x=\"" + Num(kLeft + plot_w_ / 2) + "\" y=\"" + Num(kHeight - 10) +
+         "\" text-anchor=\"middle\">time since the first dump (numbers above: dump files)</text>\n";
+}
+
+void TimelineDrawing::AppendDumpAxis(std::string* out_ptr) const {
+  std::string& out = *out_ptr;
+  size_t step = std::max<size_t>(1, n_ / 20);
+  for (size_t d = 0; d < n_; d += step) {
+    out += "<text x=\"" + Num(X(d)) + "\" y=\"" + Num(kTop + plot_h_ + 16) +
+           "\" text-anchor=\"middle\">" + Number(d) + "</text>";
+  }
+  out += "\n<text x=\"" + Num(kLeft + plot_w_ / 2) + "\" y=\"" + Num(kHeight - 10) +
+         "\" text-anchor=\"middle\">dump (the number in its file name)</text>\n";
+}
+
+// Bands, stacked from the bottom in chart order.
+void TimelineDrawing::AppendBands(std::string* out) const {
+  std::vector<double> base(n_, 0.0);
+  for (size_t bi = 0; bi < chart_.bands.size(); ++bi) {
+    const TimelineBand& b = chart_.bands[bi];
+    std::string upper, lower;
+    std::vector<double> top(n_);
+    for (size_t d = 0; d < n_; ++d) top[d] = base[d] + std::max(0.0, b.values[d]);
+    if (n_ == 1) {  // one dump: a bar
+      upper = Num(X(0) - 20) + "," + Num(Y(top[0])) + " " + Num(X(0) + 20) + "," + Num(Y(top[0]));
+      lower = Num(X(0) + 20) + "," + Num(Y(base[0])) + " " + Num(X(0) - 20) + "," + Num(Y(base[0]));
+    } else {
+      for (size_t d = 0; d < n_; ++d) upper += Num(X(d)) + "," + Num(Y(top[d])) + " ";
+      for (size_t d = n_; d-- > 0;) lower += Num(X(d)) + "," + Num(Y(base[d])) + " ";
+    }
+    const std::string color = ColorOf(bi);
+    std::string title = b.name;
+    double peak = *std::max_element(b.values.begin(), b.values.end());
+    title += " (peak " + Format(peak) + ")";
+    *out += "<polygon class=\"band\" data-name=\"" + EscapeXml(b.name) + "\" fill=\"" + color +
+            "\" stroke=\"#ffffff\" stroke-width=\"0.5\" points=\"" + upper + lower + "\"><title>" +
+            EscapeXml(title) + "</title></polygon>\n";
+    base = std::move(top);
+  }
+}
+
+// One hover/click column per dump; the column reaches halfway to each neighbour.
+void TimelineDrawing::AppendColumn(size_t d, std::string* out) const {
+  const size_t n = n_;
+  const double left = d == 0 ? X(d) - (n <= 1 ? 20 : (X(1) - X(0)) / 2) : (X(d - 1) + X(d)) / 2;
+  const double right = d + 1 == n ? X(d) + (n <= 1 ? 20 : (X(d) - X(d - 1)) / 2) : (X(d) + X(d + 1)) / 2;
+  const std::string& reason = d < chart_.dump_reasons.size() ? chart_.dump_reasons[d] : "";
+  std::string when;
+  if (timed_) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "\nwritten %.1f s after the first dump",
+             chart_.dump_times[d] - chart_.dump_times[0]);
+    when = buf;
+  }
+  std::string text = "dump " + Number(d) + ": " + chart_.dump_labels[d] + when + "\n" +
+                     (reason.empty() ? "(no dump reason recorded in the file)"
+                                     : "reason: " + reason) +
+                     "\ntotal " + Format(chart_.totals[d]);
+  for (const TimelineBand& b : chart_.bands) text += "\n" + Format(b.values[d]) + "  " + b.name;
+  std::string rect = "<rect class=\"dump\" data-dump=\"" + Number(d) + "\" x=\"" +
+                     Num(left) + "\" y=\"" + Num(kTop) + "\" width=\"" +
+                     Num(std::max(1.0, right - left)) + "\" height=\"" + Num(plot_h_) +
+                     "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + EscapeXmlLines(text) +
+                     "</title></rect>";
+  if (!style_.link_prefix.empty()) {
+    rect = "<a href=\"" + EscapeXml(style_.link_prefix + Number(d)) + "\">" + rect + "</a>";
+  }
+  *out += rect + "\n";
+}
+
+// Legend, largest band first.
+void TimelineDrawing::AppendLegend(std::string* out) const {
+  double ly = kTop;
+  for (size_t bi = 0; bi < chart_.bands.size(); ++bi) {
+    const TimelineBand& b = chart_.bands[bi];
+    const std::string color = ColorOf(bi);
+    std::string shown = b.name.size() > 36 ? b.name.substr(0, 34) + ".." : b.name;
+    *out += "<g class=\"legend\"><title>" + EscapeXml(b.name) + "</title><rect x=\"" +
+            Num(kWidth - kRight + 16) + "\" y=\"" + Num(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
+            color + "\"/><text x=\"" + Num(kWidth - kRight + 34) + "\" y=\"" + Num(ly + 10) + "\">" +
+            EscapeXml(shown) + "</text></g>\n";
+    ly += 18;
+  }
+}
+
+std::string TimelineDrawing::Draw() {
   std::string out;
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" + Num(kWidth) +
          "\" height=\"" + Num(kHeight) + "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  out += "<text x=\"" + Num(kLeft) + "\" y=\"24\" font-size=\"16\">" + EscapeXml(style.title) +
-         " (" + EscapeXml(chart.sample_type) + ", " + std::to_string(n) + " dumps)</text>\n";
-
+  out += "<text x=\"" + Num(kLeft) + "\" y=\"24\" font-size=\"16\">" + EscapeXml(style_.title) +
+         " (" + EscapeXml(chart_.sample_type) + ", " + std::to_string(n_) + " dumps)</text>\n";
   // Axes and y ticks.
-  for (double v = 0; v <= max_total * (1 + 1e-9); v += y_step) {
-    out += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + plot_w) + "\" y1=\"" + Num(y(v)) +
-           "\" y2=\"" + Num(y(v)) + "\" stroke=\"#e0e0e0\"/>";
-    out += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y(v) + 4) + "\" text-anchor=\"end\">" +
-           EscapeXml(TickLabel(v, chart.unit, style.show_bytes)) + "</text>\n";
+  for (double v = 0; v <= max_total_ * (1 + 1e-9); v += y_step_) {
+    out += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + plot_w_) + "\" y1=\"" + Num(Y(v)) +
+           "\" y2=\"" + Num(Y(v)) + "\" stroke=\"#e0e0e0\"/>";
+    out += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(Y(v) + 4) + "\" text-anchor=\"end\">" +
+           EscapeXml(TickLabel(v, chart_.unit, style_.show_bytes)) + "</text>\n";
   }
-  if (timed) {  // time since the first dump, round steps; dumps marked by their number above
-    const double nice[] = {60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400};
-    double t_step = NiceStep(span, 6, false);  // under a minute: 0.05 s, 1 s, 10 s ...
-    for (double c : nice) {
-      if (span < 60 * 6) break;
-      t_step = c;
-      if (span / c <= 8) break;
-    }
-    for (double t = 0; t <= span + 1e-9; t += t_step) {
-      out += "<line x1=\"" + Num(x_at(t)) + "\" x2=\"" + Num(x_at(t)) + "\" y1=\"" +
-             Num(kTop + plot_h) + "\" y2=\"" + Num(kTop + plot_h + 4) + "\" stroke=\"#808080\"/>";
-      out += "<text x=\"" + Num(x_at(t)) + "\" y=\"" + Num(kTop + plot_h + 18) +
-             "\" text-anchor=\"middle\">" + Seconds(t) + "</text>";
-    }
-    size_t last_label = SIZE_MAX;
-    for (size_t d = n; d-- > 0;) {  // dump numbers, at least 24 px apart, the latest always
-      if (last_label != SIZE_MAX && x(last_label) - x(d) < 24) continue;
-      last_label = d;
-      out += "<text class=\"dump-number\" x=\"" + Num(x(d)) + "\" y=\"" + Num(kTop - 6) +
-             "\" text-anchor=\"middle\" fill=\"#606060\">" + number(d) + "</text>";
-    }
-    out += "\n<text x=\"" + Num(kLeft + plot_w / 2) + "\" y=\"" + Num(kHeight - 10) +
-           "\" text-anchor=\"middle\">time since the first dump (numbers above: dump files)</text>\n";
+  if (timed_) {
+    AppendTimeAxis(&out);
   } else {
-    size_t step = std::max<size_t>(1, n / 20);
-    for (size_t d = 0; d < n; d += step) {
-      out += "<text x=\"" + Num(x(d)) + "\" y=\"" + Num(kTop + plot_h + 16) +
-             "\" text-anchor=\"middle\">" + number(d) + "</text>";
-    }
-    out += "\n<text x=\"" + Num(kLeft + plot_w / 2) + "\" y=\"" + Num(kHeight - 10) +
-           "\" text-anchor=\"middle\">dump (the number in its file name)</text>\n";
+    AppendDumpAxis(&out);
   }
-
-  // Bands, stacked from the bottom in chart order.
-  std::vector<double> base(n, 0.0);
-  auto color_of = [&](size_t band) {
-    return chart.bands[band].name == "other" ? std::string(kOtherColor)
-                                             : std::string(kBandColors[band % std::size(kBandColors)]);
-  };
-  for (size_t bi = 0; bi < chart.bands.size(); ++bi) {
-    const TimelineBand& b = chart.bands[bi];
-    std::string upper, lower;
-    std::vector<double> top(n);
-    for (size_t d = 0; d < n; ++d) top[d] = base[d] + std::max(0.0, b.values[d]);
-    if (n == 1) {  // one dump: a bar
-      upper = Num(x(0) - 20) + "," + Num(y(top[0])) + " " + Num(x(0) + 20) + "," + Num(y(top[0]));
-      lower = Num(x(0) + 20) + "," + Num(y(base[0])) + " " + Num(x(0) - 20) + "," + Num(y(base[0]));
-    } else {
-      for (size_t d = 0; d < n; ++d) upper += Num(x(d)) + "," + Num(y(top[d])) + " ";
-      for (size_t d = n; d-- > 0;) lower += Num(x(d)) + "," + Num(y(base[d])) + " ";
-    }
-    const std::string color = color_of(bi);
-    std::string title = b.name;
-    double peak = *std::max_element(b.values.begin(), b.values.end());
-    title += " (peak " + fmt(peak) + ")";
-    out += "<polygon class=\"band\" data-name=\"" + EscapeXml(b.name) + "\" fill=\"" + color +
-           "\" stroke=\"#ffffff\" stroke-width=\"0.5\" points=\"" + upper + lower + "\"><title>" +
-           EscapeXml(title) + "</title></polygon>\n";
-    base = std::move(top);
-  }
-
-  // One hover/click column per dump.
-  for (size_t d = 0; d < n; ++d) {
-    // The column reaches halfway to each neighbour.
-    const double left = d == 0 ? x(d) - (n <= 1 ? 20 : (x(1) - x(0)) / 2) : (x(d - 1) + x(d)) / 2;
-    const double right = d + 1 == n ? x(d) + (n <= 1 ? 20 : (x(d) - x(d - 1)) / 2) : (x(d) + x(d + 1)) / 2;
-    const std::string& reason = d < chart.dump_reasons.size() ? chart.dump_reasons[d] : "";
-    std::string when;
-    if (timed) {
-      char buf[64];
-      snprintf(buf, sizeof buf, "\nwritten %.1f s after the first dump",
-               chart.dump_times[d] - chart.dump_times[0]);
-      when = buf;
-    }
-    std::string text = "dump " + number(d) + ": " + chart.dump_labels[d] + when + "\n" +
-                       (reason.empty() ? "(no dump reason recorded in the file)"
-                                       : "reason: " + reason) +
-                       "\ntotal " + fmt(chart.totals[d]);
-    for (const TimelineBand& b : chart.bands) text += "\n" + fmt(b.values[d]) + "  " + b.name;
-    std::string rect = "<rect class=\"dump\" data-dump=\"" + number(d) + "\" x=\"" +
-                       Num(left) + "\" y=\"" + Num(kTop) + "\" width=\"" +
-                       Num(std::max(1.0, right - left)) + "\" height=\"" + Num(plot_h) +
-                       "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + EscapeXmlLines(text) +
-                       "</title></rect>";
-    if (!style.link_prefix.empty()) {
-      rect = "<a href=\"" + EscapeXml(style.link_prefix + number(d)) + "\">" + rect + "</a>";
-    }
-    out += rect + "\n";
-  }
-
-  // Legend, largest band first.
-  double ly = kTop;
-  for (size_t bi = 0; bi < chart.bands.size(); ++bi) {
-    const TimelineBand& b = chart.bands[bi];
-    const std::string color = color_of(bi);
-    std::string shown = b.name.size() > 36 ? b.name.substr(0, 34) + ".." : b.name;
-    out += "<g class=\"legend\"><title>" + EscapeXml(b.name) + "</title><rect x=\"" +
-           Num(kWidth - kRight + 16) + "\" y=\"" + Num(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
-           color + "\"/><text x=\"" + Num(kWidth - kRight + 34) + "\" y=\"" + Num(ly + 10) + "\">" +
-           EscapeXml(shown) + "</text></g>\n";
-    ly += 18;
-  }
+  AppendBands(&out);
+  for (size_t d = 0; d < n_; ++d) AppendColumn(d, &out);
+  AppendLegend(&out);
   out += "</svg>\n";
   return out;
+}
+
+}  // namespace
+
+std::string TimelineSvg(const TimelineChart& chart, const TimelineStyle& style) {
+  return TimelineDrawing(chart, style).Draw();
 }
 
 }  // namespace heapkit::pprof

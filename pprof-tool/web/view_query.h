@@ -1,6 +1,8 @@
-// A view's query string, go pprof's parameter names:
+// A view's query string. The view options' parameters come from their table
+// (report/view_options.h: each row with a URL name, go pprof's):
 //   si=  sample index (inuse_space, inuse_objects, alloc_space, alloc_objects)
 //   f= focus   i= ignore   h= hide   s= show   sf= show_from   (regular expressions)
+// and two of the web UI's own:
 //   dump=N     the dump numbered N (its file's .NNNN, else its 1-based position); dump=all:
 //              the sum of the given profiles (model/dump_series.h: what is shown without dump=)
 //   base=N     with dump=M: the difference dump M - dump N
@@ -12,22 +14,25 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/report/pipeline.h"
+#include "pprof-tool/report/view_options.h"
 
 namespace heapkit::pprof {
 
 struct ViewQuery {
-  bool has_sample_type = false;
-  SampleType sample_type = SampleType::kInuseSpace;
-  std::string focus, ignore, hide, show, show_from;
-  int dump = -1;  // index of the dump shown; -1: the sum of all profiles
-  int base = -1;  // index of the dump subtracted; -1: none
+  ViewOptions view;  // the command line's, with the query's parameters applied
+  int dump = -1;     // index of the dump shown; -1: the sum of all profiles
+  int base = -1;     // index of the dump subtracted; -1: none
   // Each dump's number (model/dump_series.h), for encoding dump= and base=; empty: no dumps.
   std::vector<int> dump_numbers;
 
-  // The query string that reproduces this view ("si=...&f=..."; "" when all defaults).
+  // The query string that reproduces this view ("si=...&f=..."): every choice parameter, the
+  // text ones that are not empty, a bool one when true, then dump= and base=.
   std::string Encode() const;
 };
+
+// The text of `field`'s parameter for `view` ("": not written; e.g. an empty regex, or a value
+// that no choice names, such as --sample_index=resident_space: the view's default then).
+std::string ParameterText(const ViewField& field, const ViewOptions& view);
 
 // The longest value accepted for one parameter.
 inline constexpr size_t kMaxQueryValue = 1024;

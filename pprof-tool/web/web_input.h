@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/graph/call_graph.h"
 #include "pprof-tool/model/dump_series.h"
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/report/pipeline.h"
@@ -28,12 +27,11 @@ struct WebInput {
   int first_dump = -1;              // --dump=N's index: shown first
   bool merge = false;               // --merge: the sum is shown first
   Symbolizer* symbolizer = nullptr;             // for `profile` and every dump (one process)
-  PipelineOptions pipeline;         // the command line's; a view's query overrides the filters
-  GraphOptions graph;               // --nodecount & co. (node_count < 0: 80 for graphs)
-  GraphOptions text_graph;          // the same for the top table (node_count < 0: unlimited)
+  // The command line's pipeline options; a view's query overrides their view options (the
+  // value type and the filters; the graph's limits and show_bytes stay the command line's).
+  PipelineOptions pipeline;
   bool heapcheck = false;           // leak-checker dumps: the views speak of leaks
   bool diff = false;                // --base / --diff_base: the views show the difference
-  bool show_bytes = false;
   std::string title;                // program (or first profile) base name
   SourceAccess sources;             // the files the source view may read (source_files.h)
 };

@@ -48,10 +48,12 @@ bool ParseListenAddress(const std::string& text, ListenAddress* address, std::st
   return true;
 }
 
-int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_browser) {
-  WebUi ui(input);
-  std::unique_ptr<ConnectionWatch> watch;  // set once the port is known; outlives the server
-  httplib::Server server;
+namespace {
+
+// Socket options, connection threads, the method filter, timeouts and the GET handler: refused
+// by *guard, else answered by `ui`. *watch and *guard are set once the port is known.
+void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<ConnectionWatch>& watch,
+                     std::unique_ptr<RequestGuard>& guard) {
   // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second
   // server (or another process of the user) listen on the same port and take requests.
   server.set_socket_options([](int sock) {
@@ -72,7 +74,6 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
   server.set_read_timeout(kReadTimeoutSeconds);
   server.set_write_timeout(kWriteTimeoutSeconds);
   server.set_keep_alive_timeout(kReadTimeoutSeconds);
-  std::unique_ptr<RequestGuard> guard;  // set once the port is known
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     WebResponse r;
     const std::string refusal = guard->Refusal(req.get_header_value("Host"),
@@ -92,6 +93,16 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::move(r.body), r.content_type.c_str());
   });
+}
+
+}  // namespace
+
+int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_browser) {
+  WebUi ui(input);
+  std::unique_ptr<ConnectionWatch> watch;  // set once the port is known; outlives the server
+  std::unique_ptr<RequestGuard> guard;     // set once the port is known
+  httplib::Server server;
+  ConfigureServer(server, ui, watch, guard);
 
   // SIGINT/SIGTERM are blocked before the server starts its threads (they inherit the mask) and
   // taken by sigwait below, so no handler runs inside httplib.

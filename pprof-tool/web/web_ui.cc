@@ -37,13 +37,7 @@ std::string Cell(double v, const std::string& text) {
 }  // namespace
 
 WebUi::WebUi(const WebInput& input) : in_(input) {
-  defaults_.has_sample_type = true;
-  defaults_.sample_type = in_.pipeline.sample_type;
-  defaults_.focus = in_.pipeline.focus;
-  defaults_.ignore = in_.pipeline.ignore;
-  defaults_.hide = in_.pipeline.hide;
-  defaults_.show = in_.pipeline.show;
-  defaults_.show_from = in_.pipeline.show_from;
+  defaults_.view = in_.pipeline.view;
   if (in_.dumps->size() > 1) {  // a series shows one dump, profiles of several processes the sum
     defaults_.dump_numbers = in_.series.numbers;
     if (in_.first_dump >= 0) {
@@ -62,8 +56,8 @@ WebResponse WebUi::Handle(const std::string& path,
   if (v.query.base >= 0 && v.query.dump < 0) {
     return Error(400, "base=N compares two dumps: give the other as dump=M");
   }
-  if (in_.heapcheck && (v.query.sample_type == SampleType::kAllocSpace ||
-                        v.query.sample_type == SampleType::kAllocObjects)) {
+  if (in_.heapcheck && (v.query.view.sample_type == SampleType::kAllocSpace ||
+                        v.query.view.sample_type == SampleType::kAllocObjects)) {
     return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
   }
   if (path == "/" || path == "/ui") v.path = "/ui/";
@@ -105,13 +99,8 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   memo_valid_ = false;
   memo_ = StackSamples();
   PipelineOptions po = in_.pipeline;
-  po.sample_type = q.sample_type;
-  po.granularity = granularity;
-  po.focus = q.focus;
-  po.ignore = q.ignore;
-  po.hide = q.hide;
-  po.show = q.show;
-  po.show_from = q.show_from;
+  po.view = q.view;
+  po.view.granularity = granularity;
   const Profile* profile = in_.profile;
   Profile difference;
   const Profile* base = q.base >= 0 ? &(*in_.dumps)[size_t(q.base)] : in_.base;
@@ -161,23 +150,23 @@ WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std
 
 WebResponse WebUi::Graph(const View& v) {
   std::string error;
-  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;
-  GraphOptions go = in_.graph;
-  if (go.node_count < 0) go.node_count = 80;
+  const ViewOptions& view = v.query.view;
+  const GraphOptions go = view.Graph(true);
   CallGraph graph = CallGraph::Build(samples, go);
   RenderRequest req;
   req.format = RenderFormat::kSvg;
   req.samples = &samples;
   req.graph = &graph;
   req.graph_options = go;
-  req.show_bytes = in_.show_bytes;
+  req.show_bytes = view.show_bytes;
   req.heapcheck = in_.heapcheck;
   req.diff = Diff(v.query);
   req.title = in_.title;
   req.legend = samples.description;
-  for (const std::string& l : graph.LegendLines(in_.show_bytes)) req.legend.push_back(l);
+  for (const std::string& l : graph.LegendLines(view.show_bytes)) req.legend.push_back(l);
   std::string svg;
   if (!RenderImage(req, &svg, &error)) return Error(400, error);
   size_t start = svg.find("<svg");
@@ -191,13 +180,13 @@ WebResponse WebUi::Graph(const View& v) {
 
 WebResponse WebUi::Top(const View& v) {
   std::string error;
-  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;
-  GraphOptions go = in_.text_graph;
+  GraphOptions go = v.query.view.Graph(false);
   go.edge_fraction = 0;
   CallGraph g = CallGraph::Build(samples, go);
-  const bool sb = in_.show_bytes;
+  const bool sb = v.query.view.show_bytes;
   std::string body =
       "<table class=\"top\"><thead><tr><th>flat</th><th>flat%</th><th>sum%</th><th>cum</th>"
       "<th>cum%</th><th class=\"name\">name</th></tr></thead><tbody>\n";
@@ -207,7 +196,7 @@ WebResponse WebUi::Top(const View& v) {
   ViewQuery peek = v.query;
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
-    peek.focus = ExactNamePattern(n.info.name);
+    peek.view.focus = ExactNamePattern(n.info.name);
     body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) +
             Cell(pct(n.flat), FormatPercent(n.flat, samples.total)) +
             Cell(pct(sum), FormatPercent(sum, samples.total)) +
@@ -226,7 +215,7 @@ WebResponse WebUi::FlameGraphPage(const View& v) {
   // The pipeline validates the query before the page refers to the picture, and the samples it
   // builds are kept for the picture's request that follows.
   std::string error;
-  if (Samples(v.query, in_.pipeline.granularity, &error) == nullptr) return Error(400, error);
+  if (Samples(v.query, in_.pipeline.view.granularity, &error) == nullptr) return Error(400, error);
   std::string q = v.query.Encode();
   // The legend is in the picture (its header lines); printed above it too, it was doubled.
   return Html(v, "Flame graph", {},
@@ -236,7 +225,7 @@ WebResponse WebUi::FlameGraphPage(const View& v) {
 
 WebResponse WebUi::FlameGraphSvg(const View& v) {
   std::string error;
-  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;
   CallGraph unused;
@@ -245,7 +234,7 @@ WebResponse WebUi::FlameGraphSvg(const View& v) {
   req.samples = &samples;
   req.graph = &unused;
   req.flame_min_frame_px = kWebFlameMinFramePx;
-  req.show_bytes = in_.show_bytes;
+  req.show_bytes = v.query.view.show_bytes;
   req.diff = Diff(v.query);
   req.title = in_.title;
   WebResponse r;
@@ -259,24 +248,26 @@ WebResponse WebUi::FlameGraphSvg(const View& v) {
 
 WebResponse WebUi::Peek(const View& v) {
   std::string error, out;
-  const StackSamples* found = Samples(v.query, in_.pipeline.granularity, &error);
+  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
   if (found == nullptr) return Error(400, error);
   const StackSamples& samples = *found;
+  const ViewOptions& view = v.query.view;
   ReportOptions ro;
-  ro.show_bytes = in_.show_bytes;
-  ro.graph = in_.text_graph;
-  if (!TreeReport(samples, v.query.focus, ro, &out, &error)) return Error(404, error);
-  return Html(v, v.query.focus.empty() ? "Call tree" : "Peek " + v.query.focus, {},
+  ro.show_bytes = view.show_bytes;
+  ro.graph = view.Graph(false);
+  if (!TreeReport(samples, view.focus, ro, &out, &error)) return Error(404, error);
+  return Html(v, view.focus.empty() ? "Call tree" : "Peek " + view.focus, {},
               "<pre>" + EscapeXmlLines(out) + "</pre>");
 }
 
 WebResponse WebUi::Source(const View& v) {
   std::string error, out;
-  std::string regex = v.query.focus;
+  const ViewOptions& view = v.query.view;
+  std::string regex = view.focus;
   if (regex.empty()) {  // the ten functions with the largest flat value
     const StackSamples* functions = Samples(v.query, Granularity::kFunctions, &error);
     if (functions == nullptr) return Error(400, error);
-    GraphOptions go = in_.text_graph;
+    GraphOptions go = view.Graph(false);
     go.node_count = 10;
     CallGraph g = CallGraph::Build(*functions, go);
     for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactNamePattern(n.info.name);
@@ -286,8 +277,8 @@ WebResponse WebUi::Source(const View& v) {
   if (lines == nullptr) return Error(400, error);
   ReportOptions ro;
   ro.sources = &in_.sources;
-  ro.show_bytes = in_.show_bytes;
-  ro.graph = in_.text_graph;
+  ro.show_bytes = view.show_bytes;
+  ro.graph = view.Graph(false);
   if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);
   return Html(v, "Source", {}, "<pre>" + EscapeXmlLines(out) + "</pre>");
 }
@@ -297,20 +288,15 @@ WebResponse WebUi::Timeline(const View& v) {
     return Error(404, "the timeline needs several dumps (pprof-tool --http=:0 ./prog prof.*.heap)");
   }
   PipelineOptions po = in_.pipeline;
-  po.sample_type = v.query.sample_type;
-  po.focus = v.query.focus;
-  po.ignore = v.query.ignore;
-  po.hide = v.query.hide;
-  po.show = v.query.show;
-  po.show_from = v.query.show_from;
-  po.granularity = Granularity::kFunctions;
+  po.view = v.query.view;
+  po.view.granularity = Granularity::kFunctions;
   TimelineChart chart;
   std::string error;
   if (!BuildTimeline(*in_.dumps, *in_.symbolizer, po, kTimelineBands, &chart, &error)) {
     return Error(400, error);
   }
   TimelineStyle style;
-  style.show_bytes = in_.show_bytes;
+  style.show_bytes = v.query.view.show_bytes;
   ViewQuery link = v.query;
   link.dump = link.base = -1;
   link.dump_numbers.clear();

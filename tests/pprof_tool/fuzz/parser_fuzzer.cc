@@ -9,7 +9,7 @@
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
-#include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/load/table_symbolizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace heapkit::pprof;
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto sym = MakeTableSymbolizer(p.symbols);
   PipelineOptions o;
   for (Granularity g : {Granularity::kFunctions, Granularity::kAddresses}) {
-    o.granularity = g;
+    o.view.granularity = g;
     StackSamples s;
     std::string err;
     if (!BuildStackSamples(p, *sym, o, &s, &err)) continue;

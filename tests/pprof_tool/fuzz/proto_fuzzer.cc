@@ -10,7 +10,7 @@
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
-#include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/load/table_symbolizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace heapkit::pprof;

@@ -36,11 +36,12 @@ TEST(JemallocDump, StacksTotalsAndUnsampling) {
             (std::vector<uint64_t>{0x7f0000001000, 0x55000000a000, 0x55000000b000}));
   EXPECT_EQ(p.samples[0].raw.inuse_bytes, 1048576);
   EXPECT_EQ(p.samples[0].raw.alloc_objects, 4);
-  // jeprof's rule: count and bytes scaled by 1/(1-exp(-(bytes/count)/rate)).
-  const double scale = 1 / (1 - std::exp(-(1048576.0 / 2) / 524288));
+  // jeprof's rule: count and bytes scaled by 1/(1-exp(-(bytes/count)/rate)), 1 - exp(-x)
+  // computed without cancellation (profiler/sample_weight.h), as -expm1(-x) is.
+  const double scale = 1 / -std::expm1(-(1048576.0 / 2) / 524288);
   EXPECT_DOUBLE_EQ(p.samples[0].value.inuse_bytes, 1048576 * scale);
   EXPECT_DOUBLE_EQ(p.samples[0].value.inuse_objects, 2 * scale);
-  const double small = 1 / (1 - std::exp(-16384.0 / 524288));
+  const double small = 1 / -std::expm1(-16384.0 / 524288);
   EXPECT_DOUBLE_EQ(p.samples[1].value.alloc_bytes, 16384 * small);
   ASSERT_EQ(p.mappings.size(), 1u);
   EXPECT_EQ(p.mappings[0].path, "/usr/bin/prog");

@@ -11,7 +11,7 @@
 #include "profile.pb.h"
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
-#include "pprof-tool/proto/profile_loader.h"
+#include "pprof-tool/load/profile_file.h"
 #include "pprof-tool/proto/profile_reader.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
@@ -211,7 +211,7 @@ TEST(ProtoWriter, GzipOptionSerializesStraightIntoTheSameGzipBytes) {
 TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
   Fixture fx;
   ProtoWriteOptions o;
-  o.pipeline.ignore = "^Other$";
+  o.pipeline.view.ignore = "^Other$";
   o.heapcheck = true;
   pb::Profile p;
   ASSERT_TRUE(p.ParseFromString(fx.Encode(o)));
@@ -220,7 +220,7 @@ TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
   EXPECT_EQ(Str(p, p.sample_type(1).type()), "inuse_space");
   ASSERT_EQ(p.sample_size(), 1);
   EXPECT_EQ(p.sample(0).value(1), 200);
-  o.pipeline.ignore = "(";
+  o.pipeline.view.ignore = "(";
   std::string bytes, error;
   EXPECT_FALSE(EncodeProfileProto(fx.profile, fx.symbolizer, o, &bytes, &error));
   EXPECT_NE(error.find("--ignore"), std::string::npos) << error;

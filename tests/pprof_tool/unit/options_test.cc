@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <type_traits>
+#include <variant>
 
 #include "pprof-tool/cli/options.h"
 
@@ -19,14 +21,14 @@ TEST(Options, GperftoolsAndGoSpellings) {
   EXPECT_EQ(Parse({"--top=5", "--alloc_space", "--lines", "x.heap"}, &o), -1);
   EXPECT_EQ(o.report, ReportKind::kTop);
   EXPECT_EQ(o.top_n, 5);
-  EXPECT_EQ(o.sample_type, SampleType::kAllocSpace);
-  EXPECT_EQ(o.granularity, Granularity::kLines);
+  EXPECT_EQ(o.view.sample_type, SampleType::kAllocSpace);
+  EXPECT_EQ(o.view.granularity, Granularity::kLines);
   EXPECT_EQ(o.profiles, (std::vector<std::string>{"x.heap"}));
   CliOptions g;
   EXPECT_EQ(Parse({"-top=7", "-inuse_objects", "-focus=foo", "a.heap", "b.heap"}, &g), -1);
   EXPECT_EQ(g.top_n, 7);
-  EXPECT_EQ(g.sample_type, SampleType::kInuseObjects);
-  EXPECT_EQ(g.focus, "foo");
+  EXPECT_EQ(g.view.sample_type, SampleType::kInuseObjects);
+  EXPECT_EQ(g.view.focus, "foo");
   EXPECT_EQ(g.profiles.size(), 2u);  // not ELF: both are profiles
   CliOptions t;
   EXPECT_EQ(Parse({"--top", "a.heap"}, &t), -1);
@@ -63,10 +65,10 @@ TEST(Options, RenderOptions) {
   CliOptions s;
   EXPECT_EQ(Parse({"-svg", "-nodecount=20", "--output", "g.svg", "a.heap"}, &s), -1);
   EXPECT_EQ(s.render_format, RenderFormat::kSvg);
-  EXPECT_EQ(s.nodecount, 20);
+  EXPECT_EQ(s.view.nodecount, 20);
   EXPECT_EQ(s.output, "g.svg");
-  EXPECT_DOUBLE_EQ(s.nodefraction, 0.005);
-  EXPECT_DOUBLE_EQ(s.edgefraction, 0.001);
+  EXPECT_DOUBLE_EQ(s.view.nodefraction, 0.005);
+  EXPECT_DOUBLE_EQ(s.view.edgefraction, 0.001);
 }
 
 TEST(Options, ErrorsExitTwo) {
@@ -97,7 +99,7 @@ TEST(Options, SingleDashSpellingsOfEveryKind) {
   CliOptions c;  // a long name with one dash and '='
   EXPECT_EQ(Parse({"-output=x", "-nodefraction=0.5", "a.heap"}, &c), -1);
   EXPECT_EQ(c.output, "x");
-  EXPECT_DOUBLE_EQ(c.nodefraction, 0.5);
+  EXPECT_DOUBLE_EQ(c.view.nodefraction, 0.5);
   CliOptions d;  // bare --flamegraph does not take the profile as its file
   EXPECT_EQ(Parse({"--flamegraph", "a.heap"}, &d), -1);
   EXPECT_EQ(d.render_format, RenderFormat::kFlameGraph);
@@ -139,9 +141,53 @@ TEST(Options, EveryLongOptionHasItsSingleDashSpelling) {
     EXPECT_EQ(err.find("unknown option"), std::string::npos) << name << ": " << err;
     EXPECT_EQ(x.report, y.report) << name;
     EXPECT_EQ(x.output, y.output) << name;
-    EXPECT_EQ(x.sample_type, y.sample_type) << name;
-    EXPECT_EQ(x.granularity, y.granularity) << name;
+    EXPECT_EQ(x.view.sample_type, y.view.sample_type) << name;
+    EXPECT_EQ(x.view.granularity, y.view.granularity) << name;
   }
+}
+
+// Every row of the view options table is a flag (an enum row one flag per choice) that sets
+// its member, with the table's help text in --help.
+TEST(Options, EveryViewFieldIsAFlagSettingItsMember) {
+  testing::internal::CaptureStdout();
+  CliOptions h;
+  ASSERT_EQ(Parse({"--help"}, &h), 0);
+  const std::string help = testing::internal::GetCapturedStdout();
+  for (const ViewField& field : kViewFields) {
+    std::visit(
+        [&](auto member) {
+          using T = std::remove_reference_t<decltype(ViewOptions().*member)>;
+          CliOptions o;
+          const std::string flag = std::string("--") + field.name;
+          if constexpr (std::is_enum_v<T>) {
+            for (const ViewChoice& c : field.choices) {
+              CliOptions chosen;
+              ASSERT_EQ(Parse({("--" + std::string(c.name)).c_str(), "a.heap"}, &chosen), -1) << c.name;
+              EXPECT_EQ(int(chosen.view.*member), c.value) << c.name;
+              EXPECT_NE(help.find(c.help), std::string::npos) << c.name;
+            }
+          } else if constexpr (std::is_same_v<T, bool>) {
+            ASSERT_EQ(Parse({flag.c_str(), "a.heap"}, &o), -1) << flag;
+            EXPECT_TRUE(o.view.*member) << flag;
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            ASSERT_EQ(Parse({(flag + "=x").c_str(), "a.heap"}, &o), -1) << flag;
+            EXPECT_EQ(o.view.*member, "x") << flag;
+          } else {
+            ASSERT_EQ(Parse({(flag + "=0").c_str(), "a.heap"}, &o), -1) << flag;
+            EXPECT_EQ(o.view.*member, T(0)) << flag;
+          }
+          if (field.choices.empty()) {
+            EXPECT_NE(help.find("  " + flag), std::string::npos) << flag;
+          }
+        },
+        field.member);
+  }
+  testing::internal::CaptureStderr();
+  CliOptions two;
+  EXPECT_EQ(Parse({"--lines", "--files", "a.heap"}, &two), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                "choose one of --functions, --lines, --files, --addresses"),
+            std::string::npos);
 }
 
 TEST(Options, UnknownSingleDashWordIsNotReadAsShortOptions) {
@@ -161,21 +207,21 @@ TEST(Options, ReportsNamesAndDifferences) {
   EXPECT_EQ(p.peek_regex, "^Load");
   EXPECT_EQ(Parse({"--diff_base=b.heap", "--drop_negative", "a.heap"}, &d), -1);
   EXPECT_EQ(d.diff_base, (std::vector<std::string>{"b.heap"}));
-  EXPECT_TRUE(d.drop_negative);
+  EXPECT_TRUE(d.view.drop_negative);
   EXPECT_EQ(Parse({"--keep_allocator_frames", "--drop_frames=^absl::", "--show_from=^Srv", "a.heap"}, &k), -1);
-  EXPECT_TRUE(k.keep_allocator_frames);
-  EXPECT_EQ(k.drop_frames, "^absl::");
-  EXPECT_EQ(k.show_from, "^Srv");
+  EXPECT_TRUE(k.view.keep_allocator_frames);
+  EXPECT_EQ(k.view.drop_frames, "^absl::");
+  EXPECT_EQ(k.view.show_from, "^Srv");
   EXPECT_EQ(Parse({"--no_drop_allocator", "a.heap"}, &a), -1);  // the old spelling
-  EXPECT_TRUE(a.keep_allocator_frames);
+  EXPECT_TRUE(a.view.keep_allocator_frames);
   EXPECT_EQ(Parse({"--full_names", "a.heap"}, &f), -1);
-  EXPECT_TRUE(f.full_names);
+  EXPECT_TRUE(f.view.full_names);
   EXPECT_EQ(Parse({"-symbolize=demangle=full", "a.heap"}, &g), -1);
-  EXPECT_TRUE(g.full_names);
+  EXPECT_TRUE(g.view.full_names);
   EXPECT_EQ(Parse({"a.heap"}, &n), -1);  // the defaults
-  EXPECT_FALSE(n.full_names);
-  EXPECT_FALSE(n.keep_allocator_frames);
-  EXPECT_FALSE(n.drop_negative);
+  EXPECT_FALSE(n.view.full_names);
+  EXPECT_FALSE(n.view.keep_allocator_frames);
+  EXPECT_FALSE(n.view.drop_negative);
 }
 
 TEST(Options, VersionHttpAndProgramWithoutProfile) {

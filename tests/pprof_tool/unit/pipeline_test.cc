@@ -80,17 +80,17 @@ TEST(Pipeline, ValueTypesAndGranularity) {
   StackSamples s;
   std::string err;
   PipelineOptions o;
-  o.sample_type = SampleType::kAllocObjects;
+  o.view.sample_type = SampleType::kAllocObjects;
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_EQ(s.total, 7);
   EXPECT_EQ(s.unit, ValueUnit::kObjects);
-  o.sample_type = SampleType::kInuseSpace;
-  o.granularity = Granularity::kLines;
+  o.view.sample_type = SampleType::kInuseSpace;
+  o.view.granularity = Granularity::kLines;
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   int leaf_nodes = 0;
   for (const NodeInfo& n : s.nodes) leaf_nodes += n.name == "leaf";
   EXPECT_EQ(leaf_nodes, 2);  // a.cc:10 and a.cc:11
-  o.granularity = Granularity::kFiles;
+  o.view.granularity = Granularity::kFiles;
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   for (const NodeInfo& n : s.nodes) EXPECT_TRUE(n.name == "a.cc" || n.name == "b.h" || n.name == "b.cc" || n.name == "m.cc") << n.name;
 }
@@ -101,26 +101,26 @@ TEST(Pipeline, FocusIgnoreHideShow) {
   StackSamples s;
   std::string err;
   PipelineOptions o;
-  o.focus = "^outer$";
+  o.view.focus = "^outer$";
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_EQ(s.total, 100);
   o = PipelineOptions();
-  o.ignore = "outer";
+  o.view.ignore = "outer";
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_EQ(s.total, 200);
   o = PipelineOptions();
-  o.hide = "^(inner|outer)$";
+  o.view.hide = "^(inner|outer)$";
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_EQ(s.total, 300);
   ASSERT_EQ(s.samples.size(), 1u);  // both stacks become leaf<-main and merge
   EXPECT_EQ(s.samples[0].value, 300);
   o = PipelineOptions();
-  o.show = "main";
+  o.view.show = "main";
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
   ASSERT_EQ(s.samples.size(), 1u);
   EXPECT_EQ(s.samples[0].frames.size(), 1u);
   o = PipelineOptions();
-  o.focus = "([";
+  o.view.focus = "([";
   EXPECT_FALSE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_NE(err.find("--focus"), std::string::npos) << err;
 }
@@ -173,11 +173,11 @@ TEST(Pipeline, AllocationPathIsChargedToTheCaller) {
   ASSERT_EQ(s.nodes.size(), 2u);  // Load, main
   EXPECT_EQ(s.nodes[0].full_name, "void Load<int>(int)");
   PipelineOptions keep;
-  keep.drop_allocator_frames = false;
+  keep.view.keep_allocator_frames = true;
   ASSERT_TRUE(BuildStackSamples(p, sym, keep, &s, &err)) << err;
   EXPECT_EQ(Leaves(s), (std::vector<std::string>{"malloc", "malloc"}));
   PipelineOptions full;
-  full.full_names = true;
+  full.view.full_names = true;
   ASSERT_TRUE(BuildStackSamples(p, sym, full, &s, &err)) << err;
   EXPECT_EQ(Leaves(s), (std::vector<std::string>{"void Load<int>(int)", "void Load<double>(double)"}));
 }
@@ -232,21 +232,21 @@ TEST(Pipeline, DropFramesAndShowFrom) {
   StackSamples s;
   std::string err;
   PipelineOptions o;
-  o.drop_frames = "^lea";  // the leaf is dropped like an allocator frame
+  o.view.drop_frames = "^lea";  // the leaf is dropped like an allocator frame
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
   EXPECT_EQ(Leaves(s), (std::vector<std::string>{"inner", "main"}));
   o = PipelineOptions();
-  o.show_from = "^(outer|main)$";  // callers above the root-most match go
+  o.view.show_from = "^(outer|main)$";  // callers above the root-most match go
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
   ASSERT_EQ(s.samples.size(), 2u);
   EXPECT_EQ(s.samples[0].frames.size(), 4u);  // leaf inner outer main
-  o.show_from = "^outer$";
+  o.view.show_from = "^outer$";
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err)) << err;
   ASSERT_EQ(s.samples.size(), 2u);
   EXPECT_EQ(s.samples[0].frames.size(), 3u);  // leaf inner outer (main dropped)
   EXPECT_TRUE(s.samples[1].frames.empty());   // no match: no frames, still in the total
   EXPECT_EQ(s.total, 300);
-  o.show_from = "(";
+  o.view.show_from = "(";
   EXPECT_FALSE(BuildStackSamples(p, sym, o, &s, &err));
   EXPECT_NE(err.find("--show_from"), std::string::npos) << err;
 }
@@ -319,7 +319,7 @@ TEST(Reports, TextCollapsedTracesList) {
   EXPECT_NE(text.find("Showing top 1 nodes out of 4"), std::string::npos) << text;
 
   PipelineOptions lo;
-  lo.granularity = Granularity::kLines;
+  lo.view.granularity = Granularity::kLines;
   ASSERT_TRUE(BuildStackSamples(p, sym, lo, &s, &err));
   std::string list;
   ASSERT_TRUE(ListReport(s, "^leaf$", ro, &list, &err)) << err;

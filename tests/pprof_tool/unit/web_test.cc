@@ -61,7 +61,7 @@ TEST(Web, QueryParsing) {
   q.dump_numbers = {1, 2};  // dump= and base= name dumps by their files' numbers
   std::string error;
   ASSERT_TRUE(ParseViewQuery({{"si", "alloc_space"}, {"f", "a b&c"}, {"dump", "2"}}, &q, &error));
-  EXPECT_EQ(q.sample_type, SampleType::kAllocSpace);
+  EXPECT_EQ(q.view.sample_type, SampleType::kAllocSpace);
   EXPECT_EQ(q.dump, 1);
   EXPECT_EQ(q.Encode(), "si=alloc_space&f=a%20b%26c&dump=2");
   ASSERT_TRUE(ParseViewQuery({{"dump", "all"}, {"base", "1"}}, &q, &error));
@@ -87,8 +87,6 @@ class WebUiTest : public testing::Test {
     input_.profile = &profile_;
     input_.dumps = &dumps_;
     input_.symbolizer = &symbolizer_;
-    input_.graph.node_count = -1;
-    input_.text_graph.node_count = -1;
     input_.title = "w";
     input_.series = ClassifyDumps(dumps_);
   }
@@ -183,6 +181,37 @@ TEST_F(WebUiTest, WebFlameGraphLeavesOutSubPixelFrames) {
   EXPECT_NE(svg.body.find("frames are narrower than 1 px and not drawn"), std::string::npos);
 }
 
+// 0x1ff: "Inner" inlined into "Grow"; the others as NamesSymbolizer names them.
+class InlineSymbolizer : public Symbolizer {
+ public:
+  const std::vector<SourceFrame>& Symbolize(uint64_t pc) override {
+    if (pc == 0x1ff) return inner_;
+    return names_.Symbolize(pc);
+  }
+
+ private:
+  std::vector<SourceFrame> inner_{{"Inner", "w.cc", 2, true, "/bin/w"},
+                                  {"Grow", "w.cc", 1, false, "/bin/w"}};
+  NamesSymbolizer names_;
+};
+
+// A view option with a URL parameter in the table (noinlines=) is parsed, kept in the links
+// and the settings form, and reaches the pipeline.
+TEST_F(WebUiTest, NoinlinesParameterReachesThePipeline) {
+  InlineSymbolizer symbolizer;
+  input_.symbolizer = &symbolizer;
+  WebUi ui(input_);
+  const std::string inlined = ui.Handle("/ui/top", {}).body;
+  EXPECT_NE(inlined.find(">Inner</a>"), std::string::npos);
+  EXPECT_EQ(inlined.find("noinlines=true"), std::string::npos);
+  const std::string physical = ui.Handle("/ui/top", Params{{"noinlines", "true"}}).body;
+  EXPECT_EQ(physical.find(">Inner</a>"), std::string::npos);  // charged to Grow
+  EXPECT_NE(physical.find(">Grow</a>"), std::string::npos);
+  EXPECT_NE(physical.find("noinlines=true"), std::string::npos);  // links keep it
+  EXPECT_NE(physical.find("name=\"noinlines\" value=\"true\" checked"), std::string::npos);
+  EXPECT_EQ(ui.Handle("/ui/top", Params{{"noinlines", "yes"}}).status, 400);
+}
+
 TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
   input_.heapcheck = true;
   WebUi ui(input_);
@@ -211,7 +240,7 @@ TEST_F(WebUiTest, DumpsOfOneProcessShowTheLatestNotTheirSum) {
   profile_ = dumps_[0];
   profile_.AddProfile(dumps_[1], false);
   profile_.AddProfile(dumps_[2], false);
-  input_.show_bytes = true;
+  input_.pipeline.view.show_bytes = true;
   WebUi ui(input_);
   auto top = [&](Params params) { return ui.Handle("/ui/top", params).body; };
   const std::string latest = top({});

@@ -1,4 +1,4 @@
-#include "pprof-tool/report/table_symbolizer.h"
+#include "pprof-tool/load/table_symbolizer.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -7,16 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "pprof-tool/cli/options.h"
 #include "pprof-tool/model/dump_series.h"
 #include "pprof-tool/model/profile.h"
 
 namespace heapkit::pprof {
 
 // The profile reports show (before --base), and its header line ("" for a single profile).
-// False with *error if --dump=N names no dump.
+// dump: --dump=N (-1: not given); merge: --merge. False with *error if N names no dump.
 bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
-                   const CliOptions& options, Profile* chosen, std::string* description,
+                   int dump, bool merge, Profile* chosen, std::string* description,
                    std::string* error);
 
 }  // namespace heapkit::pprof

@@ -1,19 +1,19 @@
-#include "pprof-tool/cli/profile_choice.h"
+#include "pprof-tool/load/profile_choice.h"
 
 namespace heapkit::pprof {
 
 bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
-                   const CliOptions& o, Profile* chosen, std::string* description,
+                   int dump, bool merge, Profile* chosen, std::string* description,
                    std::string* error) {
   int index = -1;
-  if (o.dump >= 0) {
-    index = series.IndexOf(o.dump);
+  if (dump >= 0) {
+    index = series.IndexOf(dump);
     if (index < 0) {
-      *error = "--dump=" + std::to_string(o.dump) + ": no such dump (the profiles given are " +
+      *error = "--dump=" + std::to_string(dump) + ": no such dump (the profiles given are " +
                series.NumbersText() + ")";
       return false;
     }
-  } else if (series.one_process && !o.merge) {
+  } else if (series.one_process && !merge) {
     index = int(series.latest);
   }
   if (index >= 0) {
@@ -22,7 +22,7 @@ bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
     *chosen = dumps[0];
     for (size_t i = 1; i < dumps.size(); ++i) chosen->AddProfile(dumps[i], false);
   }
-  *description = dumps.size() > 1 || o.dump >= 0 ? DumpDescription(dumps, series, index, "another: --dump=N, the N of its file name; their sum: --merge") : "";
+  *description = dumps.size() > 1 || dump >= 0 ? DumpDescription(dumps, series, index, "another: --dump=N, the N of its file name; their sum: --merge") : "";
   return true;
 }
 

@@ -1,4 +1,4 @@
-#include "pprof-tool/proto/profile_loader.h"
+#include "pprof-tool/load/profile_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "pprof-tool/proto/gzip_io.h"
 
@@ -80,6 +82,61 @@ bool LoadProfileFile(const std::string& path, Profile* profile, ParseError* erro
   if (!GunzipBounded(data, limits.max_bytes, &content, &problem)) return fail(problem);
   data = std::string();
   return Decode(content, path, profile, error, limits);
+}
+
+bool ReadProfiles(const std::vector<std::string>& files, std::vector<Profile>* each,
+                  std::vector<std::string>* warnings, std::string* error) {
+  for (const std::string& f : files) {
+    Profile p;
+    ParseError pe;
+    if (!LoadProfileFile(f, &p, &pe)) {
+      *error = pe.Message();
+      return false;
+    }
+    for (std::string& w : p.warnings) warnings->push_back(std::move(w));
+    p.warnings.clear();
+    each->push_back(std::move(p));
+  }
+  return true;
+}
+
+bool ReadSummedProfiles(const std::vector<std::string>& files, Profile* sum,
+                        std::vector<std::string>* warnings, std::string* error) {
+  std::vector<Profile> each;
+  if (!ReadProfiles(files, &each, warnings, error)) return false;
+  *sum = std::move(each[0]);
+  for (size_t i = 1; i < each.size(); ++i) sum->AddProfile(each[i], false);
+  return true;
+}
+
+SymbolsInput ReadSymbolsInput(const std::string& input) {
+  SymbolsInput out;
+  std::string maps;
+  std::istringstream in(input);
+  std::string line;
+  while (std::getline(in, line)) {
+    Mapping m;
+    if (ParseMapsLine(line, &m)) {
+      maps += line + "\n";
+      continue;
+    }
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      const char* s = w.c_str();
+      if (w.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+      char* end = nullptr;
+      uint64_t v = strtoull(s, &end, 16);
+      if (end != s && *end == '\0') out.addresses.push_back(v);
+    }
+  }
+  out.maps.maps_text = maps;
+  std::istringstream min(maps);
+  while (std::getline(min, line)) {
+    Mapping m;
+    if (ParseMapsLine(line, &m)) out.maps.mappings.push_back(m);
+  }
+  return out;
 }
 
 }  // namespace heapkit::pprof
