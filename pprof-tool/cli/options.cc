@@ -162,7 +162,8 @@ void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
       ->group(g);
 }
 
-// ---- Remote profiles (http:// URLs, cli/remote_source.h): go pprof's -seconds and -timeout ----
+// Remote profiles (http:// URLs, cli/remote_source.h): go pprof's -seconds and -timeout. They
+// are not view options (report/view_options.h): they say what is read, not how it is shown.
 void DefineRemoteOptions(CLI::App& app, CliOptions& o) {
   const char* g = "Remote profiles";
   app.add_option("--seconds", o.fetch.seconds,
@@ -174,9 +175,9 @@ void DefineRemoteOptions(CLI::App& app, CliOptions& o) {
                  "E.g. --timeout=5")
       ->check(CLI::Range(0.001, 86400.0))->group(g);
 }
-// ---- end of remote profiles ----
-// ---- Time-based views (the runtime's peak files): one block, to be ported into the options
-// table as a whole.
+
+// The time views of the runtime's files (cli/time_views.h): like the remote options, they choose
+// what is read (the peak files, a timeline's window, a dump's lifetimes or growth).
 void DefineTimeOptions(CLI::App& app, CliOptions& o) {
   const char* g = "Time";
   app.add_flag("--peak", o.peak,
@@ -189,12 +190,6 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
                  "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "
                  "profiling start. E.g. --timeline --window=1.5:3 prof.timeline.heap")
       ->option_text("T0:T1")->group(g);
-}
-// ---- end of the time-based views
-// ---- Time views of heapkit dumps: --lifetime and --since (report/object_time_views.h). ----
-// One block (definitions and checks), to be ported into the options table as it is.
-void DefineObjectTimeOptions(CLI::App& app, CliOptions& o) {
-  const char* g = "Time (heapkit dumps)";
   app.add_option("--lifetime", o.lifetime,
                  "Allocations by lifetime (dumps written with HEAP_PROFILE_LIFETIMES=1): <D or >D "
                  "(D a decade: 1us 10us ... 1s ... 1000s 1h), live, freed, cross (freed by another "
@@ -226,7 +221,6 @@ bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
   LifetimeFilter filter;
   return o.lifetime.empty() || ParseLifetimeFilter(o.lifetime, &filter, error);
 }
-// ---- end of the time views' block ----
 
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
@@ -240,7 +234,6 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineWebOptions(app, o);
   DefineRemoteOptions(app, o);
   DefineTimeOptions(app, o);
-  DefineObjectTimeOptions(app, o);
   app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 

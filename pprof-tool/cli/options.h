@@ -43,10 +43,9 @@ struct CliOptions {
   std::vector<std::string> source_path, trim_path;  // --source_path, --trim_path: source_files.h
   std::vector<std::string> profiles;   // <profile>... (files or http:// URLs)
   RemoteFetchOptions fetch;            // --seconds, --timeout: http:// profiles (remote_source.h)
-  // Time-based views of the runtime's files (options.cc, "Time-based views").
+  // Time views of the runtime's files (cli/time_views.h).
   bool peak = false;                   // --peak: the peak profiles (cli/peak_choice.h)
   std::string timeline_window;         // --window=T0:T1 (cli/runtime_timeline.h)
-  // ---- Time views of heapkit dumps (report/object_time_views.h; options.cc's block) ----
   std::string lifetime;                // --lifetime=<filter> ("": not given)
   int since = -1;                      // --since=N (-1: not given)
 };
