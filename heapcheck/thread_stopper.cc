@@ -191,7 +191,15 @@ bool PrepareSuspension(int sig) {
   action.sa_sigaction = SuspendHandler;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&action.sa_mask);
-  return sigaction(sig, &action, &g_old_action) == 0;
+  if (sigaction(sig, &action, &g_old_action) != 0) return false;
+  // glibc copies the kernel's 8-byte mask into the 128-byte sigset_t through a buffer whose
+  // other bytes were never written: stale stack data. In a static link this variable is part of
+  // the program's .bss, a root, where a stale pointer would keep a leaked object alive. Linux
+  // has 64 signals, so those bytes mean nothing: clear them.
+  constexpr size_t kKernelMaskBytes = 8;
+  std::memset(reinterpret_cast<char*>(&g_old_action.sa_mask) + kKernelMaskBytes, 0,
+              sizeof(g_old_action.sa_mask) - kKernelMaskBytes);
+  return true;
 }
 
 // Outcome of waiting for one signalled thread.
