@@ -5,7 +5,7 @@
 // Exp(1/mean): gap = -ln(U) * mean, U uniform in (0, 1]. An allocation of n bytes is sampled
 // when the per-thread counter (bytes left until the next sampled byte) goes below zero while
 // subtracting n, so the probability of sampling an n-byte object is 1 - exp(-n/mean): exactly
-// what pprof's un-sampling formula (profiler/sample_weight.h) assumes. mean == 1 samples everything:
+// what pprof's un-sampling formula (alloc/sample_weight.h) assumes. mean == 1 samples everything:
 // the gap is then kExactGap (-1, no draw), so that even malloc(0), which subtracts nothing,
 // fires.
 //

@@ -14,7 +14,7 @@
 #include "alloc/internal/spin_lock.h"
 #include "alloc/sampled_spans.h"
 #include "alloc/sampling.h"
-#include "profiler/sample_weight.h"
+#include "alloc/sample_weight.h"
 
 extern "C" {
 // In .probes, as sdt.h's consumers expect; a consumer writes them, so never constant-folded.
@@ -126,7 +126,7 @@ bool Erase(uintptr_t key) {
 uint64_t WeightedBytes(size_t requested) {
   const int64_t rate = sample_parameter.load(std::memory_order_relaxed);
   return static_cast<uint64_t>(
-      prof::SampleBytesEstimate(static_cast<double>(requested), static_cast<double>(rate)) + 0.5);
+      alloc::SampleBytesEstimate(static_cast<double>(requested), static_cast<double>(rate)) + 0.5);
 }
 
 }  // namespace

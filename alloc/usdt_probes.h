@@ -4,7 +4,7 @@
 //   otel_memory:free(ptr)                          a sampled object is being freed
 //
 // weighted_bytes = S / (1 - exp(-S/R)): the bytes one sampled object of S requested bytes stands
-// for at sample parameter R (profiler/sample_weight.h, SampleBytesEstimate; the weight the heap
+// for at sample parameter R (alloc/sample_weight.h, SampleBytesEstimate; the weight the heap
 // profiler gives the same sample). In exact mode (R = 1) it is S.
 //
 // Where they fire: only on the sampled path. An allocation fires `alloc` in sampling.cc after the

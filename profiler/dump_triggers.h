@@ -9,14 +9,14 @@
 
 #include "profiler/output_sink.h"
 #include "profiler/profiler_state.h"
-#include "profiler/sample_weight.h"
+#include "alloc/sample_weight.h"
 
 namespace heapkit::prof {
 
 // The estimated bytes behind one recorded object of `size` bytes at sampling rate `rate`.
 inline int64_t EstimateBytes(size_t size, int64_t rate) {
   if (rate <= 1) return static_cast<int64_t>(size);
-  return static_cast<int64_t>(SampleBytesEstimate(static_cast<double>(size),
+  return static_cast<int64_t>(alloc::SampleBytesEstimate(static_cast<double>(size),
                                                   static_cast<double>(rate)));
 }
 

@@ -4,7 +4,7 @@
 #include "pprof-tool/model/memory_figures.h"
 #include "pprof-tool/model/stack_residency.h"
 #include "profiler/symbolize/maps_line.h"
-#include "profiler/sample_weight.h"  // header-only: the runtime's libraries are not linked
+#include "alloc/sample_weight.h"  // header-only: the runtime's libraries are not linked
 
 #include <cerrno>
 #include <cmath>
@@ -17,11 +17,11 @@
 namespace heapkit::pprof {
 namespace {
 
-// The factor by which a line's count and bytes are multiplied (profiler/sample_weight.h: the
+// The factor by which a line's count and bytes are multiplied (alloc/sample_weight.h: the
 // writer's own formula, 1 / (1 - exp(-(bytes/count) / rate))); 1 when rate <= 1 or a value is 0.
 double LineScale(double count, double bytes, double rate) {
   if (count == 0 || bytes == 0) return 1;
-  return prof::SampleScale(bytes / count, rate);
+  return alloc::SampleScale(bytes / count, rate);
 }
 
 // Largest count we accept: keeps sums exact in a double and far from int64 overflow.

@@ -7,7 +7,7 @@
 
 #include "pprof-tool/model/value_format.h"
 #include "pprof-tool/parse/legacy_parser.h"
-#include "profiler/sample_weight.h"  // header-only: the runtime's libraries are not linked
+#include "alloc/sample_weight.h"  // header-only: the runtime's libraries are not linked
 
 namespace heapkit::pprof {
 namespace {
@@ -156,7 +156,7 @@ bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
   };
   std::map<std::vector<uint64_t>, Stack> stacks;
   for (const AgeLine& a : times.ages) {
-    const double bytes = a.count > 0 ? a.bytes * prof::SampleScale(a.bytes / a.count, rate) : 0.0;
+    const double bytes = a.count > 0 ? a.bytes * alloc::SampleScale(a.bytes / a.count, rate) : 0.0;
     Stack& s = stacks[a.pcs];
     if (static_cast<int>(a.interval) >= since) {
       s.fresh += bytes;

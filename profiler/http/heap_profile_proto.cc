@@ -13,7 +13,7 @@
 #include "profiler/symbolize/build_id.h"
 #include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/proto_encoder.h"
-#include "profiler/sample_weight.h"
+#include "alloc/sample_weight.h"
 
 namespace heapkit::prof::http {
 namespace {
@@ -135,10 +135,10 @@ struct Scaled {
 
 Scaled Scale(const Record& r, int64_t period) {
   const double rate = static_cast<double>(period);
-  const Unsampled inuse = UnsampleLine(r.inuse_count, r.inuse_bytes, rate);
-  const Unsampled alloc = UnsampleLine(r.alloc_count, r.alloc_bytes, rate);
+  const alloc::Unsampled inuse = alloc::UnsampleLine(r.inuse_count, r.inuse_bytes, rate);
+  const alloc::Unsampled allocated = alloc::UnsampleLine(r.alloc_count, r.alloc_bytes, rate);
   return {static_cast<int64_t>(inuse.count + 0.5), static_cast<int64_t>(inuse.bytes + 0.5),
-          static_cast<int64_t>(alloc.count + 0.5), static_cast<int64_t>(alloc.bytes + 0.5)};
+          static_cast<int64_t>(allocated.count + 0.5), static_cast<int64_t>(allocated.bytes + 0.5)};
 }
 
 void AddTotals(const Scaled& s, HeapTotals* t) {

@@ -37,7 +37,7 @@ TEST(JemallocDump, StacksTotalsAndUnsampling) {
   EXPECT_EQ(p.samples[0].raw.inuse_bytes, 1048576);
   EXPECT_EQ(p.samples[0].raw.alloc_objects, 4);
   // jeprof's rule: count and bytes scaled by 1/(1-exp(-(bytes/count)/rate)), 1 - exp(-x)
-  // computed without cancellation (profiler/sample_weight.h), as -expm1(-x) is.
+  // computed without cancellation (alloc/sample_weight.h), as -expm1(-x) is.
   const double scale = 1 / -std::expm1(-(1048576.0 / 2) / 524288);
   EXPECT_DOUBLE_EQ(p.samples[0].value.inuse_bytes, 1048576 * scale);
   EXPECT_DOUBLE_EQ(p.samples[0].value.inuse_objects, 2 * scale);

@@ -1,6 +1,6 @@
 // The un-sampling math: exact values, and a Monte-Carlo run of the sampler's process
 // (exponential byte gaps of mean R) showing the Horvitz-Thompson estimate is unbiased.
-#include "profiler/sample_weight.h"
+#include "alloc/sample_weight.h"
 
 #include <gtest/gtest.h>
 
@@ -19,17 +19,17 @@ TEST(SampleWeight, OneMinusExpOfMinusMatchesLibm) {
   int checked = 0;
   for (double x = 1e-12; x < 60; x *= 1.001, ++checked) {
     const double want = -std::expm1(-x);
-    EXPECT_NEAR(OneMinusExpOfMinus(x), want, want * 4.5e-16) << x;
+    EXPECT_NEAR(alloc::OneMinusExpOfMinus(x), want, want * 4.5e-16) << x;
   }
   EXPECT_GT(checked, 30000);
-  EXPECT_EQ(OneMinusExpOfMinus(0), 0.0);
-  EXPECT_EQ(OneMinusExpOfMinus(1e300), 1.0);
+  EXPECT_EQ(alloc::OneMinusExpOfMinus(0), 0.0);
+  EXPECT_EQ(alloc::OneMinusExpOfMinus(1e300), 1.0);
 }
 
 TEST(SampleWeight, RateOneIsExact) {
-  EXPECT_EQ(SampleScale(100, 1), 1.0);
-  EXPECT_EQ(SampleScale(100, 0), 1.0);
-  Unsampled u = UnsampleLine(7, 700, 1);
+  EXPECT_EQ(alloc::SampleScale(100, 1), 1.0);
+  EXPECT_EQ(alloc::SampleScale(100, 0), 1.0);
+  alloc::Unsampled u = alloc::UnsampleLine(7, 700, 1);
   EXPECT_EQ(u.count, 7);
   EXPECT_EQ(u.bytes, 700);
 }
@@ -38,16 +38,16 @@ TEST(SampleWeight, MatchesFormula) {
   const double r = 524288;
   for (double s : {1.0, 16.0, 1000.0, 524288.0, 10e6}) {
     double expected = 1.0 / (1.0 - std::exp(-s / r));
-    EXPECT_NEAR(SampleScale(s, r), expected, expected * 1e-9) << s;  // expm1 is the more precise one
+    EXPECT_NEAR(alloc::SampleScale(s, r), expected, expected * 1e-9) << s;  // expm1 is the more precise one
   }
   // Large objects are (almost) always sampled: weight -> 1.
-  EXPECT_NEAR(SampleScale(100 * r, r), 1.0, 1e-12);
+  EXPECT_NEAR(alloc::SampleScale(100 * r, r), 1.0, 1e-12);
   // Tiny objects: weight ~ R/s.
-  EXPECT_NEAR(SampleScale(8, r), r / 8, r / 8 * 1e-4);
-  Unsampled u = UnsampleLine(3, 3 * 1024, r);
-  EXPECT_NEAR(u.count, 3 * SampleScale(1024, r), 1e-6);
-  EXPECT_NEAR(u.bytes, 3 * 1024 * SampleScale(1024, r), 1e-3);
-  EXPECT_EQ(UnsampleLine(0, 0, r).count, 0);
+  EXPECT_NEAR(alloc::SampleScale(8, r), r / 8, r / 8 * 1e-4);
+  alloc::Unsampled u = alloc::UnsampleLine(3, 3 * 1024, r);
+  EXPECT_NEAR(u.count, 3 * alloc::SampleScale(1024, r), 1e-6);
+  EXPECT_NEAR(u.bytes, 3 * 1024 * alloc::SampleScale(1024, r), 1e-3);
+  EXPECT_EQ(alloc::UnsampleLine(0, 0, r).count, 0);
 }
 
 // Simulate the allocator: a byte counter drawn from Exp(mean R); an allocation of s bytes is
@@ -69,7 +69,7 @@ TEST(SampleWeight, MonteCarloUnbiased) {
         counter = gap(rng);
       }
     }
-    Unsampled est = UnsampleLine(sampled, sampled * size, rate);
+    alloc::Unsampled est = alloc::UnsampleLine(sampled, sampled * size, rate);
     double truth = static_cast<double>(n * size);
     // Relative standard deviation of the estimate: sqrt((1-p)/(n p)); allow 5 sigma.
     double p = 1 - std::exp(-static_cast<double>(size) / rate);

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace heapkit::prof {
+namespace heapkit::alloc {
 
 // 1 - exp(-x) for x >= 0, accurate for tiny x as expm1 is (relative error about 1e-16; the unit
 // test compares it with libm's -expm1(-x)).
@@ -68,4 +68,4 @@ inline Unsampled UnsampleLine(int64_t count, int64_t bytes, double rate) {
   return {static_cast<double>(count) * scale, static_cast<double>(bytes) * scale};
 }
 
-}  // namespace heapkit::prof
+}  // namespace heapkit::alloc
