@@ -34,14 +34,8 @@ import sys
 T = 65536
 TICKS, SINCE = 20, 10
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures  # noqa: E402
 
 
 def run(args, workdir, env):

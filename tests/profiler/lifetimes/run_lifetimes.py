@@ -42,25 +42,8 @@ LIFETIME_RE = re.compile(r'^# heapkit: lifetime (\d+) (same|cross|live) (\d+) (\
                          r'((?: 0x[0-9a-f]+)*)(?: \|((?: 0x[0-9a-f]+)*))?$')
 SITES = ('fa', 'fb', 'fc', 'fd', 'fe')
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
-
-
-def load_symbols(program):
-    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
-                         text=True, timeout=30).stdout
-    syms = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[2] in 'tTwW':
-            syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-    return syms
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures, load_symbols  # noqa: E402
 
 
 def function_of(syms, pc):

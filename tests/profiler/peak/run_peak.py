@@ -33,25 +33,8 @@ REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile(?: of the interva
                        r'\d+ MB in use at [\d.]+ s after profiling start \(estimated (\d+) bytes; CLOCK_MONOTONIC (\d+) ns; '
                        r'unix time [\d.]+\)$')
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
-
-
-def load_symbols(program):
-    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
-                         text=True, timeout=30).stdout
-    syms = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[2] in 'tTwW':
-            syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-    return syms
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures, load_symbols  # noqa: E402
 
 
 def stack_of(syms, pc):

@@ -34,14 +34,8 @@ import sys
 RATE = 524288
 BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures  # noqa: E402
 
 
 def load_symbols(program):
