@@ -24,14 +24,6 @@
 #define HEAPKIT_CXX_EXPORT __attribute__((visibility("default")))
 #define HEAPKIT_ALIAS(target) __attribute__((alias(#target), visibility("default")))
 
-using heapkit::alloc::EstimatedSize;
-using heapkit::alloc::Free;
-using heapkit::alloc::InvalidFree;
-using heapkit::alloc::Malloc;
-using heapkit::alloc::MallocSlow;
-using heapkit::alloc::ReallocInPlace;
-using heapkit::alloc::UsableSize;
-
 #if defined(HEAPKIT_FULL_RUNTIME) && HEAPKIT_FULL_RUNTIME
 extern "C" int heapkit_profiler_anchor;
 extern "C" int heapkit_heapcheck_anchor;
@@ -140,17 +132,25 @@ HeapkitMallinfo2 Mallinfo2() {
 }  // namespace
 }  // namespace heapkit::alloc
 
+// The entry points below call the allocator (allocator.h) and the helpers above.
 using heapkit::alloc::AlignedMalloc;
+using heapkit::alloc::EstimatedSize;
+using heapkit::alloc::Free;
+using heapkit::alloc::g_new_mode;
 using heapkit::alloc::HeapkitMallinfo;
 using heapkit::alloc::HeapkitMallinfo2;
+using heapkit::alloc::InvalidFree;
 using heapkit::alloc::IsPowerOfTwo;
 using heapkit::alloc::Mallinfo2;
+using heapkit::alloc::Malloc;
+using heapkit::alloc::MallocSlow;
 using heapkit::alloc::NewAligned;
 using heapkit::alloc::NewAlignedNothrow;
 using heapkit::alloc::NewImpl;
 using heapkit::alloc::NewNothrow;
+using heapkit::alloc::ReallocInPlace;
 using heapkit::alloc::RetryWithNewHandler;
-using heapkit::alloc::g_new_mode;
+using heapkit::alloc::UsableSize;
 
 // ---- C -----------------------------------------------------------------------------------------
 HEAPKIT_EXPORT void* malloc(size_t size) noexcept { return Malloc(size); }
