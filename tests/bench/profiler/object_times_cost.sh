@@ -11,7 +11,7 @@
 #  3. wall and CPU seconds of `profiler_bench 30000000 4` under HEAPPROFILE, off and on
 #     interleaved, --reps runs each (medians).
 #
-#   tests/bench/profiler/object_times_cost.sh [--reps 7] [--main /work/main/build]
+#   tests/bench/profiler/object_times_cost.sh [--reps 7] [--main <baseline build>]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${HEAPKIT_BUILD_DIR:-$root/build}
