@@ -15,6 +15,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures, load_symbols  # noqa: E402
+
 HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
                        r'(heapprofile|heap_v2/(\d+)|growthz)$')
 LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$')
@@ -26,15 +29,6 @@ MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$')
 A_N, A_SIZE = 20000, 1000
 B_N, B_SIZE = 5000, 8000
 C_N, C_SIZE = 200000, 100
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
 
 
 class Ctx:
@@ -108,17 +102,6 @@ _program_name = ['']
 
 def ctx_program_name():
     return _program_name[0]
-
-
-def load_symbols(program):
-    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
-                         text=True, timeout=30).stdout
-    syms = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[2] in 'tTwW':
-            syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-    return syms
 
 
 def function_of(syms, pc):

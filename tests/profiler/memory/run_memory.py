@@ -12,16 +12,11 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures  # noqa: E402
+
 MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$', re.M)
 MiB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
 
 
 def clean_env(extra):

@@ -22,16 +22,11 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures, load_symbols  # noqa: E402
+
 MIB = 1 << 20
-failures = []
 DUMP_RE = re.compile(r'Dumping heap profile to (\S+) \((.*)\)$')
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
 
 
 def run(args, workdir, env, prefix_cmd=()):
@@ -67,16 +62,13 @@ def per_function(path, syms):
     return inuse, rss
 
 
-def load_symbols(program):
-    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
-                         text=True, timeout=30).stdout
+def grow_symbols(program):
+    """[(start, size, 'grow_a' or 'grow_b')]: the workload's two growing functions."""
     syms = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[2] in 'tTwW':
-            m = re.search(r'\b(grow_[ab])\(int\)', parts[3])
-            if m:
-                syms.append((int(parts[0], 16), int(parts[1], 16), m.group(1)))
+    for start, size, name in load_symbols(program):
+        m = re.search(r'\b(grow_[ab])\(int\)', name)
+        if m:
+            syms.append((start, size, m.group(1)))
     return syms
 
 
@@ -162,7 +154,7 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    syms = load_symbols(args.program)
+    syms = grow_symbols(args.program)
     check(len(syms) == 2, 'grow_a/grow_b not found in %s' % args.program)
 
     workdir = os.path.join(args.workdir, 'bytes')

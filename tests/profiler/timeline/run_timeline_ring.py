@@ -14,14 +14,8 @@ import statistics
 import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL: ' + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from script_checks import check, failures, load_symbols  # noqa: E402
 
 
 def main():
@@ -73,13 +67,11 @@ def main():
           'the highest row holds %d bytes (median row %d), want the 64 MiB spike' % (exact, median))
     check(spike_from - period_ms * 1000000 <= at_ns <= spike_to + period_ms * 1000000,
           'the highest row (%d ms) is not within a row of the spike' % t_ms)
-    nm = subprocess.run(['nm', '-C', '--defined-only', args.program], capture_output=True,
-                        text=True).stdout
-    addr = next((int(l.split()[0], 16) for l in nm.splitlines() if re.search(r'\bspike\(\)$', l)),
-                None)
+    addr, size = next(((start, size) for start, size, name in load_symbols(args.program)
+                       if re.search(r'\bspike\(\)$', name)), (None, 0))
     biggest = max(top, key=lambda e: e[2]) if top else None
     leaf = stacks.get(biggest[0], [0])[0] if biggest else 0
-    check(addr is not None and addr <= leaf < addr + 256,
+    check(addr is not None and addr <= leaf < addr + size,
           'the highest row\'s top stack is not spike(): leaf %#x, spike at %s' % (
               leaf, hex(addr) if addr else None))
     if failures:
