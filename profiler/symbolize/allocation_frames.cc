@@ -9,6 +9,8 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // Libraries that are allocators: every frame inside them.
 constexpr std::string_view kAllocatorLibraries[] = {"libtcmalloc", "libheapkit", "libjemalloc"};
 
+// The name lists stay packed, several names to a line (clang-format would put them one per line).
+// clang-format off
 // The C allocation entry points and allocator internals, by exact name.
 constexpr std::string_view kAllocatorFunctions[] = {
     "malloc", "calloc", "realloc", "free", "cfree", "memalign", "posix_memalign",
@@ -31,6 +33,7 @@ constexpr std::string_view kCopyingAllocators[] = {
     "strdup", "strndup", "wcsdup", "asprintf", "vasprintf", "asprintf_chk", "vasprintf_chk",
     "vasprintf_internal", "realpath", "canonicalize_file_name", "get_current_dir_name",
     "tempnam", "argz_create", "argz_add", "argz_append"};
+// clang-format on
 
 std::string_view WithoutLibcDecoration(std::string_view f) {
   if (StartsWith(f, "__GI_")) f.remove_prefix(5);

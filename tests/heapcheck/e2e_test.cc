@@ -46,6 +46,8 @@ std::string SuppressionsFile() {
   return path;
 }
 
+// One scenario per row (clang-format puts every field of a row on its own line).
+// clang-format off
 std::vector<Scenario> Scenarios() {
   const std::string normal = "HEAPCHECK=normal";
   return {
@@ -140,6 +142,7 @@ std::vector<Scenario> Scenarios() {
        {"The 1 largest leaks:"}, {}},
   };
 }
+// clang-format on
 
 struct Param {
   Scenario scenario;

@@ -245,6 +245,8 @@ struct Refusal {
 // The test's name in a parameter listing (no bytes of the struct).
 void PrintTo(const Refusal& refusal, std::ostream* os) { *os << refusal.name; }
 
+// One refusal per row (clang-format puts every field of a row on its own line).
+// clang-format off
 std::vector<Refusal> Refusals() {
   std::vector<Refusal> out = {
       {"SeccompEperm", {}, "seccomp-eperm", {}, "could not be stopped with ptrace: ptrace was "
@@ -265,6 +267,7 @@ std::vector<Refusal> Refusals() {
   }
   return out;
 }
+// clang-format on
 
 class BlockingThreadPtraceRefused
     : public ::testing::TestWithParam<std::tuple<Refusal, const char*>> {};

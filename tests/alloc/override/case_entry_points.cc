@@ -68,12 +68,15 @@ PROBE_CASE(identity) {
       break;
     case Allocator::kHeapkit:
       PROBE_CHECK_MSG(strstr(where, "libheapkit") != nullptr, "%s", where);
+      // A packed list of names (clang-format would put them one per line).
+      // clang-format off
       for (const char* name : {"free", "calloc", "realloc", "memalign", "posix_memalign",
                                "aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
                                "reallocarray", "__libc_malloc", "__libc_free", "__libc_calloc",
                                "__libc_realloc", "__libc_memalign", "mallinfo", "mallinfo2",
                                "mallopt", "malloc_trim", "malloc_info", "_Znwm", "_ZdlPv", "_ZdlPvm",
                                "_ZnwmSt11align_val_t", "_ZnamRKSt9nothrow_t"}) {
+        // clang-format on
         const char* w = ObjectOf(dlsym(RTLD_DEFAULT, name));
         PROBE_CHECK_MSG(strstr(w, "libheapkit") != nullptr, "%s resolved to %s", name, w);
       }
