@@ -21,6 +21,11 @@ if [[ -z "$cf" ]]; then
   for c in clang-format-14 clang-format; do command -v "$c" >/dev/null && { cf=$c; break; }; done
 fi
 if [[ -z "$cf" ]] || ! command -v "$cf" >/dev/null; then
+  # --check is the test scripts.format_check: a missing tool skips it (exit 77, tests/README.md).
+  if ((check)); then
+    echo "SKIP: clang-format 14 is not installed (apt-get install clang-format-14)"
+    exit 77
+  fi
   echo "format.sh: clang-format 14 is not installed (Debian: apt-get install clang-format-14)" >&2
   exit 2
 fi
@@ -35,7 +40,8 @@ if (($# > 0)); then
   files=("$@")
 elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files -- 'alloc/*.'{c,cc,h} 'profiler/*.'{c,cc,h} \
-    'heapcheck/*.'{c,cc,h} 'pprof-tool/*.'{c,cc,h} 'tests/*.'{c,cc,h})
+    'heapcheck/*.'{c,cc,h} 'pprof-tool/*.'{c,cc,h} 'tests/*.'{c,cc,h} |
+    while IFS= read -r f; do [[ -f "$f" ]] && printf '%s\n' "$f"; done)  # not the deleted ones
 else  # a source tarball: the same folders, without build directories
   mapfile -t files < <(find alloc profiler heapcheck pprof-tool tests -type d -name 'build*' \
     -prune -o -type f \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort)

@@ -29,7 +29,9 @@ test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git s
            # a real Prometheus server scrapes HEAPKIT_HTTP's /metrics (tests/profiler/http)
            prometheus
            # a real USDT consumer reads the otel_memory probes' arguments (tests/alloc/usdt)
-           gdb)
+           gdb
+           # tests/scripts/format.sh and scripts.format_check: the sources' layout (.clang-format)
+           clang-format-14)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;
