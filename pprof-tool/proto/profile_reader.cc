@@ -92,8 +92,9 @@ std::string ScanFields(std::string_view data, bool prefix, TopLevelCounts* count
     }
     if (!ok) {
       if (prefix) return "";
-      return "field " + std::to_string(field) + " to be complete, found a malformed varint or the "
-             "end of the data" + where + " (truncated?)";
+      return "field " + std::to_string(field) +
+             " to be complete, found a malformed varint or the end of the data" + where +
+             " (truncated?)";
     }
   }
 }
@@ -237,8 +238,9 @@ class Converter {
       const pb::Location& l = p_.location(i);
       if (l.id() == 0) return Fail("expected non-zero location ids, found 0");
       if (l.mapping_id() != 0 && !mapping_index_.count(l.mapping_id())) {
-        return Fail("expected location " + std::to_string(l.id()) + " to name an existing "
-                    "mapping, found mapping id " + std::to_string(l.mapping_id()));
+        return Fail("expected location " + std::to_string(l.id()) +
+                    " to name an existing mapping, found mapping id " +
+                    std::to_string(l.mapping_id()));
       }
       const bool unique = l.address() != 0 && address_uses[l.address()] == 1;
       const uint64_t key = unique ? l.address() : kSyntheticBase + uint64_t(i);
@@ -255,8 +257,9 @@ class Converter {
         if (line.function_id() != 0) {
           auto it = function_index_.find(line.function_id());
           if (it == function_index_.end()) {
-            return Fail("expected location " + std::to_string(l.id()) + " to name existing "
-                        "functions, found function id " + std::to_string(line.function_id()));
+            return Fail("expected location " + std::to_string(l.id()) +
+                        " to name existing functions, found function id " +
+                        std::to_string(line.function_id()));
           }
           name = strings_[size_t(it->second->name())];
           if (name.empty()) name = strings_[size_t(it->second->system_name())];
@@ -288,8 +291,9 @@ class Converter {
     out_->samples.reserve(size_t(p_.sample_size()));
     for (const pb::Sample& s : p_.sample()) {
       if (s.value_size() != p_.sample_type_size()) {
-        return Fail("expected " + std::to_string(p_.sample_type_size()) + " values per sample "
-                    "(one per sample type), found " + std::to_string(s.value_size()));
+        return Fail("expected " + std::to_string(p_.sample_type_size()) +
+                    " values per sample (one per sample type), found " +
+                    std::to_string(s.value_size()));
       }
       for (const pb::Label& label : s.label()) {
         const std::string_view* unused;

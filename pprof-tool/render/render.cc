@@ -47,10 +47,11 @@ const char* ImageFormatName(RenderFormat f) {
 bool WithinLayoutLimits(const CallGraph& graph, std::string* error) {
   if (graph.nodes.size() <= kMaxLayoutNodes && graph.edges.size() <= kMaxLayoutEdges) return true;
   *error = "the call graph has " + std::to_string(graph.nodes.size()) + " nodes and " +
-           std::to_string(graph.edges.size()) + " edges, more than graphviz lays out in reasonable "
-           "time and memory (at most " + std::to_string(kMaxLayoutNodes) + " nodes and " +
-           std::to_string(kMaxLayoutEdges) + " edges); shrink it with --nodecount, "
-           "--nodefraction, --edgefraction or --focus, or use --dot, --text or --flamegraph";
+           std::to_string(graph.edges.size()) +
+           " edges, more than graphviz lays out in reasonable time and memory (at most " +
+           std::to_string(kMaxLayoutNodes) + " nodes and " + std::to_string(kMaxLayoutEdges) +
+           " edges); shrink it with --nodecount, --nodefraction, --edgefraction or --focus, or "
+           "use --dot, --text or --flamegraph";
   return false;
 }
 

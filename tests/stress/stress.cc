@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
          static_cast<unsigned long long>(s.forks.load()), static_cast<unsigned long long>(s.threads_created.load()),
          static_cast<unsigned long long>(s.signals_handled.load()),
          static_cast<unsigned long long>(s.verified_bytes.load() >> 20));
-  printf("stress: RSS start %zu KiB, max %zu KiB (bound then %zu KiB), peak live %lld KiB in %lld objects; "
-         "allocation calls: %s\n",
+  printf("stress: RSS start %zu KiB, max %zu KiB (bound then %zu KiB), "
+         "peak live %lld KiB in %lld objects; allocation calls: %s\n",
          rss_start >> 10, rss_max >> 10, bound_at_max >> 10,
          static_cast<long long>(s.peak_live_bytes.load() >> 10), static_cast<long long>(s.peak_live_objects.load()),
          hs::calls::Name());
