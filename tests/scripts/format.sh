@@ -35,10 +35,10 @@ if [[ ! "$version" =~ version\ 14\. ]]; then
   exit 2
 fi
 
-cd "$root"
 if (($# > 0)); then
-  files=("$@")
-elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(realpath -ms -- "$@")  # named from the caller's directory
+  cd "$root"
+elif cd "$root" && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files -- 'alloc/*.'{c,cc,h} 'profiler/*.'{c,cc,h} \
     'heapcheck/*.'{c,cc,h} 'pprof-tool/*.'{c,cc,h} 'tests/*.'{c,cc,h} |
     while IFS= read -r f; do [[ -f "$f" ]] && printf '%s\n' "$f"; done)  # not the deleted ones
