@@ -47,6 +47,8 @@ else  # a source tarball: the same folders, without build directories
     -prune -o -type f \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort)
 fi
 
+if ((${#files[@]} == 0)); then echo "format.sh: no C or C++ sources found under $root" >&2; exit 2; fi
+
 # One clang-format run over all of them, without writing: -Werror turns every place that
 # would change into a "FILE:LINE:COL: error: code should be clang-formatted" line followed by
 # the source line and a caret (once per file with --ferror-limit=1); anything else it prints is
