@@ -41,7 +41,7 @@ void BeginProfilingLocked(const char* prefix) HEAPKIT_REQUIRES(g_profiler.lock);
 // The final dump, once: at exit() before global destructors (registered when main() starts,
 // heapcheck/startup.cc; the atexit handler registered at profiling start is the fallback when
 // main() was not seen), "Exiting, N MB in use (peak M MB)".
-void ExitDump();
+void ExitDump() HEAPKIT_EXCLUDES(g_profiler.lock);
 
 // Forked child, state lock held: dumps go to <prefix>_<pid>.NNNN.heap, numbered from .0001.
 void RenameDumpsForChildLocked() HEAPKIT_REQUIRES(g_profiler.lock);
