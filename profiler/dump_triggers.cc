@@ -108,8 +108,8 @@ bool DumpLocked(const char* reason) {
   int64_t freed = g_profiler.est_free.load(std::memory_order_relaxed);
   g_profiler.baselines.alloc = alloc;
   g_profiler.baselines.freed = freed;
-  DumpBaselines& b = g_profiler.baselines;
-  if (alloc - freed > b.high_water) b.high_water = alloc - freed;
+  if (alloc - freed > g_profiler.baselines.high_water)
+    g_profiler.baselines.high_water = alloc - freed;
   g_profiler.thresholds.last_dump_time_ns.store(NowNs(), std::memory_order_relaxed);
   UpdateThresholdsLocked();
   return ok;
