@@ -11,10 +11,10 @@
 #include "profiler/memory_breakdown.h"
 #include "profiler/object_birth.h"
 #include "profiler/peak_profile.h"
-#include "profiler/rss_limit.h"
 #include "profiler/timeline.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
+#include "profiler/sample_estimate.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -38,9 +38,9 @@ LegacyProfile TableProfile() {
   return p;
 }
 
-void UpdateThresholdsLocked() {
+void UpdateThresholdsLocked() HEAPKIT_REQUIRES(g_profiler.lock) {
   const ProfilerConfig& c = g_profiler.config;
-  const DumpBaselines& b = g_profiler.baselines;
+  const DumpBaselines b = g_profiler.baselines;
   DumpThresholds& t = g_profiler.thresholds;
   t.next_alloc.store(c.allocation_interval > 0 ? b.alloc + c.allocation_interval : INT64_MAX,
                      std::memory_order_relaxed);
@@ -79,9 +79,8 @@ void FormatAmount(int64_t bytes, char* out, size_t size) {
 }  // namespace
 
 bool DumpLocked(const char* reason) {
-  ProfilerState& s = g_profiler;
   char file[DumpFiles::kMaxName];
-  s.files.NextName(file, sizeof(file));
+  g_profiler.files.NextName(file, sizeof(file));
   if (!Quiet()) internal::LogRaw("Dumping heap profile to %s (%s)", file, reason);
   int err = 0;
   LegacyProfile profile = TableProfile();
@@ -93,24 +92,35 @@ bool DumpLocked(const char* reason) {
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
   }
   AdvanceDumpInterval();  // later allocations are younger than this dump (object_birth.h)
-  WritePeakProfileLocked();
-  WriteTimelineLocked();
-  int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
-  int64_t freed = s.est_free.load(std::memory_order_relaxed);
-  s.baselines.alloc = alloc;
-  s.baselines.freed = freed;
-  if (alloc - freed > s.baselines.high_water) s.baselines.high_water = alloc - freed;
-  s.thresholds.last_dump_time_ns.store(NowNs(), std::memory_order_relaxed);
+  // The files written beside the dump, named here; `file` is reused (the dumping thread's stack
+  // holds at most two names at a time).
+  if (g_profiler.config.peak_profile) {
+    char peak[DumpFiles::kMaxName];
+    g_profiler.files.IntervalPeakName(file, sizeof(file));
+    g_profiler.files.PeakName(peak, sizeof(peak));
+    WritePeakProfileLocked(file, peak);
+  }
+  if (g_profiler.config.timeline_period_ms > 0) {
+    g_profiler.files.TimelineName(file, sizeof(file));
+    WriteTimelineLocked(file);
+  }
+  int64_t alloc = g_profiler.est_alloc.load(std::memory_order_relaxed);
+  int64_t freed = g_profiler.est_free.load(std::memory_order_relaxed);
+  g_profiler.baselines.alloc = alloc;
+  g_profiler.baselines.freed = freed;
+  if (alloc - freed > g_profiler.baselines.high_water)
+    g_profiler.baselines.high_water = alloc - freed;
+  g_profiler.thresholds.last_dump_time_ns.store(NowNs(), std::memory_order_relaxed);
   UpdateThresholdsLocked();
   return ok;
 }
 
 void DumpIfTriggered(int64_t alloc, int64_t freed) {
-  ProfilerState& s = g_profiler;
-  if (!s.lock.TryLock()) return;  // someone else is dumping or starting/stopping
-  if (s.profiling.load(std::memory_order_relaxed) && !s.exiting.load(std::memory_order_relaxed)) {
-    const ProfilerConfig& c = s.config;
-    const DumpBaselines& b = s.baselines;
+  if (!g_profiler.lock.TryLock()) return;  // someone else is dumping or starting/stopping
+  if (g_profiler.profiling.load(std::memory_order_relaxed) &&
+      !g_profiler.exiting.load(std::memory_order_relaxed)) {
+    const ProfilerConfig& c = g_profiler.config;
+    const DumpBaselines b = g_profiler.baselines;
     const int64_t inuse = alloc - freed;
     char reason[160];
     reason[0] = '\0';
@@ -124,22 +134,21 @@ void DumpIfTriggered(int64_t alloc, int64_t freed) {
     }
     if (reason[0] != '\0') DumpLocked(reason);
   }
-  s.lock.Unlock();
+  g_profiler.lock.Unlock();
 }
 
 void BeginProfilingLocked(const char* prefix) {
-  ProfilerState& s = g_profiler;
-  s.files.Begin(prefix);
+  g_profiler.files.Begin(prefix);
   ReadObjectTimeSettings();
   ResetEstimatesFromTable();
-  BeginRssLimit(s.config.rss_limit);
-  BeginTimeline(s.config.timeline_period_ms);
-  if (s.config.peak_profile) BeginPeakTracking(s.est_alloc.load());
-  s.baselines.alloc = s.est_alloc.load();
-  s.baselines.freed = s.est_free.load();
-  s.baselines.high_water = s.baselines.alloc - s.baselines.freed;
-  s.peak_inuse.store(s.baselines.high_water);
-  s.thresholds.last_dump_time_ns.store(NowNs());
+  BeginRssLimit(g_profiler.config.rss_limit);
+  BeginTimeline(g_profiler.config.timeline_period_ms);
+  if (g_profiler.config.peak_profile) BeginPeakTracking(g_profiler.est_alloc.load());
+  g_profiler.baselines.alloc = g_profiler.est_alloc.load();
+  g_profiler.baselines.freed = g_profiler.est_free.load();
+  g_profiler.baselines.high_water = g_profiler.baselines.alloc - g_profiler.baselines.freed;
+  g_profiler.peak_inuse.store(g_profiler.baselines.high_water);
+  g_profiler.thresholds.last_dump_time_ns.store(NowNs());
   UpdateThresholdsLocked();
 }
 
@@ -149,13 +158,13 @@ void RenameDumpsForChildLocked() {
 }
 
 void ExitDump() {
-  ProfilerState& s = g_profiler;
-  if (!s.profiling.load()) return;
-  internal::SpinLockHolder h(&s.lock);
-  if (!s.profiling.load() || s.exiting.exchange(true)) return;
-  int64_t inuse = s.est_alloc.load() - s.est_free.load();
+  if (!g_profiler.profiling.load()) return;
+  internal::SpinLockHolder h(&g_profiler.lock);
+  if (!g_profiler.profiling.load() || g_profiler.exiting.exchange(true)) return;
+  int64_t inuse = g_profiler.est_alloc.load() - g_profiler.est_free.load();
   if (inuse < 0) inuse = 0;
-  const int64_t peak = s.peak_inuse.load() > inuse ? s.peak_inuse.load() : inuse;
+  const int64_t most_inuse = g_profiler.peak_inuse.load();
+  const int64_t peak = most_inuse > inuse ? most_inuse : inuse;
   char now[32], most[32], reason[96];
   FormatAmount(inuse, now, sizeof(now));
   FormatAmount(peak, most, sizeof(most));

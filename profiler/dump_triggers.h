@@ -9,16 +9,8 @@
 
 #include "profiler/output_sink.h"
 #include "profiler/profiler_state.h"
-#include "alloc/sample_weight.h"
 
 namespace heapkit::prof {
-
-// The estimated bytes behind one recorded object of `size` bytes at sampling rate `rate`.
-inline int64_t EstimateBytes(size_t size, int64_t rate) {
-  if (rate <= 1) return static_cast<int64_t>(size);
-  return static_cast<int64_t>(alloc::SampleBytesEstimate(static_cast<double>(size),
-                                                  static_cast<double>(rate)));
-}
 
 // Out-of-line half of MaybeDump: a threshold was crossed.
 void DumpIfTriggered(int64_t alloc, int64_t freed);
@@ -40,19 +32,19 @@ inline void MaybeDump() {
 
 // Caller holds the state lock and profiling is on. Writes the next dump file (DumpFiles),
 // logs `reason`, moves the baselines and thresholds on. False if the file could not be written.
-bool DumpLocked(const char* reason);
+bool DumpLocked(const char* reason) HEAPKIT_REQUIRES(g_profiler.lock);
 
 // Caller holds the state lock. Sets the prefix (`prefix` fits PATH_MAX), re-bases the totals on
 // the table and sets the baselines and thresholds. Dump numbering continues across Stop/Start.
-void BeginProfilingLocked(const char* prefix);
+void BeginProfilingLocked(const char* prefix) HEAPKIT_REQUIRES(g_profiler.lock);
 
 // The final dump, once: at exit() before global destructors (registered when main() starts,
 // heapcheck/startup.cc; the atexit handler registered at profiling start is the fallback when
 // main() was not seen), "Exiting, N MB in use (peak M MB)".
-void ExitDump();
+void ExitDump() HEAPKIT_EXCLUDES(g_profiler.lock);
 
 // Forked child, state lock held: dumps go to <prefix>_<pid>.NNNN.heap, numbered from .0001.
-void RenameDumpsForChildLocked();
+void RenameDumpsForChildLocked() HEAPKIT_REQUIRES(g_profiler.lock);
 
 // Writes the table as a legacy profile (heapprofile or heap_v2/<rate> per the current rate):
 // the dumps, and MallocExtension::GetHeapSample (startup.cc).

@@ -68,14 +68,13 @@ bool UsablePrefix(const char* prefix) {
 
 bool StartHeapProfiling(const char* prefix) {
   if (!UsablePrefix(prefix)) return false;
-  ProfilerState& s = g_profiler;
   {
-    internal::SpinLockHolder h(&s.lock);
-    if (s.profiling.load()) return true;
-    s.config = ReadProfilerConfig();
+    internal::SpinLockHolder h(&g_profiler.lock);
+    if (g_profiler.profiling.load()) return true;
+    g_profiler.config = ReadProfilerConfig();
     if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0)
       alloc::SetSampleParameter(kDefaultSampleParameter);
-    FitSamplingToIntervals(s.config);
+    FitSamplingToIntervals(g_profiler.config);
     BeginProfilingLocked(prefix);
   }
   EnableSampleRecording();
@@ -84,9 +83,10 @@ bool StartHeapProfiling(const char* prefix) {
   if (!Quiet()) internal::LogRaw("Starting tracking the heap");
   if (internal::Verbose())
     internal::Log("heap profiler: prefix %s, sample parameter %lld, stack depth %d", prefix,
-                  static_cast<long long>(alloc::GetSampleParameter()), s.config.stack_depth);
+                  static_cast<long long>(alloc::GetSampleParameter()),
+                  g_profiler.config.stack_depth);
   alloc::SetSlotFreeHook(&OnSlotFree);
-  s.profiling.store(true);
+  g_profiler.profiling.store(true);
   static std::atomic<bool> exit_registered{false};
   // The final dump, like gperftools; OnMainStart registers an earlier one (before destructors).
   if (!exit_registered.exchange(true)) atexit(&ExitDump);

@@ -8,8 +8,6 @@
 // (startup.cc).
 #pragma once
 
-#include <cstdint>
-
 namespace heapkit::prof {
 
 bool StartHeapProfiling(const char* prefix);
@@ -22,14 +20,5 @@ bool DumpHeapProfileNow(const char* reason);
 // before main gets its exit dump registered now, so it runs at exit() before the destructors of
 // globals built before main, which would otherwise have freed what the program held.
 void OnMainStart();
-
-// Bucket size key (sampled mode): log2 with two fraction bits, so objects in one bucket differ
-// in size by < 19% and the per-line un-sampling is accurate. 0 when every allocation is kept.
-inline uint32_t SizeKey(uint64_t size, int64_t rate) {
-  if (rate <= 1) return 0;
-  if (size < 8) return static_cast<uint32_t>(size);
-  int log = 63 - __builtin_clzll(size);
-  return static_cast<uint32_t>(8 + (log - 3) * 4 + ((size >> (log - 2)) & 3));
-}
 
 }  // namespace heapkit::prof

@@ -3,7 +3,7 @@
 
 #include "profiler/allocator_frame_filter.h"
 #include "profiler/lifetime_table.h"
-#include "profiler/profiler_config.h"
+#include "profiler/profiler_basics.h"
 #include "profiler/profiler_state.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"

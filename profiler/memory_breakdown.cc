@@ -12,9 +12,9 @@
 #include "alloc/stats.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/span_occupancy.h"
-#include "profiler/dump_triggers.h"
 #include "profiler/stack_table.h"
 #include "profiler/object_times_dump.h"
+#include "profiler/sample_estimate.h"
 #include "profiler/stack_residency.h"
 
 namespace heapkit::prof {

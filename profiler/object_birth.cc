@@ -3,7 +3,7 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
-#include "profiler/profiler_config.h"
+#include "profiler/profiler_basics.h"
 
 namespace heapkit::prof {
 

@@ -3,10 +3,10 @@
 
 #include "alloc/internal/arena.h"
 #include "alloc/observer_hooks.h"
-#include "profiler/dump_triggers.h"
 #include "profiler/lifetime_table.h"
 #include "profiler/object_birth.h"
-#include "profiler/profiler_config.h"
+#include "profiler/profiler_basics.h"
+#include "profiler/sample_estimate.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 

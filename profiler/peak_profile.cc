@@ -8,8 +8,8 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/peak_tracker.h"
-#include "profiler/profiler_config.h"
-#include "profiler/profiler_state.h"
+#include "profiler/profiler_basics.h"
+#include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -91,13 +91,10 @@ bool WritePeakFile(const char* file, PeakScope scope) {
 
 }  // namespace
 
-bool WritePeakProfileLocked() {
-  if (!g_profiler.config.peak_profile || !PeakTrackingOn()) return true;
-  char file[DumpFiles::kMaxName];
-  g_profiler.files.IntervalPeakName(file, sizeof(file));
-  bool ok = WritePeakFile(file, PeakScope::kInterval);
+bool WritePeakProfileLocked(const char* interval_file, const char* file) {
+  if (!PeakTrackingOn()) return true;
+  bool ok = WritePeakFile(interval_file, PeakScope::kInterval);
   ResetIntervalPeak();
-  g_profiler.files.PeakName(file, sizeof(file));
   return WritePeakFile(file, PeakScope::kSinceStart) && ok;
 }
 

@@ -16,9 +16,10 @@
 
 namespace heapkit::prof {
 
-// Caller holds the state lock, profiling is on, the dump's name was just taken. Writes both
-// peak profiles if HEAP_PROFILE_PEAK is on and starts the next interval; logs a failure.
-// True if they were written or it is off.
-bool WritePeakProfileLocked();
+// Caller holds the state lock, profiling is on with HEAP_PROFILE_PEAK, the dump's name was just
+// taken. Writes both peak profiles — `interval_file` (<prefix>.peak.NNNN.heap) and `file`
+// (<prefix>.peak.heap), named by the caller (profiler_state.h, DumpFiles) — and starts the next
+// interval; logs a failure. True if they were written or peak tracking is off.
+bool WritePeakProfileLocked(const char* interval_file, const char* file);
 
 }  // namespace heapkit::prof

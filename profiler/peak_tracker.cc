@@ -16,7 +16,7 @@ namespace heapkit::prof {
 namespace {
 
 // CLOCK_MONOTONIC in nanoseconds (the tracker is built without the profiler's control files,
-// for its unit test; the same clock as profiler_config.h's NowNs).
+// for its unit test; the same clock as profiler_basics.h's NowNs).
 int64_t MonotonicNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,8 +1,5 @@
 #include "profiler/profiler_config.h"
 
-#include <string.h>
-#include <time.h>
-
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
@@ -46,19 +43,6 @@ void FitSamplingToIntervals(const ProfilerConfig& config) {
                   "%lld bytes; sampling every %lld bytes for this run",
                   static_cast<long long>(smallest), static_cast<long long>(period),
                   static_cast<long long>(lowered));
-}
-
-bool Quiet() { return internal::VerboseLevel() < 0; }
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-const char* ErrName(int err) {
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : "unknown error";
 }
 
 }  // namespace heapkit::prof

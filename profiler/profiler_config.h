@@ -1,5 +1,5 @@
-// HEAPPROFILE's settings (README.md "Environment variables") and the few helpers every part of
-// the profiler shares.
+// HEAPPROFILE's settings (README.md "Environment variables"). The settings of a feature with a
+// file of its own (rss_limit.h, timeline.h) are read by that file; this one gathers them.
 //
 // The settings are read once per profiling start, under the state lock, into the profiler
 // state (profiler_state.h, ProfilerState::config), which says who may write them afterwards.
@@ -7,13 +7,13 @@
 
 #include <cstdint>
 
+#include "profiler/profiler_basics.h"
 #include "profiler/rss_limit.h"
 #include "profiler/stack_capture.h"
 
 namespace heapkit::prof {
 
 inline constexpr int64_t kDefaultSampleParameter = 512 * 1024;
-inline constexpr int64_t kMiB = 1 << 20;
 
 struct ProfilerConfig {
   int64_t allocation_interval = int64_t{1} << 30;
@@ -33,12 +33,5 @@ ProfilerConfig ReadProfilerConfig();
 // interval shorter than a few periods fires late and irregularly. Below 8 periods of `config`'s
 // smallest interval, samples every interval/8 bytes for this run instead.
 void FitSamplingToIntervals(const ProfilerConfig& config);
-
-// PERFTOOLS_VERBOSE < 0: no "Starting…"/"Dumping…" lines.
-bool Quiet();
-// CLOCK_MONOTONIC in nanoseconds.
-int64_t NowNs();
-// "ENOENT" for ENOENT; never nullptr.
-const char* ErrName(int err);
 
 }  // namespace heapkit::prof

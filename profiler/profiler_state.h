@@ -20,6 +20,11 @@
 //    is in use (BeginProfilingLocked).
 //  * The thresholds are relaxed atomics written under lock after each dump and at each start.
 //  * After the exit dump (exiting) no other dump is written.
+//
+// clang's -Wthread-safety checks what the compiler can: files and baselines are GUARDED_BY the
+// lock, and the functions that work on them under it say so (HEAPKIT_REQUIRES, dump_triggers.h).
+// config is not annotated: it is written under the lock but read without it (the sampling path
+// reads stack_depth), which the analysis cannot express; the atomics need no lock.
 #pragma once
 
 #include <limits.h>
@@ -86,8 +91,8 @@ struct ProfilerState {
   // The largest estimated in-use total seen since profiling started (named by the exit line).
   std::atomic<int64_t> peak_inuse{0};
   DumpThresholds thresholds;
-  DumpBaselines baselines;
-  DumpFiles files;
+  DumpBaselines baselines HEAPKIT_GUARDED_BY(lock);
+  DumpFiles files HEAPKIT_GUARDED_BY(lock);
   // Forked child: restart the helper thread at the next sampled allocation (profiler_thread.h).
   std::atomic<bool> helper_restart{false};
 };

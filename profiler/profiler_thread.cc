@@ -13,7 +13,7 @@
 #include "profiler/profiler_state.h"
 #include "profiler/rss_limit.h"
 #include "profiler/timeline.h"
-#include "profiler/sample_recorder.h"
+#include "profiler/thread_recording.h"
 
 namespace heapkit::prof {
 
@@ -43,23 +43,24 @@ int PollTimeoutMs(int64_t interval_ns) {
 
 void* HelperMain(void*) {
   pthread_setname_np(pthread_self(), "heapkit-prof");
-  ProfilerState& s = g_profiler;
   for (;;) {
-    const int64_t interval_ns = s.config.time_interval_sec * 1000000000;
+    const int64_t interval_ns = g_profiler.config.time_interval_sec * 1000000000;
     pollfd pfd{g_pipe[0], POLLIN, 0};
     int r = poll(&pfd, 1, PollTimeoutMs(interval_ns));
-    if (s.exiting.load(std::memory_order_relaxed)) continue;
+    if (g_profiler.exiting.load(std::memory_order_relaxed)) continue;
     bool signalled = false;
     if (r > 0 && (pfd.revents & POLLIN)) {
       char buf[64];
       ssize_t n = read(g_pipe[0], buf, sizeof(buf));
       signalled = n > 0;
     }
-    internal::SpinLockHolder h(&s.lock);
-    if (!s.profiling.load(std::memory_order_relaxed) || s.exiting.load()) continue;
+    internal::SpinLockHolder h(&g_profiler.lock);
+    if (!g_profiler.profiling.load(std::memory_order_relaxed) || g_profiler.exiting.load())
+      continue;
     if (signalled) DumpLocked("signal");
     if (interval_ns > 0) {
-      int64_t since = NowNs() - s.thresholds.last_dump_time_ns.load(std::memory_order_relaxed);
+      const std::atomic<int64_t>& last = g_profiler.thresholds.last_dump_time_ns;
+      int64_t since = NowNs() - last.load(std::memory_order_relaxed);
       if (since >= interval_ns) {
         char reason[64];
         internal::FormatTo(reason, sizeof(reason), "%lld sec since the last dump",
@@ -68,7 +69,8 @@ void* HelperMain(void*) {
       }
     }
     TimelineTickLocked();
-    CheckRssLimitLocked();
+    char rss_reason[160];
+    if (CheckRssLimitLocked(rss_reason, sizeof(rss_reason))) DumpLocked(rss_reason);
   }
   return nullptr;
 }

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <initializer_list>
+
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/profiler_config.h"
-#include "profiler/profiler_state.h"
+#include "profiler/profiler_basics.h"
 
 namespace heapkit::prof {
 namespace {
@@ -184,23 +184,22 @@ void BeginRssLimit(const RssLimitSetting& setting) {
 
 bool RssLimitOn() { return g_rss.limit > 0; }
 
-void CheckRssLimitLocked() {
-  if (g_rss.limit <= 0) return;
+bool CheckRssLimitLocked(char* reason, size_t size) {
+  if (g_rss.limit <= 0) return false;
   if (g_rss.pid != static_cast<int>(getpid())) BeginRssLimit(g_rss.setting);  // forked child
-  if (g_rss.limit <= 0) return;
+  if (g_rss.limit <= 0) return false;
   const int64_t now = CurrentFigure();
-  if (now < 0) return;
+  if (now < 0) return false;
   if (!g_rss.armed) {
     if (now < g_rss.limit / 10 * 9) g_rss.armed = true;
-    return;
+    return false;
   }
-  if (now < g_rss.limit) return;
+  if (now < g_rss.limit) return false;
   g_rss.armed = false;
-  char reason[160];
-  internal::FormatTo(reason, sizeof(reason), "%s %lld MB reached the limit of %lld MB",
+  internal::FormatTo(reason, size, "%s %lld MB reached the limit of %lld MB",
                      g_rss.cgroup ? "cgroup memory" : "RSS", static_cast<long long>(now / kMiB),
                      static_cast<long long>(g_rss.limit / kMiB));
-  DumpLocked(reason);
+  return true;
 }
 
 }  // namespace heapkit::prof

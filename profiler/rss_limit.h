@@ -16,6 +16,7 @@
 // figure hovering at the limit does not write a dump per check.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace heapkit::prof {
@@ -38,7 +39,8 @@ inline constexpr int kRssLimitPollMs = 100;
 void BeginRssLimit(const RssLimitSetting& setting);
 // Whether a check is armed (the helper thread polls every kRssLimitPollMs).
 bool RssLimitOn();
-// The helper thread's check, state lock held, profiling on: dumps at a crossing.
-void CheckRssLimitLocked();
+// The helper thread's check, state lock held, profiling on: true at a crossing, with the dump's
+// reason ("RSS 100 MB reached the limit of 96 MB") in reason[0..size); the caller dumps.
+bool CheckRssLimitLocked(char* reason, size_t size);
 
 }  // namespace heapkit::prof

@@ -10,7 +10,6 @@
 #include "profiler/allocator_frame_filter.h"
 #include "profiler/calibration.h"
 #include "profiler/dump_triggers.h"
-#include "profiler/heap_profiler.h"
 #include "profiler/lifetime_recorder.h"
 #include "profiler/object_birth.h"
 #include "profiler/on_demand_library.h"
@@ -19,13 +18,11 @@
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/runtime_symbols.h"
+#include "profiler/sample_estimate.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
-
-// HeapLeakChecker::Disabler: this thread's sampled allocations are not recorded.
-__thread bool tls_recording_disabled __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 
@@ -270,7 +267,5 @@ void EnableSampleRecording() {
   if (!RuntimeIsSharedObject()) FindStaticAllocatorFrames();
   g_recording.store(true, std::memory_order_release);
 }
-
-void SetThreadRecordingDisabled(bool disabled) { tls_recording_disabled = disabled; }
 
 }  // namespace heapkit::prof

@@ -8,16 +8,17 @@
 //    state (profiler_state.h) and check the dump triggers (dump_triggers.h).
 //  * Recording, once enabled (EnableSampleRecording), stays on for the life of the process:
 //    the table also serves GetHeapSample and heapcheck.
-//  * tls_recording_disabled (initial-exec TLS: reading it never allocates) drops this thread's
-//    sampled allocations; frees of recorded objects are still accounted.
+//  * A thread whose recording switch is off (thread_recording.h) has its sampled allocations
+//    dropped; frees of recorded objects are still accounted.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
-namespace heapkit::prof {
+// Part of recording's API (heapcheck/ turns a thread's recording off through it).
+#include "profiler/thread_recording.h"
 
-extern __thread bool tls_recording_disabled __attribute__((tls_model("initial-exec")));
+namespace heapkit::prof {
 
 // Makes sure sampled allocations are recorded in the table: registers the profiler's sampling
 // observer if HEAPPROFILE / TCMALLOC_SAMPLE_PARAMETER did not already. Idempotent and
@@ -27,11 +28,6 @@ void EnableSampleRecording();
 
 // True once EnableSampleRecording has registered the observer.
 bool SampleRecordingOn();
-
-// Stops (true) or resumes (false) recording the calling thread's sampled allocations (for
-// HeapLeakChecker::Disabler). Frees of already-recorded objects are still accounted. Not
-// nested: the caller keeps its own depth count. A thread-local flag; async-signal-safe.
-void SetThreadRecordingDisabled(bool disabled);
 
 // The slot-free hook set while profiling: exact-mode slot records are freed by the allocator
 // itself (alloc::TakeObjectSlot); this counts their bytes for the deallocation and in-use

@@ -34,6 +34,7 @@ bool DecodeAllocationSlot(uint64_t slot, AllocationStack* stack, size_t* request
 // runs; no per-bucket counts are built). For sizing snapshots.
 size_t RecordedLiveObjects();
 
-// Recording itself (EnableSampleRecording, SetThreadRecordingDisabled): sample_recorder.h.
+// Recording itself: EnableSampleRecording (sample_recorder.h), SetThreadRecordingDisabled
+// (thread_recording.h).
 
 }  // namespace heapkit::prof

@@ -101,7 +101,7 @@ struct StackRef {
 struct Bucket {
   uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
   uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
-  uint16_t size_key;       // SizeKey (heap_profiler.h: < 256)
+  uint16_t size_key;       // SizeKey (sample_estimate.h: < 256)
   uint16_t depth;          // frames of the stack (<= kMaxStackDepth)
   std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
   // Every recorded allocation (cumulative).

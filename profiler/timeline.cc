@@ -15,8 +15,8 @@
 #include "profiler/legacy_writer.h"
 #include "profiler/output_sink.h"
 #include "profiler/peak_tracker.h"
-#include "profiler/profiler_config.h"
-#include "profiler/profiler_state.h"
+#include "profiler/profiler_basics.h"
+#include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -284,10 +284,8 @@ void TimelineTickLocked() {
   if (t.next_ns <= now) t.next_ns = now + t.period_ms * 1000000;
 }
 
-void WriteTimelineLocked() {
+void WriteTimelineLocked(const char* file) {
   if (g_timeline.period_ms <= 0) return;
-  char file[DumpFiles::kMaxName];
-  g_profiler.files.TimelineName(file, sizeof(file));
   const int64_t rate = alloc::GetSampleParameter();
   LegacyProfile p;
   p.kind = rate <= 1 ? ProfileKind::kHeapExact : ProfileKind::kHeapSampled;

@@ -43,8 +43,8 @@ void BeginTimeline(int64_t period_ms);
 int TimelinePollMs();
 // The helper thread, state lock held: records the rows that are due.
 void TimelineTickLocked();
-// With each dump (state lock held): writes <prefix>.timeline.heap if the timeline is on; logs
-// a failure.
-void WriteTimelineLocked();
+// With each dump (state lock held): writes `file` (<prefix>.timeline.heap, named by the caller:
+// profiler_state.h, DumpFiles) if the timeline is on; logs a failure.
+void WriteTimelineLocked(const char* file);
 
 }  // namespace heapkit::prof

@@ -3,9 +3,10 @@
 # by clang with its thread-safety analysis as errors (-DHEAPKIT_THREAD_SAFETY_ANALYSIS=ON:
 # -Wthread-safety -Werror; the annotations are alloc/internal/thread_annotations.h), in
 # ${HEAPKIT_TSA_BUILD_DIR:-build-thread-safety}. First proves the analysis is on: a guarded
-# variable read without its lock must not compile. Then builds the runtime's object libraries
-# only (no linking, no tests, no pprof-tool), at -O0. Exit status 0 when both hold, 77 without
-# clang++ (tests/scripts/install_deps.sh installs it).
+# variable read without its lock must not compile, nor the profiler state's dump files read
+# without the state lock. Then builds the runtime's object libraries only (no linking, no tests,
+# no pprof-tool), at -O0. Exit status 0 when both hold, 77 without clang++
+# (tests/scripts/install_deps.sh installs it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${HEAPKIT_TSA_BUILD_DIR:-$root/build-thread-safety}
@@ -22,6 +23,18 @@ if out=$(clang++ -std=c++20 -I"$root" -fsyntax-only -Wthread-safety -Werror \
   echo "FAIL: a guarded read without its lock compiled: the annotations are not seen"; exit 1
 fi
 grep -q "requires holding mutex 'lock'" <<<"$out" ||
+  { echo "FAIL: unexpected compiler output:"; echo "$out"; exit 1; }
+# The profiler state's annotations (profiler/profiler_state.h): its dump files read without the
+# state lock must not compile either.
+cat >"$build/profiler_violation.cc" <<'CC'
+#include "profiler/profiler_state.h"
+void NameWithoutTheLock(char* out) { heapkit::prof::g_profiler.files.NextName(out, 16); }
+CC
+if out=$(clang++ -std=c++20 -I"$root" -fsyntax-only -Wthread-safety -Werror \
+           "$build/profiler_violation.cc" 2>&1); then
+  echo "FAIL: the profiler's dump files were read without the state lock and it compiled"; exit 1
+fi
+grep -q "requires holding mutex 'g_profiler.lock'" <<<"$out" ||
   { echo "FAIL: unexpected compiler output:"; echo "$out"; exit 1; }
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DHEAPKIT_THREAD_SAFETY_ANALYSIS=ON \

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-#include "profiler/heap_profiler.h"
+#include "profiler/sample_estimate.h"
 
 namespace heapkit::prof {
 namespace {
