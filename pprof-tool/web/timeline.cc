@@ -393,11 +393,13 @@ void TimelineDrawing::AppendMarks(std::string* out) const {
   char at[64] = "";
   if (timed_) snprintf(at, sizeof at, " at %.10g s", std::round((chart_.dump_times[d] - origin_) * 1000) / 1000);
   const std::string label = "peak " + Format(value(chart_.peak)) + at;
+  const bool right_half = X(d) > kLeft + plot_w_ / 2;  // the label on the side with room
   *out += "<g class=\"peak\" data-column=\"" + std::to_string(d) + "\"><line x1=\"" + Num(X(d)) +
           "\" x2=\"" + Num(X(d)) + "\" y1=\"" + Num(kTop) + "\" y2=\"" + Num(kTop + plot_h_) +
           "\" stroke=\"#d62728\" stroke-dasharray=\"3 3\"/><circle cx=\"" + Num(X(d)) +
           "\" cy=\"" + Num(Y(value(chart_.peak))) + "\" r=\"3.5\" fill=\"#d62728\"/><text x=\"" +
-          Num(X(d) + 4) + "\" y=\"" + Num(kTop + 12) + "\" fill=\"#d62728\">" + EscapeXml(label) +
+          Num(right_half ? X(d) - 4 : X(d) + 4) + "\" y=\"" + Num(kTop + 12) + "\"" +
+          (right_half ? " text-anchor=\"end\"" : "") + " fill=\"#d62728\">" + EscapeXml(label) +
           "</text></g>\n";
 }
 

@@ -81,7 +81,7 @@ TEST(Web, QueryParsing) {
   EXPECT_FALSE(ParseViewQuery({{"f", std::string(kMaxQueryValue + 1, 'a')}}, &bad, &error));
   ViewQuery window;
   ASSERT_TRUE(ParseViewQuery({{"window", "1.5:3"}, {"f", "x"}}, &window, &error));
-  EXPECT_EQ(window.Encode(), "f=x&window=1.5%3A3");
+  EXPECT_EQ(window.Encode(), "si=inuse_space&f=x&window=1.5%3A3");
 }
 
 class WebUiTest : public testing::Test {
@@ -372,7 +372,7 @@ TEST_F(WebUiTest, RuntimeTimelineViewAndWindow) {
   EXPECT_NE(top.body.find("Timeline window 0:1 s: the top stacks at its peak, 0.200 s"),
             std::string::npos);
   // Each row's column links to the top table of that row alone.
-  EXPECT_NE(view.body.find("href=\"/ui/top?window=0.300:0.300\""), std::string::npos);
+  EXPECT_NE(view.body.find("href=\"/ui/top?si=inuse_space&amp;window=0.300:0.300\""), std::string::npos);
   for (const char* bad : {"x", "2:1", "5:6"}) {
     WebResponse r = ui.Handle("/ui/timeline", Params{{"window", bad}});
     EXPECT_EQ(r.status, 400) << bad;
