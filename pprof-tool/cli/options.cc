@@ -88,8 +88,9 @@ void DefineReportOptions(CLI::App& app, RawOptions& r) {
                "Read maps lines and hex addresses from stdin, print '0x<addr> <name>' per address. "
                "E.g. cat maps addrs | pprof-tool --symbols")->group(g);
   app.add_option("--timeline", r.timeline,
-                 "In-use memory over several dumps as a stacked-area SVG, one band per top-10 function. "
-                 "E.g. --timeline=t.svg ./prog prof.*.heap")
+                 "In-use memory over several dumps as a stacked-area SVG, one band per top-10 function; "
+                 "of a runtime timeline (<prefix>.timeline.heap) its rows as text, or its chart for "
+                 "an .svg file. E.g. --timeline=t.svg ./prog prof.*.heap")
       ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
   app.add_flag("--proto", r.proto, "Gzipped profile.proto for go tool pprof and profiling servers. E.g. --proto -o heap.pb.gz")->group(g);
 }
@@ -188,7 +189,8 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--window", o.timeline_window,
                  "With --timeline of a runtime timeline (<prefix>.timeline.heap, "
                  "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "
-                 "profiling start. E.g. --timeline --window=1.5:3 prof.timeline.heap")
+                 "profiling start (with an .svg file: shaded in the chart; with --http: the "
+                 "window shown first). E.g. --timeline --window=1.5:3 prof.timeline.heap")
       ->option_text("T0:T1")->group(g);
   app.add_option("--lifetime", o.lifetime,
                  "Allocations by lifetime (dumps written with HEAP_PROFILE_LIFETIMES=1): <D or >D "

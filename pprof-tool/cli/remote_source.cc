@@ -150,19 +150,26 @@ bool IsRemoteSource(const std::string& name) {
   return name.compare(0, 7, "http://") == 0 || name.compare(0, 8, "https://") == 0;
 }
 
-bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options, std::string* body,
-                        std::string* error) {
-  ParsedUrl u;
-  if (!ParseHttpUrl(url, &u, error)) return false;
-  const std::string target = WithSeconds(u.target, options.seconds);
-  double timeout = options.timeout;
-  if (timeout <= 0) timeout = options.seconds > 0 ? options.seconds * 1.5 : 60;
+namespace {
+
+// One GET's outcome: what came back, and whether it was cut (over the cap, past the deadline).
+struct Transfer {
+  httplib::Result result;
+  bool too_large = false;
+  bool too_slow = false;
+  double elapsed = 0;  // seconds
+};
+
+// GETs `target` into *body, bounded by `timeout` seconds in all and by `max_bytes`: httplib's
+// own timeouts are per read, so a server that trickles bytes (a head sent a byte at a time
+// too) would never trip them; a watchdog shuts the connection down at the deadline.
+Transfer GetWithDeadline(const ParsedUrl& u, const std::string& target, double timeout,
+                         size_t max_bytes, std::string* body) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(timeout));
   const time_t whole = static_cast<time_t>(timeout);
   const long micros = static_cast<long>((timeout - whole) * 1e6);
-
   httplib::Client client(u.host, u.port);
   client.set_connection_timeout(whole, micros);
   client.set_read_timeout(whole, micros);
@@ -174,10 +181,9 @@ bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& option
   body->clear();
   bool too_large = false;
   std::atomic<bool> too_slow{false};
-  // Returning false cancels the transfer: over the cap, or past the deadline (httplib's own
-  // timeouts are per read, so a server that trickles bytes would never trip them).
+  // Returning false cancels the transfer.
   auto receive = [&](const char* data, size_t length) {
-    if (body->size() + length > options.max_bytes) too_large = true;
+    if (body->size() + length > max_bytes) too_large = true;
     if (std::chrono::steady_clock::now() > deadline) too_slow = true;
     if (too_large || too_slow) return false;
     body->append(data, length);
@@ -188,8 +194,6 @@ bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& option
     return !too_slow;
   };
   const httplib::Headers headers = {{"Accept-Encoding", "identity"}};
-  // The whole fetch's deadline, whatever the server does (a head sent a byte at a time too):
-  // a watchdog shuts the connection down when it passes.
   std::mutex mutex;
   std::condition_variable finished;
   bool done = false;
@@ -200,45 +204,65 @@ bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& option
       client.stop();
     }
   });
-  httplib::Result result = client.Get(target, headers, receive, progress);
+  Transfer t{client.Get(target, headers, receive, progress)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     done = true;
   }
   finished.notify_one();
   watchdog.join();
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.too_large = too_large;
+  t.too_slow = too_slow;
+  t.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return t;
+}
+
+// The transfer judged: a profile's bytes in *body, or one line in *error.
+bool JudgeTransfer(const std::string& url, const ParsedUrl& u, const RemoteFetchOptions& options,
+                   double timeout, const Transfer& t, std::string* body, std::string* error) {
   const std::string what = "fetching " + url;
-  if (too_large) {
+  if (t.too_large) {
     *error = what + ": the answer is larger than " + std::to_string(options.max_bytes >> 20) + " MiB";
     return false;
   }
-  if (too_slow || (!result && elapsed >= timeout * 0.95)) {
+  if (t.too_slow || (!t.result && t.elapsed >= timeout * 0.95)) {
     char seconds[32];
     snprintf(seconds, sizeof seconds, "%g", timeout);
     *error = what + ": timed out after " + seconds + " s (--timeout)";
     return false;
   }
-  if (!result) {
-    if (result.error() == httplib::Error::Connection)
+  if (!t.result) {
+    if (t.result.error() == httplib::Error::Connection)
       *error = what + ": " + ConnectFailure(u, timeout);
     else
-      *error = what + ": " + httplib::to_string(result.error());
+      *error = what + ": " + httplib::to_string(t.result.error());
     return false;
   }
-  if (result->status != 200) {
-    const std::string message = FirstLine(body->empty() ? result->body : *body);
-    *error = what + ": HTTP " + std::to_string(result->status) +
+  if (t.result->status != 200) {
+    const std::string message = FirstLine(body->empty() ? t.result->body : *body);
+    *error = what + ": HTTP " + std::to_string(t.result->status) +
              (message.empty() ? "" : " (" + message + ")");
     return false;
   }
-  if (body->empty()) *body = result->body;
+  if (body->empty()) *body = t.result->body;
   if (body->empty()) {
     *error = what + ": the answer is empty, not a profile";
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options, std::string* body,
+                        std::string* error) {
+  ParsedUrl u;
+  if (!ParseHttpUrl(url, &u, error)) return false;
+  const std::string target = WithSeconds(u.target, options.seconds);
+  double timeout = options.timeout;
+  if (timeout <= 0) timeout = options.seconds > 0 ? options.seconds * 1.5 : 60;
+  const Transfer t = GetWithDeadline(u, target, timeout, options.max_bytes, body);
+  return JudgeTransfer(url, u, options, timeout, t, body, error);
 }
 
 FetchedSources::~FetchedSources() {

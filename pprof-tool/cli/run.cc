@@ -19,10 +19,12 @@
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
 #include "pprof-tool/render/render.h"
+#include "pprof-tool/report/leaf_names.h"
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/report/source_files.h"
+#include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
 #include "pprof-tool/web/web_server.h"
 
@@ -161,10 +163,26 @@ int WriteTimeline(const CliOptions& o, const LoadedProfiles& in, const PipelineO
   return Emit(TimelineSvg(chart, style), o.output);
 }
 
+// --timeline=<file>.svg of a runtime timeline: its chart, --window shaded.
+int WriteRuntimeTimelineSvg(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
+                            const PipelineOptions& po, Warnings* warnings) {
+  TimelineChart chart;
+  BuildRuntimeTimelineChart(
+      views.runtime_timeline,
+      RuntimeTimelineStackNames(views.runtime_timeline, in.profile, *in.symbolizer, po),
+      views.window.text.empty() ? nullptr : &views.window, po.view.show_bytes, &chart);
+  warnings->Flush();
+  TimelineStyle style;
+  style.title = "Runtime timeline";
+  style.show_bytes = po.view.show_bytes;
+  if (!in.program_name.empty()) style.title += ": " + Basename(in.program_name);
+  return Emit(TimelineSvg(chart, style), o.output);
+}
+
 // --http: serves the loaded profiles until SIGINT/SIGTERM. The command line's filters are
 // checked once first, so a bad regex is a usage error rather than a page of errors.
-int ServeProfiles(const CliOptions& o, const LoadedProfiles& in, const PipelineOptions& po,
-                  Warnings* warnings) {
+int ServeProfiles(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
+                  const PipelineOptions& po, Warnings* warnings) {
   ListenAddress address;
   std::string error;
   if (!ParseListenAddress(o.http, &address, &error)) return Fail(error);
@@ -185,6 +203,10 @@ int ServeProfiles(const CliOptions& o, const LoadedProfiles& in, const PipelineO
   web.diff = in.has_base;
   web.title = Title(o, in);
   web.sources = SourceAccessFor(o, in.sum, in.dumps);
+  if (views.is_runtime_timeline) {
+    web.runtime_timeline = &views.runtime_timeline;
+    web.first_window = views.window.text;
+  }
   return ServeWebUi(web, address, !o.no_browser);
 }
 
@@ -282,14 +304,17 @@ int Dispatch(const CliOptions& o, const LoadedProfiles& in, const TimeViews& vie
     case ReportKind::kProto: return WriteProto(o, in, po, warnings);
     case ReportKind::kTimeline:
       if (views.timeline_rows) {
-        std::string out =
-            RuntimeTimelineText(views.runtime_timeline, *in.symbolizer, po.view.show_bytes);
+        std::string out = RuntimeTimelineText(
+            views.runtime_timeline,
+            RuntimeTimelineStackNames(views.runtime_timeline, in.profile, *in.symbolizer, po),
+            po.view.show_bytes);
         warnings->Flush();
         return Emit(out, o.output);
       }
+      if (views.timeline_svg) return WriteRuntimeTimelineSvg(o, in, views, po, warnings);
       if (views.is_runtime_timeline) return WriteReport(o, in, views, po, warnings);
       return WriteTimeline(o, in, po, warnings);
-    case ReportKind::kHttp: return ServeProfiles(o, in, po, warnings);
+    case ReportKind::kHttp: return ServeProfiles(o, in, views, po, warnings);
     default: return WriteReport(o, in, views, po, warnings);
   }
 }

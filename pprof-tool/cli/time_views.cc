@@ -8,6 +8,7 @@
 #include "pprof-tool/load/profile_file.h"
 #include "pprof-tool/model/dump_series.h"
 #include "pprof-tool/model/value_format.h"
+#include "pprof-tool/report/leaf_names.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -41,23 +42,35 @@ bool ApplyObjectTimeView(const CliOptions& o, LoadedProfiles* in, TimeViews* vie
   return ApplySinceView(o.since, dump_n, &in->profile, &views->notes, &views->age_hints, error);
 }
 
-// --timeline of one runtime timeline file: its rows, or --window's peak as a text report.
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// --timeline or --http of one runtime timeline file: its rows as text, its chart (an .svg
+// output), or --window's peak as a text report (the web UI applies the window itself).
 bool ApplyRuntimeTimeline(const CliOptions& o, const std::vector<std::string>& files,
                           LoadedProfiles* in, TimeViews* views, std::string* error) {
-  views->is_runtime_timeline = o.report == ReportKind::kTimeline && files.size() == 1 &&
+  const bool timeline = o.report == ReportKind::kTimeline;
+  views->is_runtime_timeline = (timeline || o.report == ReportKind::kHttp) &&
+                               files.size() == 1 &&
                                ReadRuntimeTimeline(files[0], &views->runtime_timeline, error);
   if (!error->empty()) return false;
   if (!o.timeline_window.empty() && !views->is_runtime_timeline) {
-    *error = "--window applies to --timeline of a runtime timeline (<prefix>.timeline.heap)";
+    *error = "--window applies to --timeline or --http of a runtime timeline (<prefix>.timeline.heap)";
     return false;
   }
-  views->timeline_rows = views->is_runtime_timeline && o.timeline_window.empty();
-  if (!views->is_runtime_timeline || o.timeline_window.empty()) return true;
-  Profile window;
-  if (!RuntimeTimelineWindow(views->runtime_timeline, in->profile, o.timeline_window, &window,
-                             &views->peak_description, error))
+  if (!views->is_runtime_timeline) return true;
+  views->timeline_svg = timeline && EndsWith(o.output, ".svg");
+  views->timeline_rows = timeline && !views->timeline_svg && o.timeline_window.empty();
+  if (o.timeline_window.empty()) return true;
+  if (!ParseRuntimeTimelineWindow(views->runtime_timeline, o.timeline_window, &views->window,
+                                  error)) {
+    *error = "--window=" + *error;
     return false;
-  in->profile = std::move(window);
+  }
+  if (!timeline || views->timeline_svg) return true;
+  in->profile = RuntimeTimelineRowProfile(views->runtime_timeline, in->profile, views->window,
+                                          &views->peak_description);
   return true;
 }
 
@@ -76,21 +89,7 @@ void TimeViews::Describe(const Profile& profile, Symbolizer& symbolizer,
   if (!peak_description.empty()) lines->insert(lines->begin() + at, peak_description);
   for (const std::string& note : notes) lines->push_back(note);
   for (const AgeHint& h : age_hints) {
-    Profile one = profile;
-    one.samples.clear();
-    RawSample s;
-    s.pcs = h.pcs;
-    s.value.inuse_bytes = s.value.alloc_bytes = s.value.inuse_objects = s.value.alloc_objects = 1;
-    s.raw = s.value;
-    one.samples.push_back(s);
-    PipelineOptions p = po;
-    p.view.focus = p.view.ignore = p.view.hide = p.view.show = "";
-    StackSamples named;
-    std::string error;
-    std::string site = "(unknown stack)";
-    if (BuildStackSamples(one, symbolizer, p, &named, &error) && !named.samples.empty() &&
-        !named.samples[0].frames.empty())
-      site = named.nodes[named.samples[0].frames[0].node].name;
+    const std::string site = LeafFunctionName(h.pcs, profile, symbolizer, po);
     lines->push_back("Age hint: " + site + ": " + FormatValue(h.growth, ValueUnit::kBytes) +
                      " growth, " + h.text);
   }

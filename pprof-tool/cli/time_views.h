@@ -1,6 +1,6 @@
 // The time views of the runtime's files, applied to what the load stage read and before the
 // pipeline runs: --peak's header line (peak_choice.h), a runtime timeline file under --timeline
-// and --window (runtime_timeline.h), --lifetime and --since (report/object_time_views.h).
+// or --http, and --window (model/runtime_timeline.h), --lifetime and --since (report/object_time_views.h).
 #pragma once
 
 #include <string>
@@ -19,8 +19,10 @@ struct TimeViews {
   std::vector<std::string> notes;  // header lines after the value type (--lifetime, --since)
   std::vector<AgeHint> age_hints;  // --since: one header line each, once named
   RuntimeTimeline runtime_timeline;
-  bool is_runtime_timeline = false;  // --timeline of one runtime timeline file
-  bool timeline_rows = false;        // ... without --window: its rows are the report
+  bool is_runtime_timeline = false;  // --timeline or --http of one runtime timeline file
+  bool timeline_rows = false;        // --timeline without --window or an .svg: the rows as text
+  bool timeline_svg = false;         // --timeline=<file>.svg (or -o): the chart
+  RuntimeTimelineWindow window;      // --window, checked (text "": none)
 
   // The report's extra header lines: the peak after the dump's line (at `at`), the notes and
   // age hints at the end (named through the pipeline, each hint's leaf frame).

@@ -133,31 +133,27 @@ bool ApplyLifetimeView(const LifetimeFilter& filter, Profile* profile,
   return true;
 }
 
-bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
-                    std::vector<std::string>* notes, std::vector<AgeHint>* hints,
-                    std::string* error) {
-  const ObjectTimes& times = profile->object_times;
-  if (times.ages_dump == 0) {
-    *error = profile->file + " has no age lines (dumps carry them with HEAP_PROFILE_AGES=1)";
-    return false;
-  }
+namespace {
+
+// --since's view of one allocation stack: its sampled live bytes at dump M by the interval
+// they were allocated in, and what it held at dump N.
+struct SinceStack {
+  double fresh = 0;       // allocated after dump N, live at M
+  double survivors = 0;   // allocated before dump N, live at M
+  double live_at_n = 0;   // live at dump N
+  std::vector<double> by_interval;
+};
+using SinceStacks = std::map<std::vector<uint64_t>, SinceStack>;
+
+// Dump M's age lines (un-sampled) per stack and interval, and dump N's live bytes per stack.
+SinceStacks GatherSinceStacks(int since, const Profile* dump_n, const Profile& profile) {
+  const ObjectTimes& times = profile.object_times;
   const int m = times.ages_dump;
-  if (since < 0 || since >= m) {
-    *error = "--since=" + std::to_string(since) + ": " + profile->file + " is dump " +
-             std::to_string(m) + "; choose 0 <= N < " + std::to_string(m);
-    return false;
-  }
-  const double rate = static_cast<double>(profile->sample_period);
-  struct Stack {
-    double fresh = 0;       // allocated after dump N, live at M
-    double survivors = 0;   // allocated before dump N, live at M
-    double live_at_n = 0;   // live at dump N
-    std::vector<double> by_interval;
-  };
-  std::map<std::vector<uint64_t>, Stack> stacks;
+  const double rate = static_cast<double>(profile.sample_period);
+  SinceStacks stacks;
   for (const AgeLine& a : times.ages) {
     const double bytes = a.count > 0 ? a.bytes * alloc::SampleScale(a.bytes / a.count, rate) : 0.0;
-    Stack& s = stacks[a.pcs];
+    SinceStack& s = stacks[a.pcs];
     if (static_cast<int>(a.interval) >= since) {
       s.fresh += bytes;
     } else {
@@ -176,6 +172,54 @@ bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
       }
     }
   }
+  return stacks;
+}
+
+// The hint: how the stack's live bytes spread over the m intervals, and whether it frees old
+// objects (`freed_old`, known only with dump N).
+std::string AgeHintText(const SinceStack& s, int m, bool have_dump_n, double freed_old,
+                        double growth) {
+  int present = 0;
+  double older_half = 0, total = 0;
+  for (size_t i = 0; i < s.by_interval.size(); ++i) {
+    total += s.by_interval[i];
+    if (s.by_interval[i] > 0) ++present;
+    if (i < static_cast<size_t>(m) / 2) older_half += s.by_interval[i];
+  }
+  const std::string spread = "live bytes from " + std::to_string(present) + " of " +
+                             std::to_string(m) + " dump intervals, " +
+                             Percent(older_half, total) + " from the older half";
+  if (have_dump_n && s.fresh > 0 && freed_old >= 0.5 * s.fresh) {
+    return "cache-like: replaces its objects (" + Bytes(freed_old) + " of older ones freed, " +
+           Bytes(s.fresh) + " new); " + spread;
+  }
+  if (s.fresh == 0 && growth < 0) {
+    return "shrinking: older objects only, " + Bytes(-growth) + " of them freed; " + spread;
+  }
+  if (total > 0 && older_half >= 0.25 * total && present * 4 >= 3 * m &&
+      (!have_dump_n || freed_old <= 0.1 * s.fresh)) {
+    return "leak-like: in use from every age and rising (" + Bytes(m > 0 ? total / m : 0) +
+           " per dump interval); " + spread;
+  }
+  return "bounded age: " + spread;
+}
+
+}  // namespace
+
+bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
+                    std::vector<std::string>* notes, std::vector<AgeHint>* hints,
+                    std::string* error) {
+  const int m = profile->object_times.ages_dump;
+  if (m == 0) {
+    *error = profile->file + " has no age lines (dumps carry them with HEAP_PROFILE_AGES=1)";
+    return false;
+  }
+  if (since < 0 || since >= m) {
+    *error = "--since=" + std::to_string(since) + ": " + profile->file + " is dump " +
+             std::to_string(m) + "; choose 0 <= N < " + std::to_string(m);
+    return false;
+  }
+  const SinceStacks stacks = GatherSinceStacks(since, dump_n, *profile);
   std::map<std::vector<uint64_t>, std::pair<double, double>> by_stack;
   double fresh_total = 0, freed_total = 0;
   std::vector<AgeHint> all_hints;
@@ -185,34 +229,7 @@ bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
     fresh_total += s.fresh;
     freed_total += freed_old;
     by_stack[pcs] = {0, growth};
-    // The hint: how the stack's live bytes spread over the intervals, and whether it frees old
-    // objects.
-    int present = 0;
-    double older_half = 0, total = 0;
-    for (size_t i = 0; i < s.by_interval.size(); ++i) {
-      total += s.by_interval[i];
-      if (s.by_interval[i] > 0) ++present;
-      if (i < static_cast<size_t>(m) / 2) older_half += s.by_interval[i];
-    }
-    AgeHint h;
-    h.pcs = pcs;
-    h.growth = growth;
-    const std::string spread = "live bytes from " + std::to_string(present) + " of " +
-                               std::to_string(m) + " dump intervals, " +
-                               Percent(older_half, total) + " from the older half";
-    if (dump_n != nullptr && s.fresh > 0 && freed_old >= 0.5 * s.fresh) {
-      h.text = "cache-like: replaces its objects (" + Bytes(freed_old) + " of older ones freed, " +
-               Bytes(s.fresh) + " new); " + spread;
-    } else if (s.fresh == 0 && growth < 0) {
-      h.text = "shrinking: older objects only, " + Bytes(-growth) + " of them freed; " + spread;
-    } else if (total > 0 && older_half >= 0.25 * total && present * 4 >= 3 * m &&
-               (dump_n == nullptr || freed_old <= 0.1 * s.fresh)) {
-      h.text = "leak-like: in use from every age and rising (" +
-               Bytes(m > 0 ? total / m : 0) + " per dump interval); " + spread;
-    } else {
-      h.text = "bounded age: " + spread;
-    }
-    all_hints.push_back(std::move(h));
+    all_hints.push_back({pcs, growth, AgeHintText(s, m, dump_n != nullptr, freed_old, growth)});
   }
   ReplaceSamples(by_stack, profile);
   for (RawSample& s : profile->samples) {  // objects are not split by age: bytes only

@@ -87,6 +87,7 @@ std::string PageHtml(const Page& page) {
   }
   out += "<form method=\"get\" action=\"" + page.view_path + "\">" + Settings(page) +
          DumpSelects(q, page.latest_dump);
+  if (page.window) out += Input("window", "window (s, T0:T1)", q.window);
   out += "<button type=\"submit\">Apply</button></form></div>\n<div id=\"content\">\n<h2>" +
          EscapeXml(page.title) + "</h2>\n<div id=\"legend\">";
   for (const std::string& line : page.legend) out += EscapeXml(line) + "<br>";

@@ -15,6 +15,7 @@ struct Page {
   ViewQuery query;                  // the form's values; links carry query.Encode()
   bool heapcheck = false;           // si offers the in-use types only
   bool timeline = false;            // several dumps: the Timeline entry is shown
+  bool window = false;              // a runtime timeline: the form has its window field
   int latest_dump = -1;             // several dumps of one process: the latest (menu label)
   std::vector<std::string> legend;  // plain text lines
   std::string body_html;            // already escaped

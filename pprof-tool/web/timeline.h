@@ -30,6 +30,17 @@ struct TimelineBand {
   std::vector<double> values;   // one per dump
 };
 
+// A line drawn over the bands, in their scale (a runtime timeline's exact in-use and RSS).
+struct TimelineCurve {
+  std::string name;
+  std::string color;
+  bool dashed = false;
+  std::vector<double> values;  // one per column
+};
+
+// The chart's columns are dumps, or a runtime timeline's rows (runtime_timeline_chart.h: then
+// `since_start` is set, dump_times are the rows' seconds after profiling start and the x axis
+// starts at 0, and the column_* fields describe the rows).
 struct TimelineChart {
   std::vector<std::string> dump_labels;  // per dump: "<file>: heap profile: N objects, B bytes"
   std::vector<int> dump_numbers;         // per dump: its number (model/dump_series.h)
@@ -39,6 +50,14 @@ struct TimelineChart {
   std::vector<TimelineBand> bands;       // largest first, "other" last (if any)
   ValueUnit unit = ValueUnit::kBytes;
   std::string sample_type;
+  bool since_start = false;
+  std::vector<std::string> column_texts;  // per column, its hover text's head ("": a dump's)
+  std::vector<std::string> column_keys;   // per column, what its link appends ("": dump number)
+  std::vector<TimelineCurve> curves;      // drawn over the bands, listed in the legend first
+  int peak = -1;                          // the column marked as the peak (-1: none)
+  // A window shaded, in the x axis's seconds, and its peak column (-1: none).
+  double window_from = -1, window_to = -1;
+  int window_peak = -1;
 };
 
 inline constexpr int kTimelineBands = 10;
@@ -51,7 +70,8 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
 struct TimelineStyle {
   std::string title = "Memory timeline";
   bool show_bytes = false;
-  // Non-empty: each dump column links to "<link_prefix><dump number>" (the web UI).
+  // Non-empty: each column links to "<link_prefix><dump number>" (the web UI), or to
+  // "<link_prefix><column key>" when the chart has column keys.
   std::string link_prefix;
 };
 

@@ -133,6 +133,7 @@ std::string ViewQuery::Encode() const {
   if (dump >= 0) Append(&out, "dump", number(dump));
   if (dump < 0 && dump_numbers.size() > 1) Append(&out, "dump", "all");
   if (base >= 0) Append(&out, "base", number(base));
+  Append(&out, "window", window);
   return out;
 }
 
@@ -143,6 +144,10 @@ bool ParseViewQuery(const std::multimap<std::string, std::string>& params, ViewQ
       *error = "query parameter " + name.substr(0, 16) + " is longer than " +
                std::to_string(kMaxQueryValue) + " bytes";
       return false;
+    }
+    if (name == "window") {
+      q->window = value;
+      continue;
     }
     if (name == "dump" || name == "base") {
       if (!ParseDump(name, value, q, error)) return false;

@@ -6,6 +6,8 @@
 //   dump=N     the dump numbered N (its file's .NNNN, else its 1-based position); dump=all:
 //              the sum of the given profiles (model/dump_series.h: what is shown without dump=)
 //   base=N     with dump=M: the difference dump M - dump N
+//   window=T0:T1  a runtime timeline's window (seconds after profiling start): the views show
+//              the stacks at its peak (model/runtime_timeline.h; checked by the web UI)
 // Parsing is strict: an unknown parameter value, an over-long value or a bad number is a
 // one-line error the server answers with 400. Regexes are checked by the pipeline itself.
 #pragma once
@@ -22,11 +24,12 @@ struct ViewQuery {
   ViewOptions view;  // the command line's, with the query's parameters applied
   int dump = -1;     // index of the dump shown; -1: the sum of all profiles
   int base = -1;     // index of the dump subtracted; -1: none
+  std::string window;  // a runtime timeline's window=T0:T1 ("": none)
   // Each dump's number (model/dump_series.h), for encoding dump= and base=; empty: no dumps.
   std::vector<int> dump_numbers;
 
   // The query string that reproduces this view ("si=...&f=..."): every choice parameter, the
-  // text ones that are not empty, a bool one when true, then dump= and base=.
+  // text ones that are not empty, a bool one when true, then dump=, base= and window=.
   std::string Encode() const;
 };
 

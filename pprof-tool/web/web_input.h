@@ -10,6 +10,7 @@
 
 #include "pprof-tool/model/dump_series.h"
 #include "pprof-tool/model/profile.h"
+#include "pprof-tool/model/runtime_timeline.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/source_files.h"
 #include "profiler/symbolize/symbolizer.h"
@@ -34,6 +35,10 @@ struct WebInput {
   bool diff = false;                // --base / --diff_base: the views show the difference
   std::string title;                // program (or first profile) base name
   SourceAccess sources;             // the files the source view may read (source_files.h)
+  // The one profile given is a runtime timeline (model/runtime_timeline.h): the timeline view
+  // draws it, and window=T0:T1 shows the stacks at a window's peak in every view.
+  const RuntimeTimeline* runtime_timeline = nullptr;
+  std::string first_window;         // --window's T0:T1, shown first ("": the file's profile)
 };
 
 }  // namespace heapkit::pprof

@@ -5,9 +5,11 @@
 
 #include "pprof-tool/render/flame_graph.h"
 #include "pprof-tool/render/render.h"
+#include "pprof-tool/report/leaf_names.h"
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/web/page.h"
+#include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
 
 namespace heapkit::pprof {
@@ -38,6 +40,7 @@ std::string Cell(double v, const std::string& text) {
 
 WebUi::WebUi(const WebInput& input) : in_(input) {
   defaults_.view = in_.pipeline.view;
+  defaults_.window = in_.first_window;
   if (in_.dumps->size() > 1) {  // a series shows one dump, profiles of several processes the sum
     defaults_.dump_numbers = in_.series.numbers;
     if (in_.first_dump >= 0) {
@@ -59,6 +62,15 @@ WebResponse WebUi::Handle(const std::string& path,
   if (in_.heapcheck && (v.query.view.sample_type == SampleType::kAllocSpace ||
                         v.query.view.sample_type == SampleType::kAllocObjects)) {
     return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
+  }
+  if (!v.query.window.empty()) {
+    RuntimeTimelineWindow window;
+    if (in_.runtime_timeline == nullptr) {
+      return Error(400, "window=T0:T1 applies to a runtime timeline (<prefix>.timeline.heap)");
+    }
+    if (!ParseRuntimeTimelineWindow(*in_.runtime_timeline, v.query.window, &window, &error)) {
+      return Error(400, "window=" + error);
+    }
   }
   if (path == "/" || path == "/ui") v.path = "/ui/";
   const std::string key = v.path + "?" + v.query.Encode();
@@ -102,7 +114,14 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   po.view = q.view;
   po.view.granularity = granularity;
   const Profile* profile = in_.profile;
-  Profile difference;
+  Profile difference, window_profile;
+  std::string window_line;
+  RuntimeTimelineWindow window;
+  if (!q.window.empty()) {  // checked by Handle
+    if (!ParseRuntimeTimelineWindow(*in_.runtime_timeline, q.window, &window, error)) return nullptr;
+    window_profile = RuntimeTimelineRowProfile(*in_.runtime_timeline, *in_.profile, window, &window_line);
+    profile = &window_profile;
+  }
   const Profile* base = q.base >= 0 ? &(*in_.dumps)[size_t(q.base)] : in_.base;
   if (q.dump >= 0) {
     profile = &(*in_.dumps)[size_t(q.dump)];
@@ -119,6 +138,7 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
         *in_.dumps, in_.series, q.dump,
         "others, and a base: menu bar, timeline"));
   }
+  if (!window_line.empty()) memo_.description.push_back(window_line);
   if (q.base >= 0) {
     memo_.description.push_back("Base: " + FileBasename((*in_.dumps)[size_t(q.base)].file) +
                                 " (subtracted)");
@@ -139,7 +159,8 @@ WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std
   page.title = (in_.heapcheck ? "Leaks: " : "") + title + (in_.title.empty() ? "" : " - " + in_.title);
   page.query = v.query;
   page.heapcheck = in_.heapcheck;
-  page.timeline = in_.dumps->size() > 1;
+  page.timeline = in_.dumps->size() > 1 || in_.runtime_timeline != nullptr;
+  page.window = in_.runtime_timeline != nullptr;
   if (in_.series.one_process) page.latest_dump = int(in_.series.latest);
   page.legend = std::move(legend);
   page.body_html = body;
@@ -178,22 +199,21 @@ WebResponse WebUi::Graph(const View& v) {
   return Html(v, "Call graph", {}, "<div id=\"graph\">" + svg + "</div>");
 }
 
-WebResponse WebUi::Top(const View& v) {
-  std::string error;
-  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
-  if (found == nullptr) return Error(400, error);
-  const StackSamples& samples = *found;
-  GraphOptions go = v.query.view.Graph(false);
+// The top table of `samples` (flat flat% sum% cum cum% name, each name a link to its peek);
+// *legend gets the samples' header lines and the graph's.
+std::string WebUi::TopTable(const StackSamples& samples, const ViewQuery& q,
+                            std::vector<std::string>* legend) {
+  GraphOptions go = q.view.Graph(false);
   go.edge_fraction = 0;
   CallGraph g = CallGraph::Build(samples, go);
-  const bool sb = v.query.view.show_bytes;
+  const bool sb = q.view.show_bytes;
   std::string body =
       "<table class=\"top\"><thead><tr><th>flat</th><th>flat%</th><th>sum%</th><th>cum</th>"
       "<th>cum%</th><th class=\"name\">name</th></tr></thead><tbody>\n";
   const double total = std::fabs(samples.total);
   auto pct = [&](double x) { return total == 0 ? 0.0 : 100.0 * x / total; };
   double sum = 0;
-  ViewQuery peek = v.query;
+  ViewQuery peek = q;
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
     peek.view.focus = ExactNamePattern(n.info.name);
@@ -206,8 +226,17 @@ WebResponse WebUi::Top(const View& v) {
             EscapeXml(n.info.Label()) + "</a></td></tr>\n";
   }
   body += "</tbody></table>";
-  std::vector<std::string> legend = samples.description;
-  for (const std::string& l : g.LegendLines(sb)) legend.push_back(l);
+  *legend = samples.description;
+  for (const std::string& l : g.LegendLines(sb)) legend->push_back(l);
+  return body;
+}
+
+WebResponse WebUi::Top(const View& v) {
+  std::string error;
+  const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
+  if (found == nullptr) return Error(400, error);
+  std::vector<std::string> legend;
+  const std::string body = TopTable(*found, v.query, &legend);
   return Html(v, "Top", legend, body);
 }
 
@@ -284,6 +313,7 @@ WebResponse WebUi::Source(const View& v) {
 }
 
 WebResponse WebUi::Timeline(const View& v) {
+  if (in_.runtime_timeline != nullptr) return RuntimeTimelineView(v);
   if (in_.dumps->size() < 2) {
     return Error(404, "the timeline needs several dumps (pprof-tool --http=:0 ./prog prof.*.heap)");
   }
@@ -305,6 +335,45 @@ WebResponse WebUi::Timeline(const View& v) {
   return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table; shift-click it "
                "to compare the dump chosen in the menu bar with it (as its base)."},
               TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
+}
+
+// A runtime timeline: its chart (each row's column links to the top table of that row), and
+// with window= the window shaded and the stacks at its peak in a top table below.
+WebResponse WebUi::RuntimeTimelineView(const View& v) {
+  RuntimeTimelineWindow window;
+  std::string error;
+  if (!v.query.window.empty() &&
+      !ParseRuntimeTimelineWindow(*in_.runtime_timeline, v.query.window, &window, &error)) {
+    return Error(400, "window=" + error);
+  }
+  TimelineChart chart;
+  PipelineOptions po = in_.pipeline;
+  po.view = v.query.view;
+  BuildRuntimeTimelineChart(
+      *in_.runtime_timeline,
+      RuntimeTimelineStackNames(*in_.runtime_timeline, *in_.profile, *in_.symbolizer, po),
+      v.query.window.empty() ? nullptr : &window, v.query.view.show_bytes, &chart);
+  TimelineStyle style;
+  style.title = "Runtime timeline";
+  style.show_bytes = v.query.view.show_bytes;
+  ViewQuery link = v.query;
+  link.window.clear();
+  const std::string q = link.Encode();
+  style.link_prefix = "/ui/top?" + (q.empty() ? "" : q + "&") + "window=";
+  std::string body = TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>";
+  std::vector<std::string> legend = {
+      "Hover a row for its values; click it for the top table of its stacks; choose a window "
+      "(seconds after profiling start, T0:T1) in the menu bar for the stacks at its peak."};
+  if (!v.query.window.empty()) {
+    const StackSamples* found = Samples(v.query, in_.pipeline.view.granularity, &error);
+    if (found == nullptr) return Error(400, error);
+    std::vector<std::string> lines;
+    const std::string table = TopTable(*found, v.query, &lines);
+    body += "<h3 id=\"window-stacks\">The stacks at the window's peak</h3><div class=\"legend\">";
+    for (const std::string& line : lines) body += EscapeXml(line) + "<br>";
+    body += "</div>" + table;
+  }
+  return Html(v, "Timeline", legend, body);
 }
 
 }  // namespace heapkit::pprof

@@ -4,7 +4,8 @@
 //   /ui/flamegraph     the render library's flame graph (its SVG from /ui/flamegraph.svg)
 //   /ui/peek           the --peek/--tree text report (f= is the peek regex; none: whole tree)
 //   /ui/source         the --list report (f= is the regex; none: the ten largest functions)
-//   /ui/timeline       stacked in-use memory over the given dumps (timeline.h)
+//   /ui/timeline       stacked in-use memory over the given dumps (timeline.h), or a runtime
+//                      timeline's rows (runtime_timeline_chart.h) and its window's peak stacks
 // Query parameters: view_query.h; they start from the command line's filters. Every view runs
 // the pipeline on the loaded profile and is bounded like the CLI (--nodecount & co.; the call
 // graph also by render.h's layout limits). Bad requests are answered 4xx with one line.
@@ -56,6 +57,8 @@ class WebUi {
   WebResponse Peek(const View& v);
   WebResponse Source(const View& v);
   WebResponse Timeline(const View& v);
+  WebResponse RuntimeTimelineView(const View& v);
+  std::string TopTable(const StackSamples& samples, const ViewQuery& q, std::vector<std::string>* legend);
   WebResponse Html(const View& v, const std::string& title, std::vector<std::string> legend,
                    const std::string& body);
 

@@ -6,6 +6,8 @@
 #include <map>
 
 #include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/leaf_names.h"
+#include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
 #include "pprof-tool/web/view_query.h"
 #include "pprof-tool/web/web_server.h"
@@ -77,6 +79,9 @@ TEST(Web, QueryParsing) {
   EXPECT_FALSE(ParseViewQuery({{"dump", "-1"}}, &bad, &error));
   EXPECT_FALSE(ParseViewQuery({{"base", "all"}}, &bad, &error));
   EXPECT_FALSE(ParseViewQuery({{"f", std::string(kMaxQueryValue + 1, 'a')}}, &bad, &error));
+  ViewQuery window;
+  ASSERT_TRUE(ParseViewQuery({{"window", "1.5:3"}, {"f", "x"}}, &window, &error));
+  EXPECT_EQ(window.Encode(), "si=inuse_space&f=x&window=1.5%3A3");
 }
 
 class WebUiTest : public testing::Test {
@@ -295,6 +300,84 @@ TEST_F(WebUiTest, TimelineHoverShowsTheProfilersDumpReason) {
                      "reason: 1026 MB allocated cumulatively, 5 MB currently in use &lt;&amp;&gt;"),
             std::string::npos)
       << svg;
+}
+
+// A runtime timeline of three rows (exact mode: the rows' bytes are the values): stack 1
+// (Grow) holds 1000 then 5000 bytes, stack 2 (Keep) 4000 then 2000; the exact in-use peaks at
+// the second row.
+RuntimeTimeline ThreeRows() {
+  RuntimeTimeline t;
+  t.period_ms = 100;
+  t.rate = 1;
+  t.stacks[1] = {0x200, 0x400};
+  t.stacks[2] = {0x300, 0x400};
+  t.rows = {{100, 3000, 20000, 1000, {{1, 1, 1000}}},
+            {200, 9000, 30000, 9000, {{1, 1, 5000}, {2, 1, 4000}}},
+            {300, 2500, 25000, 2000, {{2, 1, 2000}}}};
+  return t;
+}
+
+TEST_F(WebUiTest, RuntimeTimelineChart) {
+  const RuntimeTimeline t = ThreeRows();
+  const auto names = RuntimeTimelineStackNames(t, profile_, symbolizer_, PipelineOptions{});
+  EXPECT_EQ(names.at(1), "Grow");  // named by the pipeline, as every report names them
+  EXPECT_EQ(names.at(2), "Keep");
+  RuntimeTimelineWindow window;
+  std::string error;
+  ASSERT_TRUE(ParseRuntimeTimelineWindow(t, "0.25:1", &window, &error)) << error;
+  EXPECT_EQ(window.peak_row, 2);
+  EXPECT_FALSE(ParseRuntimeTimelineWindow(t, "0.31:1", &window, &error));
+  EXPECT_EQ(error, "0.31:1: no timeline row in it (rows from 0.100 s to 0.300 s)");
+  EXPECT_FALSE(ParseRuntimeTimelineWindow(t, "2:1", &window, &error));
+  ASSERT_TRUE(ParseRuntimeTimelineWindow(t, "0.25:1", &window, &error));
+  TimelineChart chart;
+  BuildRuntimeTimelineChart(t, names, &window, false, &chart);
+  ASSERT_EQ(chart.bands.size(), 2u);  // the estimate is the bands' sum: no "other"
+  EXPECT_EQ(chart.bands[0].name, "Grow");
+  EXPECT_EQ(chart.bands[0].values, (std::vector<double>{1000, 5000, 0}));
+  EXPECT_EQ(chart.bands[1].values, (std::vector<double>{0, 4000, 2000}));
+  EXPECT_EQ(chart.curves[0].values, (std::vector<double>{3000, 9000, 2500}));
+  EXPECT_EQ(chart.peak, 1);
+  EXPECT_EQ(chart.window_peak, 2);
+  const std::string svg = TimelineSvg(chart, TimelineStyle{});
+  EXPECT_NE(svg.find("class=\"window\""), std::string::npos);
+  EXPECT_NE(svg.find("class=\"peak\" data-column=\"1\""), std::string::npos);
+  EXPECT_NE(svg.find("data-name=\"exact in-use\""), std::string::npos);
+  EXPECT_NE(svg.find("time after profiling start"), std::string::npos);
+}
+
+TEST_F(WebUiTest, RuntimeTimelineViewAndWindow) {
+  const RuntimeTimeline t = ThreeRows();
+  {
+    WebUi plain(input_);  // not a runtime timeline: window= is refused
+    EXPECT_EQ(plain.Handle("/ui/top", Params{{"window", "0:1"}}).status, 400);
+  }
+  dumps_ = {profile_};
+  input_.series = ClassifyDumps(dumps_);
+  input_.runtime_timeline = &t;
+  WebUi ui(input_);
+  WebResponse view = ui.Handle("/ui/timeline", {});
+  EXPECT_EQ(view.status, 200);
+  EXPECT_NE(view.body.find("class=\"curve\""), std::string::npos);
+  EXPECT_NE(view.body.find("name=\"window\""), std::string::npos);  // the form's field
+  EXPECT_EQ(view.body.find("window-stacks"), std::string::npos);
+  // The window [0.25, 1] peaks at its only row, 0.3 s: Keep alone.
+  WebResponse windowed = ui.Handle("/ui/timeline", Params{{"window", "0.25:1"}});
+  EXPECT_EQ(windowed.status, 200);
+  const std::string stacks = windowed.body.substr(windowed.body.find("window-stacks"));
+  EXPECT_NE(stacks.find(">Keep</a>"), std::string::npos) << stacks;
+  EXPECT_EQ(stacks.find(">Grow</a>"), std::string::npos) << stacks;
+  WebResponse top = ui.Handle("/ui/top", Params{{"window", "0:1"}});  // the peak row: both
+  EXPECT_NE(top.body.find(">Grow</a>"), std::string::npos);
+  EXPECT_NE(top.body.find("Timeline window 0:1 s: the top stacks at its peak, 0.200 s"),
+            std::string::npos);
+  // Each row's column links to the top table of that row alone.
+  EXPECT_NE(view.body.find("href=\"/ui/top?si=inuse_space&amp;window=0.300:0.300\""), std::string::npos);
+  for (const char* bad : {"x", "2:1", "5:6"}) {
+    WebResponse r = ui.Handle("/ui/timeline", Params{{"window", bad}});
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(r.body.find('\n'), r.body.size() - 1) << "one line: " << r.body;
+  }
 }
 
 }  // namespace

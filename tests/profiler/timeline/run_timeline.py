@@ -20,7 +20,8 @@ Checks, on <prefix>.timeline.heap (profiler/timeline.h):
      equals the allocator's counter the workload read (generic.current_allocated_bytes).
   4. The file is bounded (kTimelineRows rows; run_timeline_ring.py fills the ring) and
      `pprof-tool --timeline` prints the rows, and with --window the stacks at the peak of a
-     window name the stack whose tooth is highest there.
+     window name the stack whose tooth is highest there; the SVG, the web UI's view and
+     damaged files (timeline_views.py).
   5. A bad value is one line naming the variable, and no timeline.
 """
 import argparse
@@ -36,6 +37,7 @@ BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from script_checks import check, failures  # noqa: E402
+from timeline_views import check_views  # noqa: E402
 
 
 def load_symbols(program):
@@ -209,6 +211,9 @@ def main():
                     if re.match(r'^\s*[\d.]+[kMG]?B\s', l)]
         check(pt.returncode == 0 and rows_out[:1] == ['saw_a'],
               'pprof-tool --timeline --window: want saw_a first: %s' % (pt.stdout + pt.stderr)[-800:])
+        # The same file drawn (SVG, web UI) and damaged copies refused: timeline_views.py.
+        check_views(args.pprof_tool, args.program, path, rows, (round(t0, 3), round(t1, 3)),
+                    'saw_a', args.workdir)
 
     # Bad values: one line naming the variable, no timeline file.
     for bad in ('5ms', '100x', '-1s'):

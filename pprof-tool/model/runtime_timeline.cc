@@ -1,0 +1,187 @@
+// A runtime timeline file's rows (runtime_timeline.h).
+#include "pprof-tool/model/runtime_timeline.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace heapkit::pprof {
+namespace {
+
+constexpr const char* kHead = "# heapkit: timeline period_ms ";
+constexpr const char* kStack = "# heapkit: timeline stack ";
+constexpr const char* kRow = "# heapkit: timeline row ";
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ParseHex(const std::string& text, uint64_t* value) {
+  if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return false;
+  char* end = nullptr;
+  errno = 0;
+  *value = strtoull(text.c_str() + 2, &end, 16);
+  return errno == 0 && *end == '\0';
+}
+
+bool ReadHead(const std::string& line, RuntimeTimeline* t) {
+  std::istringstream fields(line.substr(strlen(kHead)));
+  std::string ticks, start_unix, start_ns, rate, unix_value;
+  return (fields >> t->period_ms >> ticks >> t->ticks >> start_unix >> unix_value >> start_ns >>
+          t->start_ns >> rate >> t->rate) &&
+         ticks == "ticks" && start_ns == "start_ns" && rate == "rate" && t->period_ms > 0;
+}
+
+bool ReadStack(const std::string& line, RuntimeTimeline* t) {
+  std::istringstream fields(line.substr(strlen(kStack)));
+  uint32_t id;
+  std::string at, pc;
+  if (!(fields >> id >> at) || at != "@") return false;
+  std::vector<uint64_t>& pcs = t->stacks[id];
+  while (fields >> pc) {
+    uint64_t value;
+    if (!ParseHex(pc, &value)) return false;
+    pcs.push_back(value);
+  }
+  return true;
+}
+
+// A row line; *bad_entry names an entry that is not <id>:<count>:<bytes>.
+bool ReadRow(const std::string& line, RuntimeTimeline::Row* row, std::string* bad_entry) {
+  std::istringstream fields(line.substr(strlen(kRow)));
+  std::string exact, rss, est, item;
+  if (!(fields >> row->t_ms >> exact >> row->exact >> rss >> row->rss >> est >> row->est) ||
+      exact != "exact" || rss != "rss" || est != "est" || row->t_ms < 0)
+    return false;
+  while (fields >> item) {
+    unsigned id;
+    long long count, bytes;
+    int used = 0;
+    if (sscanf(item.c_str(), "%u:%lld:%lld%n", &id, &count, &bytes, &used) != 3 ||
+        static_cast<size_t>(used) != item.size() || count < 0 || bytes < 0) {
+      *bad_entry = item.substr(0, 64);
+      return false;
+    }
+    row->top.push_back({id, count, bytes});
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ReadRuntimeTimeline(const std::string& path, RuntimeTimeline* t, std::string* error) {
+  error->clear();
+  *t = RuntimeTimeline();
+  std::ifstream in(path);
+  std::string line;
+  bool head = false;
+  int number = 0;
+  auto fail = [&](const std::string& what) {
+    *error = path + ":" + std::to_string(number) + ": " + what;
+    return false;
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] != '#') {
+      if (!head && StartsWith(line, "MAPPED_LIBRARIES:")) return false;
+      continue;
+    }
+    // A line cut short by a truncated file ends without '\n': getline then hits the end.
+    const bool cut = in.eof();
+    if (StartsWith(line, kHead)) {
+      if (cut || !ReadHead(line, t)) return fail("malformed timeline header line");
+      head = true;
+    } else if (StartsWith(line, kStack)) {
+      if (cut || !ReadStack(line, t)) return fail("malformed timeline stack line");
+    } else if (StartsWith(line, kRow)) {
+      RuntimeTimeline::Row row;
+      std::string bad;
+      if (cut || !ReadRow(line, &row, &bad))
+        return fail(bad.empty() ? "malformed timeline row line"
+                                : "malformed timeline row entry '" + bad + "'");
+      if (!t->rows.empty() && row.t_ms < t->rows.back().t_ms)
+        return fail("timeline rows out of order (time goes back)");
+      t->rows.push_back(std::move(row));
+    }
+  }
+  if (head && t->rows.empty()) {
+    *error = path + ": a timeline without rows (the run was shorter than one tick)";
+    return false;
+  }
+  return head;
+}
+
+double RuntimeTimelineUnsampled(int64_t count, int64_t bytes, int64_t rate) {
+  if (count <= 0 || bytes <= 0) return 0;
+  if (rate <= 1) return static_cast<double>(bytes);
+  const double mean = static_cast<double>(bytes) / static_cast<double>(count);
+  return static_cast<double>(bytes) / (1.0 - std::exp(-mean / static_cast<double>(rate)));
+}
+
+int RuntimeTimelinePeakRow(const RuntimeTimeline& t) {
+  int peak = -1;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    if (peak < 0 || t.rows[i].exact > t.rows[size_t(peak)].exact) peak = int(i);
+  }
+  return peak;
+}
+
+bool ParseRuntimeTimelineWindow(const RuntimeTimeline& t, const std::string& text,
+                                RuntimeTimelineWindow* w, std::string* error) {
+  char rest = 0;
+  w->text = text;
+  if (sscanf(text.c_str(), "%lf:%lf%c", &w->t0, &w->t1, &rest) != 2 || !(w->t0 <= w->t1) ||
+      w->t0 < 0 || !std::isfinite(w->t1)) {
+    *error = text.substr(0, 64) + ": expected T0:T1, seconds after profiling start with T0 <= T1 (e.g. 1.5:3)";
+    return false;
+  }
+  w->peak_row = -1;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const double s = t.rows[i].t_ms / 1000.0;
+    if (s >= w->t0 && s <= w->t1 &&
+        (w->peak_row < 0 || t.rows[i].exact > t.rows[size_t(w->peak_row)].exact))
+      w->peak_row = int(i);
+  }
+  if (w->peak_row < 0) {
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s: no timeline row in it (rows from %.3f s to %.3f s)",
+             text.substr(0, 64).c_str(), t.rows.empty() ? 0.0 : t.rows.front().t_ms / 1000.0,
+             t.rows.empty() ? 0.0 : t.rows.back().t_ms / 1000.0);
+    *error = msg;
+    return false;
+  }
+  return true;
+}
+
+Profile RuntimeTimelineRowProfile(const RuntimeTimeline& t, const Profile& file_profile,
+                                  const RuntimeTimelineWindow& window, std::string* description) {
+  const RuntimeTimeline::Row& peak = t.rows[size_t(window.peak_row)];
+  Profile out = file_profile;
+  out.samples.clear();
+  for (const auto& e : peak.top) {
+    auto it = t.stacks.find(e.id);
+    if (it == t.stacks.end()) continue;
+    RawSample s;
+    s.pcs = it->second;
+    s.raw.inuse_objects = static_cast<double>(e.count);
+    s.raw.inuse_bytes = static_cast<double>(e.bytes);
+    const double scale =
+        e.bytes > 0 ? RuntimeTimelineUnsampled(e.count, e.bytes, t.rate) / e.bytes : 0;
+    s.value = s.raw;
+    s.value.inuse_objects *= scale;
+    s.value.inuse_bytes *= scale;
+    out.samples.push_back(std::move(s));
+  }
+  char line[200];
+  snprintf(line, sizeof(line),
+           "Timeline window %s s: the top stacks at its peak, %.3f s (exact in-use %" PRId64
+           " bytes)",
+           window.text.c_str(), peak.t_ms / 1000.0, peak.exact);
+  *description = line;
+  return out;
+}
+
+}  // namespace heapkit::pprof
