@@ -68,7 +68,7 @@ struct Tracker {
   // freezes): the free's fast path tests one word instead of two.
   uint64_t free_epoch = ~uint64_t{0};
   int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
-  uint32_t chunks_end = 0;  // chunks[chunks_end..] are all nullptr
+  uint32_t ids_end = 0;  // no cell of an id >= ids_end was ever looked up (the tick's bound)
   PeakCell* chunks[kChunks] = {};
 };
 constinit Tracker g_tracker;
@@ -77,14 +77,15 @@ constexpr uint64_t kRising = ~uint64_t{0};
 // A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
 __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
   chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
-  const uint32_t end = static_cast<uint32_t>(&chunk - g_tracker.chunks) + 1;
-  if (chunk != nullptr && end > g_tracker.chunks_end) g_tracker.chunks_end = end;
   return chunk;  // zeroed by the arena
 }
 
 // The cell of bucket `id`, nullptr on arena exhaustion (the bucket is then not tracked). Lock
 // held. Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
+// Every cell's first event comes here (a new cell's epoch 0 is never the fast paths'), so
+// ids_end bounds the ids that ever had a cell.
 inline __attribute__((always_inline)) PeakCell* CellOf(uint32_t id) {
+  if (__builtin_expect(id >= g_tracker.ids_end, 0)) g_tracker.ids_end = id + 1;
   PeakCell*& slot = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   PeakCell* chunk = slot;
   if (__builtin_expect(chunk == nullptr, 0) && (chunk = NewChunk(slot)) == nullptr) return nullptr;
@@ -352,10 +353,15 @@ int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int
                         void* ctx, int64_t* when_ns) {
   internal::SpinLockHolder h(&g_tracker.lock);
   *when_ns = MonotonicNs();
-  for (uint32_t k = 0; k < g_tracker.chunks_end; ++k) {
+  // Up to the highest id that ever had a cell, not the whole chunks: a tick costs the
+  // buckets the tracker has seen (a cache line each), not 4 Ki cells per chunk.
+  const uint32_t end = g_tracker.ids_end;
+  for (uint32_t k = 0; (k << kChunkBits) < end; ++k) {
     const PeakCell* chunk = g_tracker.chunks[k];
     if (chunk == nullptr) continue;
-    for (uint32_t i = 0; i < kChunkSize; ++i) {
+    const uint32_t left = end - (k << kChunkBits);
+    const uint32_t n = left < kChunkSize ? left : kChunkSize;
+    for (uint32_t i = 0; i < n; ++i) {
       if (chunk[i].bytes > 0) visit(ctx, (k << kChunkBits) | i, chunk[i].count, chunk[i].bytes);
     }
   }
