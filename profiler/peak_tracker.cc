@@ -66,7 +66,7 @@ struct Tracker {
   // What a free's fast path compares a cell's epoch with: `epoch`, or kRising while the
   // interval's peak is rising (no cell has that epoch, so the free takes the slow path and
   // freezes): the free's fast path tests one word instead of two.
-  uint64_t free_epoch = ~uint64_t{0};
+  uint64_t free_epoch = ~uint64_t{0};  // kRising
   int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
   uint32_t ids_end = 0;  // no cell of an id >= ids_end was ever looked up (the tick's bound)
   PeakCell* chunks[kChunks] = {};
@@ -255,7 +255,9 @@ PeakCell* PeakCellFor(uint32_t bucket_id) {
   if (bucket_id == 0) return nullptr;
   internal::SpinLockHolder h(&g_tracker.lock);
   PeakCell* c = CellOf(bucket_id);
-  if (c != nullptr) c->id = bucket_id;
+  // Written once, under the lock that every caller took before it reads the id (the slow
+  // paths of PeakOnAllocAt read it before taking the lock).
+  if (c != nullptr && c->id == 0) c->id = bucket_id;
   return c;
 }
 
@@ -282,7 +284,10 @@ void BeginPeakTracking(int64_t inuse_estimate) {
     PeakCell* c = n > 0 ? CellOf(b.id.load(std::memory_order_relaxed))
                         : const_cast<PeakCell*>(FindCell(b));
     if (c == nullptr) return;
-    *c = PeakCell{n, bytes, n, bytes, n, bytes, g_tracker.epoch, c->id};
+    // Not the id: PeakOnAllocAt reads it without the lock (written once, below).
+    c->count = c->interval_count = c->start_count = n;
+    c->bytes = c->interval_bytes = c->start_bytes = bytes;
+    c->epoch = g_tracker.epoch;
   });
   g_tracker.inuse = inuse_estimate;
   g_tracker.start_ns = MonotonicNs();
