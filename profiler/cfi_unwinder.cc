@@ -356,8 +356,8 @@ int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
 // frames. Out of line, so that the memo hit needs no register saves.
 HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop,
                                                                   void** out, int max,
-                                                                  uint64_t* walk_id) {
-  WalkMemo& m = tls_cfi_memo;
+                                                                  uint64_t* walk_id,
+                                                                  WalkMemo& m) {
   if (walk_id != nullptr) *walk_id = 0;
   m.pc0 = 0;
   m.frames = 0;
@@ -378,6 +378,7 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
 }
 
 __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
+__thread WalkMemo tls_cfi_free_memo __attribute__((tls_model("initial-exec")));
 __thread bool tls_cfi_no_cache_fill __attribute__((tls_model("initial-exec"))) = false;
 
 int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max) {

@@ -59,6 +59,11 @@ struct WalkMemo {
   WordCheck check[2 * kMemoFrames] = {};
 };
 extern __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
+// A second memo, for the captures at frees (HEAP_PROFILE_FREE_STACKS, CaptureFreeStack): a
+// thread that alternates allocations and frees would otherwise rewrite the one memo at every
+// capture, and every walk of both would be a full one. Its ids are its own (callers compare
+// ids of one memo only).
+extern __thread WalkMemo tls_cfi_free_memo __attribute__((tls_model("initial-exec")));
 
 // While set on a thread, rule-cache misses compute the frame's rule without storing it. The
 // cache is 512 KiB of .bss indexed by the return address's low bits, so the few frames of a
@@ -78,8 +83,9 @@ class CfiNoCacheFillScope {
 
 // Copies the memo's frames from `drop` on (out of line: the repeat capture needs no copy).
 int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max);
-// The full walk behind a memo miss (cfi_unwinder.cc): rewrites the memo.
-int CfiFullWalk(const CallerRegs& regs, int drop, void** out, int max, uint64_t* walk_id);
+// The full walk behind a memo miss (cfi_unwinder.cc): rewrites the memo `m`.
+int CfiFullWalk(const CallerRegs& regs, int drop, void** out, int max, uint64_t* walk_id,
+                WalkMemo& m);
 
 // The number of frames CfiCopyFrames would store.
 inline int FrameCount(const WalkMemo& m, int drop, int max) {
@@ -113,11 +119,12 @@ inline bool MemoStillValid(const WalkMemo& m, const CallerRegs& regs) {
 // return the same non-zero id return the same frames. If *walk_id already held that id on
 // entry, out is left untouched (the caller still has those frames) and the count is returned.
 // Inline: a memo hit is the common case of the profiler's exact mode.
+// free_memo: use tls_cfi_free_memo instead of tls_cfi_memo.
 inline int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max,
-                        uint64_t* walk_id = nullptr) {
-  const WalkMemo& m = tls_cfi_memo;
+                        uint64_t* walk_id = nullptr, bool free_memo = false) {
+  WalkMemo& m = free_memo ? tls_cfi_free_memo : tls_cfi_memo;
   if (__builtin_expect(!MemoStillValid(m, regs), 0))
-    return CfiFullWalk(regs, drop, out, max, walk_id);
+    return CfiFullWalk(regs, drop, out, max, walk_id, m);
   if (walk_id != nullptr) {
     const uint64_t id = WalkId(m, drop, max);
     const bool known = id != 0 && *walk_id == id;

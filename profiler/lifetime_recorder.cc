@@ -11,8 +11,8 @@
 namespace heapkit::prof {
 namespace {
 
-// This thread's last free stack: a capture whose walk id (stack_capture.h) is still this one
-// gave the same frames, so the common repeat free from one call site costs the walk memo's
+// This thread's last free stack: a capture whose walk id (stack_capture.h; the free memo's,
+// CaptureFreeStack) is still this one gave the same frames, so the common repeat free from one call site costs the walk memo's
 // check and no allocator-frame scan or trace-tree lookup.
 struct LastFreeStack {
   uint64_t walk_id = 0;
@@ -25,7 +25,7 @@ __attribute__((noinline)) uint32_t FreeStackNode() {
   LastFreeStack& last = tls_last_free_stack;
   void* pcs[kMaxCaptureDepth];
   uint64_t walk = last.walk_id;
-  const int depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
+  const int depth = CaptureFreeStack(pcs, kMaxCaptureDepth, 0, &walk);
   if (walk != 0 && walk == last.walk_id) return last.node;  // pcs was not written
   if (depth <= 0) return kNoFreeStack;
   const int skip = CountAllocatorFrames(pcs, depth);

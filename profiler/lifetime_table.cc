@@ -29,6 +29,17 @@ struct alignas(64) Stripe {
   size_t slab_left = 0;
 };
 
+// This thread's last cell per bin (a thread frees mostly from a few call sites, so the key
+// of its next free usually differs from an earlier one by the bin alone): a hit costs a
+// compare and the adds, no hash, chain walk or lock. Cells are never freed, so an entry stays
+// valid for the life of the process (and in a forked child).
+struct CachedCell {
+  Cell* cell = nullptr;
+  uint32_t alloc_node = 0, free_node = 0;
+  LifetimeEnd end = LifetimeEnd::kSameThread;
+};
+__thread CachedCell tls_last_cells[kLifetimeBins] __attribute__((tls_model("initial-exec")));
+
 std::atomic<std::atomic<Cell*>*> g_heads{nullptr};
 std::atomic<Cell*> g_made{nullptr};  // every cell, so that readers do not scan the heads
 Stripe g_stripes[kStripes];
@@ -51,18 +62,45 @@ std::atomic<Cell*>* Heads() {
   return heads;
 }
 
+// The bin of 2^b for each b: a lifetime in [2^b, 2^(b+1)) is in that bin or the next (a
+// factor of 2 spans at most one decade's lower bound), so a bin is one bit scan, one table
+// load and one compare instead of a walk up the decades.
+struct BinOfBit {
+  int8_t bin[64];
+  constexpr BinOfBit() : bin() {
+    for (int b = 0; b < 64; ++b) {
+      const int64_t low = b == 63 ? INT64_MAX : int64_t{1} << b;
+      int i = 0;
+      while (i + 1 < kLifetimeBins && low >= kLifetimeBinLowerNs[i + 1]) ++i;
+      bin[b] = static_cast<int8_t>(i);
+    }
+  }
+};
+constexpr BinOfBit kBinOfBit;
+
 }  // namespace
 
 int LifetimeBin(int64_t ns) {
-  int bin = 0;
-  while (bin + 1 < kLifetimeBins && ns >= kLifetimeBinLowerNs[bin + 1]) ++bin;
-  return bin;
+  if (ns <= 0) return 0;
+  const int bin = kBinOfBit.bin[63 - __builtin_clzll(static_cast<uint64_t>(ns))];
+  return bin + 1 < kLifetimeBins && ns >= kLifetimeBinLowerNs[bin + 1] ? bin + 1 : bin;
 }
 
-void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end,
-                   size_t size, int64_t estimated_bytes) {
+namespace {
+
+// Relaxed adds: any writer adds to a published cell without its chain's lock (the lock
+// orders insertions only); readers see whole values.
+inline void AddTo(Cell* c, size_t size, int64_t estimated_bytes) {
+  c->count.fetch_add(1, std::memory_order_relaxed);
+  c->bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  c->estimated_bytes.fetch_add(estimated_bytes, std::memory_order_relaxed);
+}
+
+// The cell of the key, found or made under its chain's lock (nullptr: arena exhausted).
+__attribute__((noinline)) Cell* FindOrMakeCell(uint32_t alloc_node, uint32_t free_node, int bin,
+                                               LifetimeEnd end) {
   std::atomic<Cell*>* heads = Heads();
-  if (heads == nullptr) return;
+  if (heads == nullptr) return nullptr;
   const uint64_t h = HashKey(alloc_node, free_node, bin, end);
   const size_t index = h & ((size_t{1} << kHeadBits) - 1);
   Stripe& s = g_stripes[index % kStripes];  // the chain's lock
@@ -78,7 +116,7 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
     }
     if (s.slab_left == 0) {  // arena exhausted: not counted
       UnlockFlag(&s.lock);
-      return;
+      return nullptr;
     }
     c = s.slab++;
     --s.slab_left;
@@ -94,13 +132,23 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
     } while (!g_made.compare_exchange_weak(made, c, std::memory_order_release,
                                            std::memory_order_relaxed));
   }
-  // Only writers holding the chain's lock add: loads and stores, readers see whole values.
-  c->count.store(c->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  c->bytes.store(c->bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
-                 std::memory_order_relaxed);
-  c->estimated_bytes.store(c->estimated_bytes.load(std::memory_order_relaxed) + estimated_bytes,
-                           std::memory_order_relaxed);
   UnlockFlag(&s.lock);
+  return c;
+}
+
+}  // namespace
+
+void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end,
+                   size_t size, int64_t estimated_bytes) {
+  CachedCell& last = tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins];
+  if (__builtin_expect(last.cell == nullptr || last.alloc_node != alloc_node ||
+                           last.free_node != free_node || last.end != end,
+                       0)) {
+    Cell* c = FindOrMakeCell(alloc_node, free_node, bin, end);
+    if (c == nullptr) return;
+    last = {c, alloc_node, free_node, end};
+  }
+  AddTo(last.cell, size, estimated_bytes);
 }
 
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx) {

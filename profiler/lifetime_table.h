@@ -12,9 +12,11 @@
 //
 // Memory and locks: cells (56 bytes) from the metadata arena, never freed, in 64 Ki hash
 // chains published by release stores, and on one list of every cell that readers walk (so a
-// dump costs the cells, not the heads); readers take no lock. A writer takes one of 64 striped
-// spin locks (leaf locks; nothing is called while one is held but the arena). Only sampled
-// frees reach it: one cell lookup per sampled free.
+// dump costs the cells, not the heads); readers take no lock. Counters take relaxed atomic
+// adds; a new cell is made under one of 64 striped spin locks (leaf locks; nothing is called
+// while one is held but the arena). Only sampled frees reach it: a thread's last cell per bin
+// is remembered, so a free from the same call sites as before costs a compare and the adds
+// (exact mode: every free), anything else a lookup in its chain.
 #pragma once
 
 #include <atomic>

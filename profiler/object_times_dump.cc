@@ -94,6 +94,69 @@ void AppendLifetimeLine(OutputSink* sink, const LifetimeCell& c) {
   sink->AppendChar('\n');
 }
 
+// Counts every live record with a birth into the pass's tallies: censored lifetimes by
+// (allocation stack, age bin), ages by (bucket, dump interval).
+void TallyLiveRecords(StackTable& table, LivePass* pass) {
+  table.ForEachLiveMapRecord(
+      [](void* ctx, const void*, Bucket* bucket, size_t size, const ObjectBirth& birth) {
+        auto* p = static_cast<LivePass*>(ctx);
+        if (birth.time_ns == 0) return;  // recorded before births were on
+        if (p->lifetimes) {
+          const int bin = LifetimeBin(p->now - birth.time_ns);
+          p->censored.Add((uint64_t{bucket->stack} << 8) | static_cast<uint64_t>(bin), size,
+                          EstimateBytes(size, p->rate));
+        }
+        if (p->ages_on) {
+          const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+          p->ages.Add((id << 32) | birth.interval, size, 0);
+        }
+      },
+      pass);
+  if (pass->ages_on) {  // exact mode's slot records (ages alone keep them in slots)
+    table.ForEachSlotAge(
+        [](void* ctx, const Bucket* bucket, size_t size, uint32_t interval) {
+          const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+          static_cast<LivePass*>(ctx)->ages.Add((id << 32) | interval, size, 0);
+        },
+        pass);
+  }
+}
+
+// The `live` lifetime lines: the censored tally.
+void AppendCensoredLines(OutputSink* sink, const Tally& censored) {
+  for (size_t i = 0; i <= censored.mask; ++i) {
+    const Tally::Entry& e = censored.entries[i];
+    if (e.key == 0) continue;
+    const uint64_t key = e.key - 1;
+    AppendLifetimeLine(sink, {static_cast<uint32_t>(key >> 8), kNoFreeStack,
+                              static_cast<uint8_t>(key & 0xff), LifetimeEnd::kLive, e.count,
+                              e.bytes, e.estimated});
+  }
+}
+
+// The age lines of dump `dump`: the ages tally.
+void AppendAgeLines(OutputSink* sink, const StackTable& table, const Tally& ages, uint32_t dump) {
+  sink->Append("# heapkit: ages at dump ");
+  sink->AppendDecimal(dump);
+  sink->AppendChar('\n');
+  for (size_t i = 0; i <= ages.mask; ++i) {
+    const Tally::Entry& e = ages.entries[i];
+    if (e.key == 0) continue;
+    const uint64_t key = e.key - 1;
+    const Bucket* b = table.BucketById(static_cast<uint32_t>(key >> 32));
+    if (b == nullptr) continue;
+    sink->Append("# heapkit: age ");
+    sink->AppendDecimal(static_cast<int64_t>(key & 0xffffffffu));
+    sink->AppendChar(' ');
+    sink->AppendDecimal(e.count);
+    sink->AppendChar(' ');
+    sink->AppendDecimal(e.bytes);
+    sink->Append(" @");
+    AppendStack(sink, b->stack);
+    sink->AppendChar('\n');
+  }
+}
+
 }  // namespace
 
 void AppendObjectTimes(OutputSink* sink) {
@@ -126,60 +189,9 @@ void AppendObjectTimes(OutputSink* sink) {
     pass.ages.Free();
     return;
   }
-  table.ForEachLiveMapRecord(
-      [](void* ctx, const void*, Bucket* bucket, size_t size, const ObjectBirth& birth) {
-        auto* p = static_cast<LivePass*>(ctx);
-        if (birth.time_ns == 0) return;  // recorded before births were on
-        if (p->lifetimes) {
-          const int bin = LifetimeBin(p->now - birth.time_ns);
-          p->censored.Add((uint64_t{bucket->stack} << 8) | static_cast<uint64_t>(bin), size,
-                          EstimateBytes(size, p->rate));
-        }
-        if (p->ages_on) {
-          const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-          p->ages.Add((id << 32) | birth.interval, size, 0);
-        }
-      },
-      &pass);
-  if (pass.ages_on) {  // exact mode's slot records (ages alone keep them in slots)
-    table.ForEachSlotAge(
-        [](void* ctx, const Bucket* bucket, size_t size, uint32_t interval) {
-          const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-          static_cast<LivePass*>(ctx)->ages.Add((id << 32) | interval, size, 0);
-        },
-        &pass);
-  }
-  if (pass.lifetimes) {
-    for (size_t i = 0; i <= pass.censored.mask; ++i) {
-      const Tally::Entry& e = pass.censored.entries[i];
-      if (e.key == 0) continue;
-      const uint64_t key = e.key - 1;
-      AppendLifetimeLine(sink, {static_cast<uint32_t>(key >> 8), kNoFreeStack,
-                                static_cast<uint8_t>(key & 0xff), LifetimeEnd::kLive, e.count,
-                                e.bytes, e.estimated});
-    }
-  }
-  if (pass.ages_on) {
-    sink->Append("# heapkit: ages at dump ");
-    sink->AppendDecimal(dump);
-    sink->AppendChar('\n');
-    for (size_t i = 0; i <= pass.ages.mask; ++i) {
-      const Tally::Entry& e = pass.ages.entries[i];
-      if (e.key == 0) continue;
-      const uint64_t key = e.key - 1;
-      const Bucket* b = table.BucketById(static_cast<uint32_t>(key >> 32));
-      if (b == nullptr) continue;
-      sink->Append("# heapkit: age ");
-      sink->AppendDecimal(static_cast<int64_t>(key & 0xffffffffu));
-      sink->AppendChar(' ');
-      sink->AppendDecimal(e.count);
-      sink->AppendChar(' ');
-      sink->AppendDecimal(e.bytes);
-      sink->Append(" @");
-      AppendStack(sink, b->stack);
-      sink->AppendChar('\n');
-    }
-  }
+  TallyLiveRecords(table, &pass);
+  if (pass.lifetimes) AppendCensoredLines(sink, pass.censored);
+  if (pass.ages_on) AppendAgeLines(sink, table, pass.ages, dump);
   const uint64_t dropped = pass.censored.dropped + pass.ages.dropped;
   if (dropped != 0) {
     sink->Append("# heapkit: lifetimes and ages of ");

@@ -32,14 +32,18 @@ inline int64_t Ticks() {
 #endif
 }
 
+}  // namespace
+
 struct PeakCell {
   int64_t count, bytes;                    // current raw in-use
   int64_t interval_count, interval_bytes;  // raw in-use at the interval's peak
   int64_t start_count, start_bytes;        // raw in-use at the peak since start
   uint64_t epoch;                          // the epoch of the last fold
-  uint64_t unused;                         // a cell is a cache line
+  uint64_t id;                             // its bucket id once PeakCellFor handed it out
 };
 static_assert(sizeof(PeakCell) == 64);
+
+namespace {
 
 constexpr int kChunkBits = 12;
 constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
@@ -59,23 +63,29 @@ struct Tracker {
   uint64_t epoch = 1;  // E; cells start at 0: older than every epoch
   uint64_t start_epoch = 1;  // F_S, <= epoch
   ScopePeak start, interval;
+  // What a free's fast path compares a cell's epoch with: `epoch`, or kRising while the
+  // interval's peak is rising (no cell has that epoch, so the free takes the slow path and
+  // freezes): the free's fast path tests one word instead of two.
+  uint64_t free_epoch = ~uint64_t{0};  // kRising
   int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
-  uint32_t chunks_end = 0;  // chunks[chunks_end..] are all nullptr
+  uint32_t ids_end = 0;  // no cell of an id >= ids_end was ever looked up (the tick's bound)
   PeakCell* chunks[kChunks] = {};
 };
 constinit Tracker g_tracker;
+constexpr uint64_t kRising = ~uint64_t{0};
 
 // A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
 __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
   chunk = static_cast<PeakCell*>(internal::ArenaAlloc(sizeof(PeakCell) * kChunkSize, 4096));
-  const uint32_t end = static_cast<uint32_t>(&chunk - g_tracker.chunks) + 1;
-  if (chunk != nullptr && end > g_tracker.chunks_end) g_tracker.chunks_end = end;
   return chunk;  // zeroed by the arena
 }
 
 // The cell of bucket `id`, nullptr on arena exhaustion (the bucket is then not tracked). Lock
 // held. Inline: the sampling paths (every allocation in exact mode) pay a few instructions.
+// Every cell's first event comes here (a new cell's epoch 0 is never the fast paths'), so
+// ids_end bounds the ids that ever had a cell.
 inline __attribute__((always_inline)) PeakCell* CellOf(uint32_t id) {
+  if (__builtin_expect(id >= g_tracker.ids_end, 0)) g_tracker.ids_end = id + 1;
   PeakCell*& slot = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   PeakCell* chunk = slot;
   if (__builtin_expect(chunk == nullptr, 0) && (chunk = NewChunk(slot)) == nullptr) return nullptr;
@@ -116,6 +126,7 @@ __attribute__((noinline)) void Freeze() {
   if (g_tracker.start.rising) g_tracker.start_epoch = g_tracker.epoch;
   g_tracker.start.rising = false;
   g_tracker.interval.rising = false;
+  g_tracker.free_epoch = g_tracker.epoch;
 }
 
 // The in-use total is above the interval's peak (and so maybe above the one since start).
@@ -125,6 +136,7 @@ __attribute__((noinline)) void NewMaximum() {
   i.peak = g_tracker.inuse;
   i.peak_ticks = now;
   i.rising = true;
+  g_tracker.free_epoch = kRising;
   ScopePeak& s = g_tracker.start;
   if (g_tracker.inuse > s.peak) {
     s.peak = g_tracker.inuse;
@@ -150,13 +162,14 @@ int64_t TicksToNs(int64_t ticks) {
 // registers. Events that arrive while tracking is off (a race with StopPeakTracking) only
 // move cells that the next BeginPeakTracking re-seeds.
 
-// The cell of bucket `id` if the fast path may update it: it exists and needs no fold. Id 0
-// (no bucket) is never ready: its cell is never folded, so its epoch stays 0.
-inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id) {
+// The cell of bucket `id` if the fast path may update it: it exists and its epoch is `epoch`
+// (g_tracker.epoch: it needs no fold; free_epoch: nor does the peak need a freeze). Id 0 (no
+// bucket) is never ready: its cell is never folded, so its epoch stays 0.
+inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id, uint64_t epoch) {
   PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
   if (__builtin_expect(chunk == nullptr, 0)) return nullptr;
   PeakCell* c = &chunk[id & (kChunkSize - 1)];
-  return __builtin_expect(c->epoch == g_tracker.epoch, 1) ? c : nullptr;
+  return __builtin_expect(c->epoch == epoch, 1) ? c : nullptr;
 }
 
 // Lock held; releases it.
@@ -209,7 +222,7 @@ constinit std::atomic<bool> g_peak_tracking_on{false};
 
 HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate) {
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return AllocWaiting(bucket_id, size, estimate);
-  PeakCell* c = ReadyCell(bucket_id);
+  PeakCell* c = ReadyCell(bucket_id, g_tracker.epoch);
   if (__builtin_expect(c == nullptr, 0)) return AllocLocked(bucket_id, size, estimate);
   c->count += 1;
   c->bytes += static_cast<int64_t>(size);
@@ -218,11 +231,40 @@ HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t
   g_tracker.lock.Unlock();
 }
 
+HEAPKIT_PEAK_FAST_PATH bool PeakOnAllocAt(PeakCell* c, size_t size, int64_t estimate) {
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) {
+    AllocWaiting(c->id, size, estimate);
+    return true;
+  }
+  if (__builtin_expect(c->epoch != g_tracker.epoch, 0)) {
+    AllocLocked(c->id, size, estimate);
+    return true;
+  }
+  c->count += 1;
+  c->bytes += static_cast<int64_t>(size);
+  g_tracker.inuse += estimate;
+  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) {
+    NewMaximumAndUnlock();
+    return true;
+  }
+  g_tracker.lock.Unlock();
+  return true;
+}
+
+PeakCell* PeakCellFor(uint32_t bucket_id) {
+  if (bucket_id == 0) return nullptr;
+  internal::SpinLockHolder h(&g_tracker.lock);
+  PeakCell* c = CellOf(bucket_id);
+  // Written once, under the lock that every caller took before it reads the id (the slow
+  // paths of PeakOnAllocAt read it before taking the lock).
+  if (c != nullptr && c->id == 0) c->id = bucket_id;
+  return c;
+}
+
 HEAPKIT_PEAK_FAST_PATH void PeakOnFree(uint32_t bucket_id, size_t size, int64_t estimate) {
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return FreeWaiting(bucket_id, size, estimate);
-  PeakCell* c = ReadyCell(bucket_id);
-  if (__builtin_expect(c == nullptr || g_tracker.interval.rising, 0))
-    return FreeLocked(bucket_id, size, estimate);
+  PeakCell* c = ReadyCell(bucket_id, g_tracker.free_epoch);
+  if (__builtin_expect(c == nullptr, 0)) return FreeLocked(bucket_id, size, estimate);
   c->count -= 1;
   c->bytes -= static_cast<int64_t>(size);
   g_tracker.inuse -= estimate;
@@ -242,13 +284,17 @@ void BeginPeakTracking(int64_t inuse_estimate) {
     PeakCell* c = n > 0 ? CellOf(b.id.load(std::memory_order_relaxed))
                         : const_cast<PeakCell*>(FindCell(b));
     if (c == nullptr) return;
-    *c = PeakCell{n, bytes, n, bytes, n, bytes, g_tracker.epoch, 0};
+    // Not the id: PeakOnAllocAt reads it without the lock (written once, below).
+    c->count = c->interval_count = c->start_count = n;
+    c->bytes = c->interval_bytes = c->start_bytes = bytes;
+    c->epoch = g_tracker.epoch;
   });
   g_tracker.inuse = inuse_estimate;
   g_tracker.start_ns = MonotonicNs();
   g_tracker.start_ticks = Ticks();
   for (ScopePeak* s : {&g_tracker.start, &g_tracker.interval})
     *s = ScopePeak{inuse_estimate, g_tracker.start_ticks, g_tracker.start_ns, true};
+  g_tracker.free_epoch = kRising;
   g_peak_tracking_on.store(true, std::memory_order_relaxed);
 }
 
@@ -264,6 +310,7 @@ void ResetIntervalPeak() {
   i.peak_ticks = Ticks();
   i.from_ns = MonotonicNs();
   i.rising = true;
+  g_tracker.free_epoch = kRising;
 }
 
 PeakSnapshot TakePeakSnapshot(PeakScope scope) {
@@ -311,10 +358,15 @@ int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int
                         void* ctx, int64_t* when_ns) {
   internal::SpinLockHolder h(&g_tracker.lock);
   *when_ns = MonotonicNs();
-  for (uint32_t k = 0; k < g_tracker.chunks_end; ++k) {
+  // Up to the highest id that ever had a cell, not the whole chunks: a tick costs the
+  // buckets the tracker has seen (a cache line each), not 4 Ki cells per chunk.
+  const uint32_t end = g_tracker.ids_end;
+  for (uint32_t k = 0; (k << kChunkBits) < end; ++k) {
     const PeakCell* chunk = g_tracker.chunks[k];
     if (chunk == nullptr) continue;
-    for (uint32_t i = 0; i < kChunkSize; ++i) {
+    const uint32_t left = end - (k << kChunkBits);
+    const uint32_t n = left < kChunkSize ? left : kChunkSize;
+    for (uint32_t i = 0; i < n; ++i) {
       if (chunk[i].bytes > 0) visit(ctx, (k << kChunkBits) | i, chunk[i].count, chunk[i].bytes);
     }
   }

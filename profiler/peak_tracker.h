@@ -64,6 +64,15 @@ void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate);
 // A sampled free.
 void PeakOnFree(uint32_t bucket_id, size_t size, int64_t estimate);
 
+// The same allocation with its bucket's cell in hand (PeakCellFor, non-null): a caller that
+// keeps the cell per call site skips the lookup by id. Returns true, so that a caller that
+// returns true next can make it a tail call (exact mode: every allocation).
+struct PeakCell;
+bool PeakOnAllocAt(PeakCell* cell, size_t size, int64_t estimate);
+// The cell of bucket `bucket_id` (created if need be; nullptr: id 0, or the arena is
+// exhausted). A cell never moves: a caller may keep the pointer for the life of the process.
+PeakCell* PeakCellFor(uint32_t bucket_id);
+
 // Starts (or restarts) tracking from the table's live records (estimated at `inuse_estimate`
 // bytes in all), the present moment being the first peak of both scopes.
 void BeginPeakTracking(int64_t inuse_estimate);

@@ -43,6 +43,7 @@ struct LastStack {
   StackRef stack{StackTable::kNoStack, 0};  // the frames kept (allocator frames cut)
   int kept = 0;                             // and their number
   Bucket* bucket = nullptr;                 // (stack, size key)'s; nullptr: not looked up yet
+  PeakCell* peak_cell = nullptr;            // bucket's peak-tracker cell, once looked up
   void* pcs[kDepth] = {};
 
   static uint64_t Key(uint32_t size_key, int limit) {
@@ -68,6 +69,7 @@ struct LastStack {
     stack = ref;
     kept = frames;
     bucket = nullptr;
+    peak_cell = nullptr;
   }
 };
 __thread LastStack tls_last_stack __attribute__((tls_model("initial-exec")));
@@ -138,6 +140,7 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
       if (node == StackTable::kNoStack) return false;
       last.bucket = table.BucketForStack(node, last.kept, size_key);
       if (last.bucket == nullptr) return false;
+      last.peak_cell = nullptr;
     }
     if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
       // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
@@ -154,10 +157,20 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     if (g_profiler.profiling.load(std::memory_order_relaxed)) {
       const int64_t estimate = EstimateBytes(requested, rate);
       g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
-      if (__builtin_expect(PeakTrackingOn(), 0))
-        PeakOnAlloc(last.bucket->id.load(std::memory_order_relaxed), requested, estimate);
       MaybeRestartHelperThread();
       MaybeDump();
+      // Last, as a tail call (every allocation in exact mode), like the free's (OnSlotFree).
+      if (__builtin_expect(PeakTrackingOn(), 0)) {
+        if (__builtin_expect(last.peak_cell == nullptr, 0)) {
+          const uint32_t id = last.bucket->id.load(std::memory_order_relaxed);
+          last.peak_cell = PeakCellFor(id);
+          if (last.peak_cell == nullptr) {  // no bucket id, or the arena is exhausted
+            PeakOnAlloc(id, requested, estimate);
+            return true;
+          }
+        }
+        return PeakOnAllocAt(last.peak_cell, requested, estimate);
+      }
     }
     return true;
   }
@@ -244,9 +257,11 @@ void OnSlotFree(const void*, uint64_t value) {
   const size_t size = StackTable::SlotSize(value);
   const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
   g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
+  MaybeDump();
+  // Last, as a tail call (every free in exact mode): a dump fired just above is then the
+  // moment before this free for the peak tracker too.
   if (__builtin_expect(PeakTrackingOn(), 0))
     PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
-  MaybeDump();
 }
 
 void EnableSampleRecording() {

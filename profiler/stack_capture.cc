@@ -73,9 +73,10 @@ namespace {
 // heapkit_caller_regs reads the exported function's own frame: skip counts frames from that
 // function's caller. self_return is the exported function's __builtin_return_address(0).
 // walk_id: nullptr when the caller does not want it, else as for CfiBacktrace (its value on
-// entry matters).
+// entry matters); free_memo: CfiBacktrace's.
 __attribute__((always_inline)) inline int CaptureFromHere(void** pcs, int max_depth, int skip,
-                                                          uint64_t* walk_id, void* self_return) {
+                                                          uint64_t* walk_id, void* self_return,
+                                                          bool free_memo = false) {
   if (tls_in_stack_capture || max_depth <= 0) {
     if (walk_id != nullptr) *walk_id = 0;
     return 0;
@@ -90,7 +91,7 @@ __attribute__((always_inline)) inline int CaptureFromHere(void** pcs, int max_de
     heapkit_caller_regs(&regs);
     // Return address 0 is inside the exported function, 1 its return address (in its caller),
     // 2 the caller's return address = pcs[0] for skip 0.
-    stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth, walk_id);
+    stored = CfiBacktrace(regs, 2 + skip, pcs, max_depth, walk_id, free_memo);
   }
 #endif
   if (stored < 0) {
@@ -105,6 +106,11 @@ __attribute__((always_inline)) inline int CaptureFromHere(void** pcs, int max_de
 __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
                                            uint64_t* walk_id) {
   return CaptureFromHere(pcs, max_depth, skip, walk_id, __builtin_return_address(0));
+}
+
+__attribute__((noinline)) int CaptureFreeStack(void** pcs, int max_depth, int skip,
+                                               uint64_t* walk_id) {
+  return CaptureFromHere(pcs, max_depth, skip, walk_id, __builtin_return_address(0), true);
 }
 
 HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth,

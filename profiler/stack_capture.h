@@ -33,6 +33,10 @@ int CaptureStack(void** pcs, int max_depth, int skip);
 // *walk_id held that id on entry, pcs is left untouched (the caller kept those frames) and
 // the depth is returned. Ids are per thread; only the cached CFI unwinder's memo hands them out.
 int CaptureStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
+// The same through the unwinder's second memo (cfi_unwinder.h, tls_cfi_free_memo): for the
+// captures at frees, so that they and the allocations' captures keep a memo each. Its ids are
+// comparable only with its own.
+int CaptureFreeStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
 
 // The same from a given start instead of the caller: pcs[0] = pc, then the return addresses
 // of the frames above the one whose state (after returning to pc) is sp and rbp. Through the

@@ -7,6 +7,11 @@
 #  2. default rate: callgrind instructions of the churn loop (`profiler_bench 2000000 0`);
 #  3. exact mode (TCMALLOC_SAMPLE_PARAMETER=1): callgrind instructions of
 #     `profiler_bench 200000 0`, off and on, --cg-reps runs each (medians).
+# Callgrind counts each thread apart (--separate-threads=yes): the total, the workload's main
+# thread alone, and the profiler's helper thread (the timeline's ticks, the RSS checks) with
+# the ticks it made (from the timeline file's header) and its instructions per tick. Callgrind
+# runs the program ~50-100x slower while the ticks keep their wall-clock period, so the helper
+# thread's share under callgrind is that much larger than natively.
 #
 #   tests/bench/profiler/time_cost.sh [--reps 7] [--cg-reps 3]
 set -euo pipefail
@@ -45,13 +50,26 @@ for col in 2 3; do
   on=$(grep '^on ' "$work/times" | awk -v c=$col '{print $c}' | median)
   echo "default rate, $name s, median of $reps: off $off, on $on, on/off $(echo "$on / $off" | bc -l | xargs printf '%.4f')"
 done
-cg() {  # cg <off|on> <extra env> <args...>
+cg() {  # cg <off|on> <extra env> <args...>: "<total> <main thread> <helper thread> <ticks>"
   local cfg=$1 extra=$2; shift 2
-  mkdir -p "$work/cg"
+  rm -rf "$work/cg"; mkdir -p "$work/cg"
   env LD_PRELOAD="$heapkit" HEAPPROFILE="$work/cg/prof" $(settings "$cfg") $extra \
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bench" "$@" 2>&1 |
-    sed -n 's/.*Collected : //p'
+    valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg/out" \
+    "$bench" "$@" > /dev/null 2>&1
+  local main helper ticks
+  main=$(sed -n 's/^summary: //p' "$work/cg/out-01")
+  helper=$(find "$work/cg" -name 'out-*' ! -name out-01 -exec sed -n 's/^summary: //p' {} + |
+    awk '{s += $1} END {print s + 0}')
+  ticks=0
+  local timeline
+  timeline=$(find "$work/cg" -name 'prof*.timeline.heap' | head -1)  # prof_<pid> under valgrind
+  if [[ -n $timeline ]]; then
+    ticks=$(sed -n 's/^# heapkit: timeline period_ms [0-9]* ticks \([0-9]*\).*/\1/p' \
+      "$timeline" | head -1)
+  fi
+  echo "$((main + helper)) $main $helper ${ticks:-0}"
 }
+ratio() { echo "$2 / $1" | bc -l | xargs printf '%.4f'; }
 for mode in default exact; do
   extra=$([[ $mode == exact ]] && echo TCMALLOC_SAMPLE_PARAMETER=1 || echo HEAP_PROFILE_ALLOCATION_INTERVAL=1073741824)
   args=$([[ $mode == exact ]] && echo "200000 0" || echo "2000000 0")
@@ -60,6 +78,12 @@ for mode in default exact; do
     cg off "$extra" $args >> "$work/cg_off"
     cg on "$extra" $args >> "$work/cg_on"
   done
-  off=$(median < "$work/cg_off"); on=$(median < "$work/cg_on")
-  echo "$mode mode, callgrind instructions, profiler_bench $args, median of $cg_reps: off $off, on $on, on/off $(echo "$on / $off" | bc -l | xargs printf '%.4f')"
+  col() { awk -v c="$2" '{print $c}' "$1" | median; }
+  off=$(col "$work/cg_off" 1); on=$(col "$work/cg_on" 1)
+  off_main=$(col "$work/cg_off" 2); on_main=$(col "$work/cg_on" 2)
+  helper=$(col "$work/cg_on" 3); ticks=$(col "$work/cg_on" 4)
+  echo "$mode mode, callgrind instructions, profiler_bench $args, median of $cg_reps: off $off, on $on, on/off $(ratio "$off" "$on")"
+  echo "$mode mode, main thread alone: off $off_main, on $on_main, on/off $(ratio "$off_main" "$on_main")"
+  per_tick=$( ((ticks > 0)) && echo $((helper / ticks)) || echo -)
+  echo "$mode mode, helper thread (on): $helper instructions, $ticks timeline ticks, $per_tick per tick"
 done

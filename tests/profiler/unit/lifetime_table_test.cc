@@ -28,6 +28,27 @@ TEST(LifetimeTable, DecadeBins) {
   EXPECT_EQ(LifetimeBin(INT64_MAX), 11);
 }
 
+// The bit-scan bins agree with the definition (the highest lower bound at or below the
+// lifetime) at and around every bound and every power of two.
+TEST(LifetimeTable, DecadeBinsMatchTheBoundsEverywhere) {
+  auto reference = [](int64_t ns) {
+    int bin = 0;
+    for (int i = 1; i < kLifetimeBins; ++i)
+      if (ns >= kLifetimeBinLowerNs[i]) bin = i;
+    return bin;
+  };
+  std::vector<int64_t> probes;
+  for (int64_t bound : kLifetimeBinLowerNs)
+    for (int64_t d = -2; d <= 2; ++d) probes.push_back(bound + d);
+  for (int b = 0; b < 63; ++b)
+    for (int64_t d = -1; d <= 1; ++d) probes.push_back((int64_t{1} << b) + d);
+  for (int64_t ns : probes) {
+    if (ns >= 0) {
+      EXPECT_EQ(LifetimeBin(ns), reference(ns)) << ns;
+    }
+  }
+}
+
 using Key = std::tuple<uint32_t, uint32_t, int, int>;
 
 std::map<Key, LifetimeCell> Cells() {

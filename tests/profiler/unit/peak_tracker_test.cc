@@ -82,7 +82,13 @@ TEST(PeakTracker, LazyRebaseEqualsCopyAtEachMaximum) {
       if (grow || objects[b].empty()) {
         const int64_t size = 1 + static_cast<int64_t>(rng() % 4096);
         objects[b].push_back(size);
-        PeakOnAlloc(buckets[b]->id.load(), static_cast<size_t>(size), size);
+        if (b % 2 == 0) {  // by id, and with the cell in hand (the exact recorder's path)
+          PeakOnAlloc(buckets[b]->id.load(), static_cast<size_t>(size), size);
+        } else {
+          PeakCell* cell = PeakCellFor(buckets[b]->id.load());
+          ASSERT_NE(cell, nullptr);
+          EXPECT_TRUE(PeakOnAllocAt(cell, static_cast<size_t>(size), size));
+        }
         m.Change(b, 1, size);
       } else {
         const size_t k = rng() % objects[b].size();
