@@ -46,7 +46,8 @@ class PERFTOOLS_DLL_DECL HeapLeakChecker {
 
   // Checks for objects allocated since construction that are unreachable now; reports them
   // (on stderr, plus a <name>-end.heap profile) and returns false if there are any.
-  // The other five are the same check (gperftools' variants differed in how they compared).
+  // The other five run the same check (gperftools' variants differed in what they compared
+  // and how much they reported).
   bool NoLeaks();
   bool QuickNoLeaks();
   bool BriefNoLeaks();
