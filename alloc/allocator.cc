@@ -227,6 +227,11 @@ __attribute__((noinline)) void* FitForChecker(ThreadCache* tc, void* p, size_t s
   return p;
 }
 
+// observer_hooks.h: the layout is the allocator's; sampling.cc applies it in MallocSampled.
+void SetCheckerObjectLayout(bool on) {
+  checker_fit.store(on ? &FitForChecker : nullptr, std::memory_order_relaxed);
+}
+
 
 namespace {
 
@@ -360,7 +365,7 @@ void* MallocRefill(size_t size) noexcept {
   const uint32_t cls = g_state.sizemap.SizeClass(size);  // initialised: tc is a real cache
   void* p = tc->Allocate(cls);  // the list is empty: fetches from the central tier
   if (p == nullptr) return OutOfMemory(size, 0);
-  if (HEAPKIT_UNLIKELY(checker_layout.load(std::memory_order_relaxed)))
+  if (HEAPKIT_UNLIKELY(checker_fit.load(std::memory_order_relaxed) != nullptr))
     p = FitForChecker(tc, p, size);
   ReportPendingGrowth();
   tc->sample_left_ -= static_cast<int64_t>(size);

@@ -29,12 +29,13 @@
 #include "alloc/global_state.h"
 #include "alloc/page_heap.h"
 #include "alloc/page_map.h"
+#include "alloc/sampling.h"
 #include "alloc/size_classes.h"
 #include "alloc/thread_cache.h"
 
 namespace heapkit::alloc {
 
-// ---- slow paths (allocator.cc; MallocSampled: sampling.cc) --------------------------------
+// ---- slow paths (allocator.cc; MallocSampled: sampling.h) ---------------------------------
 // Slow paths are noexcept so that the (noexcept) entry points can reach them by tail jumps.
 // Everything the fast path does not handle: init, no cache, large, alignment > 16 (align 0 or
 // ≤ 16 means default). Returns nullptr with errno = ENOMEM on failure.
@@ -69,9 +70,9 @@ size_t EstimatedSize(size_t size, size_t align);
 void* MallocMedium(size_t size) noexcept;
 // The list of size's class was empty, or no cache yet (size ≤ kMaxSize).
 void* MallocRefill(size_t size) noexcept;
-// The sampling counter of tc crossed zero while allocating p (`size` bytes requested).
-// Never inlined: MallocMedium reaches it by a tail jump and needs no stack frame itself.
-__attribute__((noinline)) void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
+// The checker's layout for p, a fresh object of `size` requested bytes from a thread-cache list
+// (sampling.h, checker_fit, holds it while the layout is on).
+__attribute__((noinline)) void* FitForChecker(ThreadCache* tc, void* p, size_t size);
 // realloc(ptr, size) keeps ptr (validated, its block holds size): accounted as a free of the old
 // object and an allocation of size bytes at the same address (as gperftools' hooks and
 // heaptrack see it), so a recorded object is recorded again with its new size.

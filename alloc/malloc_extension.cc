@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "alloc/allocator.h"
+#include "alloc/heap_ranges.h"
 #include "alloc/internal/cxx_runtime_weak.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/stats.h"

@@ -2,12 +2,12 @@
 
 #include <cstdint>
 
-#include "alloc/allocator.h"
+#include "alloc/global_state.h"
+#include "alloc/heap_ranges.h"
 #include "alloc/internal/arena.h"
 #include "alloc/internal/page_residency.h"
 #include "alloc/internal/system_memory.h"
 #include "alloc/span.h"
-#include "alloc/stats.h"
 
 namespace heapkit::alloc {
 namespace {

@@ -30,6 +30,7 @@ int64_t MergedFreeTime(const Span* a, const Span* b) {
 using internal::SpinLockHolder;
 
 void PageHeap::Init(PageMap* map, double release_rate, size_t heap_limit_bytes) {
+  SpinLockHolder h(&lock_);  // uncontended (initialisation runs once), for the analysis
   map_ = map;
   release_rate_ = release_rate;
   heap_limit_ = heap_limit_bytes;
@@ -215,7 +216,7 @@ bool PageHeap::MergeMixedRun(Length n) {
     }
     return total;
   };
-  auto try_list = [&](const SpanList& list) -> bool {
+  auto try_list = [&](const SpanList& list) HEAPKIT_REQUIRES(lock_) -> bool {
     for (Span* s = list.first(); s != nullptr; s = list.next(s)) {
       if (!is_run_start(s) || run_pages(s) < n) continue;
       // Turn the released members into backed ones (no system call: a backed free span may
@@ -278,7 +279,7 @@ void PageHeap::KeepGrowthWithinTwiceDemand(Length n) {
 bool PageHeap::GrowHeap(Length n) {
   if (n > (kMaxAllocSize >> kPageShift)) return false;
   Length ask = n < kMinSystemPages ? kMinSystemPages : n;
-  auto over_limit = [&](Length pages) {
+  auto over_limit = [&](Length pages) HEAPKIT_REQUIRES(lock_) {
     return heap_limit_ != 0 &&
            stats_.system_bytes - stats_.unmapped_bytes + (pages << kPageShift) > heap_limit_;
   };
@@ -339,7 +340,7 @@ Span* PageHeap::NewAligned(Length n, Length align_pages) {
   PageId aligned = (span->start_ + align_pages - 1) & ~(align_pages - 1);
   Length prefix = aligned - span->start_;
   Length suffix = span->npages_ - prefix - n;
-  auto give_back = [&](PageId start, Length len) {
+  auto give_back = [&](PageId start, Length len) HEAPKIT_REQUIRES(lock_) {
     Span* s = span_alloc_.New();
     if (s == nullptr) internal::Fatal("out of metadata memory");
     s->start_ = start;
@@ -471,7 +472,7 @@ void PageHeap::ReleaseTickLocked() {
 
 void PageHeap::ReleaseIdleLocked(int64_t now) {
   const int64_t cutoff = now - static_cast<int64_t>(kReleaseAgeNs / release_rate_);
-  auto release_old = [&](const SpanList& list) {
+  auto release_old = [&](const SpanList& list) HEAPKIT_REQUIRES(lock_) {
     for (Span* s = list.first(); s != nullptr;) {
       Span* next = list.next(s);  // ReleaseSpan moves s to a returned list (and coalesces there)
       if (s->free_since_ns_ <= cutoff) ReleaseSpan(s);

@@ -123,58 +123,62 @@ class PageHeap {
   internal::SpinLock lock_;
 
  private:
-  Span* AllocLocked(Length n);
+  // Everything below runs with lock_ held, but ClaimTick (lock-free).
+  Span* AllocLocked(Length n) HEAPKIT_REQUIRES(lock_);
   // A free span of at least n pages, carved to n (nullptr if none).
-  Span* SearchLocked(Length n);
+  Span* SearchLocked(Length n) HEAPKIT_REQUIRES(lock_);
   // No free span holds n pages, but a run of adjacent free spans of both kinds (backed and
   // released, which are not coalesced) may: makes the released members of the first such run
   // backed (no system call) so that it coalesces into one span. True if it did.
-  bool MergeMixedRun(Length n);
+  bool MergeMixedRun(Length n) HEAPKIT_REQUIRES(lock_);
   // Gives the address space of every released free span of kMaxPages or more back to the OS.
   // Called before a growth that free memory could have served had it been contiguous, so that
   // the heap (system bytes, reserved and released) does not grow by every request that fits no
   // run.
-  void UnmapLargeReleasedSpans();
+  void UnmapLargeReleasedSpans() HEAPKIT_REQUIRES(lock_);
   // Before any growth by n pages: unmaps free spans of kMaxPages or more (released ones first,
   // then backed ones, coldest first) while the heap after the growth would exceed twice the
   // memory in use including the request. Growth that demand forces (free memory less than the
   // request) stays within that bound anyway; growth that fragmentation forces (free runs that
   // together hold the request, split by in-use spans or separate mappings) does not: without
   // this, runs that each hold a little less than the request survive one growth after another.
-  void KeepGrowthWithinTwiceDemand(Length n);
-  void UnmapFreeSpan(Span* span);
-  Span* Carve(Span* span, Length n);
-  void InsertFree(Span* span, bool count_release);
-  void RemoveFree(Span* span);
-  SpanList* ListFor(Length n, Span::Location loc);
-  bool GrowHeap(Length n);
-  void SetBoundary(Span* span);
-  void ClearPage(PageId page);
-  Length ReleaseSpan(Span* span);
-  void IncrementalScavenge(Length n);
-  Length ReleaseLocked(Length n);
+  void KeepGrowthWithinTwiceDemand(Length n) HEAPKIT_REQUIRES(lock_);
+  void UnmapFreeSpan(Span* span) HEAPKIT_REQUIRES(lock_);
+  Span* Carve(Span* span, Length n) HEAPKIT_REQUIRES(lock_);
+  void InsertFree(Span* span, bool count_release) HEAPKIT_REQUIRES(lock_);
+  void RemoveFree(Span* span) HEAPKIT_REQUIRES(lock_);
+  SpanList* ListFor(Length n, Span::Location loc) HEAPKIT_REQUIRES(lock_);
+  bool GrowHeap(Length n) HEAPKIT_REQUIRES(lock_);
+  void SetBoundary(Span* span) HEAPKIT_REQUIRES(lock_);
+  void ClearPage(PageId page) HEAPKIT_REQUIRES(lock_);
+  Length ReleaseSpan(Span* span) HEAPKIT_REQUIRES(lock_);
+  void IncrementalScavenge(Length n) HEAPKIT_REQUIRES(lock_);
+  Length ReleaseLocked(Length n) HEAPKIT_REQUIRES(lock_);
   // The free backed span to release next (nullptr if none).
-  Span* ReleaseVictim();
+  Span* ReleaseVictim() HEAPKIT_REQUIRES(lock_);
   // Called with lock_ held: the time-driven release if a tick is due.
-  void ReleaseTickLocked();
+  void ReleaseTickLocked() HEAPKIT_REQUIRES(lock_);
   // True (and *now set) if this caller won the tick that is due.
   bool ClaimTick(int64_t* now);
   // Releases the free backed spans free since `cutoff` or longer.
-  void ReleaseIdleLocked(int64_t now);
+  void ReleaseIdleLocked(int64_t now) HEAPKIT_REQUIRES(lock_);
 
-  PageMap* map_ = nullptr;
-  internal::ArenaFreeList<Span> span_alloc_;
+  PageMap* map_ = nullptr;  // set once by Init
+  internal::ArenaFreeList<Span> span_alloc_ HEAPKIT_GUARDED_BY(lock_);
   // Free lists by length (see above). Not written by Init (SpanList: a zero head is empty).
-  SpanList normal_[kMaxPages];
-  SpanList returned_[kMaxPages];
-  SpanList large_normal_;
-  SpanList large_returned_;
-  PageHeapStats stats_;
+  SpanList normal_[kMaxPages] HEAPKIT_GUARDED_BY(lock_);
+  SpanList returned_[kMaxPages] HEAPKIT_GUARDED_BY(lock_);
+  SpanList large_normal_ HEAPKIT_GUARDED_BY(lock_);
+  SpanList large_returned_ HEAPKIT_GUARDED_BY(lock_);
+  PageHeapStats stats_ HEAPKIT_GUARDED_BY(lock_);
+  int64_t scavenge_counter_ HEAPKIT_GUARDED_BY(lock_) = 0;
+  size_t heap_limit_ HEAPKIT_GUARDED_BY(lock_) = 0;
+  // Not guarded, by design: written under lock_ but read without it (relaxed atomic accesses:
+  // ClaimTick's rate test, InUseSpanContaining's walk bound), or a flag MallocExtension sets
+  // without the lock.
   double release_rate_ = 0;  // set by Init (zero-initialised globals live in .bss)
-  int64_t scavenge_counter_ = 0;
   Length longest_span_ = 0;  // the most pages any carved span had (bounds InUseSpanContaining)
   std::atomic<int64_t> last_tick_ns_{0};  // time of the last release tick
-  size_t heap_limit_ = 0;
   bool aggressive_decommit_ = false;
 };
 

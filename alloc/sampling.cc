@@ -2,7 +2,6 @@
 // sampling counter fires, and the setters of observer_hooks.h.
 #include "alloc/sampling.h"
 
-#include "alloc/allocator.h"
 #include "alloc/global_state.h"
 #include "alloc/object_slots.h"
 #include "alloc/sampled_spans.h"
@@ -15,7 +14,7 @@ constinit std::atomic<uint64_t> sample_epoch{1};
 constinit std::atomic<bool> sample_from_env{false};
 constinit std::atomic<const SampleObserver*> observer{nullptr};
 constinit std::atomic<ExactRecorder> exact_recorder{nullptr};
-constinit std::atomic<bool> checker_layout{false};
+constinit std::atomic<CheckerFit> checker_fit{nullptr};
 HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<StackCaptureHook> stack_hook{nullptr};
 HEAPKIT_ALWAYS_WRITTEN_DATA constinit std::atomic<const HeapSampleProvider*> sample_provider{
     nullptr};
@@ -50,7 +49,9 @@ void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
     // Marking after the callback is safe: nobody else can free p before we return it.
     if (recorded) sampled_spans::Add(&g_state.pagemap, span, ExactSampling());
   }
-  if (HEAPKIT_UNLIKELY(usdt::ProbesEnabled())) usdt::SampledAlloc(span, p, requested, recorded);
+  if (HEAPKIT_UNLIKELY(usdt::ProbesEnabled()))
+    usdt::SampledAlloc(span, p, requested, recorded,
+                       sample_parameter.load(std::memory_order_relaxed));
 }
 
 // The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
@@ -105,7 +106,9 @@ HEAPKIT_ALWAYS_INLINE void* RecordExactBody(ThreadCache* tc, void* p, size_t req
   const bool recorded =
       record(p, requested, slot, fp[1], reinterpret_cast<uintptr_t>(fp + 2), fp[0]);
   tc->in_callback_ = false;
-  if constexpr (kProbes) usdt::SampledAlloc(span, p, requested, recorded);
+  if constexpr (kProbes)
+    usdt::SampledAlloc(span, p, requested, recorded,
+                       sample_parameter.load(std::memory_order_relaxed));
   return p;
 #else
   return NotifySample(tc, p, requested);
@@ -197,8 +200,8 @@ __attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t si
 }
 
 void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
-  if (HEAPKIT_UNLIKELY(checker_layout.load(std::memory_order_relaxed)))
-    p = FitForChecker(tc, p, size);
+  if (const CheckerFit fit = checker_fit.load(std::memory_order_relaxed); HEAPKIT_UNLIKELY(fit))
+    p = fit(tc, p, size);
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
   if (HEAPKIT_LIKELY(ExactAndCurrent(tc, mean))) return RecordExactFromList(tc, p, size);
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
@@ -210,8 +213,6 @@ void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept {
 void SetSampleObserver(const SampleObserver* obs) {
   observer.store(obs, std::memory_order_release);
 }
-
-void SetCheckerObjectLayout(bool on) { checker_layout.store(on, std::memory_order_relaxed); }
 
 void SetExactRecorder(ExactRecorder recorder) {
   exact_recorder.store(recorder, std::memory_order_release);

@@ -1,6 +1,7 @@
 // Sampling and the observer registry: the sample parameter and epoch, the observers of
-// observer_hooks.h and their setters, and the allocator's sampled-allocation path (the counter
-// fired: MallocSampled, FinishSample, hooked mode), all in sampling.cc. allocator.cc's slow
+// observer_hooks.h and their setters (the checker's layout is set by allocator.cc, whose fit it
+// is), and the allocator's sampled-allocation path (the counter fired: MallocSampled,
+// FinishSample, hooked mode), all in sampling.cc. allocator.h's fast paths and allocator.cc's slow
 // paths (cache creation, init, MallocSlow/MallocRefill, FreeSlow) reach them through this
 // header. The synchronisation rules are at the top of allocator.h (rule 6: callbacks run with
 // no allocator lock held).
@@ -25,7 +26,12 @@ HEAPKIT_SAMPLING_STATE std::atomic<const SampleObserver*> observer;
 HEAPKIT_SAMPLING_STATE std::atomic<ExactRecorder> exact_recorder;
 HEAPKIT_SAMPLING_STATE std::atomic<StackCaptureHook> stack_hook;
 HEAPKIT_SAMPLING_STATE std::atomic<const HeapSampleProvider*> sample_provider;
-HEAPKIT_SAMPLING_STATE std::atomic<bool> checker_layout;  // SetCheckerObjectLayout
+// The checker's layout (observer_hooks.h, SetCheckerObjectLayout, set in allocator.cc): null
+// while off, else the allocator's fit for a fresh small object (FitForChecker, allocator.h: a
+// class with no byte past the request is traded for the next one, and the requested bytes are
+// cleared), which MallocSampled applies before anything else.
+using CheckerFit = void* (*)(ThreadCache* tc, void* p, size_t size);
+HEAPKIT_SAMPLING_STATE std::atomic<CheckerFit> checker_fit;
 #undef HEAPKIT_SAMPLING_STATE
 
 // In hooked mode (observer_hooks.h, MallocHook) each thread's sample_epoch_ carries this bit,
@@ -43,11 +49,14 @@ void* FinishSample(ThreadCache* tc, void* p, size_t requested);
 void* MallocHooked(ThreadCache* tc, void* p, size_t size);
 
 // Bytes reserved past every request while the checker's layout is on (observer_hooks.h).
-inline size_t CheckerReserve() { return checker_layout.load(std::memory_order_relaxed) ? 1 : 0; }
+inline size_t CheckerReserve() {
+  return checker_fit.load(std::memory_order_relaxed) != nullptr ? 1 : 0;
+}
 
-// The checker's layout for a fresh small object (allocator.cc): a class with no byte past the
-// request is traded for the next one, and the requested bytes are cleared.
-void* FitForChecker(ThreadCache* tc, void* p, size_t size);
+// The sampling counter of tc crossed zero while allocating p (`size` bytes requested): the
+// fast paths (allocator.h) reach it by a tail jump. Never inlined: MallocMedium reaches it by a
+// tail jump and needs no stack frame itself.
+__attribute__((noinline)) void* MallocSampled(ThreadCache* tc, void* p, size_t size) noexcept;
 
 // MallocSlow's and MallocRefill's end, when the counter crossed zero.
 inline void* CounterFired(ThreadCache* tc, void* p, size_t size) {

@@ -43,18 +43,6 @@ double GetReleaseRate();
 void SetMaxTotalThreadCacheBytes(size_t bytes);
 void SetAggressiveDecommit(bool on);
 bool GetAggressiveDecommit();
-// One range of the heap for MallocExtension::Ranges: a span in use (fraction = share of its
-// objects handed out), free and backed, or released to the OS.
-struct HeapRange {
-  uintptr_t address;
-  size_t length;
-  enum Type { kInUse, kFree, kUnmapped } type;
-  double fraction;
-};
-// Calls fn(ctx, range) for every span, with no allocator lock held (a snapshot is taken first,
-// in memory from the OS, so fn may allocate).
-void ForEachHeapRange(void (*fn)(void* ctx, const HeapRange& range), void* ctx);
-
 // Bytes held by the calling thread's cache (0 for a thread without one).
 size_t CurrentThreadCacheBytes();
 // Returns the calling thread's cache to the central tier (MallocExtension::MarkThreadIdle).

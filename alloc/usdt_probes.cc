@@ -13,7 +13,6 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/sampled_spans.h"
-#include "alloc/sampling.h"
 #include "alloc/sample_weight.h"
 
 extern "C" {
@@ -123,8 +122,7 @@ bool Erase(uintptr_t key) {
   return true;
 }
 
-uint64_t WeightedBytes(size_t requested) {
-  const int64_t rate = sample_parameter.load(std::memory_order_relaxed);
+uint64_t WeightedBytes(size_t requested, int64_t rate) {
   return static_cast<uint64_t>(
       alloc::SampleBytesEstimate(static_cast<double>(requested), static_cast<double>(rate)) + 0.5);
 }
@@ -133,13 +131,13 @@ uint64_t WeightedBytes(size_t requested) {
 
 constinit std::atomic<size_t> probe_only_samples{0};
 
-void SampledAlloc(Span* span, void* p, size_t requested, bool recorded) {
+void SampledAlloc(Span* span, void* p, size_t requested, bool recorded, int64_t rate) {
   if (!recorded && otel_memory_free_semaphore != 0) {
     // Its free must fire too: keep it, and route its span's frees to FreeSlow.
     if (!Insert(Key(p))) return;  // no memory: no unpaired alloc
     sampled_spans::Add(&g_state.pagemap, span, /*exact=*/false);
   }
-  if (otel_memory_alloc_semaphore != 0) FireAlloc(p, requested, WeightedBytes(requested));
+  if (otel_memory_alloc_semaphore != 0) FireAlloc(p, requested, WeightedBytes(requested, rate));
 }
 
 bool TakeProbeOnlySampleSlow(PageMap* map, Span* span, void* p) {

@@ -47,10 +47,11 @@ HEAPKIT_ALWAYS_INLINE bool ProbesEnabled() {
   return (otel_memory_alloc_semaphore | otel_memory_free_semaphore) != 0;
 }
 
-// The sampled object p (requested bytes) of span was just picked; recorded: whether an observer
-// or side slot will report its free. Fires `alloc`, and records p here when nobody else will
-// report its free while `free` has a consumer. Call only when ProbesEnabled().
-void SampledAlloc(Span* span, void* p, size_t requested, bool recorded);
+// The sampled object p (requested bytes) of span was just picked at sample parameter `rate`;
+// recorded: whether an observer or side slot will report its free. Fires `alloc`, and records p
+// here when nobody else will report its free while `free` has a consumer. Call only when
+// ProbesEnabled().
+void SampledAlloc(Span* span, void* p, size_t requested, bool recorded, int64_t rate);
 
 // The probe sites (out of line: one site per probe, arguments in registers).
 void FireAlloc(void* p, size_t size, uint64_t weighted_bytes);

@@ -13,6 +13,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "heapcheck/checker_stack.h"
+#include "heapcheck/heap_cleanups.h"
 #include "heapcheck/report_destination.h"
 #include "heapcheck/signal_check.h"
 #include "heapcheck/thread_stopper.h"
@@ -46,7 +47,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   // Read now, like every setting: a program may overwrite its environment before it exits.
   SuspendSignal();
   PtraceStopper::Unavailable();
-  if (s.global_check_pending) InstallSignalCheck(s.at_signal);
+  if (s.global_check_pending) InstallSignalCheck(s.at_signal, &RunSignalCheck);
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSampleParameter(1);

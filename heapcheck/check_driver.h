@@ -41,9 +41,6 @@ void NoteMainStarted();
 // nullptr in the other modes.
 const MmapArray<uintptr_t>* ObjectsLiveAtMainStart();
 
-// Runs REGISTER_HEAPCHECK_CLEANUP functions (once).
-void RunHeapCleanupsOnce();
-
 }  // namespace heapkit::check
 
 // Optional profiler entry point (weak): stop/resume recording this thread's allocations, used

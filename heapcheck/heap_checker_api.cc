@@ -9,8 +9,8 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
-#include "alloc/live_objects.h"
 #include "heapcheck/check_driver.h"
+#include "heapcheck/heap_cleanups.h"
 #include "heapcheck/ignore_list.h"
 #include "heapcheck/mmap_array.h"
 #include "profiler/sample_recorder.h"
@@ -36,12 +36,6 @@ struct NamedState {
   ssize_t bytes;
   ssize_t objects;
 };
-
-constexpr int kMaxCleanups = 256;
-HeapCleaner::void_function g_cleanups[kMaxCleanups];
-int g_cleanup_count = 0;
-bool g_cleanups_ran = false;
-internal::SpinLock g_cleanup_lock;
 
 alignas(HeapLeakChecker) unsigned char g_global_storage[sizeof(HeapLeakChecker)];
 HeapLeakChecker* g_global = nullptr;
@@ -69,17 +63,6 @@ void IgnoreAllocationsSince(DisablerState* st) {
       match = frames[depth - tail + i] == want[i];
     if (match) IgnoreListAdd(object);
   }
-}
-
-void RunHeapCleanupsOnce() {
-  int n;
-  {
-    internal::SpinLockHolder h(&g_cleanup_lock);
-    if (g_cleanups_ran) return;
-    g_cleanups_ran = true;
-    n = g_cleanup_count;
-  }
-  for (int i = 0; i < n; ++i) g_cleanups[i]();
 }
 
 }  // namespace heapkit::check
@@ -137,7 +120,7 @@ HeapLeakChecker::~HeapLeakChecker() {
   munmap(st, sizeof(NamedState));
 }
 
-__attribute__((noinline)) bool HeapLeakChecker::DoNoLeaks() {
+__attribute__((noinline)) bool HeapLeakChecker::NoLeaks() {
   uintptr_t regs[6];
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
@@ -151,6 +134,13 @@ __attribute__((noinline)) bool HeapLeakChecker::DoNoLeaks() {
   st->objects = static_cast<ssize_t>(objects);
   return clean;
 }
+
+bool HeapLeakChecker::QuickNoLeaks() { return NoLeaks(); }
+bool HeapLeakChecker::BriefNoLeaks() { return NoLeaks(); }
+bool HeapLeakChecker::SameHeap() { return NoLeaks(); }
+bool HeapLeakChecker::QuickSameHeap() { return NoLeaks(); }
+bool HeapLeakChecker::BriefSameHeap() { return NoLeaks(); }
+bool HeapLeakChecker::DoNoLeaks() { return NoLeaks(); }
 
 ssize_t HeapLeakChecker::BytesLeaked() const {
   auto* st = static_cast<NamedState*>(state_);
@@ -196,35 +186,10 @@ HeapLeakChecker::Disabler::~Disabler() {
   munmap(st, sizeof(hc::DisablerState));
 }
 
-void HeapLeakChecker::DoIgnoreObject(const void* ptr) {
-  uintptr_t start = 0;
-  size_t size = 0;
-  if (ptr == nullptr ||
-      !heapkit::alloc::FindHeapObject(reinterpret_cast<uintptr_t>(ptr), &start, &size)) {
-    heapkit::internal::Log("IgnoreObject: %p is not a heap object; nothing to ignore", ptr);
-    return;
-  }
-  if (!hc::IgnoreListAdd(start)) heapkit::internal::Log("IgnoreObject: out of memory");
-}
+void HeapLeakChecker::DoIgnoreObject(const void* ptr) { hc::IgnoreHeapObject(ptr); }
 
-void HeapLeakChecker::UnIgnoreObject(const void* ptr) {
-  uintptr_t start = 0;
-  size_t size = 0;
-  if (ptr == nullptr ||
-      !heapkit::alloc::FindHeapObject(reinterpret_cast<uintptr_t>(ptr), &start, &size) ||
-      !hc::IgnoreListRemove(start)) {
-    heapkit::internal::Log("UnIgnoreObject: %p was not ignored", ptr);
-  }
-}
+void HeapLeakChecker::UnIgnoreObject(const void* ptr) { hc::UnignoreHeapObject(ptr); }
 
-HeapCleaner::HeapCleaner(void_function f) {
-  heapkit::internal::SpinLockHolder h(&hc::g_cleanup_lock);
-  if (hc::g_cleanup_count >= hc::kMaxCleanups) {
-    heapkit::internal::Log("REGISTER_HEAPCHECK_CLEANUP: more than %d cleanups; extra ones ignored",
-                           hc::kMaxCleanups);
-    return;
-  }
-  hc::g_cleanups[hc::g_cleanup_count++] = f;
-}
+HeapCleaner::HeapCleaner(void_function f) { hc::RegisterHeapCleanup(f); }
 
 void HeapCleaner::RunHeapCleanups() { hc::RunHeapCleanupsOnce(); }

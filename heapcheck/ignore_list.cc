@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <new>
 
+#include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
+#include "alloc/live_objects.h"
 
 namespace heapkit::check {
 namespace {
@@ -61,4 +63,30 @@ bool IgnoreListCopySorted(MmapArray<uintptr_t>* out) HEAPKIT_NO_THREAD_SAFETY_AN
   return ok;
 }
 
+void IgnoreHeapObject(const void* ptr) {
+  uintptr_t start = 0;
+  size_t size = 0;
+  if (ptr == nullptr || !alloc::FindHeapObject(reinterpret_cast<uintptr_t>(ptr), &start, &size)) {
+    internal::Log("IgnoreObject: %p is not a heap object; nothing to ignore", ptr);
+    return;
+  }
+  if (!IgnoreListAdd(start)) internal::Log("IgnoreObject: out of memory");
+}
+
+void UnignoreHeapObject(const void* ptr) {
+  uintptr_t start = 0;
+  size_t size = 0;
+  if (ptr == nullptr || !alloc::FindHeapObject(reinterpret_cast<uintptr_t>(ptr), &start, &size) ||
+      !IgnoreListRemove(start)) {
+    internal::Log("UnIgnoreObject: %p was not ignored", ptr);
+  }
+}
+
 }  // namespace heapkit::check
+
+// Declared in <gperftools/heap-checker.h>, whose inline IgnoreObject template calls it: the
+// public header reaches the ignore list directly, not through a member of the class it declares.
+extern "C" __attribute__((visibility("default"))) void HeapLeakChecker_IgnoreObject(
+    const void* ptr) {
+  heapkit::check::IgnoreHeapObject(ptr);
+}

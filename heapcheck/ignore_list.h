@@ -14,6 +14,10 @@ namespace heapkit::check {
 bool IgnoreListAdd(uintptr_t object);
 // False if it was not in the list.
 bool IgnoreListRemove(uintptr_t object);
+// HeapLeakChecker::IgnoreObject / UnIgnoreObject: the start of the heap object that ptr points
+// into is added / removed; anything else (not a heap object, not ignored) gets one line.
+void IgnoreHeapObject(const void* ptr);
+void UnignoreHeapObject(const void* ptr);
 // Copies the list, sorted, into out (world running or stopped: uses TryLock, then reads).
 bool IgnoreListCopySorted(MmapArray<uintptr_t>* out);
 

@@ -10,7 +10,6 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
-#include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
 #include "heapcheck/thread_stopper.h"
 
@@ -22,6 +21,7 @@ int g_signals[kMaxSignals];
 int g_signal_count = 0;
 int g_pipe[2] = {-1, -1};
 pid_t g_pid = 0;
+SignalCheck g_check = nullptr;
 
 struct NamedSignal {
   const char* name;
@@ -72,7 +72,7 @@ __attribute__((noinline)) void CheckThenDie(int sig) {
   uintptr_t regs[6];
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  RunSignalCheck(sp, regs, 6);
+  g_check(sp, regs, 6);
   DieBy(sig);
 }
 
@@ -88,8 +88,9 @@ void* Watcher(void*) {
 
 }  // namespace
 
-void InstallSignalCheck(const char* spec) {
+void InstallSignalCheck(const char* spec, SignalCheck check) {
   if (spec == nullptr || spec[0] == '\0') return;
+  g_check = check;
   for (const char* p = spec; *p != '\0';) {
     const char* end = std::strchr(p, ',');
     const size_t length = end != nullptr ? static_cast<size_t>(end - p) : std::strlen(p);

@@ -19,10 +19,15 @@
 // parent's).
 #pragma once
 
+#include <cstdint>
+
 namespace heapkit::check {
 
-// Start-up: parses the list (one line for a bad entry).
-void InstallSignalCheck(const char* spec);
+// The whole-program check the watcher runs, from its own stack (check_driver.h, RunSignalCheck).
+using SignalCheck = void (*)(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+// Start-up: parses the list (one line for a bad entry) and keeps the check to run.
+void InstallSignalCheck(const char* spec, SignalCheck check);
 
 // main() started: creates the watcher thread and installs the handlers, if any signal is listed.
 void StartSignalCheckWatcher();

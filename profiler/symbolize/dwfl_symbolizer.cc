@@ -89,6 +89,80 @@ std::string BuildIdHex(Elf* elf) {
   return hex;
 }
 
+constexpr uint64_t kPage = 4096;
+
+// The file's PT_LOAD segments.
+std::vector<GElf_Phdr> LoadSegments(Elf* elf) {
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
+  std::vector<GElf_Phdr> loads;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD) loads.push_back(ph);
+  }
+  return loads;
+}
+
+// The mappings that decide the bias. Only executable mappings: a RELRO mapping shares its file
+// page with the preceding read-only segment, so data mappings are ambiguous. Without any
+// executable mapping (odd maps), the first line.
+std::vector<const MapLine*> BiasDecidingLines(const std::vector<const MapLine*>& lines) {
+  std::vector<const MapLine*> exec_lines;
+  for (const MapLine* m : lines) {
+    if (m->exec) exec_lines.push_back(m);
+  }
+  if (exec_lines.empty() && !lines.empty()) exec_lines.push_back(lines.front());
+  return exec_lines;
+}
+
+// The segment whose file range holds the mapping's offset (an executable one for an executable
+// mapping), or null.
+const GElf_Phdr* SegmentOf(const MapLine& m, const std::vector<GElf_Phdr>& loads) {
+  for (const GElf_Phdr& ph : loads) {
+    const uint64_t lo = ph.p_offset & ~(kPage - 1);
+    if (m.exec && !(ph.p_flags & PF_X)) continue;
+    if (m.offset >= lo && m.offset < ph.p_offset + std::max<uint64_t>(ph.p_filesz, 1)) return &ph;
+  }
+  return nullptr;
+}
+
+// The load bias that places the file's segments at its mappings `lines`. A different binary at
+// the same path can match a mapping's offset by chance (most ELF files start their code at
+// 0x1000 or 0x2000): the executable mappings must also cover their segments exactly (the
+// kernel maps a PT_LOAD's whole page range), else the file changed and its symbols would give
+// wrong names. False when they do not fit (or no mapping decides the bias).
+bool BiasFromMappings(const std::vector<GElf_Phdr>& loads, const std::vector<const MapLine*>& lines,
+                      uint64_t* bias) {
+  bool have_bias = false;
+  bool mismatch = false;
+  std::map<const GElf_Phdr*, uint64_t> exec_bytes;
+  for (const MapLine* m : BiasDecidingLines(lines)) {
+    const GElf_Phdr* seg = SegmentOf(*m, loads);
+    if (seg == nullptr) {
+      if (m->exec) mismatch = true;
+      continue;
+    }
+    if (m->exec) {
+      const uint64_t seg_end = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
+      if (m->offset + (m->limit - m->start) > seg_end) mismatch = true;
+      exec_bytes[seg] += m->limit - m->start;
+    }
+    uint64_t b = m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
+    if (!have_bias) {
+      *bias = b;
+      have_bias = true;
+    } else if (b != *bias) {
+      mismatch = true;
+    }
+  }
+  for (const auto& [seg, bytes] : exec_bytes) {
+    const uint64_t lo = seg->p_offset & ~(kPage - 1);
+    const uint64_t hi = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
+    if (bytes != hi - lo) mismatch = true;
+  }
+  return have_bias && !mismatch;
+}
+
 // Opens `path` and computes its load bias given its mapping lines; when `build_id` is not
 // empty the file's build-id must equal it. Returns the open descriptor, or -1 with *why set.
 int OpenMatching(const std::string& path, const std::vector<const MapLine*>& lines,
@@ -109,69 +183,12 @@ int OpenMatching(const std::string& path, const std::vector<const MapLine*>& lin
   } else if (!build_id.empty() && (id = BuildIdHex(elf)) != build_id) {
     *why = "build-id " + (id.empty() ? std::string("(none)") : id) + " differs from the " +
            "profile's " + build_id;
+  } else if (const std::vector<GElf_Phdr> loads = LoadSegments(elf); loads.empty()) {
+    *why = "has no loadable segments";
+  } else if (!BiasFromMappings(loads, lines, bias)) {
+    *why = "does not match the profile's memory map (changed since the profile was taken?)";
   } else {
-    size_t phnum = 0;
-    if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
-    std::vector<GElf_Phdr> loads;
-    for (size_t i = 0; i < phnum; ++i) {
-      GElf_Phdr ph;
-      if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD) loads.push_back(ph);
-    }
-    constexpr uint64_t kPage = 4096;
-    bool have_bias = false;
-    bool mismatch = false;
-    // Only executable mappings decide the bias: a RELRO mapping shares its file page with
-    // the preceding read-only segment, so data mappings are ambiguous. Without any executable
-    // mapping (odd maps), fall back to the first line.
-    std::vector<const MapLine*> exec_lines;
-    for (const MapLine* m : lines) {
-      if (m->exec) exec_lines.push_back(m);
-    }
-    if (exec_lines.empty() && !lines.empty()) exec_lines.push_back(lines.front());
-    // A different binary at the same path can match a mapping's offset by chance (most ELF
-    // files start their code at 0x1000 or 0x2000): the executable mappings must also cover
-    // their segments exactly (the kernel maps a PT_LOAD's whole page range), else the file
-    // changed and its symbols would give wrong names.
-    std::map<const GElf_Phdr*, uint64_t> exec_bytes;
-    for (const MapLine* m : exec_lines) {
-      const GElf_Phdr* seg = nullptr;
-      for (const GElf_Phdr& ph : loads) {
-        uint64_t lo = ph.p_offset & ~(kPage - 1);
-        if (m->exec && !(ph.p_flags & PF_X)) continue;
-        if (m->offset >= lo && m->offset < ph.p_offset + std::max<uint64_t>(ph.p_filesz, 1)) {
-          seg = &ph;
-          break;
-        }
-      }
-      if (seg == nullptr) {
-        if (m->exec) mismatch = true;
-        continue;
-      }
-      if (m->exec) {
-        const uint64_t seg_end = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
-        if (m->offset + (m->limit - m->start) > seg_end) mismatch = true;
-        exec_bytes[seg] += m->limit - m->start;
-      }
-      uint64_t b = m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
-      if (!have_bias) {
-        *bias = b;
-        have_bias = true;
-      } else if (b != *bias) {
-        mismatch = true;
-      }
-    }
-    for (const auto& [seg, bytes] : exec_bytes) {
-      const uint64_t lo = seg->p_offset & ~(kPage - 1);
-      const uint64_t hi = (seg->p_offset + seg->p_filesz + kPage - 1) & ~(kPage - 1);
-      if (bytes != hi - lo) mismatch = true;
-    }
-    if (loads.empty()) {
-      *why = "has no loadable segments";
-    } else if (!have_bias || mismatch) {
-      *why = "does not match the profile's memory map (changed since the profile was taken?)";
-    } else {
-      ok = true;
-    }
+    ok = true;
   }
   if (elf) elf_end(elf);
   if (ok) return fd;

@@ -211,87 +211,96 @@ SourceFrame ModuleIndex::SymbolFrame(const Symbol* sym, const std::string& name,
   return f;
 }
 
+std::vector<uint32_t> ModuleIndex::InlineChain(const CuIndex& cu, uint64_t dpc) {
+  // Containing top-level entry: the last top with lo <= dpc that contains it.
+  auto it = std::upper_bound(cu.tops.begin(), cu.tops.end(), dpc,
+                             [](uint64_t a, const Top& t) { return a < t.lo; });
+  int top = -1;
+  for (int k = 0; k < 64 && it != cu.tops.begin(); ++k) {
+    --it;
+    if (dpc >= it->lo && dpc < it->hi) { top = int(it->entry); break; }
+  }
+  if (top < 0) return {};
+  std::vector<uint32_t> chain{uint32_t(top)};
+  for (int guard = 0; guard < 256; ++guard) {
+    const Entry& cur = cu.entries[chain.back()];
+    int next = -1;
+    for (uint32_t c : cur.children) {
+      if (cu.entries[c].Contains(dpc)) { next = int(c); break; }
+    }
+    if (next < 0) break;
+    chain.push_back(uint32_t(next));
+  }
+  return chain;
+}
+
+void ModuleIndex::AppendInlineFrames(CuIndex* cu, const std::vector<uint32_t>& chain,
+                                     uint64_t pc, std::string file, int line,
+                                     std::vector<SourceFrame>* out) {
+  // An entry without a name takes the symbol's, looked up once.
+  bool sym_found = false;
+  const Symbol* sym = nullptr;
+  for (size_t i = chain.size(); i-- > 0;) {
+    const Entry& e = cu->entries[chain[i]];
+    SourceFrame f;
+    if (e.raw_name) {
+      f.function = Clean(e.raw_name);
+      f.linkage_name = e.raw_name;
+      f.start_line = e.decl_line;
+    }
+    if (f.function.empty()) {
+      if (!sym_found) {
+        sym_found = true;
+        sym = FindSymbol(pc);
+      }
+      if (sym) {
+        f.function = Clean(sym->name);
+        f.linkage_name = sym->name;
+      }
+    }
+    f.file = file;
+    f.line = line;
+    f.inlined = i != 0;
+    f.module = path_;
+    out->push_back(std::move(f));
+    file = FileName(cu, e.call_file);
+    line = e.call_line;
+  }
+}
+
+bool ModuleIndex::LookupDwarf(uint64_t pc, std::vector<SourceFrame>* out) {
+  const Dwarf_Addr dpc = pc - dwarf_bias_;
+  Dwarf_Die cudie;
+  if (dwarf_addrdie(dwarf_, dpc, &cudie) == nullptr) return false;
+  CuIndex* cu = GetCu(&cudie);
+  std::string line_file;
+  int line_no = 0;
+  if (Dwarf_Line* line = dwarf_getsrc_die(&cudie, dpc)) {
+    const char* f = dwarf_linesrc(line, nullptr, nullptr);
+    if (f) line_file = f;
+    int l = 0;
+    if (dwarf_lineno(line, &l) == 0) line_no = l;
+  }
+  const std::vector<uint32_t> chain = InlineChain(*cu, dpc);
+  if (!chain.empty()) {
+    AppendInlineFrames(cu, chain, pc, std::move(line_file), line_no, out);
+    return true;
+  }
+  // No function entry holds the address: the symbol's name, with the line table's line.
+  const Symbol* sym = FindSymbol(pc);
+  if (sym == nullptr) return false;
+  out->push_back(SymbolFrame(sym, Clean(sym->name), line_file, line_no));
+  return true;
+}
+
 bool ModuleIndex::Lookup(uint64_t pc, std::vector<SourceFrame>* out) {
   // The symbol table is read only when DWARF does not name the address (most lookups in a
   // module with debug info never need it).
-  bool sym_found = false;
-  const Symbol* sym = nullptr;
-  std::string sym_name;
-  auto symbol = [&]() {
-    if (!sym_found) {
-      sym_found = true;
-      sym = FindSymbol(pc);
-      if (sym) sym_name = Clean(sym->name);
-    }
-    return sym;
-  };
-  if (GetDwarf() != nullptr) {
-    Dwarf_Addr dpc = pc - dwarf_bias_;
-    Dwarf_Die cudie;
-    if (dwarf_addrdie(dwarf_, dpc, &cudie) != nullptr) {
-      CuIndex* cu = GetCu(&cudie);
-      std::string line_file;
-      int line_no = 0;
-      if (Dwarf_Line* line = dwarf_getsrc_die(&cudie, dpc)) {
-        const char* f = dwarf_linesrc(line, nullptr, nullptr);
-        if (f) line_file = f;
-        int l = 0;
-        if (dwarf_lineno(line, &l) == 0) line_no = l;
-      }
-      // Containing top-level entry: the last top with lo <= dpc that contains it.
-      auto it = std::upper_bound(cu->tops.begin(), cu->tops.end(), dpc,
-                                 [](uint64_t a, const Top& t) { return a < t.lo; });
-      int top = -1;
-      for (int k = 0; k < 64 && it != cu->tops.begin(); ++k) {
-        --it;
-        if (dpc >= it->lo && dpc < it->hi) { top = int(it->entry); break; }
-      }
-      if (top >= 0) {
-        std::vector<uint32_t> chain{uint32_t(top)};
-        for (int guard = 0; guard < 256; ++guard) {
-          const Entry& cur = cu->entries[chain.back()];
-          int next = -1;
-          for (uint32_t c : cur.children) {
-            if (cu->entries[c].Contains(dpc)) { next = int(c); break; }
-          }
-          if (next < 0) break;
-          chain.push_back(uint32_t(next));
-        }
-        std::string file = line_file;
-        int line = line_no;
-        for (size_t i = chain.size(); i-- > 0;) {
-          const Entry& e = cu->entries[chain[i]];
-          SourceFrame f;
-          if (e.raw_name) {
-            f.function = Clean(e.raw_name);
-            f.linkage_name = e.raw_name;
-            f.start_line = e.decl_line;
-          }
-          if (f.function.empty() && symbol()) {
-            f.function = sym_name;
-            f.linkage_name = sym->name;
-          }
-          f.file = file;
-          f.line = line;
-          f.inlined = i != 0;
-          f.module = path_;
-          out->push_back(std::move(f));
-          file = FileName(cu, e.call_file);
-          line = e.call_line;
-        }
-        return true;
-      }
-      if (symbol()) {
-        out->push_back(SymbolFrame(sym, sym_name, line_file, line_no));
-        return true;
-      }
-    }
-  }
-  if (symbol()) {
-    out->push_back(SymbolFrame(sym, sym_name, std::string(), 0));
-    return true;
-  }
-  return false;
+  if (GetDwarf() != nullptr && LookupDwarf(pc, out)) return true;
+  const Symbol* sym = FindSymbol(pc);
+  if (sym == nullptr) return false;
+  out->push_back(SymbolFrame(sym, Clean(sym->name), std::string(), 0));
+  return true;
 }
 
 }  // namespace heapkit::pprof

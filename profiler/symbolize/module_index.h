@@ -79,6 +79,14 @@ class ModuleIndex {
   SourceFrame SymbolFrame(const Symbol* sym, const std::string& name, std::string file,
                           int line) const;
   std::string FileName(CuIndex* cu, int index);
+  // Lookup's steps with debug info: the frames of pc from its compile unit (false: DWARF does
+  // not name it); the entries whose ranges hold dpc, outermost (a top-level function) first,
+  // empty if none; one frame per entry of that chain, innermost first, each caller's line
+  // being its callee's call site.
+  bool LookupDwarf(uint64_t pc, std::vector<SourceFrame>* out);
+  static std::vector<uint32_t> InlineChain(const CuIndex& cu, uint64_t dpc);
+  void AppendInlineFrames(CuIndex* cu, const std::vector<uint32_t>& chain, uint64_t pc,
+                          std::string file, int line, std::vector<SourceFrame>* out);
 
   Dwfl_Module* mod_;
   std::string path_;

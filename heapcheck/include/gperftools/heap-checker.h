@@ -22,6 +22,9 @@
 #define PERFTOOLS_DLL_DECL __attribute__((visibility("default")))
 #endif
 
+// What HeapLeakChecker::IgnoreObject(ptr) does (defined with the checker's ignore list).
+extern "C" PERFTOOLS_DLL_DECL void HeapLeakChecker_IgnoreObject(const void* ptr);
+
 class PERFTOOLS_DLL_DECL HeapLeakChecker {
  public:
   // True if HEAPCHECK is set to a valid mode (any check, whole-program or named, may run).
@@ -43,12 +46,14 @@ class PERFTOOLS_DLL_DECL HeapLeakChecker {
 
   // Checks for objects allocated since construction that are unreachable now; reports them
   // (on stderr, plus a <name>-end.heap profile) and returns false if there are any.
-  bool NoLeaks() { return DoNoLeaks(); }
-  bool QuickNoLeaks() { return NoLeaks(); }
-  bool BriefNoLeaks() { return NoLeaks(); }
-  bool SameHeap() { return NoLeaks(); }
-  bool QuickSameHeap() { return NoLeaks(); }
-  bool BriefSameHeap() { return NoLeaks(); }
+  // The other five run the same check (gperftools' variants differed in what they compared
+  // and how much they reported).
+  bool NoLeaks();
+  bool QuickNoLeaks();
+  bool BriefNoLeaks();
+  bool SameHeap();
+  bool QuickSameHeap();
+  bool BriefSameHeap();
 
   // Results of the last NoLeaks()/SameHeap() (0 before any check).
   ssize_t BytesLeaked() const;
@@ -71,13 +76,15 @@ class PERFTOOLS_DLL_DECL HeapLeakChecker {
   // leak. Returns ptr. Non-heap pointers are reported (one line) and ignored.
   template <typename T>
   static T* IgnoreObject(T* ptr) {
-    DoIgnoreObject(static_cast<const void*>(const_cast<const T*>(ptr)));
+    HeapLeakChecker_IgnoreObject(static_cast<const void*>(const_cast<const T*>(ptr)));
     return ptr;
   }
   // Undoes IgnoreObject.
   static void UnIgnoreObject(const void* ptr);
 
  private:
+  // Exported for programs built against headers whose inline NoLeaks() and IgnoreObject() call
+  // them (gperftools' IgnoreObject does); the same as NoLeaks() and IgnoreObject().
   bool DoNoLeaks();
   static void DoIgnoreObject(const void* ptr);
 
