@@ -85,27 +85,17 @@ struct Origin {
 // instances of Record, so that neither pays for the other's branches.
 enum class Keep { kCounted, kStackOnly };
 
-// The record of one sampled allocation, shared by both entry points below: `slot` is the
-// object's side slot (exact mode; never nullptr for kStackOnly) or nullptr (hash map); the
-// stack is captured from `origin` when its pc is set, else from here.
 // GCC cannot see that pcs is written by the capture whenever it is read (the walk id differs
-// from the remembered one) once Record is inlined into OnExactAlloc.
+// from the remembered one) once FindStack is inlined into OnExactAlloc.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The thread's last stack (tls_last_stack) made the one of this allocation: captured from
+// `origin` when its pc is set, else from here, and interned unless the walk or the frames are
+// the remembered ones. False when the stack table is full.
 template <Keep kKeep>
-inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
-                                                  std::atomic<uint64_t>* slot,
-                                                  const Origin& origin) {
-  if (__builtin_expect(tls_calibrating, false)) {
-    CalibrationSample();
-    return false;
-  }
-  if (tls_recording_disabled) return false;
-  const uint32_t size_key = SizeKey(requested, rate);
-  const int limit = g_profiler.config.stack_depth;
-  LastStack& last = tls_last_stack;
-  StackTable& table = GlobalStackTable();
-  if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
+inline __attribute__((always_inline)) bool FindStack(uint32_t size_key, int limit,
+                                                     const Origin& origin, LastStack& last,
+                                                     StackTable& table) {
   const uint64_t last_key = LastStack::Key(size_key, limit);
   const uint64_t known = last.KnownWalk(last_key);
   uint64_t walk = known;
@@ -118,61 +108,89 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
     walk = known;
     depth = CaptureStack(pcs, kMaxCaptureDepth, 0, &walk);
   }
-  if (walk != 0 && walk == known) {
-    // the same frames as last time; pcs was not written
-  } else if (last.Matches(pcs, depth, last_key)) {
+  if (walk != 0 && walk == known) return true;  // the same frames as last time; pcs unwritten
+  if (last.Matches(pcs, depth, last_key)) {
     last.walk_id = walk;
-  } else {
-    int skip = CountAllocatorFrames(pcs, depth);
-    int keep = depth - skip;
-    if (keep > limit) keep = limit;
-    const StackRef stack = kKeep == Keep::kStackOnly
-                               ? table.InsertCallers(pcs + skip, keep)
-                               : StackRef{table.InsertStack(pcs + skip, keep), 0};
-    if (stack.node == StackTable::kNoStack) return false;
-    last.Remember(pcs, depth, last_key, walk, stack, keep);
+    return true;
   }
+  int skip = CountAllocatorFrames(pcs, depth);
+  int keep = depth - skip;
+  if (keep > limit) keep = limit;
+  const StackRef stack = kKeep == Keep::kStackOnly
+                             ? table.InsertCallers(pcs + skip, keep)
+                             : StackRef{table.InsertStack(pcs + skip, keep), 0};
+  if (stack.node == StackTable::kNoStack) return false;
+  last.Remember(pcs, depth, last_key, walk, stack, keep);
+  return true;
+}
+
+// The counted record in the last stack's bucket (found once per stack and size): the object's
+// birth when lifetimes or ages are on, then the profile's estimate and the peak's.
+inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t requested,
+                                                         int64_t rate, uint32_t size_key,
+                                                         std::atomic<uint64_t>* slot,
+                                                         LastStack& last, StackTable& table) {
+  if (__builtin_expect(last.bucket == nullptr, 0)) {
+    const uint32_t node = table.NodeOf(last.stack);
+    if (node == StackTable::kNoStack) return false;
+    last.bucket = table.BucketForStack(node, last.kept, size_key);
+    if (last.bucket == nullptr) return false;
+    last.peak_cell = nullptr;
+  }
+  if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
+    // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
+    if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
+      table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
+    } else {
+      table.RecordAllocIn(slot, ptr, last.bucket, requested,
+                          {0, ThisThreadNumber(),
+                           g_object_times.interval.load(std::memory_order_relaxed)});
+    }
+  } else {
+    table.RecordAllocIn(slot, ptr, last.bucket, requested);
+  }
+  if (g_profiler.profiling.load(std::memory_order_relaxed)) {
+    const int64_t estimate = EstimateBytes(requested, rate);
+    g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
+    MaybeRestartHelperThread();
+    MaybeDump();
+    // Last, as a tail call (every allocation in exact mode), like the free's (OnSlotFree).
+    if (__builtin_expect(PeakTrackingOn(), 0)) {
+      if (__builtin_expect(last.peak_cell == nullptr, 0)) {
+        const uint32_t id = last.bucket->id.load(std::memory_order_relaxed);
+        last.peak_cell = PeakCellFor(id);
+        if (last.peak_cell == nullptr) {  // no bucket id, or the arena is exhausted
+          PeakOnAlloc(id, requested, estimate);
+          return true;
+        }
+      }
+      return PeakOnAllocAt(last.peak_cell, requested, estimate);
+    }
+  }
+  return true;
+}
+
+// The record of one sampled allocation, shared by both entry points below: `slot` is the
+// object's side slot (exact mode; never nullptr for kStackOnly) or nullptr (hash map).
+template <Keep kKeep>
+inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
+                                                  std::atomic<uint64_t>* slot,
+                                                  const Origin& origin) {
+  if (__builtin_expect(tls_calibrating, false)) {
+    CalibrationSample();
+    return false;
+  }
+  if (tls_recording_disabled) return false;
+  const uint32_t size_key = SizeKey(requested, rate);
+  LastStack& last = tls_last_stack;
+  StackTable& table = GlobalStackTable();
+  if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
+  if (!FindStack<kKeep>(size_key, g_profiler.config.stack_depth, origin, last, table))
+    return false;
   if constexpr (kKeep == Keep::kStackOnly) {
     return table.RecordStackIn(slot, last.stack, requested);
   } else {
-    if (__builtin_expect(last.bucket == nullptr, 0)) {
-      const uint32_t node = table.NodeOf(last.stack);
-      if (node == StackTable::kNoStack) return false;
-      last.bucket = table.BucketForStack(node, last.kept, size_key);
-      if (last.bucket == nullptr) return false;
-      last.peak_cell = nullptr;
-    }
-    if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
-      // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
-      if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
-        table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
-      } else {
-        table.RecordAllocIn(slot, ptr, last.bucket, requested,
-                            {0, ThisThreadNumber(),
-                             g_object_times.interval.load(std::memory_order_relaxed)});
-      }
-    } else {
-      table.RecordAllocIn(slot, ptr, last.bucket, requested);
-    }
-    if (g_profiler.profiling.load(std::memory_order_relaxed)) {
-      const int64_t estimate = EstimateBytes(requested, rate);
-      g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
-      MaybeRestartHelperThread();
-      MaybeDump();
-      // Last, as a tail call (every allocation in exact mode), like the free's (OnSlotFree).
-      if (__builtin_expect(PeakTrackingOn(), 0)) {
-        if (__builtin_expect(last.peak_cell == nullptr, 0)) {
-          const uint32_t id = last.bucket->id.load(std::memory_order_relaxed);
-          last.peak_cell = PeakCellFor(id);
-          if (last.peak_cell == nullptr) {  // no bucket id, or the arena is exhausted
-            PeakOnAlloc(id, requested, estimate);
-            return true;
-          }
-        }
-        return PeakOnAllocAt(last.peak_cell, requested, estimate);
-      }
-    }
-    return true;
+    return CountInBucket(ptr, requested, rate, size_key, slot, last, table);
   }
 }
 
