@@ -15,6 +15,7 @@
 #include "profiler/timeline.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
+#include "profiler/proto_profile_file.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -87,7 +88,7 @@ bool DumpLocked(const char* reason) {
   LegacyProfile profile = TableProfile();
   profile.reason = reason;  // the same words as the log line, as a comment after the header
   profile.append_comments = &AppendDumpComments;
-  bool ok = WriteLegacyProfileFile(file, profile, &err);
+  bool ok = WriteProfileFiles(file, profile, s.config.format, &err);
   if (!ok) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));

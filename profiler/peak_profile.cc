@@ -10,6 +10,7 @@
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/profiler_state.h"
+#include "profiler/proto_profile_file.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -78,7 +79,7 @@ bool WritePeakFile(const char* file, PeakScope scope) {
     p.source = &VisitPeak;
     p.source_ctx = &src;
     p.reason = reason;
-    ok = WriteLegacyProfileFile(file, p, &err);
+    ok = WriteProfileFiles(file, p, g_profiler.config.format, &err);
     if (!ok || (!src.stale && PeakUnchanged(src.snapshot))) break;
   }
   if (!ok) {

@@ -25,6 +25,7 @@ ProfilerConfig ReadProfilerConfig() {
   c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
   c.rss_limit = ReadRssLimitSetting();
   c.timeline_period_ms = ReadTimelinePeriodMs();
+  c.format = ReadProfileFormat();
   if (c.rss_limit.bytes > 0 || c.rss_limit.percent > 0 || c.timeline_period_ms > 0)
     c.peak_profile = true;
   return c;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "profiler/proto_profile_file.h"
 #include "profiler/rss_limit.h"
 #include "profiler/stack_capture.h"
 
@@ -25,6 +26,7 @@ struct ProfilerConfig {
   bool peak_profile = false;  // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
   RssLimitSetting rss_limit;  // HEAP_PROFILE_RSS_LIMIT (rss_limit.h); implies peak_profile
   int64_t timeline_period_ms = 0;  // HEAP_PROFILE_TIMELINE (timeline.h); implies peak_profile
+  ProfileFormat format = ProfileFormat::kLegacy;  // HEAP_PROFILE_FORMAT (proto_profile_file.h)
 };
 // Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
 ProfilerConfig ReadProfilerConfig();
