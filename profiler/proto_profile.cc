@@ -207,7 +207,9 @@ uint64_t ProtoBuilder::LocationId(uint64_t pc) {
       break;
     }
   }
-  location.Varint(3, pc);
+  // The call instruction, as Go writes addresses: readers look it up as it is (pprof-tool adds
+  // the 1 back, so its samples keep the legacy file's return addresses).
+  location.Varint(3, pc > 0 ? pc - 1 : 0);
   locations_.Message(kLocation, location);
   return id;
 }
