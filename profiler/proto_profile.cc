@@ -228,8 +228,11 @@ void ProtoBuilder::Record(Cursor line) {
   const double rate = static_cast<double>(period_);
   const alloc::Unsampled inuse = alloc::UnsampleLine(inuse_n, inuse_b, rate);
   const alloc::Unsampled allocated = alloc::UnsampleLine(alloc_n, alloc_b, rate);
-  int64_t values[kAllValues] = {Round(allocated.count), Round(allocated.bytes),
-                                Round(inuse.count), Round(inuse.bytes)};
+  // Truncated like Go's runtime (scaleHeapSample): a reader's un-sampled value is never below
+  // the file's, so a stack unchanged between two dumps never looks freed in pprof-tool --since.
+  int64_t values[kAllValues] = {
+      static_cast<int64_t>(allocated.count), static_cast<int64_t>(allocated.bytes),
+      static_cast<int64_t>(inuse.count), static_cast<int64_t>(inuse.bytes)};
   const int64_t count = alloc_n > 0 ? alloc_n : inuse_n;
   const int64_t bytes = alloc_n > 0 ? alloc_b : inuse_b;
   Encoder labels;
