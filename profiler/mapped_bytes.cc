@@ -7,23 +7,21 @@
 namespace heapkit::prof {
 
 MappedBytes::~MappedBytes() {
-  if (data_ != nullptr) internal::SystemFree(data_, capacity_);
+  if (data_ != inline_) internal::SystemFree(data_, capacity_);
 }
 
 bool MappedBytes::Reserve(size_t n) {
   if (failed_) return false;
   if (size_ + n <= capacity_) return true;
-  size_t cap = capacity_ == 0 ? 64 * 1024 : capacity_;
+  size_t cap = capacity_ < 64 * 1024 ? 64 * 1024 : capacity_;
   while (cap < size_ + n) cap *= 2;
   auto* grown = static_cast<char*>(internal::SystemAlloc(cap, 0));
   if (grown == nullptr) {
     failed_ = true;
     return false;
   }
-  if (data_ != nullptr) {
-    memcpy(grown, data_, size_);
-    internal::SystemFree(data_, capacity_);
-  }
+  memcpy(grown, data_, size_);
+  if (data_ != inline_) internal::SystemFree(data_, capacity_);
   data_ = grown;
   capacity_ = cap;
   return true;

@@ -1,6 +1,8 @@
 // A growable byte buffer in mmap'ed memory (internal::SystemAlloc): a container the runtime can
 // use where malloc is not allowed (a dump may run inside an allocation's sampling callback).
-// It has the std::string members the shared proto encoder needs (proto_wire.h). Out of memory
+// The first 256 bytes are kept inline, so the many small nested messages of a profile cost no
+// system call (an mmap per label was 90 % of a 16k-stack profile's conversion time). It has
+// the std::string members the shared proto encoder needs (proto_wire.h). Out of memory
 // is sticky: later appends are dropped and failed() is true.
 //
 // MappedArena hands out blocks of one growing set of mappings, released together (for zlib's
@@ -13,7 +15,7 @@ namespace heapkit::prof {
 
 class MappedBytes {
  public:
-  MappedBytes() = default;
+  MappedBytes() : data_(inline_) {}
   ~MappedBytes();
   MappedBytes(const MappedBytes&) = delete;
   MappedBytes& operator=(const MappedBytes&) = delete;
@@ -35,10 +37,12 @@ class MappedBytes {
   bool failed() const { return failed_; }
 
  private:
-  char* data_ = nullptr;
+  char* data_;
   size_t size_ = 0;
-  size_t capacity_ = 0;
+  size_t capacity_ = kInline;
   bool failed_ = false;
+  static constexpr size_t kInline = 256;
+  char inline_[kInline];
 };
 
 class MappedArena {

@@ -17,7 +17,7 @@ enum : int {
   kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kComment = 13, kTimeNanos = 9,
   kPeriodType = 11, kPeriod = 12, kDefaultSampleType = 14,
 };
-constexpr int kMaxFrames = 256;
+constexpr int kMaxFrames = 128;  // more than a dump's stacks have (kMaxCaptureDepth)
 constexpr int kHeapValues = 4, kAllValues = 10;
 
 // A line of text and a cursor over it.
@@ -295,7 +295,7 @@ int64_t ReadUnixNanos(Cursor c) {
 }
 
 void ProtoBuilder::Comment(Cursor line) {
-  comments_.Int64(kComment, strings_.Index(line.p, static_cast<size_t>(line.end - line.p)));
+  comments_.Int64(kComment, strings_.Append(line.p, static_cast<size_t>(line.end - line.p)));
   if (line.Starts("# heapkit: dump time: ") && !peak_time_) {
     time_nanos_ = ReadUnixNanos(Cursor{line.p + strlen("# heapkit: dump time: "), line.end});
   } else if (line.Starts("# heapkit: dump reason: peak profile")) {

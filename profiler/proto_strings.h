@@ -16,6 +16,8 @@ class ProtoStrings {
   ProtoStrings();
   int64_t Index(const char* s, size_t n);
   int64_t Index(const char* s);
+  // A new index for a string that is not looked up again (a comment line): no hashing.
+  int64_t Append(const char* s, size_t n);
   // The encoded string_table fields (Profile field 6), in index order.
   const ProtoWire<MappedBytes>& table() const { return table_; }
   bool failed() const { return table_.data().failed() || spans_.failed() || slots_.failed(); }
@@ -24,13 +26,15 @@ class ProtoStrings {
   struct Span {
     size_t offset;  // of the string's bytes in table_
     size_t size;
+    uint64_t hash;
   };
   bool Grow();
 
   ProtoWire<MappedBytes> table_;
   MappedBytes spans_;  // Span per index
   MappedBytes slots_;  // open addressing: uint32 index + 1 per slot, 0 empty
-  size_t count_ = 0;
+  size_t count_ = 0;   // strings
+  size_t hashed_ = 0;  // of them in slots_
   size_t slot_count_ = 0;
 };
 
