@@ -31,6 +31,20 @@ ProfilerConfig ReadProfilerConfig() {
   return c;
 }
 
+ProfileFormat ReadProfileFormat() {
+  const char* value = internal::EnvRaw("HEAP_PROFILE_FORMAT");
+  if (value == nullptr || value[0] == '\0' || strcmp(value, "legacy") == 0) {
+    return ProfileFormat::kLegacy;
+  }
+  if (strcmp(value, "proto") == 0) return ProfileFormat::kProto;
+  if (strcmp(value, "both") == 0) return ProfileFormat::kBoth;
+  char shown[internal::kPrintableValueSize];
+  internal::Log("ignoring HEAP_PROFILE_FORMAT='%s': expected legacy, proto or both; using "
+                "default legacy",
+                internal::PrintableValue(value, shown, sizeof(shown)));
+  return ProfileFormat::kLegacy;
+}
+
 // (A 10 KB interval at the default 512 KiB period wrote 195 dumps instead of ~1,300.)
 void FitSamplingToIntervals(const ProfilerConfig& config) {
   int64_t smallest = 0;

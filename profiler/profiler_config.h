@@ -7,7 +7,6 @@
 
 #include <cstdint>
 
-#include "profiler/proto_profile_file.h"
 #include "profiler/rss_limit.h"
 #include "profiler/stack_capture.h"
 
@@ -15,6 +14,9 @@ namespace heapkit::prof {
 
 inline constexpr int64_t kDefaultSampleParameter = 512 * 1024;
 inline constexpr int64_t kMiB = 1 << 20;
+
+// HEAP_PROFILE_FORMAT: the files a dump or peak profile is written as (proto_profile_file.h).
+enum class ProfileFormat { kLegacy, kProto, kBoth };
 
 struct ProfilerConfig {
   int64_t allocation_interval = int64_t{1} << 30;
@@ -28,6 +30,9 @@ struct ProfilerConfig {
   int64_t timeline_period_ms = 0;  // HEAP_PROFILE_TIMELINE (timeline.h); implies peak_profile
   ProfileFormat format = ProfileFormat::kLegacy;  // HEAP_PROFILE_FORMAT (proto_profile_file.h)
 };
+// Reads HEAP_PROFILE_FORMAT: legacy (also unset or empty), proto or both; another value is one
+// line and legacy.
+ProfileFormat ReadProfileFormat();
 // Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
 ProfilerConfig ReadProfilerConfig();
 

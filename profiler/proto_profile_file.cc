@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
 #include "profiler/mapped_bytes.h"
@@ -71,20 +70,6 @@ void WriteProtoFile(const char* path, const MemorySink& text) {
 }
 
 }  // namespace
-
-ProfileFormat ReadProfileFormat() {
-  const char* value = internal::EnvRaw("HEAP_PROFILE_FORMAT");
-  if (value == nullptr || value[0] == '\0' || strcmp(value, "legacy") == 0) {
-    return ProfileFormat::kLegacy;
-  }
-  if (strcmp(value, "proto") == 0) return ProfileFormat::kProto;
-  if (strcmp(value, "both") == 0) return ProfileFormat::kBoth;
-  char shown[internal::kPrintableValueSize];
-  internal::Log("ignoring HEAP_PROFILE_FORMAT='%s': expected legacy, proto or both; using "
-                "default legacy",
-                internal::PrintableValue(value, shown, sizeof(shown)));
-  return ProfileFormat::kLegacy;
-}
 
 bool WriteProfileFiles(const char* path, const LegacyProfile& profile, ProfileFormat format,
                        int* error) {

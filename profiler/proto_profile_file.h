@@ -1,5 +1,5 @@
-// HEAP_PROFILE_FORMAT: which files a profile is written as (the dumps, the peak profiles and
-// the lifetime and age lines they carry):
+// HEAP_PROFILE_FORMAT (read by ReadProfileFormat, profiler_config.h): which files a profile is
+// written as (the dumps, the peak profiles and the lifetime and age lines they carry):
 //   legacy (default)  <name>           gperftools' text (legacy_writer.h), byte for byte as before
 //   proto             <name>.pb.gz     gzipped profile.proto (proto_profile.h) instead
 //   both              <name> and <name>.pb.gz, from the same rendering of the profile
@@ -16,13 +16,9 @@
 #pragma once
 
 #include "profiler/legacy_writer.h"
+#include "profiler/profiler_config.h"  // ProfileFormat, ReadProfileFormat
 
 namespace heapkit::prof {
-
-enum class ProfileFormat { kLegacy, kProto, kBoth };
-
-// Reads HEAP_PROFILE_FORMAT (unset or empty: legacy).
-ProfileFormat ReadProfileFormat();
 
 // Writes `profile` to `path` in the formats of `format`. Returns the legacy file's result
 // (false with *error = errno, for the caller's line, as WriteLegacyProfileFile); a proto file
