@@ -15,6 +15,7 @@
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/sample_estimate.h"
+#include "profiler/proto_profile_file.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -86,7 +87,7 @@ bool DumpLocked(const char* reason) {
   LegacyProfile profile = TableProfile();
   profile.reason = reason;  // the same words as the log line, as a comment after the header
   profile.append_comments = &AppendDumpComments;
-  bool ok = WriteLegacyProfileFile(file, profile, &err);
+  bool ok = WriteProfileFiles(file, profile, s.config.format, &err);
   if (!ok) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));
@@ -98,7 +99,7 @@ bool DumpLocked(const char* reason) {
     char peak[DumpFiles::kMaxName];
     g_profiler.files.IntervalPeakName(file, sizeof(file));
     g_profiler.files.PeakName(peak, sizeof(peak));
-    WritePeakProfileLocked(file, peak);
+    WritePeakProfileLocked(file, peak, g_profiler.config.format);
   }
   if (g_profiler.config.timeline_period_ms > 0) {
     g_profiler.files.TimelineName(file, sizeof(file));

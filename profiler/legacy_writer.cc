@@ -139,7 +139,8 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
   return sink->Flush();
 }
 
-bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error) {
+bool WriteFileAtomically(const char* path, bool (*write)(void* ctx, FdSink* sink), void* ctx,
+                         int* error) {
   int err = internal::CheckReplaceable(path, nullptr);
   if (err != 0) {
     if (error != nullptr) *error = err;
@@ -156,7 +157,7 @@ bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int*
   {
     FdSink sink(fd);
     sink.LimitToFileSizeRlimit();
-    ok = WriteLegacyProfile(&sink, profile);
+    ok = write(ctx, &sink) && sink.Flush();
     if (!ok) err = sink.error() != 0 ? sink.error() : EIO;
   }
   if (close(fd) != 0 && ok) {
@@ -171,6 +172,15 @@ bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int*
   }
   if (!ok && error != nullptr) *error = err;
   return ok;
+}
+
+bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error) {
+  return WriteFileAtomically(
+      path,
+      [](void* ctx, FdSink* sink) {
+        return WriteLegacyProfile(sink, *static_cast<const LegacyProfile*>(ctx));
+      },
+      const_cast<LegacyProfile*>(&profile), error);
 }
 
 }  // namespace heapkit::prof

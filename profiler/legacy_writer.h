@@ -76,6 +76,10 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile);
 // the kernel kill the program with SIGXFSZ.
 bool WriteLegacyProfileFile(const char* path, const LegacyProfile& profile, int* error);
 
+// The same steps for any content: `write` fills the sink (false: failed).
+bool WriteFileAtomically(const char* path, bool (*write)(void* ctx, FdSink* sink), void* ctx,
+                         int* error);
+
 // Appends /proc/self/maps verbatim, then the modules dlclose()d since that are no longer mapped
 // (unloaded_modules.h). False if the maps could not be read.
 bool AppendProcMaps(OutputSink* sink);

@@ -11,6 +11,7 @@
 
 #include "profiler/symbolize/allocation_frames.h"
 #include "profiler/symbolize/symbolizer.h"
+#include "profiler/http/gzip.h"
 #include "profiler/http/http_server.h"
 
 namespace heapkit::prof {
@@ -63,9 +64,15 @@ bool StartHttpEndpoint(const char* address, const http::ServerHooks* hooks, char
   return ok;
 }
 
+bool GzipWithArena(const char* data, size_t size, void* (*alloc)(void* ctx, size_t bytes),
+                   void* alloc_ctx, bool (*sink)(void* ctx, const char* data, size_t length),
+                   void* sink_ctx) {
+  return http::GzipTo(data, size, http::GzipMemory{alloc, alloc_ctx}, sink, sink_ctx);
+}
+
 constexpr OnDemandApi kApi = {kOnDemandAbiVersion, sizeof(OnDemandApi), &Backtrace,
                               &FindCallerOf,       &SymbolizerForMappings, &ClassifyFrame,
-                              &StartHttpEndpoint};
+                              &StartHttpEndpoint,  &GzipWithArena};
 
 }  // namespace
 }  // namespace heapkit::prof

@@ -46,7 +46,7 @@ struct ServerHooks;
 }  // namespace http
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 4;
+inline constexpr uint32_t kOnDemandAbiVersion = 5;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion
@@ -74,6 +74,14 @@ struct OnDemandApi {
   // gets the bound "host:port". The caller prints it.
   bool (*start_http_endpoint)(const char* address, const http::ServerHooks* hooks, char* message,
                               size_t message_size);
+
+  // zlib's gzip of [data, data + size) (http/gzip.h), for the profile.proto files
+  // (proto_profile_file.h): zlib's memory from alloc(alloc_ctx, bytes), never freed block by
+  // block (the caller drops its arena), the stream to sink in chunks; never calls malloc.
+  // false if zlib or the sink fails.
+  bool (*gzip)(const char* data, size_t size, void* (*alloc)(void* ctx, size_t bytes),
+               void* alloc_ctx, bool (*sink)(void* ctx, const char* data, size_t length),
+               void* sink_ctx);
 };
 
 // Loads the library once (idempotent, thread-safe) and returns its table; nullptr if it cannot

@@ -9,6 +9,7 @@
 #include "profiler/legacy_writer.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_basics.h"
+#include "profiler/proto_profile_file.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
@@ -62,7 +63,7 @@ void FormatReason(char* out, size_t size, const PeakSnapshot& s) {
                      unix_time);
 }
 
-bool WritePeakFile(const char* file, PeakScope scope) {
+bool WritePeakFile(const char* file, PeakScope scope, ProfileFormat format) {
   const int64_t rate = alloc::GetSampleParameter();
   int err = 0;
   bool ok = false;
@@ -78,7 +79,7 @@ bool WritePeakFile(const char* file, PeakScope scope) {
     p.source = &VisitPeak;
     p.source_ctx = &src;
     p.reason = reason;
-    ok = WriteLegacyProfileFile(file, p, &err);
+    ok = WriteProfileFiles(file, p, format, &err);
     if (!ok || (!src.stale && PeakUnchanged(src.snapshot))) break;
   }
   if (!ok) {
@@ -91,11 +92,11 @@ bool WritePeakFile(const char* file, PeakScope scope) {
 
 }  // namespace
 
-bool WritePeakProfileLocked(const char* interval_file, const char* file) {
+bool WritePeakProfileLocked(const char* interval_file, const char* file, ProfileFormat format) {
   if (!PeakTrackingOn()) return true;
-  bool ok = WritePeakFile(interval_file, PeakScope::kInterval);
+  bool ok = WritePeakFile(interval_file, PeakScope::kInterval, format);
   ResetIntervalPeak();
-  return WritePeakFile(file, PeakScope::kSinceStart) && ok;
+  return WritePeakFile(file, PeakScope::kSinceStart, format) && ok;
 }
 
 }  // namespace heapkit::prof

@@ -14,12 +14,15 @@
 // the interval's start in seconds after profiling start). Same safe-file rules as the dumps.
 #pragma once
 
+#include "profiler/profiler_config.h"  // ProfileFormat
+
 namespace heapkit::prof {
 
 // Caller holds the state lock, profiling is on with HEAP_PROFILE_PEAK, the dump's name was just
 // taken. Writes both peak profiles — `interval_file` (<prefix>.peak.NNNN.heap) and `file`
 // (<prefix>.peak.heap), named by the caller (profiler_state.h, DumpFiles) — and starts the next
-// interval; logs a failure. True if they were written or peak tracking is off.
-bool WritePeakProfileLocked(const char* interval_file, const char* file);
+// interval; logs a failure. They are written in `format` (HEAP_PROFILE_FORMAT,
+// proto_profile_file.h). True if they were written or peak tracking is off.
+bool WritePeakProfileLocked(const char* interval_file, const char* file, ProfileFormat format);
 
 }  // namespace heapkit::prof

@@ -22,9 +22,24 @@ ProfilerConfig ReadProfilerConfig() {
   c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
   c.rss_limit = ReadRssLimitSetting();
   c.timeline_period_ms = ReadTimelinePeriodMs();
+  c.format = ReadProfileFormat();
   if (c.rss_limit.bytes > 0 || c.rss_limit.percent > 0 || c.timeline_period_ms > 0)
     c.peak_profile = true;
   return c;
+}
+
+ProfileFormat ReadProfileFormat() {
+  const char* value = internal::EnvRaw("HEAP_PROFILE_FORMAT");
+  if (value == nullptr || value[0] == '\0' || strcmp(value, "legacy") == 0) {
+    return ProfileFormat::kLegacy;
+  }
+  if (strcmp(value, "proto") == 0) return ProfileFormat::kProto;
+  if (strcmp(value, "both") == 0) return ProfileFormat::kBoth;
+  char shown[internal::kPrintableValueSize];
+  internal::Log("ignoring HEAP_PROFILE_FORMAT='%s': expected legacy, proto or both; using "
+                "default legacy",
+                internal::PrintableValue(value, shown, sizeof(shown)));
+  return ProfileFormat::kLegacy;
 }
 
 // (A 10 KB interval at the default 512 KiB period wrote 195 dumps instead of ~1,300.)

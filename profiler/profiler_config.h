@@ -15,6 +15,9 @@ namespace heapkit::prof {
 
 inline constexpr int64_t kDefaultSampleParameter = 512 * 1024;
 
+// HEAP_PROFILE_FORMAT: the files a dump or peak profile is written as (proto_profile_file.h).
+enum class ProfileFormat { kLegacy, kProto, kBoth };
+
 struct ProfilerConfig {
   int64_t allocation_interval = int64_t{1} << 30;
   int64_t deallocation_interval = 0;
@@ -25,7 +28,11 @@ struct ProfilerConfig {
   bool peak_profile = false;  // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
   RssLimitSetting rss_limit;  // HEAP_PROFILE_RSS_LIMIT (rss_limit.h); implies peak_profile
   int64_t timeline_period_ms = 0;  // HEAP_PROFILE_TIMELINE (timeline.h); implies peak_profile
+  ProfileFormat format = ProfileFormat::kLegacy;  // HEAP_PROFILE_FORMAT (proto_profile_file.h)
 };
+// Reads HEAP_PROFILE_FORMAT: legacy (also unset or empty), proto or both; another value is one
+// line and legacy.
+ProfileFormat ReadProfileFormat();
 // Reads the HEAP_PROFILE_* variables and HEAPPROFILESIGNAL.
 ProfilerConfig ReadProfilerConfig();
 

@@ -185,7 +185,9 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
                "Report the peak profile written beside each dump (HEAP_PROFILE_PEAK=1): for "
                "<prefix>.NNNN.heap the peak since the previous dump (<prefix>.peak.NNNN.heap), "
                "for <prefix> the peak since start (<prefix>.peak.heap); the header gives the "
-               "peak's time and total. E.g. --peak --top=10 prof.0003.heap")->group(g);
+               "peak's time and total; a profile.proto dump (HEAP_PROFILE_FORMAT=proto) names its "
+               "peak in the same format (prof.0003.heap.pb.gz -> prof.peak.0003.heap.pb.gz). "
+               "E.g. --peak --top=10 prof.0003.heap")->group(g);
   app.add_option("--window", o.timeline_window,
                  "With --timeline of a runtime timeline (<prefix>.timeline.heap, "
                  "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "

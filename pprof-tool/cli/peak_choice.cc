@@ -17,16 +17,18 @@ bool IsRegularFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The peak file for one argument (see the header).
-std::string PeakFileFor(const std::string& file) {
+// The peak file for one argument (see the header), in its format (ProtoFileSuffix).
+std::string PeakFileFor(const std::string& given) {
+  const std::string suffix = ProtoFileSuffix(given);
+  const std::string file = given.substr(0, given.size() - suffix.size());
   std::string prefix;
   const int number = DumpFileNumber(file, &prefix);
-  if (EndsWith(file, ".peak.heap") || (number >= 0 && EndsWith(prefix, ".peak"))) return file;
+  if (EndsWith(file, ".peak.heap") || (number >= 0 && EndsWith(prefix, ".peak"))) return given;
   if (number >= 0) {
     const std::string digits = file.substr(prefix.size() + 1, file.size() - prefix.size() - 6);
-    return prefix + ".peak." + digits + ".heap";
+    return prefix + ".peak." + digits + ".heap" + suffix;
   }
-  return file + ".peak.heap";
+  return file + ".peak.heap" + suffix;
 }
 
 }  // namespace

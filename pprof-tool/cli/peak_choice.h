@@ -4,6 +4,8 @@
 //                               closed: since the previous dump)
 //   <prefix>.peak[.NNNN].heap -> itself
 //   <prefix>                 -> <prefix>.peak.heap (the peak since profiling started)
+// A profile.proto dump (HEAP_PROFILE_FORMAT=proto|both) names its peak in the same format:
+//   <prefix>.NNNN.heap.pb.gz -> <prefix>.peak.NNNN.heap.pb.gz
 #pragma once
 
 #include <string>

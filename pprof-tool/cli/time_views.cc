@@ -32,7 +32,8 @@ bool ApplyObjectTimeView(const CliOptions& o, LoadedProfiles* in, TimeViews* vie
     std::string prefix;
     if (DumpFileNumber(in->profile.file, &prefix) >= 0) {
       char name[32];
-      snprintf(name, sizeof name, ".%04d.heap", o.since);
+      snprintf(name, sizeof name, ".%04d.heap%s", o.since,
+               ProtoFileSuffix(in->profile.file).c_str());
       ParseError pe;
       if (access((prefix + name).c_str(), R_OK) == 0 &&
           LoadProfileFile(prefix + name, &loaded, &pe))

@@ -65,8 +65,16 @@ bool DifferentProcesses(const std::vector<Profile>& profiles) {
 
 }  // namespace
 
-int DumpFileNumber(const std::string& path, std::string* prefix) {
+std::string ProtoFileSuffix(const std::string& path) {
+  constexpr std::string_view kProto = ".heap.pb.gz";
+  const bool proto = path.size() > kProto.size() &&
+                     path.compare(path.size() - kProto.size(), kProto.size(), kProto) == 0;
+  return proto ? ".pb.gz" : "";
+}
+
+int DumpFileNumber(const std::string& full_path, std::string* prefix) {
   constexpr std::string_view kSuffix = ".heap";
+  const std::string path = full_path.substr(0, full_path.size() - ProtoFileSuffix(full_path).size());
   if (path.size() <= kSuffix.size() || path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
     return -1;
   }

@@ -45,7 +45,13 @@ void SubtractBase(const Profile* base, bool diff_base, Profile* profile);
 
 std::string FileBasename(const std::string& path);
 
-// The number in "<prefix>.NNNN.heap" (at least one digit), or -1; *prefix gets <prefix>.
+// The number in "<prefix>.NNNN.heap" or "<prefix>.NNNN.heap.pb.gz" (at least one digit), or -1;
+// *prefix gets <prefix>.
 int DumpFileNumber(const std::string& path, std::string* prefix);
+
+// ".pb.gz" for the runtime's profile.proto files ("<name>.heap.pb.gz", HEAP_PROFILE_FORMAT=proto
+// or both), else "": the files beside a dump (its peak profile, dump N for --since) are looked
+// for in the same format.
+std::string ProtoFileSuffix(const std::string& path);
 
 }  // namespace heapkit::pprof

@@ -539,13 +539,7 @@ struct Parser {
         break;
       }
       if (!t.empty() && t[0] == '#') {
-        constexpr std::string_view kReason = "# heapkit: dump reason: ";
-        if (t.substr(0, kReason.size()) == kReason && profile->dump_reason.empty()) {
-          profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
-        }
-        ParseDumpTime(t, profile);
-        if (!ParseMemoryFigure(t, profile) && !ParseStackResidencyLine(t, profile))
-          ParseObjectTimeLine(t, &profile->object_times);
+        ParseHeapkitComment(t, profile);
         continue;
       }
       if (t.empty()) continue;
@@ -569,6 +563,16 @@ struct Parser {
 };
 
 }  // namespace
+
+void ParseHeapkitComment(std::string_view t, Profile* profile) {
+  constexpr std::string_view kReason = "# heapkit: dump reason: ";
+  if (t.substr(0, kReason.size()) == kReason && profile->dump_reason.empty()) {
+    profile->dump_reason = std::string(t.substr(kReason.size(), 256));  // escaped when shown
+  }
+  ParseDumpTime(t, profile);
+  if (!ParseMemoryFigure(t, profile) && !ParseStackResidencyLine(t, profile))
+    ParseObjectTimeLine(t, &profile->object_times);
+}
 
 std::string ParseError::Message() const {
   if (line == 0) return file + ": " + expected;

@@ -45,4 +45,9 @@ bool ReadProfileFile(const std::string& path, Profile* profile, ParseError* erro
 // if it is not one.
 bool ParseMapsLine(std::string_view line, Mapping* mapping);
 
+// One "# heapkit: ..." comment line of a dump (reason, time, memory figures, residency,
+// lifetimes, ages) into `profile`; other lines are ignored. The proto reader gives it the
+// Profile.comment strings of the runtime's profile.proto files, which carry the same lines.
+void ParseHeapkitComment(std::string_view line, Profile* profile);
+
 }  // namespace heapkit::pprof

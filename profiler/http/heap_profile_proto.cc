@@ -310,6 +310,122 @@ bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string*
   return true;
 }
 
+namespace {
+
+// The profile being encoded: the string table, the location and function IDs given so far and
+// the encoded repeated fields, concatenated in Go's order by Finish.
+class ProfileBuilder {
+ public:
+  explicit ProfileBuilder(std::string_view maps) : mappings_(ExecutableMappings(maps)) {
+    for (auto [type, unit] : {std::pair{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+                              {"inuse_objects", "count"}, {"inuse_space", "bytes"}}) {
+      head_.Message(kSampleType, ValueType(&strings_, type, unit));
+    }
+    symbolizer_ = SymbolizerFor(maps, mappings_);
+    bytes_key_ = strings_.Index("bytes");
+  }
+
+  void AddSample(const Entry& e) {
+    const Scaled& s = e.values;
+    ids_.clear();
+    for (uint64_t pc : *e.pcs) ids_.push_back(LocationId(pc));
+    ProtoEncoder one;
+    one.PackedVarints(1, ids_);
+    const int64_t values[] = {s.alloc_objects, s.alloc_bytes, s.inuse_objects, s.inuse_bytes};
+    one.PackedInt64s(2, values);
+    ProtoEncoder label;
+    label.Int64(1, bytes_key_);
+    label.Int64(3, e.average_size);
+    one.Message(3, label);
+    samples_.Message(kSample, one);
+  }
+
+  std::string Finish(HeapView view, int64_t time_nanos, int64_t duration_nanos, int64_t period) {
+    std::string out = head_.data();
+    out += samples_.data();
+    out += Mappings().data();
+    out += locations_.data();
+    out += functions_.data();
+    ProtoEncoder tail;
+    ProtoEncoder period_type = ValueType(&strings_, "space", "bytes");
+    const bool allocs = view == HeapView::kAllocs || view == HeapView::kDeltaHeap;
+    const int64_t default_type = strings_.Index(allocs ? "alloc_space" : "inuse_space");
+    for (const std::string& s : strings_.table()) tail.Bytes(kStringTable, s, true);
+    tail.Int64(kTimeNanos, time_nanos);
+    tail.Int64(kDurationNanos, duration_nanos);
+    tail.Message(kPeriodType, period_type);
+    tail.Int64(kPeriod, period);
+    tail.Int64(kDefaultSampleType, default_type);
+    out += tail.data();
+    return out;
+  }
+
+ private:
+  uint64_t LocationId(uint64_t pc) {
+    auto [it, inserted] = location_ids_.emplace(pc, location_ids_.size() + 1);
+    if (!inserted) return it->second;
+    ProtoEncoder location;
+    location.Varint(1, it->second);
+    for (size_t m = 0; m < mappings_.size(); ++m) {
+      if (pc >= mappings_[m].start && pc < mappings_[m].limit) location.Varint(2, m + 1);
+    }
+    location.Varint(3, pc);
+    // Return addresses: look up the call instruction (pc - 1). Innermost inline frame
+    // first, the physical function last, as profile.proto's Location.line wants.
+    for (const pprof::SourceFrame& f : symbolizer_->Symbolize(pc > 0 ? pc - 1 : pc)) {
+      ProtoEncoder line;
+      line.Varint(1, FunctionId(f));
+      line.Int64(2, f.line);
+      location.Message(4, line);
+    }
+    locations_.Message(kLocation, location);
+    return it->second;
+  }
+
+  uint64_t FunctionId(const pprof::SourceFrame& f) {
+    const std::string system = f.linkage_name != nullptr ? f.linkage_name : f.function;
+    auto key = std::make_tuple(f.function, system, f.file, f.start_line);
+    auto [it, inserted] = function_ids_.emplace(key, function_ids_.size() + 1);
+    if (inserted) {
+      ProtoEncoder function;
+      function.Varint(1, it->second);
+      function.Int64(2, strings_.Index(f.function));
+      function.Int64(3, strings_.Index(system));
+      function.Int64(4, strings_.Index(f.file));
+      function.Int64(5, f.start_line);
+      functions_.Message(kFunction, function);
+    }
+    return it->second;
+  }
+
+  ProtoEncoder Mappings() {
+    ProtoEncoder out;
+    for (size_t m = 0; m < mappings_.size(); ++m) {
+      ProtoEncoder mapping;
+      mapping.Varint(1, m + 1);
+      mapping.Varint(2, mappings_[m].start);
+      mapping.Varint(3, mappings_[m].limit);
+      mapping.Varint(4, mappings_[m].offset);
+      mapping.Int64(5, strings_.Index(mappings_[m].path));
+      mapping.Int64(6, strings_.Index(BuildIdOf(mappings_[m].path)));
+      for (int field = 7; field <= 10; ++field) mapping.Bool(field, true);
+      out.Message(kMapping, mapping);
+    }
+    return out;
+  }
+
+  const std::vector<MapLine> mappings_;
+  pprof::Symbolizer* symbolizer_;
+  Strings strings_;
+  int64_t bytes_key_;
+  std::unordered_map<uint64_t, uint64_t> location_ids_;  // pc → id
+  std::map<std::tuple<std::string, std::string, std::string, int>, uint64_t> function_ids_;
+  ProtoEncoder head_, samples_, locations_, functions_;
+  std::vector<uint64_t> ids_;
+};
+
+}  // namespace
+
 bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
                         HeapTotals* totals, std::string* error, DeltaMode delta) {
@@ -321,99 +437,12 @@ bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, Heap
   *totals = HeapTotals{};
   totals->sample_period = parsed.period;
   totals->stacks = parsed.records.size();
-
-  Strings strings;
-  ProtoEncoder profile;
-  for (auto [type, unit] : {std::pair{"alloc_objects", "count"}, {"alloc_space", "bytes"},
-                            {"inuse_objects", "count"}, {"inuse_space", "bytes"}}) {
-    profile.Message(kSampleType, ValueType(&strings, type, unit));
-  }
-
-  const std::vector<MapLine> mappings = ExecutableMappings(parsed.maps);
-  pprof::Symbolizer* symbolizer = SymbolizerFor(parsed.maps, mappings);
-
-  std::unordered_map<uint64_t, uint64_t> location_ids;  // pc → id
-  std::map<std::tuple<std::string, std::string, std::string, int>, uint64_t> function_ids;
-  ProtoEncoder locations, functions, sample, scratch;
-  const int64_t bytes_key = strings.Index("bytes");
-
-  std::vector<uint64_t> ids;
+  ProfileBuilder builder(parsed.maps);
   for (const Entry& e : entries) {
-    const Scaled& s = e.values;
-    AddTotals(s, totals);
-    ids.clear();
-    for (uint64_t pc : *e.pcs) {
-      auto [it, inserted] = location_ids.emplace(pc, location_ids.size() + 1);
-      ids.push_back(it->second);
-      if (!inserted) continue;
-      ProtoEncoder location;
-      location.Varint(1, it->second);
-      for (size_t m = 0; m < mappings.size(); ++m) {
-        if (pc >= mappings[m].start && pc < mappings[m].limit) location.Varint(2, m + 1);
-      }
-      location.Varint(3, pc);
-      // Return addresses: look up the call instruction (pc - 1). Innermost inline frame
-      // first, the physical function last, as profile.proto's Location.line wants.
-      for (const pprof::SourceFrame& f : symbolizer->Symbolize(pc > 0 ? pc - 1 : pc)) {
-        const std::string system = f.linkage_name != nullptr ? f.linkage_name : f.function;
-        auto key = std::make_tuple(f.function, system, f.file, f.start_line);
-        auto [fit, new_function] = function_ids.emplace(key, function_ids.size() + 1);
-        if (new_function) {
-          ProtoEncoder function;
-          function.Varint(1, fit->second);
-          function.Int64(2, strings.Index(f.function));
-          function.Int64(3, strings.Index(system));
-          function.Int64(4, strings.Index(f.file));
-          function.Int64(5, f.start_line);
-          functions.Message(kFunction, function);
-        }
-        ProtoEncoder line;
-        line.Varint(1, fit->second);
-        line.Int64(2, f.line);
-        location.Message(4, line);
-      }
-      locations.Message(kLocation, location);
-    }
-    ProtoEncoder one;
-    one.PackedVarints(1, ids);
-    one.PackedInt64s(2, {s.alloc_objects, s.alloc_bytes, s.inuse_objects, s.inuse_bytes});
-    ProtoEncoder label;
-    label.Int64(1, bytes_key);
-    label.Int64(3, e.average_size);
-    one.Message(3, label);
-    sample.Message(kSample, one);
+    AddTotals(e.values, totals);
+    builder.AddSample(e);
   }
-
-  ProtoEncoder mapping_messages;
-  for (size_t m = 0; m < mappings.size(); ++m) {
-    ProtoEncoder mapping;
-    mapping.Varint(1, m + 1);
-    mapping.Varint(2, mappings[m].start);
-    mapping.Varint(3, mappings[m].limit);
-    mapping.Varint(4, mappings[m].offset);
-    mapping.Int64(5, strings.Index(mappings[m].path));
-    mapping.Int64(6, strings.Index(BuildIdOf(mappings[m].path)));
-    for (int field = 7; field <= 10; ++field) mapping.Bool(field, true);
-    mapping_messages.Message(kMapping, mapping);
-  }
-
-  std::string out = profile.data();
-  out += sample.data();
-  out += mapping_messages.data();
-  out += locations.data();
-  out += functions.data();
-  ProtoEncoder tail;
-  ProtoEncoder period_type = ValueType(&strings, "space", "bytes");
-  const bool allocs = view == HeapView::kAllocs || view == HeapView::kDeltaHeap;
-  const int64_t default_type = strings.Index(allocs ? "alloc_space" : "inuse_space");
-  for (const std::string& s : strings.table()) tail.Bytes(kStringTable, s, true);
-  tail.Int64(kTimeNanos, time_nanos);
-  tail.Int64(kDurationNanos, duration_nanos);
-  tail.Message(kPeriodType, period_type);
-  tail.Int64(kPeriod, parsed.period);
-  tail.Int64(kDefaultSampleType, default_type);
-  out += tail.data();
-  *proto = std::move(out);
+  *proto = builder.Finish(view, time_nanos, duration_nanos, parsed.period);
   return true;
 }
 

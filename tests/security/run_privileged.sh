@@ -18,7 +18,7 @@ chmod 0600 "$secret"
 run() {  # run <dir> <binary>: the victim with every variable pointing into <dir>
   local dir=$1 bin=$2
   env HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$dir" HEAPCHECK_SUPPRESSIONS="$secret" \
-      HEAPPROFILE="$dir/prof" HEAP_PROFILE_ALLOCATION_INTERVAL=8m \
+      HEAPPROFILE="$dir/prof" HEAP_PROFILE_ALLOCATION_INTERVAL=8m HEAP_PROFILE_FORMAT=both \
       TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD=1m PERFTOOLS_VERBOSE=1 HEAPKIT_HTTP=127.0.0.1:0 \
       "$bin" >"$dir/out" 2>"$dir/err"
   echo $?
@@ -33,6 +33,7 @@ grep -q 'Leak check _main_ detected leaks of 33 bytes in 1 objects' "$work/plain
 grep -q 'tcmalloc: large alloc' "$work/plain/err" || fail "plain run: no large-alloc report"
 grep -q 'HEAPCHECK_SUPPRESSIONS' "$work/plain/err" || fail "plain run: suppressions file not read"
 ls "$work/plain"/prof.*.heap >/dev/null 2>&1 || fail "plain run: no heap-profile dumps"
+ls "$work/plain"/prof.*.heap.pb.gz >/dev/null 2>&1 || fail "plain run: no profile.proto dumps"
 ls "$work/plain"/*-end.heap >/dev/null 2>&1 || fail "plain run: no leak-check .heap file"
 grep -q 'HTTP endpoint listening on 127.0.0.1:' "$work/plain/err" || fail "plain run: no HTTP endpoint"
 
@@ -49,6 +50,6 @@ fi
 grep -q '^AT_SECURE=1$' "$work/secure/out" || fail "secure run: $(cat "$work/secure/out")"
 [[ $status == 0 ]] || fail "secure run exited $status: the leak checker ran ($(head -3 "$work/secure/err"))"
 [[ ! -s "$work/secure/err" ]] || fail "secure run printed: $(head -5 "$work/secure/err")"
-leftovers=$(find "$work/secure" -name '*.heap' | head -3)
+leftovers=$(find "$work/secure" -name '*.heap' -o -name '*.pb.gz' | head -3)
 [[ -z $leftovers ]] || fail "secure run wrote $leftovers"
 echo "PASS: a setgid (AT_SECURE) run ignores HEAPCHECK, HEAPPROFILE, HEAPCHECK_SUPPRESSIONS, HEAPKIT_HTTP and TCMALLOC_*"
