@@ -87,7 +87,7 @@ bool DumpLocked(const char* reason) {
   LegacyProfile profile = TableProfile();
   profile.reason = reason;  // the same words as the log line, as a comment after the header
   profile.append_comments = &AppendDumpComments;
-  bool ok = WriteProfileFiles(file, profile, s.config.format, &err);
+  bool ok = WriteProfileFiles(file, profile, g_profiler.config.format, &err);
   if (!ok) {
     const char* refusal = internal::ReplaceRefusal(err);
     internal::Log("failed to write heap profile %s: %s", file, refusal ? refusal : ErrName(err));

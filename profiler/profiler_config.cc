@@ -1,5 +1,7 @@
 #include "profiler/profiler_config.h"
 
+#include <string.h>
+
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
