@@ -49,7 +49,6 @@ constinit std::atomic<bool> key_created{false};
 constinit internal::SpinLock key_lock;
 pthread_key_t cache_key;
 
-
 constinit std::atomic<int64_t> large_alloc_threshold{int64_t{1} << 30};
 
 uint64_t SeedForThread(const void* cache) {
@@ -58,7 +57,6 @@ uint64_t SeedForThread(const void* cache) {
   return reinterpret_cast<uintptr_t>(cache) * 0x9e3779b97f4a7c15ULL ^
          static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32);
 }
-
 
 void DestroyThreadCache(void* arg) {
   ThreadCache* tc = static_cast<ThreadCache*>(arg);
@@ -155,8 +153,8 @@ void ReportLargeAlloc(size_t size, void* p) {
   while (next <= static_cast<int64_t>(size) && next < INT64_MAX / 2) next *= 2;
   if (!large_alloc_threshold.compare_exchange_strong(threshold, next)) return;
   char line[2048];
-  size_t len = internal::FormatTo(line, sizeof(line), "tcmalloc: large alloc %zu bytes == %p @ ",
-                                  size, p);
+  size_t len =
+      internal::FormatTo(line, sizeof(line), "tcmalloc: large alloc %zu bytes == %p @ ", size, p);
   StackCaptureHook hook = stack_hook.load(std::memory_order_acquire);
   if (hook != nullptr) {
     void* pcs[64];
@@ -232,7 +230,6 @@ void SetCheckerObjectLayout(bool on) {
   checker_fit.store(on ? &FitForChecker : nullptr, std::memory_order_relaxed);
 }
 
-
 namespace {
 
 // A free reached the slow path in a span whose page-map sampled bit is set. A record in the
@@ -250,15 +247,15 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
   }
   // The slot's value (0: none); TakeSlot and TakeObjectSlot also call the slot-free hook.
   std::atomic<uint64_t>* slot = nullptr;
-  if (const uint32_t cls = span->sizeclass_; cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
+  if (const uint32_t cls = span->sizeclass_;
+      cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
     slot = OwnedCachedSlot(span, index);
   if ((slot != nullptr ? TakeSlot(slot, ptr) : TakeObjectSlot(span, ptr, index)) != 0) {
     usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
     return;
   }
-  const bool was_sampled =
-      obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
+  const bool was_sampled = obs->on_maybe_sampled_free != nullptr && obs->on_maybe_sampled_free(ptr);
   if (was_sampled) {
     usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
@@ -276,9 +273,9 @@ void InitSlow() {
     const int64_t transfer = internal::EnvInt64("TCMALLOC_TRANSFER_NUM_OBJ", 512, 2, 16384);
     const double release_rate =
         internal::EnvDouble("TCMALLOC_RELEASE_RATE", PageHeap::kDefaultReleaseRate, 0, 1e9);
-    const int64_t max_total = internal::EnvInt64(
-        "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES", ThreadCacheRegistry::kDefaultMaxTotal,
-        0, int64_t{1} << 40, true);
+    const int64_t max_total =
+        internal::EnvInt64("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES",
+                           ThreadCacheRegistry::kDefaultMaxTotal, 0, int64_t{1} << 40, true);
     const int64_t limit_mb = internal::EnvInt64("TCMALLOC_HEAP_LIMIT_MB", 0, 0, int64_t{1} << 26);
     // The report prints heap and code addresses: a privileged process never prints it to the
     // user who started it (0 = never).
@@ -287,8 +284,8 @@ void InitSlow() {
                                     : internal::EnvInt64("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD",
                                                          int64_t{1} << 30, 0, INT64_MAX / 4, true));
     const char* raw = internal::EnvRaw("TCMALLOC_SAMPLE_PARAMETER");
-    const int64_t sample = internal::EnvInt64("TCMALLOC_SAMPLE_PARAMETER", 0, 0,
-                                              int64_t{1} << 50, true);
+    const int64_t sample =
+        internal::EnvInt64("TCMALLOC_SAMPLE_PARAMETER", 0, 0, int64_t{1} << 50, true);
     if (raw != nullptr && *raw != '\0') {
       int64_t parsed;
       if (internal::ParseInt64(raw, true, &parsed) && parsed >= 0 && parsed <= (int64_t{1} << 50)) {
@@ -329,7 +326,8 @@ void* MallocSlow(size_t size, size_t align) noexcept {
   const size_t need = size + reserve;  // the checker's byte past the end (observer_hooks.h)
   if (align <= 16) {
     if (need <= kMaxSize) cls = g_state.sizemap.SizeClass(need < align ? align : need);
-    if (align == 16 && cls != 0 && g_state.sizemap.ClassSize(cls) < 16) cls = AlignedClass(need, 16);
+    if (align == 16 && cls != 0 && g_state.sizemap.ClassSize(cls) < 16)
+      cls = AlignedClass(need, 16);
   } else if (align <= kPageSize) {
     cls = AlignedClass(need, align);
   }
@@ -373,16 +371,15 @@ void* MallocRefill(size_t size) noexcept {
   return p;
 }
 
-
 void* ReallocInPlace(void* ptr, size_t size) noexcept {
-  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    InvokeDeleteHooks(ptr);
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
   Span* span = g_state.pagemap.GetSpan(a >> kPageShift);  // realloc validated ptr
   if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) {
     const uint32_t cls = span->sizeclass_;
-    NotifyMaybeSampledFree(span, ptr,
-                           cls != 0 ? g_state.sizemap.ObjectIndexOf(cls, a - span->StartAddress())
-                                    : 0);
+    NotifyMaybeSampledFree(
+        span, ptr, cls != 0 ? g_state.sizemap.ObjectIndexOf(cls, a - span->StartAddress()) : 0);
   }
   ThreadCache* tc = GetCache();
   if (tc == nullptr) {
@@ -406,9 +403,7 @@ void FreeOverflow(void* ptr) noexcept {
   tc->PushOverflow(ptr, cls);  // pushes, then releases a batch to the central tier
 }
 
-void InvalidFree(const void* ptr) {
-  internal::Fatal("attempt to free invalid pointer %p", ptr);
-}
+void InvalidFree(const void* ptr) { internal::Fatal("attempt to free invalid pointer %p", ptr); }
 
 void ReportInvalidFree(const void* ptr) noexcept { InvalidFree(ptr); }
 
@@ -420,7 +415,8 @@ void FreeOtherLeaf(void* ptr) noexcept {
 
 void FreeSlow(void* ptr) noexcept {
   // Hooked mode sends every free here (observer_hooks.h, MallocHook); the hooks hear of it first.
-  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed))) InvokeDeleteHooks(ptr);
+  if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
+    InvokeDeleteHooks(ptr);
   if (ptr == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
   if (!g_initialized.load(std::memory_order_acquire)) InvalidFree(ptr);
@@ -501,6 +497,5 @@ void MarkThreadIdle() {
   pthread_setspecific(cache_key, nullptr);
   tls_state = kNoCache;
 }
-
 
 }  // namespace heapkit::alloc

@@ -192,8 +192,10 @@ namespace {
 [[noreturn]] __attribute__((noinline, cold)) void DuplicateInBatch(void* head, int released) {
   // The released objects' links were rewritten by their spans, so the duplicate itself can no
   // longer be identified: name the batch head.
-  internal::Fatal("attempt to free invalid pointer %p (double free: a batch of %d freed objects "
-                  "holds one object twice)", head, released);
+  internal::Fatal(
+      "attempt to free invalid pointer %p (double free: a batch of %d freed objects "
+      "holds one object twice)",
+      head, released);
 }
 }  // namespace
 

@@ -96,9 +96,9 @@ class alignas(64) CentralFreeList {
   void InsertRange(void* head, void* tail, int n, const SpanAffinity& who = SpanAffinity{});
 
   // Statistics (take the lock).
-  size_t FreeObjectsInSpans();     // including never-carved objects
+  size_t FreeObjectsInSpans();  // including never-carved objects
   size_t TransferObjects();
-  size_t SpanTailBytes();          // unusable ends of this class's spans
+  size_t SpanTailBytes();  // unusable ends of this class's spans
   size_t NumSpans();
   // Central lock acquisitions by RemoveRange/InsertRange, how many found the lock held, and
   // batches handed to a thread other than their owner while it lived (the crowded rule).
@@ -130,9 +130,9 @@ class alignas(64) CentralFreeList {
   // Next to lock_: written only with it held, so that they share its cache line.
   Counters counters_ HEAPKIT_GUARDED_BY(lock_);
   struct Batch {
-    void* head;  // null-terminated chain of count objects
-    void* tail;  // its last object, nullptr if not known
-    int count;   // num_to_move_ when parked; less after a smaller request took its front
+    void* head;          // null-terminated chain of count objects
+    void* tail;          // its last object, nullptr if not known
+    int count;           // num_to_move_ when parked; less after a smaller request took its front
     SpanAffinity owner;  // of the span of its first object when parked
   };
   void InitOnFirstUse(uint32_t cls);

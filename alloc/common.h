@@ -27,9 +27,9 @@ namespace heapkit::alloc {
 inline constexpr size_t kPageShift = 13;
 inline constexpr size_t kPageSize = size_t{1} << kPageShift;
 inline constexpr uintptr_t kPageMask = kPageSize - 1;
-inline constexpr size_t kMaxSize = 256 * 1024;      // largest small object
-inline constexpr size_t kMaxSmallLookup = 1024;     // sizes using the fine (8 B) class index
-inline constexpr int kNumClassesMax = 128;          // class byte: 7 bits (+ sampled bit)
+inline constexpr size_t kMaxSize = 256 * 1024;   // largest small object
+inline constexpr size_t kMaxSmallLookup = 1024;  // sizes using the fine (8 B) class index
+inline constexpr int kNumClassesMax = 128;       // class byte: 7 bits (+ sampled bit)
 inline constexpr int kAddressBits = 48;
 inline constexpr size_t kMaxAllocSize = size_t{1} << 46;  // larger requests fail with ENOMEM
 

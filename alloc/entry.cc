@@ -349,12 +349,11 @@ HEAPKIT_CXX_EXPORT void operator delete(void* p, std::align_val_t) noexcept { Fr
 HEAPKIT_CXX_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { Free(p); }
 HEAPKIT_CXX_EXPORT void operator delete(void* p, size_t, std::align_val_t) noexcept { Free(p); }
 HEAPKIT_CXX_EXPORT void operator delete[](void* p, size_t, std::align_val_t) noexcept { Free(p); }
-HEAPKIT_CXX_EXPORT void operator delete(void* p, std::align_val_t,
-                                       const std::nothrow_t&) noexcept {
+HEAPKIT_CXX_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
   Free(p);
 }
 HEAPKIT_CXX_EXPORT void operator delete[](void* p, std::align_val_t,
-                                         const std::nothrow_t&) noexcept {
+                                          const std::nothrow_t&) noexcept {
   Free(p);
 }
 

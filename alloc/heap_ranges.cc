@@ -25,13 +25,12 @@ void ForEachHeapRange(void (*fn)(void* ctx, const HeapRange& range), void* ctx) 
     if (span.location_ == Span::kInUse) {
       r.type = HeapRange::kInUse;
       const uint32_t objects = span.sizeclass_ != 0 ? sizes.ObjectsPerSpan(span.sizeclass_) : 1;
-      const uint32_t allocated = span.sizeclass_ != 0
-                                     ? __atomic_load_n(&span.allocated_, __ATOMIC_RELAXED)
-                                     : 1;
+      const uint32_t allocated =
+          span.sizeclass_ != 0 ? __atomic_load_n(&span.allocated_, __ATOMIC_RELAXED) : 1;
       r.fraction = objects != 0 ? static_cast<double>(allocated) / objects : 0;
     } else {
-      r.type = span.location_ == Span::kOnReturnedFreelist ? HeapRange::kUnmapped
-                                                           : HeapRange::kFree;
+      r.type =
+          span.location_ == Span::kOnReturnedFreelist ? HeapRange::kUnmapped : HeapRange::kFree;
       r.fraction = 0;
     }
   });

@@ -88,9 +88,8 @@ void ForEachLive(Visit&& visit) {
 }  // namespace
 
 void ForEachLiveObject(LiveObjectVisitor visitor, void* context) {
-  ForEachLive([&](void* object, size_t size, const Span*, uint32_t) {
-    visitor(context, object, size);
-  });
+  ForEachLive(
+      [&](void* object, size_t size, const Span*, uint32_t) { visitor(context, object, size); });
 }
 
 void ForEachLiveObjectWithSlot(LiveObjectSlotVisitor visitor, void* context) {
@@ -116,7 +115,8 @@ bool FindHeapObject(uintptr_t address, uintptr_t* object_start, size_t* object_s
     return true;
   }
   const size_t size = g_state.sizemap.ClassSize(span->sizeclass_);
-  const uint32_t index = g_state.sizemap.ObjectIndex(span->sizeclass_, address - span->StartAddress());
+  const uint32_t index =
+      g_state.sizemap.ObjectIndex(span->sizeclass_, address - span->StartAddress());
   if (index >= g_state.sizemap.ObjectsPerSpan(span->sizeclass_)) return false;  // span tail
   *object_start = span->StartAddress() + index * size;
   *object_size = size;

@@ -188,7 +188,9 @@ PERFTOOLS_DLL_DECL size_t nallocx(size_t size, int flags) noexcept {
   size_t align = (flags & 0x3f) != 0 ? size_t{1} << (flags & 0x3f) : 0;
   return heapkit::alloc::EstimatedSize(size, align);
 }
-PERFTOOLS_DLL_DECL size_t tc_nallocx(size_t size, int flags) noexcept { return nallocx(size, flags); }
+PERFTOOLS_DLL_DECL size_t tc_nallocx(size_t size, int flags) noexcept {
+  return nallocx(size, flags);
+}
 
 int MallocExtension_VerifyAllMemory(void) { return MallocExtension::instance()->VerifyAllMemory(); }
 int MallocExtension_VerifyNewMemory(const void* p) {

@@ -164,8 +164,7 @@ using namespace heapkit::alloc;  // NOLINT: the C API below is a list of one-lin
 
 #define HEAPKIT_HOOK_API extern "C" __attribute__((visibility("default")))
 
-HEAPKIT_HOOK_API int MallocHook_GetCallerStackTrace(void** result, int max_depth,
-                                                    int skip_count) {
+HEAPKIT_HOOK_API int MallocHook_GetCallerStackTrace(void** result, int max_depth, int skip_count) {
   const StackCaptureHook capture = GetStackCaptureHook();
   if (capture == nullptr || result == nullptr || max_depth <= 0) return 0;
   return capture(result, max_depth, skip_count < 0 ? 1 : skip_count + 1);
@@ -173,29 +172,26 @@ HEAPKIT_HOOK_API int MallocHook_GetCallerStackTrace(void** result, int max_depth
 
 // Per kind: the C API's Add, Remove and the deprecated Set, and the C++ class's Get (the hook in
 // the Set slot).
-#define HEAPKIT_HOOK_API_OF(Name, list)                                          \
-  HEAPKIT_HOOK_API int MallocHook_Add##Name##Hook(MallocHook_##Name##Hook h) {    \
-    return Add(list, h);                                                         \
-  }                                                                              \
-  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Hook(MallocHook_##Name##Hook h) { \
-    return Remove(list, h);                                                      \
-  }                                                                              \
-  HEAPKIT_HOOK_API MallocHook_##Name##Hook MallocHook_Set##Name##Hook(           \
-      MallocHook_##Name##Hook h) {                                               \
-    return Set(list, h);                                                         \
-  }                                                                              \
+#define HEAPKIT_HOOK_API_OF(Name, list)                                                            \
+  HEAPKIT_HOOK_API int MallocHook_Add##Name##Hook(MallocHook_##Name##Hook h) {                     \
+    return Add(list, h);                                                                           \
+  }                                                                                                \
+  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Hook(MallocHook_##Name##Hook h) {                  \
+    return Remove(list, h);                                                                        \
+  }                                                                                                \
+  HEAPKIT_HOOK_API MallocHook_##Name##Hook MallocHook_Set##Name##Hook(MallocHook_##Name##Hook h) { \
+    return Set(list, h);                                                                           \
+  }                                                                                                \
   MallocHook::Name##Hook MallocHook::Get##Name##Hook() { return list.GetSet(); }
 HEAPKIT_HOOK_KINDS(HEAPKIT_HOOK_API_OF)
 #undef HEAPKIT_HOOK_API_OF
 
-#define HEAPKIT_REPLACEMENT_API_OF(Name, list)                 \
-  HEAPKIT_HOOK_API int MallocHook_Set##Name##Replacement(      \
-      MallocHook_##Name##Replacement h) {                      \
-    return SetReplacement(list, h);                            \
-  }                                                            \
-  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Replacement(   \
-      MallocHook_##Name##Replacement h) {                      \
-    return RemoveReplacement(list, h);                         \
+#define HEAPKIT_REPLACEMENT_API_OF(Name, list)                                                  \
+  HEAPKIT_HOOK_API int MallocHook_Set##Name##Replacement(MallocHook_##Name##Replacement h) {    \
+    return SetReplacement(list, h);                                                             \
+  }                                                                                             \
+  HEAPKIT_HOOK_API int MallocHook_Remove##Name##Replacement(MallocHook_##Name##Replacement h) { \
+    return RemoveReplacement(list, h);                                                          \
   }
 HEAPKIT_REPLACEMENT_KINDS(HEAPKIT_REPLACEMENT_API_OF)
 #undef HEAPKIT_REPLACEMENT_API_OF

@@ -110,9 +110,8 @@ void MeasureMemoryResidency(MemoryResidency* out) {
       [](void* ctx, const HeapRange& range) { static_cast<RunMeasurer*>(ctx)->Take(range); },
       &runs);
   runs.Flush();
-  g_state.pagemap.ForEachLeafMapping([&](uintptr_t leaf, size_t bytes) {
-    AddMapping(&reader, &out->page_map, leaf, bytes);
-  });
+  g_state.pagemap.ForEachLeafMapping(
+      [&](uintptr_t leaf, size_t bytes) { AddMapping(&reader, &out->page_map, leaf, bytes); });
   ArenaContext arena{&reader, &out->arena};
   internal::ForEachArenaMapping(
       [](void* ctx, uintptr_t start, size_t bytes) {

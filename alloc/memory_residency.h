@@ -18,9 +18,7 @@ struct Residency {
   size_t mapped = 0;    // address space of the ranges measured
   size_t resident = 0;  // bytes on pages in RAM
   size_t swapped = 0;   // bytes on pages in swap
-  size_t untouched() const {
-    return mapped > resident + swapped ? mapped - resident - swapped : 0;
-  }
+  size_t untouched() const { return mapped > resident + swapped ? mapped - resident - swapped : 0; }
 };
 
 struct MemoryResidency {

@@ -18,7 +18,7 @@ struct SlotArray {
   // before it is published, zeroed once it is retired or lost its install race, before it goes
   // to a free list): validates the Span's cached pointer (see "Span cache" below).
   std::atomic<uint64_t> stamp;
-  SlotArray* next_free;       // on a free list
+  SlotArray* next_free;            // on a free list
   std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
 };
 static_assert(offsetof(SlotArray, slots) == kSlotArrayHeaderBytes);
@@ -48,9 +48,9 @@ void PushFreeArray(uint32_t cls, SlotArray* a) {
   uint64_t h = head.load(std::memory_order_relaxed);
   do {
     a->next_free = reinterpret_cast<SlotArray*>(h & kPtrMask);
-  } while (!head.compare_exchange_weak(h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) |
-                                              reinterpret_cast<uintptr_t>(a),
-                                       std::memory_order_release, std::memory_order_relaxed));
+  } while (!head.compare_exchange_weak(
+      h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) | reinterpret_cast<uintptr_t>(a),
+      std::memory_order_release, std::memory_order_relaxed));
 }
 
 SlotArray* PopFreeArray(uint32_t cls) {
@@ -62,9 +62,9 @@ SlotArray* PopFreeArray(uint32_t cls) {
     // a stays mapped even if another thread pops it first (arena memory is never unmapped);
     // the tag makes the CAS fail then.
     SlotArray* next = a->next_free;
-    if (head.compare_exchange_weak(h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) |
-                                          reinterpret_cast<uintptr_t>(next),
-                                   std::memory_order_acquire, std::memory_order_acquire))
+    if (head.compare_exchange_weak(
+            h, ((h & ~kPtrMask) + (uint64_t{1} << 48)) | reinterpret_cast<uintptr_t>(next),
+            std::memory_order_acquire, std::memory_order_acquire))
       return a;
   }
 }
@@ -88,8 +88,8 @@ SlotLeaf* SlotEntry(PageId start, bool create) {
   SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
   if (leaf == nullptr) {
     if (!create) return nullptr;
-    auto* fresh = static_cast<SlotLeaf*>(
-        internal::SystemAlloc(sizeof(SlotLeaf) * kSlotLeafLength, 4096));
+    auto* fresh =
+        static_cast<SlotLeaf*>(internal::SystemAlloc(sizeof(SlotLeaf) * kSlotLeafLength, 4096));
     if (fresh == nullptr) return nullptr;
     if (root[r].compare_exchange_strong(leaf, fresh, std::memory_order_acq_rel)) {
       leaf = fresh;
@@ -169,8 +169,8 @@ inline SlotArray* ArrayOf(const Span* span) {
   std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
   if (HEAPKIT_UNLIKELY(root == nullptr)) return nullptr;
   const PageId start = span->start_;
-  SlotLeaf* leaf = root[(start >> kSlotLeafBits) & (kSlotRootLength - 1)].load(
-      std::memory_order_acquire);
+  SlotLeaf* leaf =
+      root[(start >> kSlotLeafBits) & (kSlotRootLength - 1)].load(std::memory_order_acquire);
   if (HEAPKIT_UNLIKELY(leaf == nullptr)) return nullptr;
   SlotArray* a = leaf[start & (kSlotLeafLength - 1)].load(std::memory_order_acquire);
   if (a == nullptr || a->key.load(std::memory_order_relaxed) != SlotKey(start, span->sizeclass_))
@@ -181,8 +181,8 @@ inline SlotArray* ArrayOf(const Span* span) {
 // First recorded object of this span (or a span of another class now starts at its page):
 // installs a fresh array, retiring the previous one.
 __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* span, uintptr_t a,
-                                                                   StaleSlotVisitor stale,
-                                                                   void* context) {
+                                                                  StaleSlotVisitor stale,
+                                                                  void* context) {
   const uint32_t cls = span->sizeclass_;
   if (g_state.sizemap.ObjectsPerSpan(cls) > kMaxSlotsPerSpan) return nullptr;
   SlotLeaf* e = SlotEntry(span->start_, true);
@@ -204,7 +204,7 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
   for (;;) {
     if (e->compare_exchange_strong(cur, fresh, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
-      if (cur != nullptr) {  // retire the previous span's array
+      if (cur != nullptr) {                              // retire the previous span's array
         cur->stamp.store(0, std::memory_order_release);  // invalidates cached pointers to it
         const uint32_t old_cls = static_cast<uint32_t>(cur->key.load() & 0xff);
         const uint32_t n = g_state.sizemap.ObjectsPerSpan(old_cls);

@@ -3,10 +3,11 @@
 // One 64-bit word per small object, in an array per span (an "object slot array"), found from
 // the object's address through the page map (span start page + size class) and the span's
 // cached array pointer (validated by the array's install stamp; object_slots.cc "Span cache"),
-// else a radix map keyed by the span's start page. 0 means "empty"; the owner (profiler/stack_table) defines
-// the other values. This replaces a locked hash insert/erase per allocation and free with two
-// radix lookups and a plain store, costs 8 bytes per object of a span that holds a recorded
-// object, and lets the stopped-world enumeration hand out each object's word in bulk.
+// else a radix map keyed by the span's start page. 0 means "empty"; the owner
+// (profiler/stack_table) defines the other values. This replaces a locked hash insert/erase per
+// allocation and free with two radix lookups and a plain store, costs 8 bytes per object of a span
+// that holds a recorded object, and lets the stopped-world enumeration hand out each object's word
+// in bulk.
 //
 // Concurrency: a slot is written only by the thread that owns its object (the allocating thread
 // when it records it, the freeing thread when it clears it); the program's own synchronisation
@@ -59,8 +60,8 @@ inline constexpr size_t kSlotArrayHeaderBytes = 24;
 inline std::atomic<uint64_t>* OwnedCachedSlot(const Span* span, uint64_t index) {
   void* a = __atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED);
   if (a == nullptr) return nullptr;
-  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(a) +
-                                                  kSlotArrayHeaderBytes) + index;
+  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(a) + kSlotArrayHeaderBytes) +
+         index;
 }
 // Empties a found slot: TakeObjectSlot's work after the lookup.
 inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object) {

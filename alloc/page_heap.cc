@@ -81,8 +81,7 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
   HEAPKIT_DCHECK(loc == Span::kOnNormalFreelist || loc == Span::kOnReturnedFreelist);
   const Length freed = span->npages_;
   Span* prev = span->start_ > 0 ? map_->GetSpan(span->start_ - 1) : nullptr;
-  if (prev != nullptr && prev->location_ == loc &&
-      prev->start_ + prev->npages_ == span->start_) {
+  if (prev != nullptr && prev->location_ == loc && prev->start_ + prev->npages_ == span->start_) {
     RemoveFree(prev);
     if (prev->npages_ > 1) ClearPage(prev->start_ + prev->npages_ - 1);
     ClearPage(span->start_);
@@ -268,7 +267,7 @@ void PageHeap::KeepGrowthWithinTwiceDemand(Length n) {
   while (stats_.system_bytes + growth > bound) {
     // Released spans first (their pages are gone already), then the backed span freed
     // longest ago (lists are LIFO: the tail).
-    Span* victim = !large_returned_.empty()  ? large_returned_.last()
+    Span* victim = !large_returned_.empty() ? large_returned_.last()
                    : !large_normal_.empty() ? large_normal_.last()
                                             : nullptr;
     if (victim == nullptr) return;

@@ -66,13 +66,13 @@ struct PageHeapStats {
   size_t free_spans = 0;
   size_t in_use_bytes = 0;
   size_t in_use_spans = 0;
-  size_t system_allocs = 0;   // number of times the heap grew
+  size_t system_allocs = 0;  // number of times the heap grew
 };
 
 class PageHeap {
  public:
-  static constexpr Length kMaxPages = 128;           // exact lists for lengths < kMaxPages
-  static constexpr Length kMinSystemPages = 256;     // grow by at least 2 MiB
+  static constexpr Length kMaxPages = 128;        // exact lists for lengths < kMaxPages
+  static constexpr Length kMinSystemPages = 256;  // grow by at least 2 MiB
   static constexpr double kDefaultReleaseRate = 1.0;
 
   constexpr PageHeap() = default;

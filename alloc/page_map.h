@@ -88,7 +88,8 @@ class PageMap {
     if (HEAPKIT_UNLIKELY(leaf == nullptr)) return 0;
     return static_cast<uint32_t>(
         __atomic_load_n(&leaf->entry[(address >> kPageShift) & (kLeafLength - 1)],
-                        __ATOMIC_RELAXED) >> kInfoShift);
+                        __ATOMIC_RELAXED) >>
+        kInfoShift);
   }
   Span* GetSpan(PageId page) const {
     if ((page >> kLeafBits) >= kRootLength) return nullptr;
@@ -141,8 +142,7 @@ class PageMap {
     Leaf* leaf = LeafOf(page);
     const size_t i = page & (kLeafLength - 1);
     __atomic_store_n(&leaf->span[i], span, __ATOMIC_RELAXED);
-    __atomic_store_n(&leaf->entry[i], MakeEntry(page, InfoForClass(cls), phase),
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(&leaf->entry[i], MakeEntry(page, InfoForClass(cls), phase), __ATOMIC_RELAXED);
   }
   static constexpr uint64_t kLowMask = (uint64_t{1} << kInfoShift) - 1;
   static constexpr uint64_t MakeEntry(PageId page, uint32_t info, uint64_t phase) {

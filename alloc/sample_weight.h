@@ -55,7 +55,9 @@ inline double SampleScale(double size, double rate) {
 }
 
 // Estimated bytes represented by one sampled object of `size` bytes.
-inline double SampleBytesEstimate(double size, double rate) { return size * SampleScale(size, rate); }
+inline double SampleBytesEstimate(double size, double rate) {
+  return size * SampleScale(size, rate);
+}
 
 // Un-samples a line of `count` sampled objects totalling `bytes`, as the pprofs do.
 struct Unsampled {

@@ -39,8 +39,9 @@ inline double NaturalLog(double x) {
   double s = (m - 1.0) / (m + 1.0);
   double s2 = s * s;
   double series =
-      1.0 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 +
-                                                                              s2 * (1.0 / 13))))));
+      1.0 +
+      s2 * (1.0 / 3 +
+            s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 + s2 * (1.0 / 13))))));
   return exponent * 0.69314718055994530942 + 2.0 * s * series;
 }
 

@@ -37,8 +37,7 @@ bool ExactSampling() { return sample_parameter.load(std::memory_order_relaxed) =
 
 // Calls the observer for the sampled object p of span; marks the span when it recorded p.
 // Then fires the otel_memory:alloc probe if a consumer is attached (usdt_probes.h).
-void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
-                        size_t allocated) {
+void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested, size_t allocated) {
   if (tc->in_callback_) return;
   const SampleObserver* obs = observer.load(std::memory_order_acquire);
   bool recorded = false;
@@ -56,12 +55,12 @@ void NotifySampledAlloc(ThreadCache* tc, Span* span, void* p, size_t requested,
 
 // The observer's part of FinishSample. Reached by a tail call (as FinishSample itself is from
 // MallocSampled), so that the frame that called it is the one where the allocation entered the
-// allocator (observer_hooks.h, SampleOrigin); were it a real call, that frame would be FinishSample's, one
-// allocator frame more for the profiler to strip.
+// allocator (observer_hooks.h, SampleOrigin); were it a real call, that frame would be
+// FinishSample's, one allocator frame more for the profiler to strip.
 __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t requested) {
   Span* span = g_state.pagemap.GetSpan(reinterpret_cast<uintptr_t>(p) >> kPageShift);
-  size_t allocated = span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_)
-                                           : span->Bytes();
+  size_t allocated =
+      span->sizeclass_ != 0 ? g_state.sizemap.ClassSize(span->sizeclass_) : span->Bytes();
 #if defined(__x86_64__)
   // Where the stack above us starts (observer_hooks.h, SampleOrigin).
   SampleOrigin& origin = tls_sample_origin;
@@ -176,8 +175,8 @@ HEAPKIT_ALWAYS_INLINE void* SampleOther(ThreadCache* tc, void* p, size_t size, i
 
 }  // namespace
 
-// Hooked mode (observer_hooks.h, MallocHook): every allocation comes here. Calls the New hooks, then runs the
-// sampler on its own counter, hooked_sample_left_, as the fast path would have.
+// Hooked mode (observer_hooks.h, MallocHook): every allocation comes here. Calls the New hooks,
+// then runs the sampler on its own counter, hooked_sample_left_, as the fast path would have.
 __attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t size) {
   InvokeNewHooks(p, size);
   const int64_t left = tc->hooked_sample_left_ - static_cast<int64_t>(size);
@@ -191,8 +190,7 @@ __attribute__((noinline)) void* MallocHooked(ThreadCache* tc, void* p, size_t si
   tc->sample_left_ = left;
   tc->sample_epoch_ &= ~kHookedEpochBit;
   const int64_t mean = sample_parameter.load(std::memory_order_relaxed);
-  p = ExactAndCurrent(tc, mean) ? RecordExactFromList(tc, p, size)
-                                : SampleOther(tc, p, size, mean);
+  p = ExactAndCurrent(tc, mean) ? RecordExactFromList(tc, p, size) : SampleOther(tc, p, size, mean);
   tc->sample_epoch_ |= kHookedEpochBit;
   tc->hooked_sample_left_ = tc->sample_left_;
   tc->sample_left_ = -1;
@@ -226,9 +224,8 @@ void SetSampleParameter(int64_t mean_bytes) {
   // Make every thread re-draw its gap on its next allocation: below zero, so that even a
   // malloc(0), which subtracts nothing, reaches FinishSample (with 0 here, a thread whose next
   // allocations were all malloc(0) never recorded them in exact mode).
-  g_state.registry.ForEach([](ThreadCache* tc) {
-    __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED);
-  });
+  g_state.registry.ForEach(
+      [](ThreadCache* tc) { __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED); });
 }
 
 HEAPKIT_ALWAYS_RUN_CODE int64_t GetSampleParameter() {
@@ -249,9 +246,8 @@ void SetMallocHooksActive(bool active) {
   // sampling gap there (in hooked mode: into hooked_sample_left_; leaving it: back into
   // sample_left_), so that the switch itself is never counted as a sample.
   sample_epoch.fetch_add(1, std::memory_order_acq_rel);
-  g_state.registry.ForEach([](ThreadCache* tc) {
-    __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED);
-  });
+  g_state.registry.ForEach(
+      [](ThreadCache* tc) { __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED); });
 }
 
 // ---- observer_hooks.h: stack capture, heap sample provider --------------------------------------

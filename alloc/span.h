@@ -45,10 +45,10 @@ struct Span : SpanLinks {
   uint32_t live_sampled_ = 0;  // recorded sampled objects not yet freed (sampled_spans.h)
   uint8_t sizeclass_ = 0;
   Location location_ = kInUse;
-  bool sampled_ = false;  // the page map's kSampledBit is set on its pages (sampled_spans.h)
+  bool sampled_ = false;       // the page map's kSampledBit is set on its pages (sampled_spans.h)
   bool exact_marked_ = false;  // marked in exact mode: routed until freed whole (sampled_spans.h)
-  bool zero_ = false;     // every byte is known to be zero (fresh from the OS or released)
-  uint64_t scratch_ = 0;  // used by live-object enumeration while the world is stopped
+  bool zero_ = false;          // every byte is known to be zero (fresh from the OS or released)
+  uint64_t scratch_ = 0;       // used by live-object enumeration while the world is stopped
   // The span's object slot array and its install stamp, cached by alloc/object_slots.cc
   // (exact mode). The array is reset (nullptr) when the span comes into use and when it is
   // freed, so an owner of one of its objects trusts it as is; racy readers validate it with

@@ -19,10 +19,10 @@ struct ClassOccupancy {
   size_t object_size = 0;
   size_t objects_per_span = 0;
   size_t spans = 0;
-  size_t objects_out = 0;        // handed out of the spans: live, or in thread/transfer caches
-  size_t transfer_objects = 0;   // of which parked in the transfer cache
-  size_t free_objects = 0;       // still in the spans (free list or never carved): stranded
-  size_t mostly_empty_spans = 0; // spans with at most 1/8 of their objects out
+  size_t objects_out = 0;         // handed out of the spans: live, or in thread/transfer caches
+  size_t transfer_objects = 0;    // of which parked in the transfer cache
+  size_t free_objects = 0;        // still in the spans (free list or never carved): stranded
+  size_t mostly_empty_spans = 0;  // spans with at most 1/8 of their objects out
 };
 
 // Fills out[cls] for every class (1 .. count-1; an unused class has spans == 0) and returns the

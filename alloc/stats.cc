@@ -49,8 +49,8 @@ size_t FormatStats(char* buffer, size_t size) {
     size_t room = len < size ? size - len : 1;
     // "MALLOC: <bytes> (<MiB> MiB) <label>": MiB with one decimal, printed with integers.
     size_t tenth_mib = (bytes * 10 + (1 << 19)) >> 20;
-    len += internal::FormatTo(out, room, "MALLOC: %12zu (%6zu.%zu MiB) %s\n", bytes,
-                              tenth_mib / 10, tenth_mib % 10, label);
+    len += internal::FormatTo(out, room, "MALLOC: %12zu (%6zu.%zu MiB) %s\n", bytes, tenth_mib / 10,
+                              tenth_mib % 10, label);
   };
   auto text = [&](const char* t) {
     char* out = len < size ? buffer + len : dummy;

@@ -25,7 +25,8 @@ void ThreadCache::Init(CentralFreeList* central, const SizeMap* sizemap,
   capacity_ = 0;
   for (int c = 0; c < kNumClassesMax; ++c) {
     lists_[c] = FreeList{};  // max_length 0, room 0: the first free of a class overflows
-    lists_[c].object_size = c < sizemap->num_classes() ? static_cast<uint32_t>(sizemap->ClassSize(c)) : 0;
+    lists_[c].object_size =
+        c < sizemap->num_classes() ? static_cast<uint32_t>(sizemap->ClassSize(c)) : 0;
   }
   if (static_cast<void*>(lists_) != static_cast<void*>(this)) internal::Fatal("lists_ not first");
   static_assert(kListOffScale == 8 && kListOffLength == kMaxSmallLookup + 1);
@@ -107,8 +108,10 @@ void* ThreadCache::FetchFromCentral(uint32_t cls) noexcept {
 
 namespace {
 [[noreturn]] __attribute__((noinline, cold)) void ListCorrupt(const void* newest) {
-  internal::Fatal("attempt to free invalid pointer %p (double free: a thread-cache list is "
-                  "shorter than its count)", newest);
+  internal::Fatal(
+      "attempt to free invalid pointer %p (double free: a thread-cache list is "
+      "shorter than its count)",
+      newest);
 }
 }  // namespace
 
@@ -219,8 +222,7 @@ void ThreadCache::ReleaseAll() {
   }
 }
 
-void ThreadCacheRegistry::Init(CentralFreeList* central, const SizeMap* sizemap,
-                               size_t max_total) {
+void ThreadCacheRegistry::Init(CentralFreeList* central, const SizeMap* sizemap, size_t max_total) {
   central_ = central;
   sizemap_ = sizemap;
   max_total_ = max_total;
@@ -233,8 +235,10 @@ ThreadCache* ThreadCacheRegistry::Create(uint64_t seed) {
   if (cache == nullptr) return nullptr;
   // New caches get kMinSize if the budget allows, else what is left (at least a steal unit).
   int64_t size = static_cast<int64_t>(ThreadCache::kMinSize);
-  if (unclaimed_ < size) size = unclaimed_ > static_cast<int64_t>(ThreadCache::kStealAmount)
-                                    ? unclaimed_ : static_cast<int64_t>(ThreadCache::kStealAmount);
+  if (unclaimed_ < size)
+    size = unclaimed_ > static_cast<int64_t>(ThreadCache::kStealAmount)
+               ? unclaimed_
+               : static_cast<int64_t>(ThreadCache::kStealAmount);
   unclaimed_ -= size;
   cache->Init(central_, sizemap_, this, static_cast<size_t>(size), seed);
   cache->next_ = head_;
@@ -250,8 +254,10 @@ void ThreadCacheRegistry::Destroy(ThreadCache* cache) {
   cache->ReleaseAll();
   SpinLockHolder h(&lock_);
   if (steal_cursor_ == cache) steal_cursor_ = cache->next_;
-  if (cache->prev_ != nullptr) cache->prev_->next_ = cache->next_;
-  else head_ = cache->next_;
+  if (cache->prev_ != nullptr)
+    cache->prev_->next_ = cache->next_;
+  else
+    head_ = cache->next_;
   if (cache->next_ != nullptr) cache->next_->prev_ = cache->prev_;
   unclaimed_ += static_cast<int64_t>(cache->max_size_);
   alloc_.Delete(cache);

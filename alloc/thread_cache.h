@@ -74,7 +74,7 @@ class ThreadCache {
     uint32_t lowater = 0;      // GC estimate, see above
     uint32_t object_size = 0;  // copy of the class size, to keep the fast path in one line
     uint32_t overages = 0;
-    uint32_t active = 0;       // refill or overflow since the last GC
+    uint32_t active = 0;  // refill or overflow since the last GC
     uint32_t max_length() const { return length.max; }
   };
 
@@ -133,7 +133,9 @@ class ThreadCache {
   HEAPKIT_ALWAYS_INLINE FreeList& ListAtOffset(size_t off) {
     return *reinterpret_cast<FreeList*>(reinterpret_cast<char*>(this) + off * kListOffScale);
   }
-  HEAPKIT_ALWAYS_INLINE FreeList& SmallList(size_t size) { return ListAtOffset(SmallListOffset(size)); }
+  HEAPKIT_ALWAYS_INLINE FreeList& SmallList(size_t size) {
+    return ListAtOffset(SmallListOffset(size));
+  }
   // The list of the class whose page-map info word is `info` (class << 5, sampled bit clear).
   HEAPKIT_ALWAYS_INLINE FreeList& ListAt(uint32_t info) {
     return *reinterpret_cast<FreeList*>(reinterpret_cast<char*>(lists_) + info);
@@ -210,7 +212,8 @@ class ThreadCache {
   ThreadCache* next_ = nullptr;
   ThreadCache* prev_ = nullptr;
   uint8_t list_off_[kListOffLength] = {};  // see kListOffScale; all 0 (list 0) when empty
-  uint64_t affinity_tag_;  // see affinity(); read by other threads (relaxed); set by the constructor
+  uint64_t
+      affinity_tag_;  // see affinity(); read by other threads (relaxed); set by the constructor
 };
 
 static_assert(sizeof(ThreadCache::FreeList) == SizeMap::kListStride);

@@ -17,10 +17,10 @@
 
 extern "C" {
 // In .probes, as sdt.h's consumers expect; a consumer writes them, so never constant-folded.
-__attribute__((section(".probes"), used, visibility("hidden"))) volatile unsigned short
-    otel_memory_alloc_semaphore = 0;
-__attribute__((section(".probes"), used, visibility("hidden"))) volatile unsigned short
-    otel_memory_free_semaphore = 0;
+__attribute__((section(".probes"), used,
+               visibility("hidden"))) volatile unsigned short otel_memory_alloc_semaphore = 0;
+__attribute__((section(".probes"), used,
+               visibility("hidden"))) volatile unsigned short otel_memory_free_semaphore = 0;
 }
 
 namespace heapkit::alloc::usdt {
@@ -110,7 +110,8 @@ bool Erase(uintptr_t key) {
   for (size_t j = (i + 1) & mask; set_slots[j] != 0; j = (j + 1) & mask) {
     const size_t home = HomeOf(set_slots[j], set_capacity);
     // j may move to hole iff home is not cyclically within (hole, j].
-    const bool home_after_hole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    const bool home_after_hole =
+        hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (!home_after_hole) {
       set_slots[hole] = set_slots[j];
       hole = j;

@@ -61,8 +61,8 @@ namespace {
 // A forked child's report starts with a line naming it (its .heap file carries its pid).
 void PrintForkedChildHeader(const char* name) {
   if (std::strcmp(name, "_main_") != 0 || getpid() == g_settings.pid) return;
-  internal::LogRaw("Leak check of forked child process %d (parent %d):",
-                   static_cast<int>(getpid()), static_cast<int>(getppid()));
+  internal::LogRaw("Leak check of forked child process %d (parent %d):", static_cast<int>(getpid()),
+                   static_cast<int>(getppid()));
 }
 
 // Whether a clean check prints its line here (Settings::report_clean).
@@ -71,9 +71,9 @@ bool SaysNoLeaks(const ReportDestination& destination) {
   return destination.ReadByAPerson() || internal::Verbose();
 }
 
-bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
-                        int reg_count, const MmapArray<uintptr_t>* baseline, bool exit_check,
-                        uint64_t* bytes, uint64_t* objects) {
+bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
+                        const MmapArray<uintptr_t>* baseline, bool exit_check, uint64_t* bytes,
+                        uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
   // Recording off while we work: the symbolizer uses the normal heap.
@@ -86,29 +86,30 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   bool clean = true;
   if (ok) {
     // These modes promise a complete answer: without every thread's roots there is none.
-    const bool incomplete = result->unstopped_threads > 0 &&
-                            (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
+    const bool incomplete =
+        result->unstopped_threads > 0 && (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
     ReportDestination destination(s.report.dump_directory, name,
                                   incomplete || result->leaks.size() > 0);
     if (incomplete || result->leaks.size() > 0 || SaysNoLeaks(destination))
       PrintForkedChildHeader(name);
     if (internal::Verbose()) {
-      internal::Log("leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-                    "(%zu with ptrace) for %llu us",
-                    name, static_cast<unsigned long long>(result->live_objects),
-                    static_cast<unsigned long long>(result->unrecorded_objects),
-                    result->threads_stopped, result->threads_traced,
-                    static_cast<unsigned long long>(result->seconds_stopped * 1e6));
+      internal::Log(
+          "leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
+          "(%zu with ptrace) for %llu us",
+          name, static_cast<unsigned long long>(result->live_objects),
+          static_cast<unsigned long long>(result->unrecorded_objects), result->threads_stopped,
+          result->threads_traced, static_cast<unsigned long long>(result->seconds_stopped * 1e6));
       if (result->unreadable_ranges_skipped > 0)
-        internal::Log("leak check %s: %zu unreadable ranges inside heap objects not scanned "
-                      "(%zu bytes: PROT_NONE or unmapped pages)",
-                      name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
+        internal::Log(
+            "leak check %s: %zu unreadable ranges inside heap objects not scanned "
+            "(%zu bytes: PROT_NONE or unmapped pages)",
+            name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
     }
     if (incomplete) {
-      internal::LogRaw("Leak check %s failed: %zu threads could not be stopped and were not "
-                       "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
-                       name, result->unstopped_threads,
-                       s.mode == Mode::kStrict ? "strict" : "draconian");
+      internal::LogRaw(
+          "Leak check %s failed: %zu threads could not be stopped and were not "
+          "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
+          name, result->unstopped_threads, s.mode == Mode::kStrict ? "strict" : "draconian");
       clean = false;
     } else {
       ReportOptions opts = s.report;
@@ -125,8 +126,9 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
     }
     if (!clean && exit_check) {
       // gperftools' exact line; the status is HEAP_CHECK_ERROR_EXIT_CODE (default 1).
-      internal::LogRaw("Exiting with error code (instead of crashing) because of "
-                       "whole-program memory leaks");
+      internal::LogRaw(
+          "Exiting with error code (instead of crashing) because of "
+          "whole-program memory leaks");
     }
   }
   alloc::SetSampleParameter(saved_rate);
@@ -187,8 +189,9 @@ void NoteMainStarted() {
   if (g_settings.mode != Mode::kMinimal || g_before_main != nullptr) return;
   g_before_main = new (g_before_main_storage) MmapArray<uintptr_t>();
   if (!SnapshotLiveObjects(g_before_main))
-    internal::Log("HEAPCHECK=minimal: the objects live when main() started could not be listed; "
-                  "they may be reported too");
+    internal::Log(
+        "HEAPCHECK=minimal: the objects live when main() started could not be listed; "
+        "they may be reported too");
 }
 
 const MmapArray<uintptr_t>* ObjectsLiveAtMainStart() { return g_before_main; }
@@ -202,8 +205,8 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, true,
-                                   &bytes, &objects))
+  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, true, &bytes,
+                                   &objects))
     return;
   fflush(nullptr);
   _exit(s.exit_code);

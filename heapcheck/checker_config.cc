@@ -57,9 +57,10 @@ bool ReadCheckerConfig(Settings* s) {
     s->mode = Mode::kLocal;
   } else {
     char shown[internal::kPrintableValueSize];
-    internal::Log("HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
-                  "as-is, local); leak checking is off",
-                  internal::PrintableValue(mode, shown, sizeof(shown)));
+    internal::Log(
+        "HEAPCHECK='%s' is not a known mode (minimal, normal, strict, draconian, "
+        "as-is, local); leak checking is off",
+        internal::PrintableValue(mode, shown, sizeof(shown)));
     return false;
   }
   s->global_check_pending = s->mode != Mode::kLocal;
@@ -71,13 +72,13 @@ bool ReadCheckerConfig(Settings* s) {
   s->config.flood.source_alignment = static_cast<size_t>(
       internal::EnvInt64("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT", sizeof(void*), 1, 8));
   if ((s->config.flood.source_alignment & (s->config.flood.source_alignment - 1)) != 0) {
-    internal::Log("ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
-                  "using default 8",
-                  s->config.flood.source_alignment);
+    internal::Log(
+        "ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
+        "using default 8",
+        s->config.flood.source_alignment);
     s->config.flood.source_alignment = sizeof(void*);
   }
-  s->config.test_pointer_alignment =
-      internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
+  s->config.test_pointer_alignment = internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
   s->config.stop_timeout_ms =
       static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
   s->report.test_pointer_alignment = s->config.test_pointer_alignment;
@@ -88,17 +89,19 @@ bool ReadCheckerConfig(Settings* s) {
   // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
   // its caller's environment make it fetch files, so it gets the build-id search only.
   s->report.standard_debuginfo_search = !internal::SecureExecution();
-  s->report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
-                                   g_suppressions_path, sizeof(g_suppressions_path));
+  s->report.suppressions =
+      KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
+               g_suppressions_path, sizeof(g_suppressions_path));
   s->exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
   const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
   s->report.dump_directory = "/tmp";
   if (dir != nullptr && dir[0] != '\0') {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-      internal::Log("ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
-                    "using default /tmp",
-                    dir);
+      internal::Log(
+          "ignoring HEAP_CHECK_DUMP_DIRECTORY='%s': not a writable directory; "
+          "using default /tmp",
+          dir);
     } else if (const char* kept = KeepCopy("HEAP_CHECK_DUMP_DIRECTORY", dir, g_dump_directory,
                                            sizeof(g_dump_directory))) {
       s->report.dump_directory = kept;

@@ -18,7 +18,7 @@ struct Finder {
   const HeapObject* objects;
   size_t count;
   uintptr_t lowest;
-  uintptr_t highest;  // exclusive end of the last object
+  uintptr_t highest;    // exclusive end of the last object
   uint64_t max_offset;  // UINT64_MAX = any
   const PageIndex* index;
 
@@ -55,7 +55,10 @@ struct Finder {
 
 Finder MakeFinder(const HeapObject* objects, size_t count, int64_t max_pointer_offset,
                   const PageIndex* index = nullptr) {
-  Finder f{objects, count, 1, 0,
+  Finder f{objects,
+           count,
+           1,
+           0,
            max_pointer_offset < 0 ? UINT64_MAX : static_cast<uint64_t>(max_pointer_offset),
            index != nullptr && index->entries != nullptr ? index : nullptr};
   if (count > 0) {
@@ -93,9 +96,9 @@ inline size_t ScanObject(const Finder& finder, const HeapObject& o, size_t align
   uintptr_t start = o.start;
   const uintptr_t end = o.start + o.size;
   if (options.unreadable_count == 0) return ScanRange(finder, start, end, alignment, visit);
-  const Region* hole = std::upper_bound(
-      options.unreadable, options.unreadable + options.unreadable_count, start,
-      [](uintptr_t a, const Region& r) { return a < r.end; });
+  const Region* hole =
+      std::upper_bound(options.unreadable, options.unreadable + options.unreadable_count, start,
+                       [](uintptr_t a, const Region& r) { return a < r.end; });
   const Region* holes_end = options.unreadable + options.unreadable_count;
   size_t words = 0;
   for (; hole != holes_end && hole->start < end; ++hole) {
@@ -127,8 +130,7 @@ size_t PageIndexCapacity(const HeapObject* objects, size_t n) {
 PageIndex BuildPageIndex(const HeapObject* objects, size_t n, PageIndexEntry* memory,
                          size_t capacity) {
   PageIndex index;
-  if (memory == nullptr || capacity == 0 || (capacity & (capacity - 1)) != 0 ||
-      n >= UINT32_MAX)
+  if (memory == nullptr || capacity == 0 || (capacity & (capacity - 1)) != 0 || n >= UINT32_MAX)
     return index;
   const size_t mask = capacity - 1;
   PageIndexEntry* open = nullptr;  // entry of the page being filled

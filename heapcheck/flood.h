@@ -52,7 +52,7 @@ struct Region {
 };
 
 struct FloodOptions {
-  int64_t max_pointer_offset = 1024;  // gperftools' default; -1 = any interior pointer
+  int64_t max_pointer_offset = 1024;        // gperftools' default; -1 = any interior pointer
   size_t source_alignment = sizeof(void*);  // 1, 2, 4 or 8
   // Memory that must not be read (PROT_NONE pages a program put inside its heap blocks, holes
   // it unmapped): sorted, non-overlapping. Parts of objects inside them are not scanned.
@@ -91,9 +91,9 @@ PageIndex BuildPageIndex(const HeapObject* objects, size_t object_count, PageInd
 // states[i] receives the ObjectState of objects[i]; work_stack must hold object_count entries.
 // Returns false only if the input is not sorted/non-overlapping (nothing is written then).
 // index: optional (BuildPageIndex over the same objects).
-bool Flood(const HeapObject* objects, size_t object_count, const Region* roots,
-           size_t root_count, const FloodOptions& options, uint8_t* states,
-           uint32_t* work_stack, FloodStats* stats, const PageIndex* index = nullptr);
+bool Flood(const HeapObject* objects, size_t object_count, const Region* roots, size_t root_count,
+           const FloodOptions& options, uint8_t* states, uint32_t* work_stack, FloodStats* stats,
+           const PageIndex* index = nullptr);
 
 // Index of the object `address` points into under the pointer rule, or -1. Exposed for tests
 // and for IgnoreObject bookkeeping.

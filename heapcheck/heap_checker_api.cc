@@ -59,8 +59,7 @@ void IgnoreAllocationsSince(DisablerState* st) {
     const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
     if (depth <= tail) continue;
     bool match = true;
-    for (int i = 0; i < tail && match; ++i)
-      match = frames[depth - tail + i] == want[i];
+    for (int i = 0; i < tail && match; ++i) match = frames[depth - tail + i] == want[i];
     if (match) IgnoreListAdd(object);
   }
 }
@@ -99,8 +98,8 @@ void HeapLeakChecker::CancelGlobalCheck() {
 
 HeapLeakChecker::HeapLeakChecker(const char* name) : state_(nullptr) {
   hc::InitCheckerFromEnvironment();
-  void* mem = mmap(nullptr, sizeof(NamedState), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* mem =
+      mmap(nullptr, sizeof(NamedState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return;
   auto* st = new (mem) NamedState();
   if (name == nullptr || name[0] == '\0') name = "unnamed";

@@ -87,9 +87,8 @@ struct Scratch {
 // Heap blocks that threads run on (roots.h): live, their live part already a root region.
 void MarkStackBlocks(const MmapArray<uintptr_t>& blocks, MmapArray<HeapObject>* objects) {
   for (uintptr_t start : blocks) {
-    HeapObject* o = std::lower_bound(
-        objects->begin(), objects->end(), start,
-        [](const HeapObject& a, uintptr_t b) { return a.start < b; });
+    HeapObject* o = std::lower_bound(objects->begin(), objects->end(), start,
+                                     [](const HeapObject& a, uintptr_t b) { return a.start < b; });
     if (o != objects->end() && o->start == start) o->flags |= kLiveObject;
   }
 }
@@ -174,8 +173,7 @@ void ResolveObjects(Scratch& s, CheckResult* out) {
       o.aux = 0;
       prof::AllocationStack stack{};
       size_t requested = 0;
-      if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack,
-                                      &requested)) {
+      if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested)) {
         ApplyRecord(&o, stack, requested, s.modules.loader_text);
       } else {
         o.flags |= kRootObject;
@@ -190,11 +188,12 @@ void ResolveObjects(Scratch& s, CheckResult* out) {
 
 // 3. Roots: writable segments of the loaded modules, every thread's stack and TLS, the
 // registers of the stopped threads and the checking thread's (regs).
-bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp,
-                  const uintptr_t* regs, int reg_count, const ThreadStopper& stopper) {
+bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const ThreadStopper& stopper) {
   bool ok = true;
   if (config.scan_globals) {
-    for (const Region& r : s.modules.writable) ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
+    for (const Region& r : s.modules.writable)
+      ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
   }
   if (ok && config.scan_threads) {
     for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
@@ -204,7 +203,8 @@ bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp,
     for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
       const StoppedThread* th = stopper.thread(t);
       if (th == nullptr) continue;
-      for (int r = 0; r < th->register_count; ++r) ok = ok && s.registers.PushBack(th->registers[r]);
+      for (int r = 0; r < th->register_count; ++r)
+        ok = ok && s.registers.PushBack(th->registers[r]);
       ok = ok && AddThreadRegions(s.maps, th->sp, th->thread_pointer, true, th->tid == getpid(),
                                   &s.roots, &s.stack_blocks);
     }
@@ -238,16 +238,16 @@ bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
     FloodOptions any = flood;
     any.source_alignment = 1;
-    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any,
-               s.states_unaligned.data(), s.work.data(), nullptr, &index);
+    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any, s.states_unaligned.data(),
+               s.work.data(), nullptr, &index);
   }
   return ok;
 }
 
 // 5. Leak records (stacks copied: the table may change once the world runs again) and the
 // reachable totals. Objects in `baseline` (nullptr: none) are not reported.
-bool RecordLeaks(const Scratch& s, const CheckConfig& config,
-                 const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+bool RecordLeaks(const Scratch& s, const CheckConfig& config, const MmapArray<uintptr_t>* baseline,
+                 CheckResult* out) {
   bool ok = true;
   for (size_t i = 0; ok && i < s.objects.size(); ++i) {
     const HeapObject& o = s.objects[i];
@@ -268,8 +268,7 @@ bool RecordLeaks(const Scratch& s, const CheckConfig& config,
     rec.bytes = o.size;
     rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
     rec.state = state;
-    rec.unaligned_reachable =
-        config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
+    rec.unaligned_reachable = config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
     void* frames[prof::kMaxStackDepth];
     const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
     rec.depth = static_cast<uint16_t>(depth);

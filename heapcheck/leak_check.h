@@ -21,18 +21,18 @@ namespace heapkit::check {
 
 struct CheckConfig {
   FloodOptions flood;
-  bool scan_globals = true;          // HEAP_CHECK_IGNORE_GLOBAL_LIVE
-  bool scan_threads = true;          // HEAP_CHECK_IGNORE_THREAD_LIVE
+  bool scan_globals = true;             // HEAP_CHECK_IGNORE_GLOBAL_LIVE
+  bool scan_threads = true;             // HEAP_CHECK_IGNORE_THREAD_LIVE
   bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
   int stop_timeout_ms = 2000;
 };
 
 struct LeakRecord {
   uintptr_t address;
-  uint64_t bytes;        // requested size
-  uint32_t pc_offset;    // index of the first pc in CheckResult::pcs
+  uint64_t bytes;      // requested size
+  uint32_t pc_offset;  // index of the first pc in CheckResult::pcs
   uint16_t depth;
-  uint8_t state;         // kLeakedDirect / kLeakedIndirect
+  uint8_t state;                // kLeakedDirect / kLeakedIndirect
   uint8_t unaligned_reachable;  // reachable when pointers may be unaligned (test alignment)
 };
 
@@ -64,11 +64,12 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
 bool SnapshotLiveObjects(MmapArray<uintptr_t>* out);
 
 // Spills the callee-saved registers of the caller into regs[0..6).
-#define HEAPKIT_CAPTURE_CALLEE_SAVED(regs)                                                     \
-  asm volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"                \
-               "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"                  \
-               :                                                                              \
-               : "r"(regs)                                                                    \
-               : "memory")
+#define HEAPKIT_CAPTURE_CALLEE_SAVED(regs)                            \
+  asm volatile(                                                       \
+      "mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t" \
+      "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"   \
+      :                                                               \
+      : "r"(regs)                                                     \
+      : "memory")
 
 }  // namespace heapkit::check

@@ -8,8 +8,7 @@
 namespace heapkit::check {
 
 bool LeakGroups::SameStack(const LeakRecord& a, const LeakRecord& b) const {
-  return a.depth == b.depth &&
-         std::memcmp(Stack(a), Stack(b), a.depth * sizeof(uintptr_t)) == 0;
+  return a.depth == b.depth && std::memcmp(Stack(a), Stack(b), a.depth * sizeof(uintptr_t)) == 0;
 }
 
 // By (state, stack), then address: equal keys become neighbours.
@@ -81,8 +80,8 @@ void LeakGroups::HideOwnedBySuppressed(const ProcMaps& maps, const FloodOptions&
   for (LeakGroup& g : groups_) {
     if (g.suppressed) continue;
     uint32_t* begin = order_.data() + g.first;
-    uint32_t* kept_end = std::stable_partition(begin, begin + g.count,
-                                               [&](uint32_t r) { return !hidden[r]; });
+    uint32_t* kept_end =
+        std::stable_partition(begin, begin + g.count, [&](uint32_t r) { return !hidden[r]; });
     for (uint32_t* r = kept_end; r != begin + g.count; ++r) {
       const uint64_t bytes = result_.leaks[*r].bytes;
       g.bytes -= bytes;

@@ -25,8 +25,8 @@ struct LeakGroup {
   uint32_t first;  // index into the sorted record order
   uint32_t count;
   uint64_t bytes;
-  uint8_t state;   // kLeakedDirect / kLeakedIndirect
-  bool dropped;    // suppressed or filtered
+  uint8_t state;  // kLeakedDirect / kLeakedIndirect
+  bool dropped;   // suppressed or filtered
   bool suppressed;
 };
 
@@ -55,8 +55,8 @@ class LeakGroups {
   // to the end of their group, out of its count and bytes (and out of *reported when the group
   // is reported), into *suppressed. A group left empty is dropped. Best effort: nothing moves
   // if memory or the maps cannot be had.
-  void HideOwnedBySuppressed(const ProcMaps& maps, const FloodOptions& flood,
-                             LeakTotals* reported, LeakTotals* suppressed);
+  void HideOwnedBySuppressed(const ProcMaps& maps, const FloodOptions& flood, LeakTotals* reported,
+                             LeakTotals* suppressed);
 
  private:
   bool SameStack(const LeakRecord& a, const LeakRecord& b) const;

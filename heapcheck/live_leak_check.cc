@@ -53,11 +53,10 @@ void WriteRecords(LeakGroups& groups, LeakProfileSink sink, void* ctx) {
       bytes += next->bytes;
       next->dropped = true;  // written
     }
-    internal::FormatTo(line, sizeof line, "%6llu: %8llu [%6llu: %8llu] @",
-                       static_cast<unsigned long long>(count),
-                       static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(count),
-                       static_cast<unsigned long long>(bytes));
+    internal::FormatTo(
+        line, sizeof line, "%6llu: %8llu [%6llu: %8llu] @", static_cast<unsigned long long>(count),
+        static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(count),
+        static_cast<unsigned long long>(bytes));
     Write(sink, ctx, line);
     for (int d = 0; d < head.depth; ++d) {
       internal::FormatTo(line, sizeof line, " 0x%llx", static_cast<unsigned long long>(stack[d]));
@@ -80,8 +79,8 @@ void WriteMaps(LeakProfileSink sink, void* ctx) {
 
 }  // namespace
 
-__attribute__((noinline)) int WriteLeakProfileNow(LeakProfileSink sink, void* ctx,
-                                                  uint64_t* bytes, uint64_t* objects) {
+__attribute__((noinline)) int WriteLeakProfileNow(LeakProfileSink sink, void* ctx, uint64_t* bytes,
+                                                  uint64_t* objects) {
   *bytes = *objects = 0;
   if (!CheckerActive()) return 0;
   internal::SpinLockHolder h(&g_live_check_lock);
@@ -98,11 +97,10 @@ __attribute__((noinline)) int WriteLeakProfileNow(LeakProfileSink sink, void* ct
     ++*objects;
   }
   char header[128];
-  internal::FormatTo(header, sizeof header, "heap profile: %6llu: %8llu [%6llu: %8llu] @ heapprofile\n",
-                     static_cast<unsigned long long>(*objects),
-                     static_cast<unsigned long long>(*bytes),
-                     static_cast<unsigned long long>(*objects),
-                     static_cast<unsigned long long>(*bytes));
+  internal::FormatTo(
+      header, sizeof header, "heap profile: %6llu: %8llu [%6llu: %8llu] @ heapprofile\n",
+      static_cast<unsigned long long>(*objects), static_cast<unsigned long long>(*bytes),
+      static_cast<unsigned long long>(*objects), static_cast<unsigned long long>(*bytes));
   Write(sink, ctx, header);
   WriteRecords(groups, sink, ctx);
   WriteMaps(sink, ctx);

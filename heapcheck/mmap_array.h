@@ -32,7 +32,8 @@ class MmapArray {
     size_t bytes = RoundToPage(want * sizeof(T));
     void* p;
     if (data_ == nullptr) {
-      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
     } else {
       p = mremap(data_, RoundToPage(capacity_ * sizeof(T)), bytes, MREMAP_MAYMOVE);
     }

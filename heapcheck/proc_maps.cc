@@ -43,8 +43,10 @@ const MapsLine* ProcMaps::Find(uintptr_t address) const {
   size_t lo = 0, hi = entries_.size();
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (entries_[mid].limit <= address) lo = mid + 1;
-    else hi = mid;
+    if (entries_[mid].limit <= address)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo < entries_.size() && entries_[lo].start <= address && address < entries_[lo].limit)
     return &entries_[lo];

@@ -139,9 +139,9 @@ void StopRange(uint32_t from, uint32_t to) {
     const long e = Sys(SYS_ptrace, PTRACE_SEIZE, r.tid, 0, 0);
     if (e < 0) {
       r.error = static_cast<int>(-e);
-      r.outcome.store(static_cast<uint32_t>(e == -ESRCH ? TraceOutcome::kGone
-                                                        : TraceOutcome::kRefused),
-                      std::memory_order_release);
+      r.outcome.store(
+          static_cast<uint32_t>(e == -ESRCH ? TraceOutcome::kGone : TraceOutcome::kRefused),
+          std::memory_order_release);
       continue;
     }
     r.attached = true;
@@ -241,8 +241,8 @@ bool AwaitHelperExit(int64_t deadline_ms) {
     if (alive == 0) return true;
     if (NowMs() >= deadline_ms) return false;
     timespec ts{0, 2000000};
-    syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_shared.alive), FUTEX_WAIT, alive, &ts,
-            nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_shared.alive), FUTEX_WAIT, alive, &ts, nullptr,
+            0);
   }
 }
 
@@ -314,8 +314,7 @@ bool PtraceStopper::StartHelper() {
     block &= ~(uint64_t{1} << (sig - 1));
   syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(block));
   const pid_t pid = clone(HelperMain, g_helper_stack + kHelperStackSize,
-                          CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED |
-                              CLONE_CHILD_CLEARTID,
+                          CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED | CLONE_CHILD_CLEARTID,
                           nullptr, nullptr, nullptr, reinterpret_cast<pid_t*>(&g_shared.alive));
   const int error = errno;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(old));
@@ -399,16 +398,16 @@ void PtraceStopper::ResumeAll() {
   start_error_ = 0;
 }
 
-const char* PtraceStopper::Explain(size_t i, pid_t tracer_of_thread, char* buf,
-                                   size_t size) const {
+const char* PtraceStopper::Explain(size_t i, pid_t tracer_of_thread, char* buf, size_t size) const {
   const Request& r = g_requests[i];
   const int e = r.error;
   if (outcome(i) == TraceOutcome::kFailed) {
     if (e == kHelperTimedOut)
       internal::FormatTo(buf, size, "it did not stop in time under ptrace");
     else if (e == kHelperDied)
-      internal::FormatTo(buf, size, "the ptrace helper died (a seccomp filter may kill "
-                                    "processes that call ptrace)");
+      internal::FormatTo(buf, size,
+                         "the ptrace helper died (a seccomp filter may kill "
+                         "processes that call ptrace)");
     else
       internal::FormatTo(buf, size, "the ptrace helper could not be started (errno %d)", e);
     return buf;
@@ -424,8 +423,9 @@ const char* PtraceStopper::Explain(size_t i, pid_t tracer_of_thread, char* buf,
     else if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
       internal::FormatTo(buf, size, "the process made itself non-dumpable");
     else
-      internal::FormatTo(buf, size, "ptrace was refused (%s: a seccomp filter, a security "
-                                    "module or the container forbids it)",
+      internal::FormatTo(buf, size,
+                         "ptrace was refused (%s: a seccomp filter, a security "
+                         "module or the container forbids it)",
                          e == EPERM ? "EPERM" : "EACCES");
   } else if (e == ENOSYS) {
     internal::FormatTo(buf, size, "ptrace is not available (ENOSYS)");

@@ -29,9 +29,10 @@ void PrintUnstoppedWarning(const CheckResult& result) {
                               static_cast<int>(result.unstopped_tids[i]));
   if (result.unstopped_threads > ThreadStopper::kMaxUnstoppedListed)
     internal::FormatTo(tids + len, sizeof(tids) - len, " ...");
-  internal::LogRaw("WARNING: %zu threads could not be stopped (tid %s): their stacks and "
-                   "registers were not scanned, so this report may contain false leaks",
-                   result.unstopped_threads, tids);
+  internal::LogRaw(
+      "WARNING: %zu threads could not be stopped (tid %s): their stacks and "
+      "registers were not scanned, so this report may contain false leaks",
+      result.unstopped_threads, tids);
 }
 
 const char* ProgramPath(char* buf, size_t size) {
@@ -100,8 +101,7 @@ void VisitGroups(void* ctx, prof::RecordVisitor visit, void* visit_ctx) {
 bool WriteLeakProfile(const LeakGroups& groups, const ReportOptions& options, char* path,
                       size_t path_size, int* error) {
   internal::FormatTo(path, path_size, "%s/%s.%d.%s-end.heap", options.dump_directory,
-                     program_invocation_short_name, static_cast<int>(getpid()),
-                     options.check_name);
+                     program_invocation_short_name, static_cast<int>(getpid()), options.check_name);
   prof::LegacyProfile profile;
   profile.kind = prof::ProfileKind::kHeapExact;
   profile.source = VisitGroups;
@@ -182,8 +182,8 @@ LeakTotals CountUnalignedReachable(const LeakGroups& groups) {
 // The lines after the groups: what was suppressed, the pprof-tool command for the profile (or
 // why it could not be written), and the pointer-alignment hint or count.
 void PrintTrailer(const LeakGroups& groups, const ReportOptions& options,
-                  const LeakTotals& suppressed, const char* program, const char* path,
-                  bool wrote, int error) {
+                  const LeakTotals& suppressed, const char* program, const char* path, bool wrote,
+                  int error) {
   if (suppressed.objects > 0) {
     internal::LogRaw("(%llu bytes in %llu more objects suppressed by %s)",
                      static_cast<unsigned long long>(suppressed.bytes),
@@ -198,38 +198,40 @@ void PrintTrailer(const LeakGroups& groups, const ReportOptions& options,
         "--edgefraction=1e-10 --nodefraction=1e-10 --svg --output=\"%s.svg\"\n",
         tool, program, path, path);
     if (!found)
-      internal::LogRaw("(pprof-tool was found neither beside the leak checker's library nor on "
-                       "PATH: install heapkit's pprof-tool)");
+      internal::LogRaw(
+          "(pprof-tool was found neither beside the leak checker's library nor on "
+          "PATH: install heapkit's pprof-tool)");
   } else {
     const char* refusal = internal::ReplaceRefusal(error);
     internal::Log("cannot write leak profile %s: %s", path, refusal ? refusal : strerror(error));
   }
   if (options.test_pointer_alignment) {
     const LeakTotals unaligned = CountUnalignedReachable(groups);
-    internal::LogRaw("%llu of the leaked objects (%llu bytes) would be reachable through "
-                     "unaligned pointers (HEAP_CHECK_TEST_POINTER_ALIGNMENT)",
-                     static_cast<unsigned long long>(unaligned.objects),
-                     static_cast<unsigned long long>(unaligned.bytes));
+    internal::LogRaw(
+        "%llu of the leaked objects (%llu bytes) would be reachable through "
+        "unaligned pointers (HEAP_CHECK_TEST_POINTER_ALIGNMENT)",
+        static_cast<unsigned long long>(unaligned.objects),
+        static_cast<unsigned long long>(unaligned.bytes));
   } else {
-    internal::LogRaw("If you are still puzzled about why the leaks are there, try rerunning "
-                     "this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1 and/or with "
-                     "HEAP_CHECK_MAX_POINTER_OFFSET=-1");
+    internal::LogRaw(
+        "If you are still puzzled about why the leaks are there, try rerunning "
+        "this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1 and/or with "
+        "HEAP_CHECK_MAX_POINTER_OFFSET=-1");
   }
 }
 
 // The report proper, once something is left to report: the .heap file first (so the hint
 // line can name it), the totals line, the largest groups, the trailer.
-void PrintReport(const CheckResult& result, const LeakGroups& groups,
-                 const ReportOptions& options, const LeakTotals& reported,
-                 const LeakTotals& suppressed, LeakSymbols* symbols) {
+void PrintReport(const CheckResult& result, const LeakGroups& groups, const ReportOptions& options,
+                 const LeakTotals& reported, const LeakTotals& suppressed, LeakSymbols* symbols) {
   char exe[4096];
   const char* program = ProgramPath(exe, sizeof(exe));
   char path[4096];
   int error = 0;
   const bool wrote = WriteLeakProfile(groups, options, path, sizeof(path), &error);
   const size_t to_print = GroupsToPrint(ReportedGroups(groups), options);
-  internal::LogRaw("Leak check %s detected leaks of %llu bytes in %llu objects",
-                   options.check_name, static_cast<unsigned long long>(reported.bytes),
+  internal::LogRaw("Leak check %s detected leaks of %llu bytes in %llu objects", options.check_name,
+                   static_cast<unsigned long long>(reported.bytes),
                    static_cast<unsigned long long>(reported.objects));
   if (result.unstopped_threads > 0) PrintUnstoppedWarning(result);
   internal::LogRaw("The %zu largest leaks:", to_print);

@@ -6,8 +6,8 @@
 // Runs AFTER the world is restarted and with allocation recording off: the symbolizer
 // (profiler/symbolize, libdwfl over /proc/self/maps) uses the normal heap. Leaks are grouped
 // by (allocation stack, direct/indirect) and sorted by bytes. Suppressions (HEAPCHECK_SUPPRESSIONS)
-// work on symbolized frames, so they are applied before the totals line is printed. Lines go out through the malloc-free logger, in one write per line and never
-// truncated.
+// work on symbolized frames, so they are applied before the totals line is printed. Lines go out
+// through the malloc-free logger, in one write per line and never truncated.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,12 @@ namespace heapkit::check {
 
 struct ReportOptions {
   const char* check_name = "_main_";
-  int64_t max_leaks = 20;             // HEAP_CHECK_MAX_LEAKS (<= 0: all)
-  bool identify_leaks = false;        // HEAP_CHECK_IDENTIFY_LEAKS
+  int64_t max_leaks = 20;               // HEAP_CHECK_MAX_LEAKS (<= 0: all)
+  bool identify_leaks = false;          // HEAP_CHECK_IDENTIFY_LEAKS
   const char* dump_directory = "/tmp";  // HEAP_CHECK_DUMP_DIRECTORY
   const char* suppressions = nullptr;   // HEAPCHECK_SUPPRESSIONS file
   bool test_pointer_alignment = false;
-  FloodOptions flood;                 // the check's pointer rule (what a suppressed leak owns)
+  FloodOptions flood;  // the check's pointer rule (what a suppressed leak owns)
   // libdw's standard debug-info search: build-id under /usr/lib/debug, .gnu_debuglink, and
   // debuginfod when the environment has DEBUGINFOD_URLS. false (a privileged process, decided
   // at start-up): build-id directories only, never the network.

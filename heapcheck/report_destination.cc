@@ -79,7 +79,7 @@ void RememberReportDestination(const char* report_path_prefix) {
 }
 
 ReportDestination::ReportDestination(const char* dump_directory, const char* check_name,
-                                      bool create_file) {
+                                     bool create_file) {
   int fd = -1;
   if (g_report_prefix[0] != '\0') {
     fd = ExplicitReportFile();

@@ -129,8 +129,8 @@ bool RegionHolding(const ProcMaps& maps, uintptr_t address, Region* r, bool* in_
 }
 
 // The thread's own stack (see roots.h). False if it cannot be told.
-bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_thread,
-              Region* own, bool* in_heap) {
+bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_thread, Region* own,
+              bool* in_heap) {
   if (main_thread) {
     for (size_t i = 0; i < maps.size(); ++i) {
       const MapsLine& e = maps[i];

@@ -37,8 +37,7 @@ int ParseSignal(const char* begin, size_t length) {
     length -= 3;
   }
   for (const NamedSignal& n : kNames)
-    if (std::strlen(n.name) == length && std::strncmp(begin, n.name, length) == 0)
-      return n.number;
+    if (std::strlen(n.name) == length && std::strncmp(begin, n.name, length) == 0) return n.number;
   int value = 0;
   for (size_t i = 0; i < length; ++i) {
     if (begin[i] < '0' || begin[i] > '9' || value > 31) return 0;
@@ -96,9 +95,10 @@ void InstallSignalCheck(const char* spec, SignalCheck check) {
     const size_t length = end != nullptr ? static_cast<size_t>(end - p) : std::strlen(p);
     const int sig = ParseSignal(p, length);
     if (sig == 0 || sig == SIGKILL || sig == SIGSTOP) {
-      internal::Log("ignoring an entry of HEAP_CHECK_AT_SIGNAL='%s': signals are TERM, INT, HUP, "
-                    "QUIT, USR1, USR2 or numbers, separated by commas",
-                    spec);
+      internal::Log(
+          "ignoring an entry of HEAP_CHECK_AT_SIGNAL='%s': signals are TERM, INT, HUP, "
+          "QUIT, USR1, USR2 or numbers, separated by commas",
+          spec);
     } else if (g_signal_count < kMaxSignals) {
       g_signals[g_signal_count++] = sig;
     }
@@ -123,8 +123,10 @@ void StartSignalCheckWatcher() {
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (error != 0) {
-    internal::Log("HEAP_CHECK_AT_SIGNAL: cannot start the watcher thread (%s); no check at "
-                  "signals", strerror(error));
+    internal::Log(
+        "HEAP_CHECK_AT_SIGNAL: cannot start the watcher thread (%s); no check at "
+        "signals",
+        strerror(error));
     return;
   }
   // Only now, with a watcher to read the pipe: a handler without one would swallow the signal.

@@ -8,8 +8,8 @@ namespace {
 // states[i] = kReachable for every object reachable from the objects flagged kRootObject.
 bool FloodFrom(const MmapArray<HeapObject>& objects, const FloodOptions& options,
                MmapArray<uint32_t>* work, MmapArray<uint8_t>* states) {
-  return Flood(objects.data(), objects.size(), nullptr, 0, options, states->data(),
-               work->data(), nullptr);
+  return Flood(objects.data(), objects.size(), nullptr, 0, options, states->data(), work->data(),
+               nullptr);
 }
 
 }  // namespace
@@ -38,8 +38,8 @@ bool FindLeaksOwnedBySuppressed(const LeakRecord* leaks, size_t n, const uint8_t
   }
   if (!FloodFrom(objects, options, &work, &from_reported)) return false;
   for (size_t i = 0; i < n; ++i) {
-    hidden[i] = !suppressed[i] && from_suppressed[i] == kReachable &&
-                from_reported[i] != kReachable;
+    hidden[i] =
+        !suppressed[i] && from_suppressed[i] == kReachable && from_reported[i] != kReachable;
   }
   return true;
 }

@@ -124,12 +124,13 @@ void Suppressions::ParseLines(const char* path, size_t size) {
     start = end + 1;
   }
   if (bad_lines == 1) {
-    internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; line ignored",
-                  path, first_bad);
+    internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; line ignored", path,
+                  first_bad);
   } else if (bad_lines > 1) {
-    internal::Log("HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; %zu such lines "
-                  "ignored",
-                  path, first_bad, bad_lines);
+    internal::Log(
+        "HEAPCHECK_SUPPRESSIONS %s:%zu: expected 'leak:<pattern>'; %zu such lines "
+        "ignored",
+        path, first_bad, bad_lines);
   }
 }
 

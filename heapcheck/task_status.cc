@@ -32,10 +32,14 @@ bool ParseHex(const char* p, uint64_t* out) {
   int digits = 0;
   for (;; ++p, ++digits) {
     int d;
-    if (*p >= '0' && *p <= '9') d = *p - '0';
-    else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
-    else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
-    else break;
+    if (*p >= '0' && *p <= '9')
+      d = *p - '0';
+    else if (*p >= 'a' && *p <= 'f')
+      d = *p - 'a' + 10;
+    else if (*p >= 'A' && *p <= 'F')
+      d = *p - 'A' + 10;
+    else
+      break;
     v = v << 4 | static_cast<uint64_t>(d);
   }
   *out = v;

@@ -37,7 +37,7 @@ enum SlotState : uint32_t {
 
 struct Slot {
   std::atomic<uint32_t> state;
-  pid_t tracer;         // TracerPid when listed (explains a refused attach)
+  pid_t tracer;          // TracerPid when listed (explains a refused attach)
   uint32_t trace_index;  // its PtraceStopper request (kTracing)
   StoppedThread data;
 };
@@ -246,17 +246,19 @@ void ThreadStopper::ListUnstopped(pid_t tid) {
 }
 
 void ThreadStopper::NoteUnstopped(pid_t tid, int timeout_ms, int sig) {
-  internal::Log("leak check: thread %d did not stop within %d ms (signal %d consumed?); "
-                "its stack and registers are not scanned",
-                tid, timeout_ms, sig);
+  internal::Log(
+      "leak check: thread %d did not stop within %d ms (signal %d consumed?); "
+      "its stack and registers are not scanned",
+      tid, timeout_ms, sig);
   ListUnstopped(tid);
 }
 
 void ThreadStopper::NoteUntraced(pid_t tid, int sig, const char* why) {
-  internal::Log("leak check: thread %d blocks signal %d (HEAP_CHECK_SUSPEND_SIGNAL) and could "
-                "not be stopped with ptrace: %s. It kept running during the check, and objects "
-                "only its stack or registers point to may be reported as leaks",
-                tid, sig, why);
+  internal::Log(
+      "leak check: thread %d blocks signal %d (HEAP_CHECK_SUSPEND_SIGNAL) and could "
+      "not be stopped with ptrace: %s. It kept running during the check, and objects "
+      "only its stack or registers point to may be reported as leaks",
+      tid, sig, why);
   ListUnstopped(tid);
 }
 
@@ -314,8 +316,10 @@ bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
     // Gone or a zombie (a main thread that called pthread_exit): no stack to scan, nothing to
     // stop. Unreadable: signalled (the wait tells an exited thread from a slow one).
     uint32_t state = kSignalled;
-    if (known && status.exited) state = kAbandoned;
-    else if (known && MaskHas(status.blocked, sig)) state = kTracing;
+    if (known && status.exited)
+      state = kAbandoned;
+    else if (known && MaskHas(status.blocked, sig))
+      state = kTracing;
     s.state.store(state, std::memory_order_relaxed);
     ++slot_count_;
     g_slot_count.store(slot_count_, std::memory_order_release);

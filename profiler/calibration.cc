@@ -30,8 +30,14 @@ int probes_seen = 0;
 // compiler from merging or dropping the calls.
 void* volatile g_sink;
 
-HEAPKIT_PROBE void ProbeMalloc(size_t n) { g_sink = malloc(n); free(g_sink); }
-HEAPKIT_PROBE void ProbeCalloc(size_t n) { g_sink = calloc(1, n); free(g_sink); }
+HEAPKIT_PROBE void ProbeMalloc(size_t n) {
+  g_sink = malloc(n);
+  free(g_sink);
+}
+HEAPKIT_PROBE void ProbeCalloc(size_t n) {
+  g_sink = calloc(1, n);
+  free(g_sink);
+}
 HEAPKIT_PROBE void ProbeRealloc(size_t n) {
   void* p = realloc(nullptr, n / 2 + 1);
   g_sink = p;
@@ -41,7 +47,10 @@ HEAPKIT_PROBE void ProbeRealloc(size_t n) {
   g_sink = p;
   free(p);
 }
-HEAPKIT_PROBE void ProbeNew(size_t n) { g_sink = ::operator new(n); ::operator delete(g_sink); }
+HEAPKIT_PROBE void ProbeNew(size_t n) {
+  g_sink = ::operator new(n);
+  ::operator delete(g_sink);
+}
 HEAPKIT_PROBE void ProbeNewArray(size_t n) {
   g_sink = ::operator new[](n);
   ::operator delete[](g_sink);
@@ -53,12 +62,12 @@ HEAPKIT_PROBE void ProbeNewNothrow(size_t n) {
   ::operator delete[](g_sink);
 }
 HEAPKIT_PROBE void ProbeNewAligned(size_t n) {
-  g_sink = ::operator new(n, std::align_val_t{64});
-  ::operator delete(g_sink, std::align_val_t{64});
+  g_sink = ::operator new (n, std::align_val_t{64});
+  ::operator delete (g_sink, std::align_val_t{64});
   g_sink = ::operator new[](n, std::align_val_t{64});
   ::operator delete[](g_sink, std::align_val_t{64});
-  g_sink = ::operator new(n, std::align_val_t{64}, std::nothrow);
-  ::operator delete(g_sink, std::align_val_t{64});
+  g_sink = ::operator new (n, std::align_val_t{64}, std::nothrow);
+  ::operator delete (g_sink, std::align_val_t{64});
 }
 HEAPKIT_PROBE void ProbeMemalign(size_t n) {
   void* p = nullptr;
@@ -97,9 +106,8 @@ int CalibrateAllocatorFrames() {
   int64_t saved = alloc::GetSampleParameter();
   alloc::SetSampleParameter(1);
   tls_calibrating = true;
-  void (*const probes[])(size_t) = {ProbeMalloc,     ProbeCalloc,     ProbeRealloc,
-                                    ProbeNew,        ProbeNewArray,   ProbeNewNothrow,
-                                    ProbeNewAligned, ProbeMemalign};
+  void (*const probes[])(size_t) = {ProbeMalloc,   ProbeCalloc,     ProbeRealloc,    ProbeNew,
+                                    ProbeNewArray, ProbeNewNothrow, ProbeNewAligned, ProbeMemalign};
   // Sizes covering every allocator path (small classes, medium, page-level, huge).
   const size_t sizes[] = {24, 200, 3000, 9000, 40000, 300000, 3 << 20};
   // Twice: the first round may be spent while the thread's sampler picks up the new parameter.

@@ -43,8 +43,7 @@ constexpr uint8_t kPrimaryOperandMask = 0x3f;
 
 // The register-rule and CFA-definition instructions. False on an instruction it does not know
 // or a malformed expression block.
-bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* initial,
-                 CfaState* st) {
+bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* initial, CfaState* st) {
   switch (op) {
     case DW_CFA_offset_extended: {
       const uint64_t reg = r.Uleb();
@@ -80,7 +79,10 @@ bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* init
     case DW_CFA_val_offset:
     case DW_CFA_val_offset_sf: {
       const uint64_t reg = r.Uleb();
-      if (op == DW_CFA_val_offset) r.Uleb(); else r.Sleb();
+      if (op == DW_CFA_val_offset)
+        r.Uleb();
+      else
+        r.Sleb();
       SetRule(st, reg, RegRule::kOther, 0);
       break;
     }
@@ -105,8 +107,7 @@ bool ApplyRuleOp(uint8_t op, Reader& r, int64_t data_align, const CfaState* init
       st->cfa_simple = false;
       break;
     case DW_CFA_GNU_args_size: r.Uleb(); break;
-    default:
-      return false;
+    default: return false;
   }
   return true;
 }
@@ -167,11 +168,8 @@ HEAPKIT_ALWAYS_RUN_CODE bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, u
       case DW_CFA_offset:
         SetRule(st, operand, RegRule::kOffset, static_cast<int64_t>(r.Uleb()) * data_align);
         continue;
-      case DW_CFA_restore:
-        Restore(st, initial, operand);
-        continue;
-      default:
-        break;
+      case DW_CFA_restore: Restore(st, initial, operand); continue;
+      default: break;
     }
     switch (op) {
       case DW_CFA_nop: break;
@@ -181,9 +179,15 @@ HEAPKIT_ALWAYS_RUN_CODE bool RunCfa(Reader r, uintptr_t loc, uintptr_t target, u
         loc = to;
         break;
       }
-      case DW_CFA_advance_loc1: if (!advance(r.Fixed<uint8_t>())) return true; break;
-      case DW_CFA_advance_loc2: if (!advance(r.Fixed<uint16_t>())) return true; break;
-      case DW_CFA_advance_loc4: if (!advance(r.Fixed<uint32_t>())) return true; break;
+      case DW_CFA_advance_loc1:
+        if (!advance(r.Fixed<uint8_t>())) return true;
+        break;
+      case DW_CFA_advance_loc2:
+        if (!advance(r.Fixed<uint16_t>())) return true;
+        break;
+      case DW_CFA_advance_loc4:
+        if (!advance(r.Fixed<uint32_t>())) return true;
+        break;
       case DW_CFA_remember_state:
         if (depth == 8) return false;
         stack[depth++] = *st;

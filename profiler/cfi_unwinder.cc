@@ -34,7 +34,6 @@
 namespace heapkit::prof {
 namespace {
 
-
 // In .text.startup with the rest of the heap-growth capture (HEAPKIT_ALWAYS_RUN_CODE).
 asm(R"(
   .section .text.startup,"ax",@progbits
@@ -80,9 +79,9 @@ struct PackedRule {
 
 // Where a kStep rule puts the caller of the frame (sp, rbp).
 struct CallerFrame {
-  uintptr_t cfa;                // the caller's stack pointer
-  const uintptr_t* ra_at;       // the return address (the caller's pc)
-  const uintptr_t* rbp_at;      // the caller's rbp (nullptr: rbp unchanged)
+  uintptr_t cfa;            // the caller's stack pointer
+  const uintptr_t* ra_at;   // the return address (the caller's pc)
+  const uintptr_t* rbp_at;  // the caller's rbp (nullptr: rbp unchanged)
 };
 
 // False if the CFA does not move up the stack: a caller's CFA is above its callee's stack
@@ -110,7 +109,7 @@ inline uint64_t CacheTag(uintptr_t pc) { return static_cast<uint64_t>(pc) >> kRu
 
 struct FindFde {
   uintptr_t pc;
-  const uint8_t* hdr = nullptr;    // .eh_frame_hdr of the object holding pc
+  const uint8_t* hdr = nullptr;  // .eh_frame_hdr of the object holding pc
   bool in_object = false;
 };
 
@@ -152,7 +151,10 @@ const uint8_t* FindFdeFor(uintptr_t pc) {
   uint64_t lo = 0, hi = count;  // last entry with initial location <= pc
   while (hi - lo > 1) {
     uint64_t mid = (lo + hi) / 2;
-    if (hdr + static_cast<intptr_t>(table[2 * mid]) <= pc) lo = mid; else hi = mid;
+    if (hdr + static_cast<intptr_t>(table[2 * mid]) <= pc)
+      lo = mid;
+    else
+      hi = mid;
   }
   if (hdr + static_cast<intptr_t>(table[2 * lo]) > pc) return nullptr;
   return reinterpret_cast<const uint8_t*>(hdr + static_cast<intptr_t>(table[2 * lo + 1]));
@@ -356,8 +358,7 @@ int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
 // frames. Out of line, so that the memo hit needs no register saves.
 HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop,
                                                                   void** out, int max,
-                                                                  uint64_t* walk_id,
-                                                                  WalkMemo& m) {
+                                                                  uint64_t* walk_id, WalkMemo& m) {
   if (walk_id != nullptr) *walk_id = 0;
   m.pc0 = 0;
   m.frames = 0;

@@ -13,8 +13,8 @@ namespace heapkit::prof {
 // ---- register state at a call site ----
 
 struct CallerRegs {
-  uintptr_t pc;   // a return address
-  uintptr_t sp;   // the stack pointer once that return has happened
+  uintptr_t pc;  // a return address
+  uintptr_t sp;  // the stack pointer once that return has happened
   uintptr_t rbp;
 };
 
@@ -48,10 +48,10 @@ struct WordCheck {
 };
 struct WalkMemo {
   uintptr_t pc0 = 0, sp0 = 0, rbp0 = 0;  // pc0 == 0: no memo
-  bool check_rbp0 = false;  // some CFA uses the start rbp
-  int frames = 0;           // return addresses in pcs
-  int checks = 0;           // entries of check
-  uint64_t id = 0;          // see "Walk ids"
+  bool check_rbp0 = false;               // some CFA uses the start rbp
+  int frames = 0;                        // return addresses in pcs
+  int checks = 0;                        // entries of check
+  uint64_t id = 0;                       // see "Walk ids"
   uint64_t next_id = 0;
   uintptr_t pcs[kMemoFrames] = {};
   // Every step's return-address word (pcs[i + 1], or the final 0) and the saved rbp words that

@@ -127,9 +127,11 @@ void DumpIfTriggered(int64_t alloc, int64_t freed) {
     reason[0] = '\0';
     long long amb = alloc / kMiB, fmb = freed / kMiB, imb = inuse / kMiB;
     if (c.allocation_interval > 0 && alloc >= b.alloc + c.allocation_interval) {
-      internal::FormatTo(reason, sizeof(reason), "%lld MB allocated cumulatively, %lld MB currently in use", amb, imb);
+      internal::FormatTo(reason, sizeof(reason),
+                         "%lld MB allocated cumulatively, %lld MB currently in use", amb, imb);
     } else if (c.deallocation_interval > 0 && freed >= b.freed + c.deallocation_interval) {
-      internal::FormatTo(reason, sizeof(reason), "%lld MB freed cumulatively, %lld MB currently in use", fmb, imb);
+      internal::FormatTo(reason, sizeof(reason),
+                         "%lld MB freed cumulatively, %lld MB currently in use", fmb, imb);
     } else if (c.inuse_interval > 0 && inuse > b.high_water + c.inuse_interval) {
       internal::FormatTo(reason, sizeof(reason), "%lld MB currently in use", imb);
     }

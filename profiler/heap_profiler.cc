@@ -40,9 +40,10 @@ bool UsablePrefix(const char* prefix) {
   const size_t base_len = strlen(slash == nullptr ? prefix : slash + 1);
   constexpr size_t kLongestSuffix = sizeof("_4294967295.0001.heap.tmp.XXXXXXXX") - 1;
   if (base_len + kLongestSuffix > NAME_MAX) {
-    internal::Log("HEAPPROFILE=%s: file name too long (dump file names would exceed %d bytes); "
-                  "heap profiling is off",
-                  prefix, NAME_MAX);
+    internal::Log(
+        "HEAPPROFILE=%s: file name too long (dump file names would exceed %d bytes); "
+        "heap profiling is off",
+        prefix, NAME_MAX);
     return false;
   }
   if (slash == nullptr) {

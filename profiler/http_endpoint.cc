@@ -19,8 +19,8 @@
 
 namespace heapkit::check {
 // heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.
-__attribute__((weak)) int WriteLeakProfileNow(void (*sink)(void*, const char*, size_t),
-                                              void* ctx, uint64_t* bytes, uint64_t* objects);
+__attribute__((weak)) int WriteLeakProfileNow(void (*sink)(void*, const char*, size_t), void* ctx,
+                                              uint64_t* bytes, uint64_t* objects);
 }  // namespace heapkit::check
 
 namespace heapkit::prof {
@@ -105,8 +105,9 @@ void StartHttpEndpointFromEnvironment() {
 }  // namespace heapkit::prof
 
 // profiler/include/heapkit/http_server.h
-extern "C" __attribute__((visibility("default"))) int HeapkitStartHttpServer(
-    const char* address, char* message, size_t message_size) {
+extern "C" __attribute__((visibility("default"))) int HeapkitStartHttpServer(const char* address,
+                                                                             char* message,
+                                                                             size_t message_size) {
   char scratch[256];
   char* out = message != nullptr && message_size > 0 ? message : scratch;
   const size_t out_size = out == scratch ? sizeof scratch : message_size;

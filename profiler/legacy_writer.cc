@@ -135,7 +135,8 @@ bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
     AppendProcMaps(sink);
   }
   // A reader tells a dump cut at a line boundary by this line's absence.
-  if (profile.reason != nullptr && profile.reason[0] != '\0') sink->Append("# heapkit: end of dump\n");
+  if (profile.reason != nullptr && profile.reason[0] != '\0')
+    sink->Append("# heapkit: end of dump\n");
   return sink->Flush();
 }
 

@@ -46,8 +46,8 @@ enum class ProfileKind {
   kGrowth,       // "@ growthz": heap growth stacks (MallocExtension::GetHeapGrowthStacks)
 };
 
-using RecordVisitor = void (*)(void* visit_ctx, const RecordCounts& counts,
-                               const void* const* pcs, int depth);
+using RecordVisitor = void (*)(void* visit_ctx, const RecordCounts& counts, const void* const* pcs,
+                               int depth);
 using RecordSource = void (*)(void* source_ctx, RecordVisitor visit, void* visit_ctx);
 
 struct LegacyProfile {

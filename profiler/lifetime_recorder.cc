@@ -12,8 +12,8 @@ namespace heapkit::prof {
 namespace {
 
 // This thread's last free stack: a capture whose walk id (stack_capture.h; the free memo's,
-// CaptureFreeStack) is still this one gave the same frames, so the common repeat free from one call site costs the walk memo's
-// check and no allocator-frame scan or trace-tree lookup.
+// CaptureFreeStack) is still this one gave the same frames, so the common repeat free from one call
+// site costs the walk memo's check and no allocator-frame scan or trace-tree lookup.
 struct LastFreeStack {
   uint64_t walk_id = 0;
   uint32_t node = kNoFreeStack;
@@ -46,9 +46,8 @@ void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birt
   const int64_t now = NowNs();
   const LifetimeEnd end =
       birth.thread == ThisThreadNumber() ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
-  const uint32_t free_node = g_object_times.free_stacks.load(std::memory_order_relaxed)
-                                 ? FreeStackNode()
-                                 : kNoFreeStack;
+  const uint32_t free_node =
+      g_object_times.free_stacks.load(std::memory_order_relaxed) ? FreeStackNode() : kNoFreeStack;
   CountLifetime(bucket->stack, free_node, LifetimeBin(now - birth.time_ns), end, size,
                 estimated_bytes);
 }

@@ -45,8 +45,8 @@ std::atomic<Cell*> g_made{nullptr};  // every cell, so that readers do not scan 
 Stripe g_stripes[kStripes];
 
 uint64_t HashKey(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end) {
-  uint64_t k = (uint64_t{alloc_node} << 32) ^ free_node ^ (uint64_t(bin) << 24) ^
-               (uint64_t(end) << 20);
+  uint64_t k =
+      (uint64_t{alloc_node} << 32) ^ free_node ^ (uint64_t(bin) << 24) ^ (uint64_t(end) << 20);
   k *= 0x9e3779b97f4a7c15ULL;
   return k ^ (k >> 31);
 }
@@ -138,8 +138,8 @@ __attribute__((noinline)) Cell* FindOrMakeCell(uint32_t alloc_node, uint32_t fre
 
 }  // namespace
 
-void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end,
-                   size_t size, int64_t estimated_bytes) {
+void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end, size_t size,
+                   int64_t estimated_bytes) {
   CachedCell& last = tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins];
   if (__builtin_expect(last.cell == nullptr || last.alloc_node != alloc_node ||
                            last.free_node != free_node || last.end != end,
@@ -154,8 +154,7 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx) {
   for (Cell* c = g_made.load(std::memory_order_acquire); c != nullptr; c = c->next_made) {
     visit(ctx, {c->alloc_node, c->free_node, c->bin, c->end,
-                c->count.load(std::memory_order_relaxed),
-                c->bytes.load(std::memory_order_relaxed),
+                c->count.load(std::memory_order_relaxed), c->bytes.load(std::memory_order_relaxed),
                 c->estimated_bytes.load(std::memory_order_relaxed)});
   }
 }

@@ -27,8 +27,8 @@ namespace heapkit::prof {
 
 inline constexpr int kLifetimeBins = 12;
 inline constexpr int64_t kLifetimeBinLowerNs[kLifetimeBins] = {
-    0,          1000,          10000,          100000,          1000000,        10000000,
-    100000000,  1000000000,    10000000000,    100000000000,    1000000000000,  3600000000000};
+    0,         1000,       10000,       100000,       1000000,       10000000,
+    100000000, 1000000000, 10000000000, 100000000000, 1000000000000, 3600000000000};
 
 // The bin of a lifetime (negative lifetimes, from a clock read on another CPU a little earlier,
 // count as 0).
@@ -51,8 +51,8 @@ struct LifetimeCell {
 inline constexpr uint32_t kNoFreeStack = ~0u;
 
 // Counts a freed object of `size` raw bytes standing for `estimated_bytes`.
-void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end,
-                   size_t size, int64_t estimated_bytes);
+void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end, size_t size,
+                   int64_t estimated_bytes);
 
 // Visits every cell (a snapshot of its counters; cells added meanwhile may be missed).
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx);

@@ -76,9 +76,9 @@ void LiveObjectMap::Grow(Stripe& s) {
   // The old array is retired, not returned (lock-free readers may still walk it).
 }
 
-LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bucket,
-                                                  size_t size, const ObjectBirth& birth,
-                                                  Bucket** old_bucket, size_t* old_size) {
+LiveObjectMap::InsertResult LiveObjectMap::Insert(const void* object, Bucket* bucket, size_t size,
+                                                  const ObjectBirth& birth, Bucket** old_bucket,
+                                                  size_t* old_size) {
   uintptr_t a = reinterpret_cast<uintptr_t>(object);
   uint64_t h = HashAddress(a);
   Stripe& s = StripeFor(h);

@@ -72,7 +72,7 @@ class LiveObjectMap {
   // Visits every record, stripe by stripe under each stripe's lock, slab by slab (the cost is
   // the nodes ever made, not the heads). The visitor must not allocate or sample.
   using Visitor = void (*)(void* ctx, const void* object, Bucket* bucket, size_t size,
-                          const ObjectBirth& birth);
+                           const ObjectBirth& birth);
   void ForEach(Visitor visit, void* ctx);
   // Records in the map (racy while the world runs).
   size_t size() const;

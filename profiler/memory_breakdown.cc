@@ -75,9 +75,12 @@ uint64_t ParseHex(const char*& p) {
   uint64_t v = 0;
   for (;; ++p) {
     const char c = *p;
-    if (c >= '0' && c <= '9') v = v * 16 + static_cast<uint64_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<uint64_t>(c - 'a' + 10);
-    else return v;
+    if (c >= '0' && c <= '9')
+      v = v * 16 + static_cast<uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v = v * 16 + static_cast<uint64_t>(c - 'a' + 10);
+    else
+      return v;
   }
 }
 
@@ -179,8 +182,8 @@ void Field(OutputSink* sink, const char* name, size_t value) {
 void AppendClassOccupancy(OutputSink* sink) {
   // From the arena, not the stack: dumps may run on threads with small stacks.
   constexpr size_t kMax = alloc::kNumClassesMax;
-  auto* classes =
-      static_cast<alloc::ClassOccupancy*>(internal::MetaAlloc(kMax * sizeof(alloc::ClassOccupancy)));
+  auto* classes = static_cast<alloc::ClassOccupancy*>(
+      internal::MetaAlloc(kMax * sizeof(alloc::ClassOccupancy)));
   if (classes == nullptr) return;
   const size_t n = alloc::GetClassOccupancy(classes, kMax);
   for (size_t c = 1; c < n; ++c) {
@@ -239,9 +242,10 @@ void AppendMemoryBreakdown(OutputSink* sink) {
 
   // Free objects were written when freed (their link), so they are counted resident; the
   // never-carved ones and the span tails are measured.
-  const uint64_t central_free = Minus(s.central_free_bytes, m.uncarved.mapped) + m.uncarved.resident;
-  const uint64_t free_in_spans = s.thread_cache_free_bytes + s.transfer_free_bytes +
-                                 central_free + m.span_tails.resident;
+  const uint64_t central_free =
+      Minus(s.central_free_bytes, m.uncarved.mapped) + m.uncarved.resident;
+  const uint64_t free_in_spans =
+      s.thread_cache_free_bytes + s.transfer_free_bytes + central_free + m.span_tails.resident;
   const uint64_t ours = m.heap_in_use.resident + m.heap_free.resident + m.heap_returned.resident +
                         m.page_map.resident + m.arena.resident;
   Line(sink, "rss", rss);

@@ -43,7 +43,8 @@
 //
 // Cost: one pagemap read per window of up to 512 OS pages of the heap and the metadata, and one
 // pass over /proc/self/smaps, in which the kernel walks every page table of the process (about
-// half of a dump's cost on a large heap; tests/bench/profiler/RESULTS.md). Malloc-free; runs with no allocator lock held except for short snapshots.
+// half of a dump's cost on a large heap; tests/bench/profiler/RESULTS.md). Malloc-free; runs with
+// no allocator lock held except for short snapshots.
 #pragma once
 
 #include "profiler/output_sink.h"

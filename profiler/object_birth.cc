@@ -20,8 +20,9 @@ void ReadObjectTimeSettings() {
   const bool lifetimes = internal::EnvBool("HEAP_PROFILE_LIFETIMES", false);
   bool free_stacks = internal::EnvBool("HEAP_PROFILE_FREE_STACKS", false);
   if (free_stacks && !lifetimes) {
-    internal::Log("ignoring HEAP_PROFILE_FREE_STACKS: free stacks are kept with "
-                  "HEAP_PROFILE_LIFETIMES=1 only");
+    internal::Log(
+        "ignoring HEAP_PROFILE_FREE_STACKS: free stacks are kept with "
+        "HEAP_PROFILE_LIFETIMES=1 only");
     free_stacks = false;
   }
   const bool ages = internal::EnvBool("HEAP_PROFILE_AGES", false);

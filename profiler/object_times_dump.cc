@@ -128,9 +128,9 @@ void AppendCensoredLines(OutputSink* sink, const Tally& censored) {
     const Tally::Entry& e = censored.entries[i];
     if (e.key == 0) continue;
     const uint64_t key = e.key - 1;
-    AppendLifetimeLine(sink, {static_cast<uint32_t>(key >> 8), kNoFreeStack,
-                              static_cast<uint8_t>(key & 0xff), LifetimeEnd::kLive, e.count,
-                              e.bytes, e.estimated});
+    AppendLifetimeLine(
+        sink, {static_cast<uint32_t>(key >> 8), kNoFreeStack, static_cast<uint8_t>(key & 0xff),
+               LifetimeEnd::kLive, e.count, e.bytes, e.estimated});
   }
 }
 

@@ -1,9 +1,8 @@
 // The lifetimes and ages of sampled objects in each HEAPPROFILE dump, as comment lines in the
 // comment block after the header (legacy_writer.h: both pprofs skip '#' lines):
 //
-//   # heapkit: lifetime <bin ns> <end> <count> <bytes> <estimated bytes> @ <alloc pcs> [| <free pcs>]
-//   # heapkit: ages at dump <n>
-//   # heapkit: age <interval> <count> <bytes> @ <pcs>
+//   # heapkit: lifetime <bin ns> <end> <count> <bytes> <estimated bytes> @ <alloc pcs> [| <free
+//   pcs>] # heapkit: ages at dump <n> # heapkit: age <interval> <count> <bytes> @ <pcs>
 //
 // Lifetime lines (HEAP_PROFILE_LIFETIMES=1), one per cell of lifetime_table.h: <bin ns> is the
 // lower bound of the lifetime bin in nanoseconds (0, 1000, 10000, ..., 1000000000000,

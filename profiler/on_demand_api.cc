@@ -70,7 +70,7 @@ bool GzipWithArena(const char* data, size_t size, void* (*alloc)(void* ctx, size
   return http::GzipTo(data, size, http::GzipMemory{alloc, alloc_ctx}, sink, sink_ctx);
 }
 
-constexpr OnDemandApi kApi = {kOnDemandAbiVersion, sizeof(OnDemandApi), &Backtrace,
+constexpr OnDemandApi kApi = {kOnDemandAbiVersion, sizeof(OnDemandApi),    &Backtrace,
                               &FindCallerOf,       &SymbolizerForMappings, &ClassifyFrame,
                               &StartHttpEndpoint,  &GzipWithArena};
 

@@ -45,17 +45,19 @@ bool LibraryPath(char* path, size_t size) {
 void Load() {
   char path[PATH_MAX];
   if (!LibraryPath(path, sizeof(path))) {
-    internal::Log("cannot find the directory of libheapkit.so; %s not loaded (leak reports are "
-                  "not symbolized, stacks through unusual frames are cut)",
-                  kLibraryName);
+    internal::Log(
+        "cannot find the directory of libheapkit.so; %s not loaded (leak reports are "
+        "not symbolized, stacks through unusual frames are cut)",
+        kLibraryName);
     return;
   }
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
-    internal::Log("cannot load the on-demand library: %s; leak reports are not symbolized, "
-                  "stacks through unusual frames are cut",
-                  error != nullptr ? error : path);
+    internal::Log(
+        "cannot load the on-demand library: %s; leak reports are not symbolized, "
+        "stacks through unusual frames are cut",
+        error != nullptr ? error : path);
     return;
   }
   using Entry = const OnDemandApi* (*)();
@@ -63,9 +65,10 @@ void Load() {
   const OnDemandApi* api = entry != nullptr ? entry() : nullptr;
   if (api == nullptr || api->abi_version != kOnDemandAbiVersion ||
       api->size != sizeof(OnDemandApi)) {
-    internal::Log("%s does not belong to this libheapkit.so (interface version %u, want %u); "
-                  "not used",
-                  path, api != nullptr ? api->abi_version : 0, kOnDemandAbiVersion);
+    internal::Log(
+        "%s does not belong to this libheapkit.so (interface version %u, want %u); "
+        "not used",
+        path, api != nullptr ? api->abi_version : 0, kOnDemandAbiVersion);
     return;  // the handle stays open: code of it may be on no stack, but closing gains nothing
   }
   g_api.store(api, std::memory_order_release);

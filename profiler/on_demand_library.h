@@ -63,9 +63,9 @@ struct OnDemandApi {
   bool (*find_caller_of)(uintptr_t function_start, uintptr_t* sp, uintptr_t* regs);
 
   // pprof::Symbolizer::ForMappings and pprof::ClassifyFrame (profiler/symbolize).
-  std::unique_ptr<pprof::Symbolizer> (*symbolizer_for_mappings)(
-      std::span<const MapsLine> mappings, const pprof::SymbolSearch& search,
-      std::vector<std::string>* warnings);
+  std::unique_ptr<pprof::Symbolizer> (*symbolizer_for_mappings)(std::span<const MapsLine> mappings,
+                                                                const pprof::SymbolSearch& search,
+                                                                std::vector<std::string>* warnings);
   pprof::FrameRole (*classify_frame)(std::string_view function, std::string_view module);
 
   // HEAPKIT_HTTP and HeapkitStartHttpServer (profiler/http/http_server.h): binds `address` and

@@ -44,7 +44,7 @@ uint32_t PcDictionary::IndexOf(uintptr_t pc) {
   e.pc = pc;
   e.next = first;
   count_ = index;
-  HEAPKIT_DCHECK(lock_.IsHeld());  // chains change under the lock
+  HEAPKIT_DCHECK(lock_.IsHeld());                // chains change under the lock
   head.store(index, std::memory_order_release);  // publishes the entry
   return index;
 }

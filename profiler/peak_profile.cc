@@ -59,8 +59,7 @@ void FormatReason(char* out, size_t size, const PeakSnapshot& s) {
                      "peak profile%s: %lld MB in use at %s s after profiling start (estimated "
                      "%lld bytes; CLOCK_MONOTONIC %lld ns; unix time %s)",
                      scope, static_cast<long long>(s.bytes / kMiB), after,
-                     static_cast<long long>(s.bytes), static_cast<long long>(s.time_ns),
-                     unix_time);
+                     static_cast<long long>(s.bytes), static_cast<long long>(s.time_ns), unix_time);
 }
 
 bool WritePeakFile(const char* file, PeakScope scope, ProfileFormat format) {

@@ -59,14 +59,14 @@ struct ScopePeak {
 // Everything below is guarded by lock (the chunk pointers are written once).
 struct Tracker {
   internal::SpinLock lock;
-  int64_t inuse = 0;  // estimated bytes
-  uint64_t epoch = 1;  // E; cells start at 0: older than every epoch
+  int64_t inuse = 0;         // estimated bytes
+  uint64_t epoch = 1;        // E; cells start at 0: older than every epoch
   uint64_t start_epoch = 1;  // F_S, <= epoch
   ScopePeak start, interval;
   // What a free's fast path compares a cell's epoch with: `epoch`, or kRising while the
   // interval's peak is rising (no cell has that epoch, so the free takes the slow path and
   // freezes): the free's fast path tests one word instead of two.
-  uint64_t free_epoch = ~uint64_t{0};  // kRising
+  uint64_t free_epoch = ~uint64_t{0};     // kRising
   int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
   uint32_t ids_end = 0;  // no cell of an id >= ids_end was ever looked up (the tick's bound)
   PeakCell* chunks[kChunks] = {};
@@ -189,8 +189,7 @@ __attribute__((noinline)) void FreeLocked(uint32_t id, size_t size, int64_t esti
   g_tracker.lock.Unlock();
 }
 
-__attribute__((noinline)) void NewMaximumAndUnlock()
-    HEAPKIT_RELEASE(g_tracker.lock) {
+__attribute__((noinline)) void NewMaximumAndUnlock() HEAPKIT_RELEASE(g_tracker.lock) {
   NewMaximum();
   g_tracker.lock.Unlock();
 }
@@ -221,7 +220,8 @@ constinit std::atomic<bool> g_peak_tracking_on{false};
 #endif
 
 HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate) {
-  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return AllocWaiting(bucket_id, size, estimate);
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0))
+    return AllocWaiting(bucket_id, size, estimate);
   PeakCell* c = ReadyCell(bucket_id, g_tracker.epoch);
   if (__builtin_expect(c == nullptr, 0)) return AllocLocked(bucket_id, size, estimate);
   c->count += 1;
@@ -281,8 +281,8 @@ void BeginPeakTracking(int64_t inuse_estimate) {
   table.ForEachBucketWithCounts([&](const Bucket& b) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
     const int64_t n = table.InUseCount(b);
     const int64_t bytes = table.InUseBytes(b);
-    PeakCell* c = n > 0 ? CellOf(b.id.load(std::memory_order_relaxed))
-                        : const_cast<PeakCell*>(FindCell(b));
+    PeakCell* c =
+        n > 0 ? CellOf(b.id.load(std::memory_order_relaxed)) : const_cast<PeakCell*>(FindCell(b));
     if (c == nullptr) return;
     // Not the id: PeakOnAllocAt reads it without the lock (written once, below).
     c->count = c->interval_count = c->start_count = n;
@@ -349,8 +349,8 @@ bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* cou
 
 bool PeakUnchanged(const PeakSnapshot& snapshot) {
   internal::SpinLockHolder h(&g_tracker.lock);
-  const uint64_t epoch = snapshot.scope == PeakScope::kSinceStart ? g_tracker.start_epoch
-                                                                   : g_tracker.epoch;
+  const uint64_t epoch =
+      snapshot.scope == PeakScope::kSinceStart ? g_tracker.start_epoch : g_tracker.epoch;
   return epoch == snapshot.epoch;
 }
 

@@ -36,8 +36,9 @@
 // nanoseconds at the start and at the snapshot (constant-rate TSC; elsewhere the ticks are
 // CLOCK_MONOTONIC nanoseconds).
 //
-// Memory: one 64-byte cell (a cache line) per bucket id, in chunks of the arena (alloc/internal/arena.h)
-// allocated on the first event of one of their buckets; a bucket without events costs nothing.
+// Memory: one 64-byte cell (a cache line) per bucket id, in chunks of the arena
+// (alloc/internal/arena.h) allocated on the first event of one of their buckets; a bucket without
+// events costs nothing.
 //
 // What is tracked: the objects allocated while profiling, plus the table's live records at
 // the start (BeginPeakTracking seeds the cells with them). Frees of records kept in stack form
@@ -86,17 +87,16 @@ enum class PeakScope { kSinceStart, kInterval };
 // is the peak: the snapshot stays put while the program goes on).
 struct PeakSnapshot {
   PeakScope scope;
-  uint64_t epoch;        // the epoch of the peak's values
-  int64_t bytes;         // estimated in-use bytes at the peak
-  int64_t time_ns;       // CLOCK_MONOTONIC of the peak
-  int64_t start_ns;      // CLOCK_MONOTONIC of BeginPeakTracking
-  int64_t from_ns;       // CLOCK_MONOTONIC of the scope's start (the previous dump, or start)
+  uint64_t epoch;    // the epoch of the peak's values
+  int64_t bytes;     // estimated in-use bytes at the peak
+  int64_t time_ns;   // CLOCK_MONOTONIC of the peak
+  int64_t start_ns;  // CLOCK_MONOTONIC of BeginPeakTracking
+  int64_t from_ns;   // CLOCK_MONOTONIC of the scope's start (the previous dump, or start)
 };
 PeakSnapshot TakePeakSnapshot(PeakScope scope);
 // The raw in-use (count, bytes) of `bucket` at the peak of `snapshot`; false if the peak
 // moved since the snapshot was taken (then take a new one).
-bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* count,
-                int64_t* bytes);
+bool PeakCounts(const PeakSnapshot& snapshot, const Bucket& bucket, int64_t* count, int64_t* bytes);
 // Whether the values of `snapshot` are still readable (no freeze since).
 bool PeakUnchanged(const PeakSnapshot& snapshot);
 

@@ -12,14 +12,14 @@ namespace heapkit::prof {
 ProfilerConfig ReadProfilerConfig() {
   using internal::EnvInt64;
   ProfilerConfig c;
-  c.allocation_interval = EnvInt64("HEAP_PROFILE_ALLOCATION_INTERVAL", int64_t{1} << 30, 0,
-                                   INT64_MAX / 4, true);
+  c.allocation_interval =
+      EnvInt64("HEAP_PROFILE_ALLOCATION_INTERVAL", int64_t{1} << 30, 0, INT64_MAX / 4, true);
   c.deallocation_interval =
       EnvInt64("HEAP_PROFILE_DEALLOCATION_INTERVAL", 0, 0, INT64_MAX / 4, true);
   c.inuse_interval = EnvInt64("HEAP_PROFILE_INUSE_INTERVAL", 100 * kMiB, 0, INT64_MAX / 4, true);
   c.time_interval_sec = EnvInt64("HEAP_PROFILE_TIME_INTERVAL", 0, 0, 100LL * 365 * 86400);
-  c.stack_depth = static_cast<int>(EnvInt64("HEAP_PROFILE_STACK_DEPTH", kMaxStackDepth, 1,
-                                            kMaxStackDepth));
+  c.stack_depth =
+      static_cast<int>(EnvInt64("HEAP_PROFILE_STACK_DEPTH", kMaxStackDepth, 1, kMaxStackDepth));
   c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
   c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
   c.rss_limit = ReadRssLimitSetting();
@@ -38,17 +38,18 @@ ProfileFormat ReadProfileFormat() {
   if (strcmp(value, "proto") == 0) return ProfileFormat::kProto;
   if (strcmp(value, "both") == 0) return ProfileFormat::kBoth;
   char shown[internal::kPrintableValueSize];
-  internal::Log("ignoring HEAP_PROFILE_FORMAT='%s': expected legacy, proto or both; using "
-                "default legacy",
-                internal::PrintableValue(value, shown, sizeof(shown)));
+  internal::Log(
+      "ignoring HEAP_PROFILE_FORMAT='%s': expected legacy, proto or both; using "
+      "default legacy",
+      internal::PrintableValue(value, shown, sizeof(shown)));
   return ProfileFormat::kLegacy;
 }
 
 // (A 10 KB interval at the default 512 KiB period wrote 195 dumps instead of ~1,300.)
 void FitSamplingToIntervals(const ProfilerConfig& config) {
   int64_t smallest = 0;
-  for (int64_t v : {config.allocation_interval, config.deallocation_interval,
-                    config.inuse_interval}) {
+  for (int64_t v :
+       {config.allocation_interval, config.deallocation_interval, config.inuse_interval}) {
     if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
   }
   const int64_t period = alloc::GetSampleParameter();
@@ -56,10 +57,11 @@ void FitSamplingToIntervals(const ProfilerConfig& config) {
   const int64_t lowered = smallest / 8 > 1 ? smallest / 8 : 1;
   alloc::SetSampleParameter(lowered);
   if (internal::Verbose())
-    internal::Log("heap profiler: a dump interval of %lld bytes is below 8 sampling periods of "
-                  "%lld bytes; sampling every %lld bytes for this run",
-                  static_cast<long long>(smallest), static_cast<long long>(period),
-                  static_cast<long long>(lowered));
+    internal::Log(
+        "heap profiler: a dump interval of %lld bytes is below 8 sampling periods of "
+        "%lld bytes; sampling every %lld bytes for this run",
+        static_cast<long long>(smallest), static_cast<long long>(period),
+        static_cast<long long>(lowered));
 }
 
 }  // namespace heapkit::prof

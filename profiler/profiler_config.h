@@ -25,8 +25,8 @@ struct ProfilerConfig {
   int64_t time_interval_sec = 0;
   int stack_depth = kMaxStackDepth;
   int dump_signal = 0;
-  bool peak_profile = false;  // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
-  RssLimitSetting rss_limit;  // HEAP_PROFILE_RSS_LIMIT (rss_limit.h); implies peak_profile
+  bool peak_profile = false;       // HEAP_PROFILE_PEAK: <prefix>.peak.heap (peak_profile.h)
+  RssLimitSetting rss_limit;       // HEAP_PROFILE_RSS_LIMIT (rss_limit.h); implies peak_profile
   int64_t timeline_period_ms = 0;  // HEAP_PROFILE_TIMELINE (timeline.h); implies peak_profile
   ProfileFormat format = ProfileFormat::kLegacy;  // HEAP_PROFILE_FORMAT (proto_profile_file.h)
 };

@@ -35,8 +35,10 @@ void InstallDumpSignal() {
     sigaction(sig, &sa, nullptr);
     if (!Quiet()) internal::LogRaw("Using signal %d as heap profiling switch", sig);
   } else {
-    internal::Log("HEAPPROFILESIGNAL=%d: signal %d already has a handler; not replacing it, "
-                  "signal dumps are off", sig, sig);
+    internal::Log(
+        "HEAPPROFILESIGNAL=%d: signal %d already has a handler; not replacing it, "
+        "signal dumps are off",
+        sig, sig);
     configured = 0;
   }
 }

@@ -34,8 +34,8 @@ int PollTimeoutMs(int64_t interval_ns) {
   const int tick = TimelinePollMs();
   if (tick >= 0 && (rss < 0 || tick < rss)) rss = tick;
   if (interval_ns <= 0) return rss;
-  int64_t due = g_profiler.thresholds.last_dump_time_ns.load(std::memory_order_relaxed) +
-                interval_ns;
+  int64_t due =
+      g_profiler.thresholds.last_dump_time_ns.load(std::memory_order_relaxed) + interval_ns;
   int64_t left = due - NowNs();
   const int ms = left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
   return rss >= 0 && rss < ms ? rss : ms;
@@ -79,8 +79,7 @@ void* HelperMain(void*) {
 
 void StartHelperThread() {
   const ProfilerConfig& c = g_profiler.config;
-  if (c.time_interval_sec <= 0 && c.dump_signal <= 0 && !RssLimitOn() &&
-      c.timeline_period_ms <= 0)
+  if (c.time_interval_sec <= 0 && c.dump_signal <= 0 && !RssLimitOn() && c.timeline_period_ms <= 0)
     return;
   if (g_helper_running.exchange(true)) return;
   if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {

@@ -14,8 +14,15 @@ using Encoder = ProtoWire<MappedBytes>;
 
 // profile.proto field numbers.
 enum : int {
-  kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kComment = 13, kTimeNanos = 9,
-  kPeriodType = 11, kPeriod = 12, kDefaultSampleType = 14,
+  kSampleType = 1,
+  kSample = 2,
+  kMapping = 3,
+  kLocation = 4,
+  kComment = 13,
+  kTimeNanos = 9,
+  kPeriodType = 11,
+  kPeriod = 12,
+  kDefaultSampleType = 14,
 };
 constexpr int kMaxFrames = 128;  // more than a dump's stacks have (kMaxCaptureDepth)
 constexpr int kHeapValues = 4, kAllValues = 10;
@@ -53,9 +60,10 @@ struct Cursor {
     const char* start = p;
     for (; p < end; ++p) {
       const char c = *p;
-      const int d = c >= '0' && c <= '9' ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
       if (d < 0) break;
       v = (v << 4) | static_cast<uint64_t>(d);
     }
@@ -76,9 +84,9 @@ struct MapEntry {
 
 // Lower bounds of the lifetime decades (object_times_dump.h) and their names.
 const char* DecadeName(int64_t bin_ns) {
-  static const char* const kNames[] = {"<1us",       "1us-10us", "10us-100us", "100us-1ms",
-                                       "1ms-10ms",   "10ms-100ms", "100ms-1s", "1s-10s",
-                                       "10s-100s",   "100s-1000s", "1000s-1h", ">=1h"};
+  static const char* const kNames[] = {"<1us",     "1us-10us",   "10us-100us", "100us-1ms",
+                                       "1ms-10ms", "10ms-100ms", "100ms-1s",   "1s-10s",
+                                       "10s-100s", "100s-1000s", "1000s-1h",   ">=1h"};
   if (bin_ns >= 3600000000000) return kNames[11];
   int i = 0;
   for (int64_t b = 1000; i < 10 && bin_ns >= b; b *= 10) ++i;
@@ -254,10 +262,10 @@ void ProtoBuilder::Lifetime(Cursor line) {
   }
   uint64_t pcs[kMaxFrames];
   const int n = line.Pcs(pcs);
-  const int64_t objects = bytes > 0 ? Round(static_cast<double>(count) *
-                                            static_cast<double>(estimated) /
-                                            static_cast<double>(bytes))
-                                    : count;
+  const int64_t objects = bytes > 0
+                              ? Round(static_cast<double>(count) * static_cast<double>(estimated) /
+                                      static_cast<double>(bytes))
+                              : count;
   int64_t values[kAllValues] = {0, 0, 0, 0, objects, estimated};
   values[live ? 8 : 6] = objects;
   values[live ? 9 : 7] = estimated;
@@ -270,7 +278,8 @@ void ProtoBuilder::Lifetime(Cursor line) {
     const char* free_start = line.p;
     while (free_start < line.end && line.end[-1] == ' ') --line.end;
     if (line.end > free_start) {
-      const int64_t free_stack = strings_.Index(free_start, static_cast<size_t>(line.end - free_start));
+      const int64_t free_stack =
+          strings_.Index(free_start, static_cast<size_t>(line.end - free_start));
       Encoder label;
       label.Int64(1, strings_.Index("free_stack"));
       label.Int64(2, free_stack);
@@ -320,7 +329,7 @@ void ProtoBuilder::MapsLine(Cursor line) {
   if (!line.Hex(&e.offset)) return;
   line.Spaces();
   while (line.p < line.end && *line.p != ' ') ++line.p;  // dev
-  if (!line.Hex(&ignored)) return;                          // inode
+  if (!line.Hex(&ignored)) return;                       // inode
   line.Spaces();
   while (line.end > line.p && line.end[-1] == ' ') --line.end;
   const size_t path_size = static_cast<size_t>(line.end - line.p);
@@ -386,18 +395,23 @@ bool ProtoBuilder::Build(const char* text, size_t size, MappedBytes* out) {
 
 void ProtoBuilder::Finish(MappedBytes* out) {
   Encoder head;
-  static const char* const kTypes[kAllValues][2] = {
-      {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"},
-      {"inuse_space", "bytes"}, {"allocated_objects", "count"}, {"allocated_space", "bytes"},
-      {"deallocated_objects", "count"}, {"deallocated_space", "bytes"},
-      {"censored_allocated_objects", "count"}, {"censored_allocated_space", "bytes"}};
+  static const char* const kTypes[kAllValues][2] = {{"alloc_objects", "count"},
+                                                    {"alloc_space", "bytes"},
+                                                    {"inuse_objects", "count"},
+                                                    {"inuse_space", "bytes"},
+                                                    {"allocated_objects", "count"},
+                                                    {"allocated_space", "bytes"},
+                                                    {"deallocated_objects", "count"},
+                                                    {"deallocated_space", "bytes"},
+                                                    {"censored_allocated_objects", "count"},
+                                                    {"censored_allocated_space", "bytes"}};
   for (int i = 0; i < values_; ++i) ValueType(&head, kSampleType, kTypes[i][0], kTypes[i][1]);
   Encoder tail;
   tail.Int64(kTimeNanos, time_nanos_);
   ValueType(&tail, kPeriodType, "space", "bytes");
   tail.Int64(kPeriod, period_);
   tail.Int64(kDefaultSampleType, strings_.Index("inuse_space"));
-  const Encoder* parts[] = {&head, &samples_, &mappings_, &locations_, &strings_.table(),
+  const Encoder* parts[] = {&head,      &samples_, &mappings_, &locations_, &strings_.table(),
                             &comments_, &tail};
   for (const Encoder* part : parts) {
     out->append(part->data().data(), part->data().size());

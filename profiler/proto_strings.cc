@@ -50,7 +50,8 @@ int64_t ProtoStrings::Index(const char* s, size_t n) {
   size_t at = hash & (slot_count_ - 1);
   for (; slots[at] != 0; at = (at + 1) & (slot_count_ - 1)) {
     const Span& span = reinterpret_cast<const Span*>(spans_.data())[slots[at] - 1];
-    if (span.hash == hash && span.size == n && memcmp(table_.data().data() + span.offset, s, n) == 0) {
+    if (span.hash == hash && span.size == n &&
+        memcmp(table_.data().data() + span.offset, s, n) == 0) {
       return slots[at] - 1;
     }
   }

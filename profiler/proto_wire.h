@@ -51,7 +51,9 @@ class ProtoWire {
     for (auto v : values) AppendVarint(static_cast<uint64_t>(v));
   }
   template <class Range>
-  void PackedInt64s(int field, const Range& values) { PackedVarints(field, values); }
+  void PackedInt64s(int field, const Range& values) {
+    PackedVarints(field, values);
+  }
 
   const Buffer& data() const { return data_; }
   Buffer& data() { return data_; }

@@ -20,11 +20,11 @@ constexpr const char* kVariable = "HEAP_PROFILE_RSS_LIMIT";
 // Guarded by the state lock.
 struct RssLimitState {
   RssLimitSetting setting;
-  int pid = 0;               // the process fd was opened in (/proc/self is resolved at open)
-  int fd = -1;               // /proc/self/statm or the cgroup's memory.current
-  bool cgroup = false;       // fd is memory.current (bytes), else statm (pages)
-  int64_t limit = 0;         // bytes; 0: off
-  bool armed = true;         // below the re-arm level since the last crossing
+  int pid = 0;          // the process fd was opened in (/proc/self is resolved at open)
+  int fd = -1;          // /proc/self/statm or the cgroup's memory.current
+  bool cgroup = false;  // fd is memory.current (bytes), else statm (pages)
+  int64_t limit = 0;    // bytes; 0: off
+  bool armed = true;    // below the re-arm level since the last crossing
 };
 constinit RssLimitState g_rss;
 
@@ -139,9 +139,10 @@ RssLimitSetting ReadRssLimitSetting() {
   if (raw == nullptr || raw[0] == '\0') return s;
   if (!ParseRssLimit(raw, &s)) {
     char shown[internal::kPrintableValueSize];
-    internal::Log("ignoring %s='%s': expected bytes (k/m/g suffixes) or a percentage 1%%..100%%; "
-                  "no RSS-limit dumps",
-                  kVariable, internal::PrintableValue(raw, shown, sizeof(shown)));
+    internal::Log(
+        "ignoring %s='%s': expected bytes (k/m/g suffixes) or a percentage 1%%..100%%; "
+        "no RSS-limit dumps",
+        kVariable, internal::PrintableValue(raw, shown, sizeof(shown)));
   }
   return s;
 }

@@ -22,8 +22,8 @@
 namespace heapkit::prof {
 
 struct RssLimitSetting {
-  int64_t bytes = 0;   // > 0: RSS against this many bytes
-  int percent = 0;     // > 0: percent of the cgroup's (or the machine's) memory
+  int64_t bytes = 0;  // > 0: RSS against this many bytes
+  int percent = 0;    // > 0: percent of the cgroup's (or the machine's) memory
 };
 
 // HEAP_PROFILE_RSS_LIMIT ("" or unset: off). A bad value prints one line naming the cause and

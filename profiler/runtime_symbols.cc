@@ -35,11 +35,11 @@ bool IsNameOrClone(const char* name, const char* base) {
 }
 
 const char* const kEntryPoints[] = {
-    "malloc",         "free",          "calloc",         "realloc",
-    "reallocarray",   "memalign",      "posix_memalign", "aligned_alloc",
-    "valloc",         "pvalloc",       "cfree",          "malloc_usable_size",
-    "malloc_size",    "sdallocx",      "mallinfo",       "mallinfo2",
-    "mallopt",        "malloc_trim",   "malloc_stats",
+    "malloc",       "free",        "calloc",         "realloc",
+    "reallocarray", "memalign",    "posix_memalign", "aligned_alloc",
+    "valloc",       "pvalloc",     "cfree",          "malloc_usable_size",
+    "malloc_size",  "sdallocx",    "mallinfo",       "mallinfo2",
+    "mallopt",      "malloc_trim", "malloc_stats",
 };
 
 const char* const kPrefixes[] = {
@@ -112,15 +112,15 @@ int LoadRuntimeSymbolRanges(const char* path, uintptr_t bias) {
     auto* syms = At<ElfW(Sym)>(base, size, symtab->sh_offset, nsyms);
     auto* strs = At<char>(base, size, strsec.sh_offset, strsec.sh_size);
     if (syms == nullptr || strs == nullptr || strsec.sh_size == 0) break;
-    auto name_of = [&](const ElfW(Sym)& s) -> const char* {
+    auto name_of = [&](const ElfW(Sym) & s) -> const char* {
       if (s.st_name >= strsec.sh_size) return nullptr;
       // The string table ends in NUL (checked below), so names are terminated.
       return strs + s.st_name;
     };
     if (strs[strsec.sh_size - 1] != '\0') break;
-    auto wanted = [&](const ElfW(Sym)& s) {
-      return ELF64_ST_TYPE(s.st_info) == STT_FUNC && s.st_shndx != SHN_UNDEF &&
-             s.st_size > 0 && IsRuntimeSymbolName(name_of(s));
+    auto wanted = [&](const ElfW(Sym) & s) {
+      return ELF64_ST_TYPE(s.st_info) == STT_FUNC && s.st_shndx != SHN_UNDEF && s.st_size > 0 &&
+             IsRuntimeSymbolName(name_of(s));
     };
     uint64_t count = 0;
     for (uint64_t i = 0; i < nsyms; ++i) count += wanted(syms[i]);
@@ -164,7 +164,10 @@ HEAPKIT_ALWAYS_RUN_CODE bool InRuntimeSymbolRange(uintptr_t pc) {
   int lo = 0, hi = n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (g_ranges[mid].lo <= v) lo = mid + 1; else hi = mid;
+    if (g_ranges[mid].lo <= v)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo > 0 && v < g_ranges[lo - 1].hi;
 }

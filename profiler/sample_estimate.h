@@ -21,8 +21,8 @@ inline uint32_t SizeKey(uint64_t size, int64_t rate) {
 // The estimated bytes behind one recorded object of `size` bytes at sampling rate `rate`.
 inline int64_t EstimateBytes(size_t size, int64_t rate) {
   if (rate <= 1) return static_cast<int64_t>(size);
-  return static_cast<int64_t>(alloc::SampleBytesEstimate(static_cast<double>(size),
-                                                  static_cast<double>(rate)));
+  return static_cast<int64_t>(
+      alloc::SampleBytesEstimate(static_cast<double>(size), static_cast<double>(rate)));
 }
 
 }  // namespace heapkit::prof

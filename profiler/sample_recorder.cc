@@ -36,10 +36,10 @@ internal::SpinLock g_enable_lock;
 // frames are not even copied or compared; otherwise (a new walk that may still give the same
 // frames, or the libunwind fallback, id 0) they are compared frame by frame.
 struct LastStack {
-  static constexpr int kDepth = 24;  // deeper stacks are matched by walk id only
-  int depth = -1;                    // frames in pcs (-1: none kept)
-  uint64_t key = ~uint64_t{0};       // Key(size key, depth limit) of stack (none: no match)
-  uint64_t walk_id = 0;              // 0 whenever stack.node is kNoStack
+  static constexpr int kDepth = 24;         // deeper stacks are matched by walk id only
+  int depth = -1;                           // frames in pcs (-1: none kept)
+  uint64_t key = ~uint64_t{0};              // Key(size key, depth limit) of stack (none: no match)
+  uint64_t walk_id = 0;                     // 0 whenever stack.node is kNoStack
   StackRef stack{StackTable::kNoStack, 0};  // the frames kept (allocator frames cut)
   int kept = 0;                             // and their number
   Bucket* bucket = nullptr;                 // (stack, size key)'s; nullptr: not looked up yet
@@ -126,8 +126,8 @@ inline __attribute__((always_inline)) bool FindStack(uint32_t size_key, int limi
 
 // The counted record in the last stack's bucket (found once per stack and size): the object's
 // birth when lifetimes or ages are on, then the profile's estimate and the peak's.
-inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t requested,
-                                                         int64_t rate, uint32_t size_key,
+inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t requested, int64_t rate,
+                                                         uint32_t size_key,
                                                          std::atomic<uint64_t>* slot,
                                                          LastStack& last, StackTable& table) {
   if (__builtin_expect(last.bucket == nullptr, 0)) {
@@ -142,9 +142,9 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
     if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
       table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
     } else {
-      table.RecordAllocIn(slot, ptr, last.bucket, requested,
-                          {0, ThisThreadNumber(),
-                           g_object_times.interval.load(std::memory_order_relaxed)});
+      table.RecordAllocIn(
+          slot, ptr, last.bucket, requested,
+          {0, ThisThreadNumber(), g_object_times.interval.load(std::memory_order_relaxed)});
     }
   } else {
     table.RecordAllocIn(slot, ptr, last.bucket, requested);
@@ -185,8 +185,7 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
   LastStack& last = tls_last_stack;
   StackTable& table = GlobalStackTable();
   if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
-  if (!FindStack<kKeep>(size_key, g_profiler.config.stack_depth, origin, last, table))
-    return false;
+  if (!FindStack<kKeep>(size_key, g_profiler.config.stack_depth, origin, last, table)) return false;
   if constexpr (kKeep == Keep::kStackOnly) {
     return table.RecordStackIn(slot, last.stack, requested);
   } else {
@@ -195,8 +194,7 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
 }
 
 // The instance for this record: stack only when it has a slot and no profile is collected.
-inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t requested,
-                                                        int64_t rate,
+inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t requested, int64_t rate,
                                                         std::atomic<uint64_t>* slot,
                                                         const Origin& origin) {
   if (slot != nullptr && !g_profiler.profiling.load(std::memory_order_relaxed))
@@ -210,9 +208,9 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
   if (ptr == nullptr) return false;
   const int64_t rate = alloc::GetSampleParameter();
   // Exact mode: the object's side slot (see StackTable::SlotForAlloc).
-  std::atomic<uint64_t>* slot =
-      rate == 1 && requested < StackTable::kMaxSlotSize ? GlobalStackTable().SlotForAlloc(ptr)
-                                                        : nullptr;
+  std::atomic<uint64_t>* slot = rate == 1 && requested < StackTable::kMaxSlotSize
+                                    ? GlobalStackTable().SlotForAlloc(ptr)
+                                    : nullptr;
   const alloc::SampleOrigin& o = alloc::tls_sample_origin;
   return RecordEither(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
 }
@@ -235,7 +233,8 @@ bool OnMaybeSampledFree(void* ptr) {
     const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
     g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
     if (__builtin_expect(PeakTrackingOn(), 0))
-      PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size, estimate);
+      PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size,
+                 estimate);
     if (__builtin_expect(birth.time_ns != 0, 0)) CountFreedObject(bucket, size, birth, estimate);
     MaybeDump();
   }
@@ -260,9 +259,10 @@ void FindStaticAllocatorFrames() {
   } else {
     int seen = CalibrateAllocatorFrames();
     if (internal::Verbose())
-      internal::Log("static runtime: no .symtab, allocator frames from %d .dynsym ranges + "
-                    "calibration (%d probes)",
-                    ranges, seen);
+      internal::Log(
+          "static runtime: no .symtab, allocator frames from %d .dynsym ranges + "
+          "calibration (%d probes)",
+          ranges, seen);
   }
 }
 

@@ -103,8 +103,7 @@ __attribute__((always_inline)) inline int CaptureFromHere(void** pcs, int max_de
 }
 }  // namespace
 
-__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip,
-                                           uint64_t* walk_id) {
+__attribute__((noinline)) int CaptureStack(void** pcs, int max_depth, int skip, uint64_t* walk_id) {
   return CaptureFromHere(pcs, max_depth, skip, walk_id, __builtin_return_address(0));
 }
 
@@ -114,7 +113,7 @@ __attribute__((noinline)) int CaptureFreeStack(void** pcs, int max_depth, int sk
 }
 
 HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CaptureStack(void** pcs, int max_depth,
-                                                           int skip) {
+                                                                   int skip) {
   return CaptureFromHere(pcs, max_depth, skip, nullptr, __builtin_return_address(0));
 }
 

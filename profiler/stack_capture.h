@@ -43,8 +43,8 @@ int CaptureFreeStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
 // cached CFI unwinder only: -1 if some frame needs libunwind or on other architectures (the
 // caller then falls back to CaptureStack). 0 if re-entered. Inline (the profiler's exact-mode
 // path calls it for every allocation).
-inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs,
-                            int max_depth, uint64_t* walk_id);
+inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
+                            uint64_t* walk_id);
 
 // The same through the cached CFI unwinder only: -1 if some frame needs libunwind (or on
 // architectures without it). For tests and comparisons.
@@ -64,8 +64,8 @@ bool InStackCapture();
 // The recursion guard (stack_capture.cc).
 extern __thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec")));
 
-inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs,
-                            int max_depth, uint64_t* walk_id) {
+inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
+                            uint64_t* walk_id) {
 #ifdef HEAPKIT_CFI_UNWINDER
   if (tls_in_stack_capture || max_depth <= 0) {
     *walk_id = 0;

@@ -36,9 +36,9 @@ struct Tally {
     alloc::ObjectSpan span;
     if (alloc::SpanOfObject(object, &span) && span.objects_out > 0 &&
         span.objects_out < span.objects_per_span) {
-      stranded = static_cast<double>((span.objects_per_span - span.objects_out) *
-                                     span.object_size) /
-                 static_cast<double>(span.objects_out);
+      stranded =
+          static_cast<double>((span.objects_per_span - span.objects_out) * span.object_size) /
+          static_cast<double>(span.objects_out);
     }
     const uint64_t key = ((uint64_t{stack.node} << 32) | stack.leaf) + 1;
     size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
@@ -86,11 +86,9 @@ void AppendStackResidency(OutputSink* sink) {
   }
   internal::ResidencyReader reader;
   Tally tally{entries, capacity - 1, &reader, 0};
-  table.ForEachLiveObject(
-      [](void* ctx, const void* object, StackRef stack, size_t size) {
-        static_cast<Tally*>(ctx)->Add(object, stack, size);
-      },
-      &tally);
+  table.ForEachLiveObject([](void* ctx, const void* object, StackRef stack,
+                             size_t size) { static_cast<Tally*>(ctx)->Add(object, stack, size); },
+                          &tally);
   void* pcs[kMaxStackDepth];
   for (size_t i = 0; i < capacity; ++i) {
     const Entry& e = entries[i];

@@ -72,7 +72,7 @@ Bucket* StackTable::BucketForStack(uint32_t stack, int depth, uint32_t size_key)
   b->size_key = static_cast<uint16_t>(size_key);
   b->depth = static_cast<uint16_t>(depth);
   b->next_in_chain = first;
-  b->id.store(id, std::memory_order_release);  // published for BucketById/ForEachBucket
+  b->id.store(id, std::memory_order_release);             // published for BucketById/ForEachBucket
   HEAPKIT_DCHECK(lock->load(std::memory_order_relaxed));  // chains change under their lock
   head.store(id, std::memory_order_release);
   Unlock(lock);
@@ -271,8 +271,7 @@ void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t siz
   Bucket* old_bucket;
   size_t old_size;
   switch (map_.Insert(object, bucket, size, birth, &old_bucket, &old_size)) {
-    case LiveObjectMap::InsertResult::kInserted:
-      return;
+    case LiveObjectMap::InsertResult::kInserted: return;
     case LiveObjectMap::InsertResult::kReplaced:  // stale entry: its free was never reported
       AccountFree(old_bucket, old_size);
       return;
@@ -293,8 +292,8 @@ bool StackTable::RecordFreeFromSlot(const void* object, size_t* size, const Buck
   return true;
 }
 
-bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size,
-                                const Bucket** bucket, ObjectBirth* birth) {
+bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
+                                ObjectBirth* birth) {
   Bucket* b;
   size_t sz;
   ObjectBirth born;
@@ -319,8 +318,9 @@ bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
   return true;
 }
 
-void StackTable::ForEachLiveObject(
-    void (*visit)(void* ctx, const void* object, StackRef stack, size_t size), void* ctx) {
+void StackTable::ForEachLiveObject(void (*visit)(void* ctx, const void* object, StackRef stack,
+                                                 size_t size),
+                                   void* ctx) {
   if (bucket_heads_ == nullptr) return;
   struct MapCtx {
     void (*visit)(void*, const void*, StackRef, size_t);
@@ -349,8 +349,7 @@ void StackTable::ForEachLiveObject(
   }
 }
 
-void StackTable::ForEachSlotAge(void (*visit)(void*, const Bucket*, size_t, uint32_t),
-                                void* ctx) {
+void StackTable::ForEachSlotAge(void (*visit)(void*, const Bucket*, size_t, uint32_t), void* ctx) {
   if (!slots_used_.load(std::memory_order_relaxed)) return;
   struct Ctx {
     StackTable* table;

@@ -99,10 +99,10 @@ struct StackRef {
 
 // 32 bytes: one per distinct stack (and size key), the table's main per-stack cost.
 struct Bucket {
-  uint32_t next_in_chain;  // id of the next bucket in its hash chain (0: end); immutable
-  uint32_t stack;          // trace-tree node of the stack (StackTable::ReadStack)
-  uint16_t size_key;       // SizeKey (sample_estimate.h: < 256)
-  uint16_t depth;          // frames of the stack (<= kMaxStackDepth)
+  uint32_t next_in_chain;    // id of the next bucket in its hash chain (0: end); immutable
+  uint32_t stack;            // trace-tree node of the stack (StackTable::ReadStack)
+  uint16_t size_key;         // SizeKey (sample_estimate.h: < 256)
+  uint16_t depth;            // frames of the stack (<= kMaxStackDepth)
   std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
   // Every recorded allocation (cumulative).
   std::atomic<int64_t> alloc_count;
@@ -147,7 +147,7 @@ extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("init
 
 class StackTable {
   // Slot layout (see "Object slots"): the size in the low 19 bits of both forms; stack form:
-// tag, leaf index (16 bits), node (28).
+  // tag, leaf index (16 bits), node (28).
   static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
   static constexpr int kStackSizeBits = 19;
   static constexpr int kStackLeafShift = 47;
@@ -197,8 +197,8 @@ class StackTable {
   // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
   // provider has one (exact mode: see "Object slots").
   void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false) {
-    RecordAllocIn(use_slot && size < kMaxSlotSize ? SlotForAlloc(object) : nullptr, object,
-                  bucket, size);
+    RecordAllocIn(use_slot && size < kMaxSlotSize ? SlotForAlloc(object) : nullptr, object, bucket,
+                  size);
   }
   // RecordAlloc in two steps, for exact mode: first the object's side slot (nullptr: none, or
   // no provider), then the record. The profiler looks the slot up before it captures the stack,
@@ -210,13 +210,13 @@ class StackTable {
   // Inline: the slot record of the common case (same bucket as this thread's batch) is a
   // handful of stores.
   // birth: kept with a hash-map record (object_birth.h); slot records carry none.
-  void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket,
-                     size_t size, const ObjectBirth& birth = {}) {
+  void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket, size_t size,
+                     const ObjectBirth& birth = {}) {
     if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth);
     PendingAllocs* p = tls_pending_allocs;
-    if (__builtin_expect(p != nullptr && p->table == this &&
-                             p->bucket.load(std::memory_order_relaxed) == bucket,
-                         1)) {
+    if (__builtin_expect(
+            p != nullptr && p->table == this && p->bucket.load(std::memory_order_relaxed) == bucket,
+            1)) {
       const uint32_t seq = p->seq.load(std::memory_order_relaxed);
       p->seq.store(seq + 1, std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_release);
@@ -296,8 +296,8 @@ class StackTable {
   // The hash-map counts of bucket `id` (nullptr: it never had a hash-map record). Chunks of
   // kIdChunkSize buckets' counts are allocated on the first record of one of them.
   const MapCounts* MapCountsOf(uint32_t id) const {
-    MapCounts* chunk = map_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(
-        std::memory_order_acquire);
+    MapCounts* chunk =
+        map_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
     return chunk == nullptr ? nullptr : &chunk[id & (kIdChunkSize - 1)];
   }
 
@@ -319,7 +319,9 @@ class StackTable {
     out[0] = reinterpret_cast<void*>(tree_.PcOf(stack.leaf));
     return 1 + tree_.Read(stack.node, out + 1, max - 1);
   }
-  int ReadStack(const Bucket& b, void** out, int max) const { return tree_.Read(b.stack, out, max); }
+  int ReadStack(const Bucket& b, void** out, int max) const {
+    return tree_.Read(b.stack, out, max);
+  }
   // The leaf frame of a stack (nullptr if empty).
   void* LeafFrame(StackRef stack) const {
     return stack.leaf != 0 ? reinterpret_cast<void*>(tree_.PcOf(stack.leaf))
@@ -387,8 +389,7 @@ class StackTable {
 
   // Visits live records (hash map stripe by stripe under each stripe's lock, then the slots)
   // with their stacks. The visitor must not allocate or sample.
-  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, StackRef stack,
-                                       size_t size),
+  void ForEachLiveObject(void (*visit)(void* ctx, const void* object, StackRef stack, size_t size),
                          void* ctx);
 
   // Visits the live hash-map records with their buckets and births (stripe by stripe under
@@ -422,15 +423,14 @@ class StackTable {
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
                       ObjectBirth* birth);
-  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size,
-                        const ObjectBirth& birth);
+  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size, const ObjectBirth& birth);
   bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
   Bucket* NewBucket(uint32_t id);
   Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
   Bucket* FindBucket(uint32_t stack, uint32_t size_key) const {
-    return FindInChain(bucket_heads_[BucketChainIndex(stack, size_key)].load(
-                           std::memory_order_acquire),
-                       stack, size_key);
+    return FindInChain(
+        bucket_heads_[BucketChainIndex(stack, size_key)].load(std::memory_order_acquire), stack,
+        size_key);
   }
   void CreateBucketsOfStackSlots();
   const Bucket* StackFormBucket(uint64_t value);
@@ -476,7 +476,7 @@ class StackTable {
   std::atomic<bool> slots_used_{false};
   std::atomic<bool> stack_slots_used_{false};  // some slot was written in stack form
   std::atomic<uint32_t> next_id_{0};
-  std::atomic<Bucket*> id_chunks_[kIdChunks] = {};  // buckets stored by id
+  std::atomic<Bucket*> id_chunks_[kIdChunks] = {};      // buckets stored by id
   std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id
   TraceTree tree_;
   std::atomic<ReaderCounts*> reader_counts_{nullptr};

@@ -55,8 +55,8 @@ HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
   }
   char prefix[PATH_MAX];
   if (static_cast<unsigned char>(raw[0]) & 0x80) {
-    internal::FormatTo(prefix, sizeof(prefix), "%c%s_%d", static_cast<char>(raw[0] & 0x7f),
-                       raw + 1, static_cast<int>(getpid()));
+    internal::FormatTo(prefix, sizeof(prefix), "%c%s_%d", static_cast<char>(raw[0] & 0x7f), raw + 1,
+                       static_cast<int>(getpid()));
   } else {
     internal::FormatTo(prefix, sizeof(prefix), "%s", raw);
     raw[0] = static_cast<char>(raw[0] | 0x80);

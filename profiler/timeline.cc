@@ -28,7 +28,7 @@ struct Row {
   int64_t t_ms;   // since the start
   int64_t exact;  // allocator's in-use bytes
   int64_t rss;
-  int64_t est;    // sampled estimate
+  int64_t est;  // sampled estimate
   uint32_t ids[kTopStacks];
   int32_t counts[kTopStacks];
   int64_t bytes[kTopStacks];
@@ -43,7 +43,7 @@ struct Timeline {
   int64_t ticks_per_row = 1;
   int64_t ticks = 0;
   int64_t start_ns = 0, start_unix_ms = 0, next_ns = 0;
-  Row pending = {};       // the maximum of the ticks of the row being filled
+  Row pending = {};  // the maximum of the ticks of the row being filled
   int64_t pending_ticks = 0;
   int statm = -1;
   int statm_pid = 0;
@@ -62,7 +62,8 @@ int64_t RssBytes() {
   text[n] = '\0';
   const char* p = strchr(text, ' ');
   int64_t pages = 0;
-  for (p = p != nullptr ? p + 1 : text + n; *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + (*p - '0');
+  for (p = p != nullptr ? p + 1 : text + n; *p >= '0' && *p <= '9'; ++p)
+    pages = pages * 10 + (*p - '0');
   return pages * sysconf(_SC_PAGESIZE);
 }
 
@@ -235,9 +236,10 @@ int64_t ReadTimelinePeriodMs() {
   int64_t ms = 0;
   if (!ParseTimelinePeriod(raw, &ms)) {
     char shown[internal::kPrintableValueSize];
-    internal::Log("ignoring %s='%s': expected a period of 10ms..3600s (e.g. 100ms, 2s); no "
-                  "timeline",
-                  kVariable, internal::PrintableValue(raw, shown, sizeof(shown)));
+    internal::Log(
+        "ignoring %s='%s': expected a period of 10ms..3600s (e.g. 100ms, 2s); no "
+        "timeline",
+        kVariable, internal::PrintableValue(raw, shown, sizeof(shown)));
     return 0;
   }
   return ms;

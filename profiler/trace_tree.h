@@ -18,8 +18,9 @@
 // neighbouring heads. A node names its pc by index in a dictionary of the distinct return
 // addresses (pc_dictionary.h): 12 bytes a node instead of 16. Memory: the internal metadata
 // arena only (heads reserve 4 MiB, resident only where touched). Fork: ForkPrepare() takes
-// every lock, the dictionary's included; ForkParent()/ForkChild() release them. Readers need no lock: a node reachable
-// through an id is complete, so a reader in a stopped world (the leak checker) never waits.
+// every lock, the dictionary's included; ForkParent()/ForkChild() release them. Readers need no
+// lock: a node reachable through an id is complete, so a reader in a stopped world (the leak
+// checker) never waits.
 #pragma once
 
 #include <atomic>
@@ -67,7 +68,7 @@ class TraceTree {
 
  private:
   struct Node {
-    uint32_t pc;    // index in pcs_
+    uint32_t pc;  // index in pcs_
     uint32_t parent;
     uint32_t next;  // next node id in the hash chain (0: end); immutable once published
   };

@@ -57,7 +57,10 @@ void SnapshotLines(Module* m) {
     if (n <= 0) break;
     for (ssize_t i = 0; i < n; ++i) {
       if (buf[i] != '\n') {
-        if (length < sizeof line) line[length++] = buf[i]; else overflow = true;
+        if (length < sizeof line)
+          line[length++] = buf[i];
+        else
+          overflow = true;
         continue;
       }
       if (!overflow && LineNamesPath(line, length, m->path, m->path_length) &&
@@ -171,7 +174,8 @@ void AppendUnloadedModules(OutputSink* sink, const LiveModuleScan& scan) {
       scan,
       [](void* c, const char* text, size_t length) {
         Ctx* x = static_cast<Ctx*>(c);
-        if (!x->marked) x->sink->Append("# heapkit: unloaded modules (dlclose), as they were mapped:\n");
+        if (!x->marked)
+          x->sink->Append("# heapkit: unloaded modules (dlclose), as they were mapped:\n");
         x->marked = true;
         x->sink->Append(text, length);
         x->sink->AppendChar('\n');

@@ -55,7 +55,6 @@ void AppendUnloadedModules(OutputSink* sink, const LiveModuleScan& scan);
 // Calls `line` for each remembered line (without its newline) of the modules `scan` did not
 // see mapped; for the leak checker's in-process symbolizer.
 void ForEachUnloadedModuleLine(const LiveModuleScan& scan,
-                               void (*line)(void* ctx, const char* text, size_t length),
-                               void* ctx);
+                               void (*line)(void* ctx, const char* text, size_t length), void* ctx);
 
 }  // namespace heapkit::prof

@@ -11,8 +11,9 @@
 // Include this header in every translation unit of the allocator that references one of these
 // symbols (the binding is per object file: one strong reference anywhere keeps the dependency).
 // The tests alloc.e2e.override.minimal_needs_only_libc and
-// alloc.e2e.override.full_needs_only_libc check the shared libraries' DT_NEEDED lists; profiler/ and heapcheck/ include this header in every
-// translation unit of libheapkit.so (forced, from their CMakeLists).
+// alloc.e2e.override.full_needs_only_libc check the shared libraries' DT_NEEDED lists; profiler/
+// and heapcheck/ include this header in every translation unit of libheapkit.so (forced, from their
+// CMakeLists).
 #pragma once
 
 // Undefined symbols a TU may reference, made weak. The list is what the compiler emits for

@@ -16,9 +16,9 @@
 
 #if defined(HEAPKIT_DEBUG) && HEAPKIT_DEBUG
 #define HEAPKIT_DCHECK_IS_ON 1
-#define HEAPKIT_DCHECK(cond)                                                          \
-  (__builtin_expect(static_cast<bool>(cond), 1)                                       \
-       ? static_cast<void>(0)                                                         \
+#define HEAPKIT_DCHECK(cond)                    \
+  (__builtin_expect(static_cast<bool>(cond), 1) \
+       ? static_cast<void>(0)                   \
        : ::heapkit::internal::Fatal("DCHECK failed: %s:%d: %s", __FILE__, __LINE__, #cond))
 #else
 #define HEAPKIT_DCHECK_IS_ON 0

@@ -108,11 +108,18 @@ bool ParseDouble(const char* text, double* out) {
   if (*p == '-' || *p == '+') sign = (*p++ == '-') ? -1 : 1;
   double value = 0;
   bool any = false;
-  while (*p >= '0' && *p <= '9') { value = value * 10 + (*p++ - '0'); any = true; }
+  while (*p >= '0' && *p <= '9') {
+    value = value * 10 + (*p++ - '0');
+    any = true;
+  }
   if (*p == '.') {
     ++p;
     double scale = 0.1;
-    while (*p >= '0' && *p <= '9') { value += (*p++ - '0') * scale; scale /= 10; any = true; }
+    while (*p >= '0' && *p <= '9') {
+      value += (*p++ - '0') * scale;
+      scale /= 10;
+      any = true;
+    }
   }
   if (!any) return false;
   if (*p == 'e' || *p == 'E') {
@@ -135,8 +142,16 @@ bool ParseDouble(const char* text, double* out) {
 bool ParseBool(const char* text, bool* out) {
   static const char* const kTrue[] = {"1", "true", "yes", "on", "t", "y"};
   static const char* const kFalse[] = {"0", "false", "no", "off", "f", "n"};
-  for (const char* t : kTrue) if (EqualsIgnoreCase(text, t)) { *out = true; return true; }
-  for (const char* f : kFalse) if (EqualsIgnoreCase(text, f)) { *out = false; return true; }
+  for (const char* t : kTrue)
+    if (EqualsIgnoreCase(text, t)) {
+      *out = true;
+      return true;
+    }
+  for (const char* f : kFalse)
+    if (EqualsIgnoreCase(text, f)) {
+      *out = false;
+      return true;
+    }
   return false;
 }
 
@@ -155,9 +170,8 @@ int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int
   }
   if (value < min_value || value > max_value) {
     Log("ignoring %s='%s': must be between %lld and %lld; using default %lld", name,
-        PrintableValue(text, shown, sizeof(shown)),
-        static_cast<long long>(min_value), static_cast<long long>(max_value),
-        static_cast<long long>(default_value));
+        PrintableValue(text, shown, sizeof(shown)), static_cast<long long>(min_value),
+        static_cast<long long>(max_value), static_cast<long long>(default_value));
     return default_value;
   }
   return value;

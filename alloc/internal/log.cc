@@ -56,18 +56,28 @@ struct Sink {
 size_t FormatOne(char spec, int longs, bool size_t_arg, va_list* ap, char* tmp, size_t room) {
   Sink one{tmp, room};
   switch (spec) {
-    case 'd': case 'i':
-      if (size_t_arg) one.PutSigned(va_arg(*ap, ssize_t));
-      else if (longs >= 2) one.PutSigned(va_arg(*ap, long long));
-      else if (longs == 1) one.PutSigned(va_arg(*ap, long));
-      else one.PutSigned(va_arg(*ap, int));
+    case 'd':
+    case 'i':
+      if (size_t_arg)
+        one.PutSigned(va_arg(*ap, ssize_t));
+      else if (longs >= 2)
+        one.PutSigned(va_arg(*ap, long long));
+      else if (longs == 1)
+        one.PutSigned(va_arg(*ap, long));
+      else
+        one.PutSigned(va_arg(*ap, int));
       break;
-    case 'u': case 'x': {
+    case 'u':
+    case 'x': {
       unsigned base = spec == 'x' ? 16 : 10;
-      if (size_t_arg) one.PutUnsigned(va_arg(*ap, size_t), base);
-      else if (longs >= 2) one.PutUnsigned(va_arg(*ap, unsigned long long), base);
-      else if (longs == 1) one.PutUnsigned(va_arg(*ap, unsigned long), base);
-      else one.PutUnsigned(va_arg(*ap, unsigned), base);
+      if (size_t_arg)
+        one.PutUnsigned(va_arg(*ap, size_t), base);
+      else if (longs >= 2)
+        one.PutUnsigned(va_arg(*ap, unsigned long long), base);
+      else if (longs == 1)
+        one.PutUnsigned(va_arg(*ap, unsigned long), base);
+      else
+        one.PutUnsigned(va_arg(*ap, unsigned), base);
       break;
     }
     case 'p':
@@ -92,25 +102,39 @@ void Format(Sink& out, const char* fmt, va_list ap_in) {
     ++p;
     bool left = false, zero = false;
     for (;; ++p) {
-      if (*p == '-') left = true;
-      else if (*p == '0') zero = true;
-      else break;
+      if (*p == '-')
+        left = true;
+      else if (*p == '0')
+        zero = true;
+      else
+        break;
     }
     size_t width = 0;
     while (*p >= '0' && *p <= '9') width = width * 10 + static_cast<size_t>(*p++ - '0');
     int longs = 0;
     bool size_t_arg = false;
-    while (*p == 'l') { ++longs; ++p; }
-    if (*p == 'z') { size_t_arg = true; ++p; }
+    while (*p == 'l') {
+      ++longs;
+      ++p;
+    }
+    if (*p == 'z') {
+      size_t_arg = true;
+      ++p;
+    }
     if (*p == '\0') break;
-    if (*p == '%') { out.Put('%'); continue; }
+    if (*p == '%') {
+      out.Put('%');
+      continue;
+    }
     if (*p == 's') {
       const char* s = va_arg(ap, const char*);
       if (s == nullptr) s = "(null)";
       size_t n = strlen(s);
-      if (!left) for (size_t i = n; i < width; ++i) out.Put(' ');
+      if (!left)
+        for (size_t i = n; i < width; ++i) out.Put(' ');
       out.PutStr(s);
-      if (left) for (size_t i = n; i < width; ++i) out.Put(' ');
+      if (left)
+        for (size_t i = n; i < width; ++i) out.Put(' ');
       continue;
     }
     if (*p != 'd' && *p != 'i' && *p != 'u' && *p != 'x' && *p != 'p' && *p != 'c') {
@@ -122,11 +146,15 @@ void Format(Sink& out, const char* fmt, va_list ap_in) {
     size_t n = FormatOne(*p, longs, size_t_arg, &ap, tmp, sizeof(tmp));
     size_t start = 0;
     if (!left) {
-      if (zero && n > 0 && tmp[0] == '-') { out.Put('-'); start = 1; }
+      if (zero && n > 0 && tmp[0] == '-') {
+        out.Put('-');
+        start = 1;
+      }
       for (size_t i = n; i < width; ++i) out.Put(zero ? '0' : ' ');
     }
     for (size_t i = start; i < n; ++i) out.Put(tmp[i]);
-    if (left) for (size_t i = n; i < width; ++i) out.Put(' ');
+    if (left)
+      for (size_t i = n; i < width; ++i) out.Put(' ');
   }
   va_end(ap);
 }
@@ -161,7 +189,10 @@ bool WriteAll(int fd, const void* data, size_t len) {
 
 size_t FormatTo(char* buf, size_t size, const char* fmt, ...) {
   char dummy;
-  if (size == 0) { buf = &dummy; size = 1; }
+  if (size == 0) {
+    buf = &dummy;
+    size = 1;
+  }
   Sink out{buf, size};
   va_list ap;
   va_start(ap, fmt);

@@ -21,8 +21,7 @@ void LogRaw(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void Fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Formats into buf (always NUL-terminated when size > 0); returns the length it needed.
-size_t FormatTo(char* buf, size_t size, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+size_t FormatTo(char* buf, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 // Where Log, LogRaw and Fatal write: stderr unless a caller redirected them (the leak checker,
 // while it writes a report to a file because stderr was closed). Returns the previous fd.

@@ -7,10 +7,10 @@
 // recognised by frame number when the process may see frame numbers, else by not being mapped
 // exclusively (which also leaves out pages shared with a fork parent or child until written).
 // Where pagemap cannot be opened (no /proc), mincore() answers "in RAM or not" (zero page
-// included) and nothing is counted as swapped. Malloc-free and lock-free; used at statistics and dump time only, never on
-// an allocation path. Ranges need not be page-aligned: a range counts the bytes of it that lie
-// on resident (or swapped) pages. Ranges read in address order share the last read (a window of
-// pagemap entries), so many small objects of one page cost one read.
+// included) and nothing is counted as swapped. Malloc-free and lock-free; used at statistics and
+// dump time only, never on an allocation path. Ranges need not be page-aligned: a range counts the
+// bytes of it that lie on resident (or swapped) pages. Ranges read in address order share the last
+// read (a window of pagemap entries), so many small objects of one page cost one read.
 #pragma once
 
 #include <cstddef>

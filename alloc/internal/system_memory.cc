@@ -27,7 +27,8 @@ void* SystemAlloc(size_t bytes, size_t alignment) {
   uintptr_t aligned = (start + alignment - 1) & ~(alignment - 1);
   if (aligned > start) munmap(raw, aligned - start);
   uintptr_t end = start + bytes + extra;
-  if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  if (end > aligned + bytes)
+    munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
   return reinterpret_cast<void*>(aligned);
 }
 

@@ -32,7 +32,8 @@ std::string CacheProblem(const std::string& dir) {
   }
   if (S_ISLNK(st.st_mode)) return "it is a symbolic link";
   if (!S_ISDIR(st.st_mode)) return "it is not a directory";
-  if (st.st_uid != geteuid()) return "it is owned by uid " + std::to_string(st.st_uid) + ", not by you";
+  if (st.st_uid != geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by you";
   if ((st.st_mode & 022) != 0) return "others can write to it";
   return "";
 }

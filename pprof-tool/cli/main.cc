@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // A profile too big for the memory (or `ulimit -v`): one line, not std::terminate.
     fflush(stdout);
-    fprintf(stderr, "pprof-tool: out of memory (the profile is too large for the available "
-                    "memory)\n");
+    fprintf(stderr,
+            "pprof-tool: out of memory (the profile is too large for the available "
+            "memory)\n");
     return 2;
   }
 }

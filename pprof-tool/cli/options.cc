@@ -41,7 +41,7 @@ struct RawOptions {
   bool dot = false, svg = false, png = false, pdf = false, ps = false, web = false;
   std::string flamegraph, icicle, timeline;  // "-": no file given (stdout, or --output)
   std::vector<std::string> positional;
-  std::string symbol_path;  // --symbol_path=<dir>[:<dir>...]
+  std::string symbol_path;             // --symbol_path=<dir>[:<dir>...]
   std::string source_path, trim_path;  // --source_path, --trim_path (go pprof's)
 };
 
@@ -73,26 +73,57 @@ constexpr const char* kDescription =
 
 void DefineReportOptions(CLI::App& app, RawOptions& r) {
   const char* g = "Reports";
-  app.add_flag("--text", r.text, "Text report: flat flat% sum% cum cum% name (default). E.g. --text ./prog x.heap")->group(g);
-  app.add_option("--top", r.top, "Like --text, at most N rows (bare --top: all rows). E.g. --top=10")
-      ->expected(0, 1)->default_str(kTopAll)->option_text("[=N]")->group(g);
-  app.add_flag("--traces", r.traces, "Every distinct stack with its value, largest first. E.g. --traces --lines")->group(g);
-  app.add_flag("--tree", r.tree, "Call tree: every function with its callers above and callees below. E.g. --tree")->group(g);
-  app.add_option("--peek", r.peek, "Like --tree, only functions matching the regex. E.g. --peek='^Parse'")->group(g);
-  app.add_option("--list", r.list, "Annotated source of functions matching a regex. E.g. --list='^Parse'")->group(g);
-  app.add_flag("--collapsed", r.collapsed, "Folded stacks 'main;f;g 1234' for flamegraph.pl etc.")->group(g);
-  app.add_flag("--callgrind", r.callgrind, "Callgrind format for kcachegrind. E.g. --callgrind > out.cg")->group(g);
-  app.add_flag("--memory", r.memory, "Where the process's memory was at the dump: RSS by allocator tier and mapping kind. E.g. --memory x.heap")->group(g);
-  app.add_flag("--raw", r.raw, "Symbolized self-contained profile, readable without the binaries. E.g. --raw -o s.heap")->group(g);
+  app.add_flag("--text", r.text,
+               "Text report: flat flat% sum% cum cum% name (default). E.g. --text ./prog x.heap")
+      ->group(g);
+  app.add_option("--top", r.top,
+                 "Like --text, at most N rows (bare --top: all rows). E.g. --top=10")
+      ->expected(0, 1)
+      ->default_str(kTopAll)
+      ->option_text("[=N]")
+      ->group(g);
+  app.add_flag("--traces", r.traces,
+               "Every distinct stack with its value, largest first. E.g. --traces --lines")
+      ->group(g);
+  app.add_flag("--tree", r.tree,
+               "Call tree: every function with its callers above and callees below. E.g. --tree")
+      ->group(g);
+  app.add_option("--peek", r.peek,
+                 "Like --tree, only functions matching the regex. E.g. --peek='^Parse'")
+      ->group(g);
+  app.add_option("--list", r.list,
+                 "Annotated source of functions matching a regex. E.g. --list='^Parse'")
+      ->group(g);
+  app.add_flag("--collapsed", r.collapsed, "Folded stacks 'main;f;g 1234' for flamegraph.pl etc.")
+      ->group(g);
+  app.add_flag("--callgrind", r.callgrind,
+               "Callgrind format for kcachegrind. E.g. --callgrind > out.cg")
+      ->group(g);
+  app.add_flag("--memory", r.memory,
+               "Where the process's memory was at the dump: RSS by allocator tier and mapping "
+               "kind. E.g. --memory x.heap")
+      ->group(g);
+  app.add_flag(
+         "--raw", r.raw,
+         "Symbolized self-contained profile, readable without the binaries. E.g. --raw -o s.heap")
+      ->group(g);
   app.add_flag("--symbols", r.symbols,
                "Read maps lines and hex addresses from stdin, print '0x<addr> <name>' per address. "
-               "E.g. cat maps addrs | pprof-tool --symbols")->group(g);
-  app.add_option("--timeline", r.timeline,
-                 "In-use memory over several dumps as a stacked-area SVG, one band per top-10 function; "
-                 "of a runtime timeline (<prefix>.timeline.heap) its rows as text, or its chart for "
-                 "an .svg file. E.g. --timeline=t.svg ./prog prof.*.heap")
-      ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
-  app.add_flag("--proto", r.proto, "Gzipped profile.proto for go tool pprof and profiling servers. E.g. --proto -o heap.pb.gz")->group(g);
+               "E.g. cat maps addrs | pprof-tool --symbols")
+      ->group(g);
+  app.add_option(
+         "--timeline", r.timeline,
+         "In-use memory over several dumps as a stacked-area SVG, one band per top-10 function; "
+         "of a runtime timeline (<prefix>.timeline.heap) its rows as text, or its chart for "
+         "an .svg file. E.g. --timeline=t.svg ./prog prof.*.heap")
+      ->expected(0, 1)
+      ->default_str(kNoFile)
+      ->option_text("[=FILE]")
+      ->group(g);
+  app.add_flag("--proto", r.proto,
+               "Gzipped profile.proto for go tool pprof and profiling servers. E.g. --proto -o "
+               "heap.pb.gz")
+      ->group(g);
 }
 
 void DefineWebOptions(CLI::App& app, CliOptions& o) {
@@ -100,9 +131,12 @@ void DefineWebOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--http", o.http,
                  "Serve a web UI (graph, top, flame graph, peek, source, timeline) on [host]:port "
                  "until Ctrl-C; host defaults to 127.0.0.1, port 0 picks one. E.g. --http=:8080")
-      ->option_text("[HOST]:PORT")->group(g);
+      ->option_text("[HOST]:PORT")
+      ->group(g);
   app.add_flag("--no_browser", o.no_browser,
-               "With --http: do not open a browser (one is opened only if $BROWSER or xdg-open is there). E.g. --http=:0 --no_browser")->group(g);
+               "With --http: do not open a browser (one is opened only if $BROWSER or xdg-open is "
+               "there). E.g. --http=:0 --no_browser")
+      ->group(g);
 }
 
 void DefineGraphOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
@@ -112,38 +146,65 @@ void DefineGraphOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.add_flag("--png", r.png, "Call graph as PNG. E.g. --png -o heap.png")->group(g);
   app.add_flag("--pdf", r.pdf, "Call graph as PDF. E.g. --pdf -o heap.pdf")->group(g);
   app.add_flag("--ps", r.ps, "Call graph as PostScript. E.g. --ps -o heap.ps")->group(g);
-  app.add_flag("--web", r.web, "Call graph as SVG in a temp file, opened with $BROWSER. E.g. --web")->group(g);
+  app.add_flag("--web", r.web, "Call graph as SVG in a temp file, opened with $BROWSER. E.g. --web")
+      ->group(g);
   app.add_option("--flamegraph", r.flamegraph,
                  "Flame graph SVG; --flamegraph=<file> writes to <file>. E.g. --flamegraph=f.svg")
-      ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
-  app.add_option("--icicle", r.icicle, "Icicle graph SVG (flame graph, root on top). E.g. --icicle=i.svg")
-      ->expected(0, 1)->default_str(kNoFile)->option_text("[=FILE]")->group(g);
-  app.add_option("--output,-o", o.output, "Write the report to a file instead of stdout. E.g. --output=g.svg")->group(g);
+      ->expected(0, 1)
+      ->default_str(kNoFile)
+      ->option_text("[=FILE]")
+      ->group(g);
+  app.add_option("--icicle", r.icicle,
+                 "Icicle graph SVG (flame graph, root on top). E.g. --icicle=i.svg")
+      ->expected(0, 1)
+      ->default_str(kNoFile)
+      ->option_text("[=FILE]")
+      ->group(g);
+  app.add_option("--output,-o", o.output,
+                 "Write the report to a file instead of stdout. E.g. --output=g.svg")
+      ->group(g);
   DefineViewFlags(app, g, &o.view, &r.view_choices);
 }
 
 void DefineValueOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   const char* g = "Values";
   DefineViewFlags(app, g, &o.view, &r.view_choices);
-  app.add_option("--sample_index", o.sample_index, "Value by go pprof's name or number. E.g. --sample_index=alloc_space")->group(g);
-  app.add_option("--base", o.base, "Subtract this profile (repeatable); percentages of the difference. E.g. --base=prof.0001.heap")
-      ->allow_extra_args(false)->group(g);
-  app.add_option("--diff_base", o.diff_base, "Subtract this profile (repeatable); percentages of the base (go pprof). E.g. --diff_base=prof.0001.heap")
-      ->allow_extra_args(false)->group(g);
+  app.add_option("--sample_index", o.sample_index,
+                 "Value by go pprof's name or number. E.g. --sample_index=alloc_space")
+      ->group(g);
+  app.add_option("--base", o.base,
+                 "Subtract this profile (repeatable); percentages of the difference. E.g. "
+                 "--base=prof.0001.heap")
+      ->allow_extra_args(false)
+      ->group(g);
+  app.add_option("--diff_base", o.diff_base,
+                 "Subtract this profile (repeatable); percentages of the base (go pprof). E.g. "
+                 "--diff_base=prof.0001.heap")
+      ->allow_extra_args(false)
+      ->group(g);
   app.add_option("--dump", o.dump,
-                 "Of several dumps of one process (shown: the latest), report dump N, the number in its file name. "
-                 "E.g. --dump=3 ./prog prof.*.heap")->group(g);
+                 "Of several dumps of one process (shown: the latest), report dump N, the number "
+                 "in its file name. "
+                 "E.g. --dump=3 ./prog prof.*.heap")
+      ->group(g);
   app.add_flag("--merge", o.merge,
-               "Sum the profiles even when they are dumps of one process (profiles of different processes are always summed). "
-               "E.g. --merge prof.*.heap")->group(g);
-  app.add_flag("--heapcheck", o.heapcheck, "The profiles are leak-checker dumps: report leaks. E.g. --heapcheck ./prog /tmp/prog.123._main_-end.heap")->group(g);
+               "Sum the profiles even when they are dumps of one process (profiles of different "
+               "processes are always summed). "
+               "E.g. --merge prof.*.heap")
+      ->group(g);
+  app.add_flag("--heapcheck", o.heapcheck,
+               "The profiles are leak-checker dumps: report leaks. E.g. --heapcheck ./prog "
+               "/tmp/prog.123._main_-end.heap")
+      ->group(g);
 }
 
 void DefineFilterOptions(CLI::App& app, RawOptions& r, CliOptions& o) {  // and names
   DefineViewFlags(app, "Granularity", &o.view, &r.view_choices);
   const char* g = "Filters";
   DefineViewFlags(app, g, &o.view, &r.view_choices);
-  app.add_option("--symbolize", r.symbolize, "go pprof's spelling of --full_names. E.g. --symbolize=demangle=full")->group(g);
+  app.add_option("--symbolize", r.symbolize,
+                 "go pprof's spelling of --full_names. E.g. --symbolize=demangle=full")
+      ->group(g);
 }
 
 void DefineSymbolOptions(CLI::App& app, RawOptions& r) {
@@ -170,11 +231,14 @@ void DefineRemoteOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--seconds", o.fetch.seconds,
                  "For an http:// profile: ask for a delta over N seconds (adds seconds=N). "
                  "E.g. --seconds=30 http://127.0.0.1:6060/debug/pprof/heap")
-      ->check(CLI::Range(0, 86400))->group(g);
-  app.add_option("--timeout", o.fetch.timeout,
-                 "For an http:// profile: give up after S seconds (default 60, or 1.5 x --seconds). "
-                 "E.g. --timeout=5")
-      ->check(CLI::Range(0.001, 86400.0))->group(g);
+      ->check(CLI::Range(0, 86400))
+      ->group(g);
+  app.add_option(
+         "--timeout", o.fetch.timeout,
+         "For an http:// profile: give up after S seconds (default 60, or 1.5 x --seconds). "
+         "E.g. --timeout=5")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->group(g);
 }
 
 // The time views of the runtime's files (cli/time_views.h): like the remote options, they choose
@@ -187,21 +251,25 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
                "for <prefix> the peak since start (<prefix>.peak.heap); the header gives the "
                "peak's time and total; a profile.proto dump (HEAP_PROFILE_FORMAT=proto) names its "
                "peak in the same format (prof.0003.heap.pb.gz -> prof.peak.0003.heap.pb.gz). "
-               "E.g. --peak --top=10 prof.0003.heap")->group(g);
+               "E.g. --peak --top=10 prof.0003.heap")
+      ->group(g);
   app.add_option("--window", o.timeline_window,
                  "With --timeline of a runtime timeline (<prefix>.timeline.heap, "
                  "HEAP_PROFILE_TIMELINE): the stacks at the peak of [T0,T1], seconds after "
                  "profiling start (with an .svg file: shaded in the chart; with --http: the "
                  "window shown first). E.g. --timeline --window=1.5:3 prof.timeline.heap")
-      ->option_text("T0:T1")->group(g);
+      ->option_text("T0:T1")
+      ->group(g);
   app.add_option("--lifetime", o.lifetime,
                  "Allocations by lifetime (dumps written with HEAP_PROFILE_LIFETIMES=1): <D or >D "
                  "(D a decade: 1us 10us ... 1s ... 1000s 1h), live, freed, cross (freed by another "
-                 "thread), same. E.g. --lifetime='<1ms' --top=10 x.heap")->group(g);
+                 "thread), same. E.g. --lifetime='<1ms' --top=10 x.heap")
+      ->group(g);
   app.add_option("--since", o.since,
                  "Growth after dump N up to this dump (dumps written with HEAP_PROFILE_AGES=1): "
                  "allocated after dump N and still live, minus what was live at N and was freed "
-                 "since; per stack a leak-or-cache hint. E.g. --since=5 prof.0009.heap")->group(g);
+                 "since; per stack a leak-or-cache hint. E.g. --since=5 prof.0009.heap")
+      ->group(g);
 }
 
 bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
@@ -218,7 +286,8 @@ bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
   if (o.report == ReportKind::kTimeline || o.report == ReportKind::kHttp ||
       o.report == ReportKind::kMemory || o.report == ReportKind::kSymbols ||
       o.report == ReportKind::kRaw) {
-    *error = std::string(flag) + " applies to the reports of one profile (--text, --top, --traces, "
+    *error = std::string(flag) +
+             " applies to the reports of one profile (--text, --top, --traces, "
              "--tree, --svg, --flamegraph, --proto, ...)";
     return false;
   }
@@ -228,7 +297,8 @@ bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
 
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
-  app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION, "Print the version and exit. E.g. --version");
+  app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION,
+                       "Print the version and exit. E.g. --version");
   app.get_formatter()->column_width(34);
   DefineReportOptions(app, r);
   DefineGraphOptions(app, r, o);
@@ -238,13 +308,14 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineWebOptions(app, o);
   DefineRemoteOptions(app, o);
   DefineTimeOptions(app, o);
-  app.add_option("files", r.positional, "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
+  app.add_option("files", r.positional,
+                 "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
 
 // The option names as CLI11 knows them, read back from the definitions.
 struct Spellings {
-  std::set<std::string> long_names;             // "top", "output", ...
-  std::set<std::string> short_names;            // "o", "h"
+  std::set<std::string> long_names;               // "top", "output", ...
+  std::set<std::string> short_names;              // "o", "h"
   std::map<std::string, std::string> bare_value;  // optional-value option -> value when bare
 };
 
@@ -276,7 +347,8 @@ bool NormalizeArgument(const std::string& a, const Spellings& s, std::vector<std
   bool single = a[1] != '-';
   size_t name_start = single ? 1 : 2;
   size_t eq = a.find('=');
-  std::string name = a.substr(name_start, eq == std::string::npos ? std::string::npos : eq - name_start);
+  std::string name =
+      a.substr(name_start, eq == std::string::npos ? std::string::npos : eq - name_start);
   std::string value = eq == std::string::npos ? "" : a.substr(eq);  // "=v" or ""
   if (single && s.short_names.count(name)) {
     out->push_back("-" + name);
@@ -320,17 +392,19 @@ bool IsElf(const std::string& path) {
   struct stat st;
   char magic[4] = {0};
   bool elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 &&
-             memcmp(magic, "\x7f" "ELF", 4) == 0;
+             memcmp(magic,
+                    "\x7f"
+                    "ELF",
+                    4) == 0;
   close(fd);
   return elf;
 }
 
 bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   bool flame = !r.flamegraph.empty(), icicle = !r.icicle.empty(), timeline = !r.timeline.empty();
-  int reports = int(r.text) + timeline + !o->http.empty() + (r.top >= 0) + r.traces + r.tree + !r.peek.empty() +
-                !r.list.empty() + r.collapsed +
-                r.callgrind + r.raw + r.symbols + r.dot + r.svg + r.png + r.pdf + r.ps + r.web +
-                flame + icicle + r.proto + r.memory;
+  int reports = int(r.text) + timeline + !o->http.empty() + (r.top >= 0) + r.traces + r.tree +
+                !r.peek.empty() + !r.list.empty() + r.collapsed + r.callgrind + r.raw + r.symbols +
+                r.dot + r.svg + r.png + r.pdf + r.ps + r.web + flame + icicle + r.proto + r.memory;
   if (reports > 1) {
     *error = "choose one report (--text, --top, --traces, --list, --svg, ...)";
     return false;
@@ -340,13 +414,13 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
     return false;
   }
   const std::pair<bool, ReportKind> reports_by_flag[] = {
-      {r.top >= 0, ReportKind::kTop},         {r.traces, ReportKind::kTraces},
-      {r.tree, ReportKind::kTree},            {!r.peek.empty(), ReportKind::kPeek},
-      {!r.list.empty(), ReportKind::kList},   {r.collapsed, ReportKind::kCollapsed},
-      {r.callgrind, ReportKind::kCallgrind},  {r.raw, ReportKind::kRaw},
-      {r.symbols, ReportKind::kSymbols},      {r.proto, ReportKind::kProto},
-      {r.memory, ReportKind::kMemory},
-      {timeline, ReportKind::kTimeline},      {!o->http.empty(), ReportKind::kHttp}};
+      {r.top >= 0, ReportKind::kTop},        {r.traces, ReportKind::kTraces},
+      {r.tree, ReportKind::kTree},           {!r.peek.empty(), ReportKind::kPeek},
+      {!r.list.empty(), ReportKind::kList},  {r.collapsed, ReportKind::kCollapsed},
+      {r.callgrind, ReportKind::kCallgrind}, {r.raw, ReportKind::kRaw},
+      {r.symbols, ReportKind::kSymbols},     {r.proto, ReportKind::kProto},
+      {r.memory, ReportKind::kMemory},       {timeline, ReportKind::kTimeline},
+      {!o->http.empty(), ReportKind::kHttp}};
   for (const auto& [on, kind] : reports_by_flag) {
     if (on) o->report = kind;
   }
@@ -360,9 +434,9 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   o->list_regex = r.list;
   o->peek_regex = r.peek;
   const std::pair<bool, RenderFormat> renders[] = {
-      {r.dot, RenderFormat::kDot}, {r.svg, RenderFormat::kSvg},
-      {r.png, RenderFormat::kPng}, {r.pdf, RenderFormat::kPdf},
-      {r.ps, RenderFormat::kPs},   {r.web, RenderFormat::kWeb},
+      {r.dot, RenderFormat::kDot},        {r.svg, RenderFormat::kSvg},
+      {r.png, RenderFormat::kPng},        {r.pdf, RenderFormat::kPdf},
+      {r.ps, RenderFormat::kPs},          {r.web, RenderFormat::kWeb},
       {flame, RenderFormat::kFlameGraph}, {icicle, RenderFormat::kIcicle}};
   for (const auto& [on, format] : renders) {
     if (on) {
@@ -373,7 +447,9 @@ bool ResolveReport(const RawOptions& r, CliOptions* o, std::string* error) {
   const std::string& file = flame ? r.flamegraph : icicle ? r.icicle : r.timeline;
   if ((flame || icicle || timeline) && file != kNoFile) {
     if (!o->output.empty() && o->output != file) {
-      *error = std::string(flame ? "--flamegraph" : icicle ? "--icicle" : "--timeline") +
+      *error = std::string(flame    ? "--flamegraph"
+                           : icicle ? "--icicle"
+                                    : "--timeline") +
                "=<file> and --output=<file> name different files";
       return false;
     }
@@ -410,7 +486,8 @@ bool ResolveValues(const RawOptions& r, CliOptions* o, std::string* error) {
 bool ResolveNames(const RawOptions& r, CliOptions* o, std::string* error) {
   if (r.symbolize.empty()) return true;
   if (r.symbolize != "demangle=full") {
-    *error = "--symbolize=" + r.symbolize + ": only demangle=full (same as --full_names) is supported";
+    *error =
+        "--symbolize=" + r.symbolize + ": only demangle=full (same as --full_names) is supported";
     return false;
   }
   o->view.full_names = true;
@@ -419,8 +496,10 @@ bool ResolveNames(const RawOptions& r, CliOptions* o, std::string* error) {
 
 bool CheckGraphLimits(const ViewOptions& v, std::string* error) {
   if (v.nodecount < -1) *error = "--nodecount: expected N >= 0";
-  if (!(v.nodefraction >= 0 && v.nodefraction <= 1)) *error = "--nodefraction: expected a fraction in [0, 1]";
-  if (!(v.edgefraction >= 0 && v.edgefraction <= 1)) *error = "--edgefraction: expected a fraction in [0, 1]";
+  if (!(v.nodefraction >= 0 && v.nodefraction <= 1))
+    *error = "--nodefraction: expected a fraction in [0, 1]";
+  if (!(v.edgefraction >= 0 && v.edgefraction <= 1))
+    *error = "--edgefraction: expected a fraction in [0, 1]";
   return error->empty();
 }
 
@@ -433,7 +512,8 @@ bool ResolveFiles(const RawOptions& r, CliOptions* o, std::string* error) {
     return error->empty();
   }
   if (files.empty() || (files.size() == 1 && IsElf(files[0]))) {
-    *error = files.empty() ? "no profile given" : "no profile given (" + files[0] + " is a program)";
+    *error =
+        files.empty() ? "no profile given" : "no profile given (" + files[0] + " is a program)";
     return false;
   }
   if (files.size() >= 2 && IsElf(files[0])) {

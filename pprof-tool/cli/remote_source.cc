@@ -29,8 +29,9 @@ struct ParsedUrl {
 bool ParseHttpUrl(const std::string& url, ParsedUrl* out, std::string* error) {
   const std::string scheme = "http://";
   if (url.compare(0, scheme.size(), scheme) != 0) {
-    *error = url + ": only http:// URLs are fetched (https:// is not supported; fetch it with "
-                   "curl and give the file)";
+    *error = url +
+             ": only http:// URLs are fetched (https:// is not supported; fetch it with "
+             "curl and give the file)";
     return false;
   }
   const size_t authority_end = url.find_first_of("/?#", scheme.size());
@@ -111,7 +112,8 @@ std::string ConnectFailure(const ParsedUrl& u, double timeout_seconds) {
     return std::string("cannot resolve ") + u.host + ": " + gai_strerror(rc);
   std::string cause = "cannot connect";
   for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    const int fd =
+        socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
     int err = 0;
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
@@ -120,8 +122,10 @@ std::string ConnectFailure(const ParsedUrl& u, double timeout_seconds) {
         pollfd p{fd, POLLOUT, 0};
         const int ready = poll(&p, 1, static_cast<int>(timeout_seconds * 1000));
         socklen_t len = sizeof err;
-        if (ready == 0) err = ETIMEDOUT;
-        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (ready == 0)
+          err = ETIMEDOUT;
+        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+          err = errno;
       }
     }
     close(fd);
@@ -140,7 +144,8 @@ std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.size() > 200) line = line.substr(0, 200) + "...";
-  for (char& c : line) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  for (char& c : line)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return line;
 }
 
@@ -222,7 +227,8 @@ bool JudgeTransfer(const std::string& url, const ParsedUrl& u, const RemoteFetch
                    double timeout, const Transfer& t, std::string* body, std::string* error) {
   const std::string what = "fetching " + url;
   if (t.too_large) {
-    *error = what + ": the answer is larger than " + std::to_string(options.max_bytes >> 20) + " MiB";
+    *error =
+        what + ": the answer is larger than " + std::to_string(options.max_bytes >> 20) + " MiB";
     return false;
   }
   if (t.too_slow || (!t.result && t.elapsed >= timeout * 0.95)) {
@@ -254,8 +260,8 @@ bool JudgeTransfer(const std::string& url, const ParsedUrl& u, const RemoteFetch
 
 }  // namespace
 
-bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options, std::string* body,
-                        std::string* error) {
+bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options,
+                        std::string* body, std::string* error) {
   ParsedUrl u;
   if (!ParseHttpUrl(url, &u, error)) return false;
   const std::string target = WithSeconds(u.target, options.seconds);

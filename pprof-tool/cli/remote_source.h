@@ -14,9 +14,9 @@
 namespace heapkit::pprof {
 
 struct RemoteFetchOptions {
-  int seconds = -1;       // --seconds=N: a delta profile over N seconds (-1: not asked)
-  double timeout = 0;     // --timeout=S for the whole fetch; 0: go pprof's default (60 s, or
-                          // 1.5 x --seconds when given)
+  int seconds = -1;    // --seconds=N: a delta profile over N seconds (-1: not asked)
+  double timeout = 0;  // --timeout=S for the whole fetch; 0: go pprof's default (60 s, or
+                       // 1.5 x --seconds when given)
   size_t max_bytes = size_t{256} << 20;  // the body's cap
 };
 
@@ -24,8 +24,8 @@ struct RemoteFetchOptions {
 bool IsRemoteSource(const std::string& name);
 
 // Fetches url into *body. False with a one-line *error on any failure.
-bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options, std::string* body,
-                        std::string* error);
+bool FetchRemoteProfile(const std::string& url, const RemoteFetchOptions& options,
+                        std::string* body, std::string* error);
 
 // The profile arguments with each URL replaced by a temporary file holding its answer. The
 // files are removed when *this is destroyed.

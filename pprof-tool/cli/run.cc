@@ -108,12 +108,14 @@ bool PipelineFor(const CliOptions& o, const Profile& profile, PipelineOptions* p
 
 // The source files --list and the web UI read (source_files.h): the profiles' own file names
 // are read only under --source_path.
-SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile, const std::vector<Profile>& dumps) {
+SourceAccess SourceAccessFor(const CliOptions& o, const Profile& profile,
+                             const std::vector<Profile>& dumps) {
   SourceAccess access;
   access.source_path = o.source_path;
   access.trim_path = o.trim_path;
   auto add = [&access](const Profile& p) {
-    for (const EmbeddedSymbol& s : p.symbols) access.profile_named.insert(s.files.begin(), s.files.end());
+    for (const EmbeddedSymbol& s : p.symbols)
+      access.profile_named.insert(s.files.begin(), s.files.end());
   };
   add(profile);
   for (const Profile& d : dumps) add(d);
@@ -155,7 +157,8 @@ int WriteTimeline(const CliOptions& o, const LoadedProfiles& in, const PipelineO
                   Warnings* warnings) {
   TimelineChart chart;
   std::string error;
-  if (!BuildTimeline(in.dumps, *in.symbolizer, po, kTimelineBands, &chart, &error)) return Fail(error);
+  if (!BuildTimeline(in.dumps, *in.symbolizer, po, kTimelineBands, &chart, &error))
+    return Fail(error);
   warnings->Flush();
   TimelineStyle style;
   style.show_bytes = po.view.show_bytes;

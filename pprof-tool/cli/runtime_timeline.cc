@@ -23,7 +23,8 @@ std::string RuntimeTimelineText(const RuntimeTimeline& t,
   // The columns: the stacks with the highest un-sampled in-use in any row.
   std::map<uint32_t, double> most;
   for (const auto& row : t.rows)
-    for (const auto& e : row.top) most[e.id] = std::max(most[e.id], RuntimeTimelineUnsampled(e.count, e.bytes, t.rate));
+    for (const auto& e : row.top)
+      most[e.id] = std::max(most[e.id], RuntimeTimelineUnsampled(e.count, e.bytes, t.rate));
   std::vector<std::pair<double, uint32_t>> order;
   for (const auto& [id, v] : most) order.push_back({v, id});
   std::sort(order.rbegin(), order.rend());
@@ -60,7 +61,8 @@ std::string RuntimeTimelineText(const RuntimeTimeline& t,
     char time[32];
     snprintf(time, sizeof(time), "%.3f", peak->t_ms / 1000.0);
     out << "Peak of the exact in-use: " << fmt(peak->exact) << " at " << time
-        << " s (--window=T0:T1 shows the stacks at the peak of a window; --timeline=FILE.svg draws it)\n";
+        << " s (--window=T0:T1 shows the stacks at the peak of a window; --timeline=FILE.svg draws "
+           "it)\n";
   }
   return out.str();
 }

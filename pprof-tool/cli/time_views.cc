@@ -44,7 +44,8 @@ bool ApplyObjectTimeView(const CliOptions& o, LoadedProfiles* in, TimeViews* vie
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // --timeline or --http of one runtime timeline file: its rows as text, its chart (an .svg
@@ -52,12 +53,12 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 bool ApplyRuntimeTimeline(const CliOptions& o, const std::vector<std::string>& files,
                           LoadedProfiles* in, TimeViews* views, std::string* error) {
   const bool timeline = o.report == ReportKind::kTimeline;
-  views->is_runtime_timeline = (timeline || o.report == ReportKind::kHttp) &&
-                               files.size() == 1 &&
+  views->is_runtime_timeline = (timeline || o.report == ReportKind::kHttp) && files.size() == 1 &&
                                ReadRuntimeTimeline(files[0], &views->runtime_timeline, error);
   if (!error->empty()) return false;
   if (!o.timeline_window.empty() && !views->is_runtime_timeline) {
-    *error = "--window applies to --timeline or --http of a runtime timeline (<prefix>.timeline.heap)";
+    *error =
+        "--window applies to --timeline or --http of a runtime timeline (<prefix>.timeline.heap)";
     return false;
   }
   if (!views->is_runtime_timeline) return true;
@@ -77,16 +78,15 @@ bool ApplyRuntimeTimeline(const CliOptions& o, const std::vector<std::string>& f
 
 }  // namespace
 
-bool ApplyTimeViews(const CliOptions& o, const std::vector<std::string>& files,
-                    LoadedProfiles* in, TimeViews* views, std::string* error) {
+bool ApplyTimeViews(const CliOptions& o, const std::vector<std::string>& files, LoadedProfiles* in,
+                    TimeViews* views, std::string* error) {
   if (o.peak && !PeakDescription(in->profile, &views->peak_description, error)) return false;
   return ApplyRuntimeTimeline(o, files, in, views, error) &&
          ApplyObjectTimeView(o, in, views, error);
 }
 
-void TimeViews::Describe(const Profile& profile, Symbolizer& symbolizer,
-                         const PipelineOptions& po, size_t at,
-                         std::vector<std::string>* lines) const {
+void TimeViews::Describe(const Profile& profile, Symbolizer& symbolizer, const PipelineOptions& po,
+                         size_t at, std::vector<std::string>* lines) const {
   if (!peak_description.empty()) lines->insert(lines->begin() + at, peak_description);
   for (const std::string& note : notes) lines->push_back(note);
   for (const AgeHint& h : age_hints) {

@@ -1,6 +1,7 @@
 // The time views of the runtime's files, applied to what the load stage read and before the
 // pipeline runs: --peak's header line (peak_choice.h), a runtime timeline file under --timeline
-// or --http, and --window (model/runtime_timeline.h), --lifetime and --since (report/object_time_views.h).
+// or --http, and --window (model/runtime_timeline.h), --lifetime and --since
+// (report/object_time_views.h).
 #pragma once
 
 #include <string>
@@ -32,7 +33,7 @@ struct TimeViews {
 
 // `files` are the profiles as read (fetched, or the peak files). May replace in->profile's
 // samples (--window, --lifetime, --since). False with one line in *error.
-bool ApplyTimeViews(const CliOptions& o, const std::vector<std::string>& files,
-                    LoadedProfiles* in, TimeViews* views, std::string* error);
+bool ApplyTimeViews(const CliOptions& o, const std::vector<std::string>& files, LoadedProfiles* in,
+                    TimeViews* views, std::string* error);
 
 }  // namespace heapkit::pprof

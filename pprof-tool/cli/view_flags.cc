@@ -45,7 +45,8 @@ bool ViewChoicesGiven::Check(std::string* error) const {
   for (const ViewField* field : given_) {
     if (std::count(given_.begin(), given_.end(), field) < 2) continue;
     std::string names;
-    for (const ViewChoice& c : field->choices) names += (names.empty() ? "--" : ", --") + std::string(c.name);
+    for (const ViewChoice& c : field->choices)
+      names += (names.empty() ? "--" : ", --") + std::string(c.name);
     *error = "choose one of " + names;
     return false;
   }
@@ -64,7 +65,8 @@ void DefineViewFlags(CLI::App& app, const char* group, ViewOptions* view, ViewCh
                 view->*member = T(value);
                 given->Count(&field);
               };
-              app.add_flag_callback(std::string("--") + choice.name, set, choice.help)->group(group);
+              app.add_flag_callback(std::string("--") + choice.name, set, choice.help)
+                  ->group(group);
             }
           } else if constexpr (std::is_same_v<T, bool>) {
             app.add_flag(FlagNames(field), view->*member, HelpText(field))->group(group);

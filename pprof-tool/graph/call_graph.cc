@@ -43,7 +43,8 @@ std::vector<uint32_t> KeptNodes(const StackSamples& samples, const NodeValues& v
                                 const GraphOptions& options, CallGraph* g) {
   const std::vector<double>& flat = v.flat;
   const std::vector<double>& cum = v.cum;
-  g->dropped_node_cutoff = options.node_fraction > 0 ? options.node_fraction * std::fabs(g->total) : 0;
+  g->dropped_node_cutoff =
+      options.node_fraction > 0 ? options.node_fraction * std::fabs(g->total) : 0;
   std::vector<uint32_t> candidates;
   for (uint32_t i : v.present) {
     if (options.drop_negative && (flat[i] < 0 || (flat[i] == 0 && cum[i] < 0))) continue;
@@ -76,7 +77,7 @@ void AddEdges(const StackSamples& samples, const std::vector<int>& graph_index, 
   std::unordered_map<uint64_t, size_t> edge_stamp;
   for (size_t si = 0; si < samples.samples.size(); ++si) {
     const StackSample& s = samples.samples[si];
-    int prev = -1;         // graph index of the last kept frame (callee side)
+    int prev = -1;  // graph index of the last kept frame (callee side)
     size_t prev_pos = 0;
     bool skipped = false;  // dropped frames since prev
     for (size_t k = 0; k < s.frames.size(); ++k) {
@@ -100,8 +101,10 @@ void AddEdges(const StackSamples& samples, const std::vector<int>& graph_index, 
           st->second = si;
           e.weight += s.value;
         }
-        if (skipped) e.residual = true;
-        else if (s.frames[prev_pos].inlined) e.inlined = true;
+        if (skipped)
+          e.residual = true;
+        else if (s.frames[prev_pos].inlined)
+          e.inlined = true;
       }
       prev = gi;
       prev_pos = k;
@@ -112,7 +115,8 @@ void AddEdges(const StackSamples& samples, const std::vector<int>& graph_index, 
 
 // edge_fraction; the edges left sorted and linked to their nodes.
 void PruneEdges(const GraphOptions& options, CallGraph* g) {
-  g->dropped_edge_cutoff = options.edge_fraction > 0 ? options.edge_fraction * std::fabs(g->total) : 0;
+  g->dropped_edge_cutoff =
+      options.edge_fraction > 0 ? options.edge_fraction * std::fabs(g->total) : 0;
   std::vector<GraphEdge> edges;
   for (const GraphEdge& e : g->edges) {
     if (g->dropped_edge_cutoff > 0 && std::fabs(e.weight) <= g->dropped_edge_cutoff) {
@@ -122,7 +126,8 @@ void PruneEdges(const GraphOptions& options, CallGraph* g) {
     edges.push_back(e);
   }
   std::sort(edges.begin(), edges.end(), [](const GraphEdge& a, const GraphEdge& b) {
-    if (std::fabs(a.weight) != std::fabs(b.weight)) return std::fabs(a.weight) > std::fabs(b.weight);
+    if (std::fabs(a.weight) != std::fabs(b.weight))
+      return std::fabs(a.weight) > std::fabs(b.weight);
     if (a.caller != b.caller) return a.caller < b.caller;
     return a.callee < b.callee;
   });
@@ -139,7 +144,7 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
   CallGraph g;
   g.total = samples.total;
   g.unit = samples.unit;
-  const NodeValues values = ComputeNodeValues(samples);   // 1. flat and cum
+  const NodeValues values = ComputeNodeValues(samples);  // 1. flat and cum
   g.total_nodes = int(values.present.size());
   std::vector<int> graph_index(samples.nodes.size(), -1);
   for (uint32_t i : KeptNodes(samples, values, options, &g)) {  // 2. node pruning
@@ -163,12 +168,12 @@ std::vector<std::string> CallGraph::LegendLines(bool show_bytes) const {
                 FormatPercent(kept_flat, total) + " of " + FormatValue(total, unit, show_bytes) +
                 " total");
   if (dropped_nodes > 0) {
-    out.push_back("Dropped " + std::to_string(dropped_nodes) + " nodes (cum <= " +
-                  FormatValue(dropped_node_cutoff, unit, show_bytes) + ")");
+    out.push_back("Dropped " + std::to_string(dropped_nodes) +
+                  " nodes (cum <= " + FormatValue(dropped_node_cutoff, unit, show_bytes) + ")");
   }
   if (dropped_edges > 0) {
-    out.push_back("Dropped " + std::to_string(dropped_edges) + " edges (freq <= " +
-                  FormatValue(dropped_edge_cutoff, unit, show_bytes) + ")");
+    out.push_back("Dropped " + std::to_string(dropped_edges) +
+                  " edges (freq <= " + FormatValue(dropped_edge_cutoff, unit, show_bytes) + ")");
   }
   if (int(nodes.size()) < nodes_over_cutoff) {
     out.push_back("Showing top " + std::to_string(nodes.size()) + " nodes out of " +

@@ -20,9 +20,9 @@
 namespace heapkit::pprof {
 
 struct GraphOptions {
-  int node_count = 80;          // --nodecount; <= 0 means unlimited
-  double node_fraction = 0.005; // --nodefraction
-  double edge_fraction = 0.001; // --edgefraction
+  int node_count = 80;           // --nodecount; <= 0 means unlimited
+  double node_fraction = 0.005;  // --nodefraction
+  double edge_fraction = 0.001;  // --edgefraction
   // --drop_negative: leave out nodes that went down (flat < 0, or flat == 0 and cum < 0: go
   // pprof's rule), before the fractions and the count apply.
   bool drop_negative = false;
@@ -52,13 +52,13 @@ struct CallGraph {
   ValueUnit unit = ValueUnit::kBytes;
 
   // What pruning removed (for the legend: "Dropped 12 nodes (cum <= 1.2kB)").
-  int dropped_nodes = 0;           // by node_fraction (node_count drops: nodes_over_cutoff - nodes.size())
+  int dropped_nodes = 0;  // by node_fraction (node_count drops: nodes_over_cutoff - nodes.size())
   double dropped_node_cutoff = 0;  // the cum cutoff used by node_fraction
   int dropped_edges = 0;
   double dropped_edge_cutoff = 0;
-  double kept_flat = 0;           // sum of flat of kept nodes ("Showing nodes accounting for")
-  int total_nodes = 0;            // nodes before pruning ("Showing top 80 nodes out of 312")
-  int nodes_over_cutoff = 0;      // nodes left after node_fraction, before node_count
+  double kept_flat = 0;       // sum of flat of kept nodes ("Showing nodes accounting for")
+  int total_nodes = 0;        // nodes before pruning ("Showing top 80 nodes out of 312")
+  int nodes_over_cutoff = 0;  // nodes left after node_fraction, before node_count
 
   // Builds the full (unpruned when options are all zero) graph and prunes it.
   static CallGraph Build(const StackSamples& samples, const GraphOptions& options);

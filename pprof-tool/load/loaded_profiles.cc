@@ -12,7 +12,8 @@ std::string ProgramName(const std::string& program, const Profile& profile) {
   if (!program.empty()) return program;
   if (!profile.binary.empty()) return profile.binary;
   for (const Mapping& m : profile.mappings) {
-    if (!m.path.empty() && m.path[0] == '/' && m.perms.find('x') != std::string::npos) return m.path;
+    if (!m.path.empty() && m.path[0] == '/' && m.perms.find('x') != std::string::npos)
+      return m.path;
   }
   return "";
 }

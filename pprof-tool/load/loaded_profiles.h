@@ -26,8 +26,8 @@ struct LoadRequest {
   // The web UI: every dump summed (--base subtracted) is what is symbolized, so that each
   // dump's files are found at one address.
   bool sum_dumps = false;
-  bool symbolize = true;          // false: no symbolizer (--memory)
-  std::string program;            // the <program> given ("": from the memory maps)
+  bool symbolize = true;  // false: no symbolizer (--memory)
+  std::string program;    // the <program> given ("": from the memory maps)
   std::vector<std::string> symbol_path;
 };
 
@@ -38,9 +38,9 @@ struct LoadedProfiles {
   std::string dump_description;  // which dump, or the sum: a header line ("": one profile)
   Profile base;                  // the base files summed
   bool has_base = false;
-  Profile sum;                   // sum_dumps: every dump summed, the base subtracted
+  Profile sum;                             // sum_dumps: every dump summed, the base subtracted
   std::unique_ptr<Symbolizer> symbolizer;  // for `sum` (sum_dumps), else for `profile`
-  std::string program_name;      // the <program>, else the profile's main binary ("": unknown)
+  std::string program_name;  // the <program>, else the profile's main binary ("": unknown)
 
   const Profile* Base() const { return has_base ? &base : nullptr; }
 };

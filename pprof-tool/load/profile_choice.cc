@@ -2,9 +2,8 @@
 
 namespace heapkit::pprof {
 
-bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
-                   int dump, bool merge, Profile* chosen, std::string* description,
-                   std::string* error) {
+bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series, int dump,
+                   bool merge, Profile* chosen, std::string* description, std::string* error) {
   int index = -1;
   if (dump >= 0) {
     index = series.IndexOf(dump);
@@ -22,7 +21,11 @@ bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
     *chosen = dumps[0];
     for (size_t i = 1; i < dumps.size(); ++i) chosen->AddProfile(dumps[i], false);
   }
-  *description = dumps.size() > 1 || dump >= 0 ? DumpDescription(dumps, series, index, "another: --dump=N, the N of its file name; their sum: --merge") : "";
+  *description =
+      dumps.size() > 1 || dump >= 0
+          ? DumpDescription(dumps, series, index,
+                            "another: --dump=N, the N of its file name; their sum: --merge")
+          : "";
   return true;
 }
 

@@ -14,8 +14,7 @@ namespace heapkit::pprof {
 
 // The profile reports show (before --base), and its header line ("" for a single profile).
 // dump: --dump=N (-1: not given); merge: --merge. False with *error if N names no dump.
-bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series,
-                   int dump, bool merge, Profile* chosen, std::string* description,
-                   std::string* error);
+bool ChooseProfile(const std::vector<Profile>& dumps, const DumpSeries& series, int dump,
+                   bool merge, Profile* chosen, std::string* description, std::string* error);
 
 }  // namespace heapkit::pprof

@@ -64,8 +64,9 @@ std::vector<Mapping> SyntheticMappings(const std::string& program,
   GElf_Ehdr eh;
   if (elf && gelf_getehdr(elf, &eh)) {
     if (eh.e_type == ET_DYN && warnings) {
-      warnings->push_back(program + ": position-independent executable and the profile has no "
-                                    "memory map; assuming it was loaded at address 0");
+      warnings->push_back(program +
+                          ": position-independent executable and the profile has no "
+                          "memory map; assuming it was loaded at address 0");
     }
     size_t n = 0;
     if (elf_getphdrnum(elf, &n) != 0) n = 0;
@@ -146,7 +147,8 @@ std::unique_ptr<Symbolizer> MakeSymbolizer(const Profile& profile, const std::st
   }
   if (program.empty()) {
     if (profile.mappings.empty() && warnings) {
-      warnings->push_back(profile.file + ": no memory map (MAPPED_LIBRARIES) and no program "
+      warnings->push_back(profile.file +
+                          ": no memory map (MAPPED_LIBRARIES) and no program "
                           "given; addresses are not symbolized");
     }
     return Symbolizer::ForMappings(ViewsOf(profile.mappings, "", ""), search, warnings);

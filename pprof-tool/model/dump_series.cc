@@ -74,8 +74,10 @@ std::string ProtoFileSuffix(const std::string& path) {
 
 int DumpFileNumber(const std::string& full_path, std::string* prefix) {
   constexpr std::string_view kSuffix = ".heap";
-  const std::string path = full_path.substr(0, full_path.size() - ProtoFileSuffix(full_path).size());
-  if (path.size() <= kSuffix.size() || path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+  const std::string path =
+      full_path.substr(0, full_path.size() - ProtoFileSuffix(full_path).size());
+  if (path.size() <= kSuffix.size() ||
+      path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
     return -1;
   }
   size_t end = path.size() - kSuffix.size();
@@ -96,7 +98,8 @@ std::string DumpDescription(const std::vector<Profile>& dumps, const DumpSeries&
   const std::string n = std::to_string(dumps.size());
   if (index < 0) {
     if (series.one_process) return "Sum of the " + n + " dumps of one process (--merge)";
-    return "Sum of " + n + " profiles" + (series.different_processes ? " of different processes" : "");
+    return "Sum of " + n + " profiles" +
+           (series.different_processes ? " of different processes" : "");
   }
   std::string line = "Dump: " + FileBasename(dumps[size_t(index)].file);
   if (dumps.size() < 2) return line;
@@ -123,7 +126,8 @@ int DumpSeries::IndexOf(int number) const {
 
 std::string DumpSeries::NumbersText() const {
   bool consecutive = numbers.size() > 2;
-  for (size_t i = 1; i < numbers.size() && consecutive; ++i) consecutive = numbers[i] == numbers[i - 1] + 1;
+  for (size_t i = 1; i < numbers.size() && consecutive; ++i)
+    consecutive = numbers[i] == numbers[i - 1] + 1;
   if (consecutive) return std::to_string(numbers.front()) + " to " + std::to_string(numbers.back());
   std::string out;
   for (size_t i = 0; i < numbers.size(); ++i) {
@@ -141,7 +145,8 @@ std::string DumpSeries::NumbersText() const {
 DumpSeries ClassifyDumps(const std::vector<Profile>& profiles) {
   DumpSeries s;
   bool file_numbers = true;
-  for (const Profile& p : profiles) file_numbers = file_numbers && DumpFileNumber(p.file, nullptr) >= 0;
+  for (const Profile& p : profiles)
+    file_numbers = file_numbers && DumpFileNumber(p.file, nullptr) >= 0;
   for (size_t i = 0; i < profiles.size(); ++i) {
     s.numbers.push_back(file_numbers ? DumpFileNumber(profiles[i].file, nullptr) : int(i) + 1);
   }

@@ -24,8 +24,8 @@ namespace heapkit::pprof {
 struct DumpSeries {
   bool one_process = false;  // the profiles are snapshots of one process (true for a single one)
   bool different_processes = false;  // known to come from several (pids or memory maps differ)
-  std::vector<int> numbers;  // each profile's number, in command-line order
-  size_t latest = 0;         // index of the dump written last
+  std::vector<int> numbers;          // each profile's number, in command-line order
+  size_t latest = 0;                 // index of the dump written last
 
   // The index of the dump numbered `number`, or -1.
   int IndexOf(int number) const;

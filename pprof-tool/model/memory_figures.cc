@@ -20,8 +20,12 @@ bool ParseSizeClassLine(std::string_view line, Profile* profile) {
   struct Field {
     std::string_view name;
     uint64_t* value;
-  } fields[] = {{"size", &c.size}, {"spans", &c.spans}, {"objects_per_span", &c.objects_per_span},
-                {"out", &c.out}, {"transfer", &c.transfer}, {"free", &c.free},
+  } fields[] = {{"size", &c.size},
+                {"spans", &c.spans},
+                {"objects_per_span", &c.objects_per_span},
+                {"out", &c.out},
+                {"transfer", &c.transfer},
+                {"free", &c.free},
                 {"mostly_empty", &c.mostly_empty}};
   while (!line.empty()) {
     const size_t end = line.find(' ');
@@ -77,7 +81,8 @@ bool BuildMemoryTable(const Profile& profile, std::vector<MemoryRow>* rows, int6
                       std::string* error) {
   rows->clear();
   if (profile.memory_figures.empty()) {
-    *error = profile.file + ": no memory figures in this profile (heapkit writes them into "
+    *error = profile.file +
+             ": no memory figures in this profile (heapkit writes them into "
              "HEAPPROFILE dumps; gperftools and older heapkit dumps have none)";
     return false;
   }
@@ -141,19 +146,17 @@ bool BuildMemoryTable(const Profile& profile, std::vector<MemoryRow>* rows, int6
 
 namespace heapkit::pprof {
 
-std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes,
-                           int64_t rss) {
+std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes, int64_t rss) {
   std::vector<Profile::SizeClassFigures> classes = profile.size_classes;
   if (classes.empty()) return "";
-  std::stable_sort(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
-    return a.free * a.size > b.free * b.size;
-  });
+  std::stable_sort(classes.begin(), classes.end(),
+                   [](const auto& a, const auto& b) { return a.free * a.size > b.free * b.size; });
   std::string out =
       "\nSize classes by free objects stranded in partly used spans (a span returns to the page "
       "heap only when all its objects are free)\n";
   char line[256];
-  snprintf(line, sizeof(line), "%8s %8s %12s %12s %12s %12s %8s\n", "size", "spans",
-           "mostly empty", "objects out", "free objects", "stranded", "% of RSS");
+  snprintf(line, sizeof(line), "%8s %8s %12s %12s %12s %12s %8s\n", "size", "spans", "mostly empty",
+           "objects out", "free objects", "stranded", "% of RSS");
   out += line;
   for (size_t i = 0; i < classes.size() && i < max_rows; ++i) {
     const Profile::SizeClassFigures& c = classes[i];
@@ -166,9 +169,10 @@ std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_by
              FormatPercent(stranded, static_cast<double>(rss)).c_str());
     out += line;
   }
-  out += "objects out: live, or cached in thread and transfer caches; stranded: free objects x "
-         "size (never-carved ones included; they may hold no memory).\n"
-         "Which stacks keep them: HEAP_PROFILE_RESIDENCY=1 and --sample_index=stranded_space.\n";
+  out +=
+      "objects out: live, or cached in thread and transfer caches; stranded: free objects x "
+      "size (never-carved ones included; they may hold no memory).\n"
+      "Which stacks keep them: HEAP_PROFILE_RESIDENCY=1 and --sample_index=stranded_space.\n";
   return out;
 }
 

@@ -25,15 +25,14 @@ bool ParseMemoryFigure(std::string_view line, Profile* profile);
 
 // The --memory report's second table: size classes by the bytes of free objects stranded in
 // their spans, largest first, at most `max_rows`.
-std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes,
-                           int64_t rss);
+std::string SizeClassTable(const Profile& profile, size_t max_rows, bool show_bytes, int64_t rss);
 
 struct MemoryRow {
   std::string label;
-  int depth = 0;        // 0: a section heading or total, 1: a line within a section
-  int64_t bytes = 0;    // may be negative only for "unexplained"
-  bool in_rss = true;   // false: address space shown for reference, not a share of RSS
-  bool heading = false; // a section title with no number
+  int depth = 0;         // 0: a section heading or total, 1: a line within a section
+  int64_t bytes = 0;     // may be negative only for "unexplained"
+  bool in_rss = true;    // false: address space shown for reference, not a share of RSS
+  bool heading = false;  // a section title with no number
 };
 
 // The table for one dump. False (with *error) when the profile carries no memory figures.

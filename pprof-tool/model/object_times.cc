@@ -55,8 +55,7 @@ bool ParseLifetime(std::string_view s, ObjectTimes* times) {
   double bin;
   std::string_view end;
   if (!ParseNumber(&s, &bin) || !ParseWord(&s, &end) || !ParseNumber(&s, &l.count) ||
-      !ParseNumber(&s, &l.bytes) || !ParseNumber(&s, &l.estimated_bytes) ||
-      s.substr(0, 1) != "@")
+      !ParseNumber(&s, &l.bytes) || !ParseNumber(&s, &l.estimated_bytes) || s.substr(0, 1) != "@")
     return false;
   l.bin_ns = static_cast<uint64_t>(bin);
   if (end == "same") {

@@ -79,7 +79,10 @@ void Profile::AddProfile(const Profile& other, bool negate) {
                  (unsigned long long)m.limit, m.perms.empty() ? "r-xp" : m.perms.c_str(),
                  (unsigned long long)m.offset);
         text += buf;
-        if (!m.path.empty()) { text += "    "; text += m.path; }
+        if (!m.path.empty()) {
+          text += "    ";
+          text += m.path;
+        }
         text += '\n';
       }
       maps_text = std::move(text);

@@ -41,15 +41,18 @@ struct SampleValues {
   double stranded_bytes = 0;  // free bytes of their spans the live objects keep from the OS
 
   SampleValues& operator+=(const SampleValues& o) {
-    inuse_objects += o.inuse_objects; inuse_bytes += o.inuse_bytes;
-    alloc_objects += o.alloc_objects; alloc_bytes += o.alloc_bytes;
-    resident_bytes += o.resident_bytes; swapped_bytes += o.swapped_bytes;
+    inuse_objects += o.inuse_objects;
+    inuse_bytes += o.inuse_bytes;
+    alloc_objects += o.alloc_objects;
+    alloc_bytes += o.alloc_bytes;
+    resident_bytes += o.resident_bytes;
+    swapped_bytes += o.swapped_bytes;
     stranded_bytes += o.stranded_bytes;
     return *this;
   }
   SampleValues Negated() const {
-    return {-inuse_objects, -inuse_bytes, -alloc_objects, -alloc_bytes, -resident_bytes,
-            -swapped_bytes, -stranded_bytes};
+    return {-inuse_objects,  -inuse_bytes,   -alloc_objects, -alloc_bytes,
+            -resident_bytes, -swapped_bytes, -stranded_bytes};
   }
 };
 
@@ -62,10 +65,10 @@ struct RawSample {
 // One parsed line of the MAPPED_LIBRARIES / "--- Memory map: ---" section.
 struct Mapping {
   uint64_t start = 0;
-  uint64_t limit = 0;   // exclusive
-  uint64_t offset = 0;  // file offset of `start`
-  std::string perms;    // "r-xp"
-  std::string path;     // "" for anonymous mappings; "[vdso]", "/usr/lib/libc.so.6", ...
+  uint64_t limit = 0;    // exclusive
+  uint64_t offset = 0;   // file offset of `start`
+  std::string perms;     // "r-xp"
+  std::string path;      // "" for anonymous mappings; "[vdso]", "/usr/lib/libc.so.6", ...
   std::string build_id;  // lower-case hex when the profile recorded it (profile.proto), else ""
 };
 
@@ -84,8 +87,8 @@ struct EmbeddedSymbol {
 
 struct Profile {
   ProfileKind kind = ProfileKind::kHeapProfile;
-  std::string file;             // where it was read from (for messages)
-  uint64_t sample_period = 0;   // <rate> of heap_v2/<rate> or heap/<rate>; 0 if exact
+  std::string file;                // where it was read from (for messages)
+  uint64_t sample_period = 0;      // <rate> of heap_v2/<rate> or heap/<rate>; 0 if exact
   bool has_alloc_columns = false;  // the "[ n: bytes]" alloc pair was present
   SampleValues header_totals;      // the header line's numbers (raw)
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
@@ -111,10 +114,10 @@ struct Profile {
   // "# heapkit: lifetime ..." / "# heapkit: age ..." lines (model/object_times.h).
   ObjectTimes object_times;
   std::vector<RawSample> samples;
-  std::string maps_text;           // the mapping section, verbatim (for libdwfl)
-  std::vector<Mapping> mappings;   // same, parsed
+  std::string maps_text;                // the mapping section, verbatim (for libdwfl)
+  std::vector<Mapping> mappings;        // same, parsed
   std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty
-  std::string binary;              // "binary=" line of a "--- symbol" section, else ""
+  std::string binary;                   // "binary=" line of a "--- symbol" section, else ""
   // profile.proto only: `symbols` cover just the locations that carried lines; other PCs are
   // symbolized from the maps. The sample types present ("inuse_space", ...; empty: all four,
   // as in legacy files) and the file's default_sample_type ("" if none).

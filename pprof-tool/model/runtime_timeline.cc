@@ -135,7 +135,8 @@ bool ParseRuntimeTimelineWindow(const RuntimeTimeline& t, const std::string& tex
   w->text = text;
   if (sscanf(text.c_str(), "%lf:%lf%c", &w->t0, &w->t1, &rest) != 2 || !(w->t0 <= w->t1) ||
       w->t0 < 0 || !std::isfinite(w->t1)) {
-    *error = text.substr(0, 64) + ": expected T0:T1, seconds after profiling start with T0 <= T1 (e.g. 1.5:3)";
+    *error = text.substr(0, 64) +
+             ": expected T0:T1, seconds after profiling start with T0 <= T1 (e.g. 1.5:3)";
     return false;
   }
   w->peak_row = -1;

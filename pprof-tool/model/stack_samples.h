@@ -35,13 +35,13 @@ namespace heapkit::pprof {
 //   files:     name == file (the source file), line = 0
 //   addresses: name + file + line + address
 struct NodeInfo {
-  std::string name;     // demangled function name ("module+0xoffset" if unknown)
-  std::string file;     // source file, "" if unknown
-  int line = 0;         // 0 unless granularity is lines/addresses
-  int start_line = 0;   // the function's declaration line (SourceFrame::start_line); 0 if
-                        // unknown or granularity is files
-  uint64_t address = 0; // 0 unless granularity is addresses
-  std::string module;   // mapped object path, "" if unknown
+  std::string name;       // demangled function name ("module+0xoffset" if unknown)
+  std::string file;       // source file, "" if unknown
+  int line = 0;           // 0 unless granularity is lines/addresses
+  int start_line = 0;     // the function's declaration line (SourceFrame::start_line); 0 if
+                          // unknown or granularity is files
+  uint64_t address = 0;   // 0 unless granularity is addresses
+  std::string module;     // mapped object path, "" if unknown
   std::string full_name;  // the whole demangled name when `name` is simplified and differs
                           // (filled for pictures only: PipelineOptions::record_full_names)
 
@@ -59,7 +59,8 @@ struct StackFrame {
 struct StackSample {
   std::vector<StackFrame> frames;  // leaf first
   double value = 0;
-  SampleValues values = {};  // all four un-sampled values, summed like `value` (PipelineOptions::all_values)
+  SampleValues values =
+      {};  // all four un-sampled values, summed like `value` (PipelineOptions::all_values)
 };
 
 enum class Granularity { kFunctions, kLines, kFiles, kAddresses };
@@ -67,9 +68,9 @@ enum class Granularity { kFunctions, kLines, kFiles, kAddresses };
 struct StackSamples {
   std::vector<NodeInfo> nodes;  // unique per (granularity key)
   std::vector<StackSample> samples;
-  double total = 0;               // see "total" above
+  double total = 0;  // see "total" above
   ValueUnit unit = ValueUnit::kBytes;
-  std::string sample_type;        // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
+  std::string sample_type;  // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
   Granularity granularity = Granularity::kFunctions;
   std::vector<std::string> description;  // legend lines: "File: prog", "Type: inuse_space", ...
   // Allocation wrappers charged to their callers (report/allocation_wrappers.h), sorted.

@@ -30,16 +30,24 @@ constexpr int64_t kMaxCount = int64_t{1} << 53;
 class Cursor {
  public:
   explicit Cursor(std::string_view s) : s_(s) {}
-  void SkipSpace() { while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_; }
+  void SkipSpace() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
   bool AtEnd() const { return pos_ >= s_.size(); }
   bool Consume(char c) {
     SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == c) { ++pos_; return true; }
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
     return false;
   }
   bool ConsumeWord(std::string_view w) {
     SkipSpace();
-    if (s_.substr(pos_, w.size()) == w) { pos_ += w.size(); return true; }
+    if (s_.substr(pos_, w.size()) == w) {
+      pos_ += w.size();
+      return true;
+    }
     return false;
   }
   // Signed decimal. Returns 0 ok, 1 not a number, 2 out of range.
@@ -47,7 +55,10 @@ class Cursor {
     SkipSpace();
     bool neg = false;
     size_t p = pos_;
-    if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) { neg = s_[p] == '-'; ++p; }
+    if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) {
+      neg = s_[p] == '-';
+      ++p;
+    }
     if (p >= s_.size() || s_[p] < '0' || s_[p] > '9') return 1;
     int64_t v = 0;
     while (p < s_.size() && s_[p] >= '0' && s_[p] <= '9') {
@@ -69,10 +80,14 @@ class Cursor {
     while (p < s_.size()) {
       char c = s_[p];
       int d;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else break;
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        break;
       if (++digits > 16) return 2;
       v = (v << 4) | uint64_t(d);
       ++p;
@@ -97,7 +112,8 @@ class Cursor {
 };
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   return s;
 }
@@ -267,9 +283,10 @@ struct Parser {
     if (IsBinary(line)) return Fail(number, std::string(kHeaderShape) + ", found binary data");
     Cursor c(line);
     if (!c.ConsumeWord("heap profile:")) {
-      if (line.find("profile") != std::string_view::npos && line.find("heap") == std::string_view::npos) {
-        return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line) +
-                                " (not a heap profile)");
+      if (line.find("profile") != std::string_view::npos &&
+          line.find("heap") == std::string_view::npos) {
+        return Fail(number,
+                    std::string(kHeaderShape) + ", found " + Quote(line) + " (not a heap profile)");
       }
       return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
     }
@@ -280,7 +297,8 @@ struct Parser {
     if (c.Consume('[')) {
       r = Pair(c, &an, &ab);
       if (r == 2) return Fail(number, "expected header numbers below 2^53, found " + Quote(line));
-      if (r || !c.Consume(']')) return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
+      if (r || !c.Consume(']'))
+        return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
       profile->has_alloc_columns = true;
     }
     if (!c.Consume('@')) return Fail(number, std::string(kHeaderShape) + ", found " + Quote(line));
@@ -312,8 +330,10 @@ struct Parser {
     } else if (type == "growth" || type == "growthz") {
       profile->kind = ProfileKind::kGrowth;
     } else {
-      return Fail(number, "expected profile type heapprofile, heap_v2/<rate>, heap/<rate> or "
-                          "growth after '@', found " + Quote(type));
+      return Fail(number,
+                  "expected profile type heapprofile, heap_v2/<rate>, heap/<rate> or "
+                  "growth after '@', found " +
+                      Quote(type));
     }
     if (!Trim(c.Rest()).empty()) {
       return Fail(number, "expected end of header line after the profile type, found " +
@@ -363,8 +383,8 @@ struct Parser {
       return (count < 0 && bytes > 0) || (count > 0 && bytes < 0);
     };
     if (mixed(n, b) || mixed(an, ab)) {
-      return Fail(number, "expected an object count and bytes of the same sign, found " +
-                              Quote(line));
+      return Fail(number,
+                  "expected an object count and bytes of the same sign, found " + Quote(line));
     }
     RawSample s;
     for (;;) {
@@ -372,7 +392,9 @@ struct Parser {
       if (c.AtEnd()) break;
       uint64_t pc = 0;
       r = c.Hex(&pc);
-      if (r == 2) return Fail(number, "expected addresses of at most 16 hex digits, found " + Quote(c.Rest()));
+      if (r == 2)
+        return Fail(number,
+                    "expected addresses of at most 16 hex digits, found " + Quote(c.Rest()));
       if (r) return Fail(number, "expected a hex address, found " + Quote(c.Rest()));
       s.pcs.push_back(pc);
     }
@@ -400,8 +422,10 @@ struct Parser {
     std::string_view thread = line.substr(0, colon);
     if (line[0] != 't' || colon == std::string_view::npos || thread.size() < 2 ||
         (thread != "t*" && thread.find_first_not_of("0123456789", 1) != std::string_view::npos)) {
-      return Fail(number, "expected a jemalloc line '@ <address>...' or 't<thread>: <objects>: "
-                          "<bytes> [<objects>: <bytes>]', found " + Quote(line));
+      return Fail(number,
+                  "expected a jemalloc line '@ <address>...' or 't<thread>: <objects>: "
+                  "<bytes> [<objects>: <bytes>]', found " +
+                      Quote(line));
     }
     if (thread != "t*") return true;
     std::string counts(Trim(line.substr(colon + 1)));
@@ -414,8 +438,8 @@ struct Parser {
       return true;
     }
     if (jemalloc_stack.empty()) {
-      return Fail(number, "expected an '@ <address>...' line before this 't*:' line, found " +
-                              Quote(line));
+      return Fail(number,
+                  "expected an '@ <address>...' line before this 't*:' line, found " + Quote(line));
     }
     std::string sample = counts + " @ " + jemalloc_stack;
     jemalloc_stack.clear();
@@ -448,10 +472,16 @@ struct Parser {
       std::string_view t = Trim(line);
       if (t == "---") return true;
       if (t.empty()) continue;
-      if (t.substr(0, 7) == "binary=") { profile->binary = std::string(t.substr(7)); continue; }
+      if (t.substr(0, 7) == "binary=") {
+        profile->binary = std::string(t.substr(7));
+        continue;
+      }
       Cursor c(t);
       uint64_t pc = 0;
-      if (c.Hex(&pc) != 0) return Fail(lines.number(), "expected '0x<address> <name>[--<name>...]' in the symbol section, found " + Quote(t));
+      if (c.Hex(&pc) != 0)
+        return Fail(
+            lines.number(),
+            "expected '0x<address> <name>[--<name>...]' in the symbol section, found " + Quote(t));
       std::string_view names = Trim(c.Rest());
       EmbeddedSymbol sym;
       sym.pc = pc;
@@ -511,7 +541,8 @@ struct Parser {
     for (;;) {
       if (!lines.Next(&line)) {
         if (!ReaderOk()) return false;
-        return Fail(lines.number() + 1, "expected a heap profile header 'heap profile: ...', found end of file");
+        return Fail(lines.number() + 1,
+                    "expected a heap profile header 'heap profile: ...', found end of file");
       }
       std::string_view t = Trim(line);
       if (t.empty() || t[0] == '#') continue;

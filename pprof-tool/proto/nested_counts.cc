@@ -72,25 +72,36 @@ std::string CheckNestedCounts(std::string_view message, const ProtoLimits& limit
     if (field != 2 && field != 4) continue;
     FieldCounts c;
     const char* what = field == 2 ? "sample" : "location";
-    if (!CountFields(body, &c)) return std::string("a well-formed ") + what + ", found malformed fields inside one";
+    if (!CountFields(body, &c))
+      return std::string("a well-formed ") + what + ", found malformed fields inside one";
     auto over = [](uint64_t n, size_t max, const char* name, const char* in_what) {
       return "at most " + std::to_string(max) + " " + name + " in " + in_what + ", found " +
              std::to_string(n);
     };
     if (field == 2) {
-      if (c.of[1] > limits.max_frames_per_sample) return over(c.of[1], limits.max_frames_per_sample, "location ids", "a sample");
-      if (c.of[2] > limits.max_values_per_sample) return over(c.of[2], limits.max_values_per_sample, "values", "a sample");
-      if (c.of[3] > limits.max_labels_per_sample) return over(c.of[3], limits.max_labels_per_sample, "labels", "a sample");
+      if (c.of[1] > limits.max_frames_per_sample)
+        return over(c.of[1], limits.max_frames_per_sample, "location ids", "a sample");
+      if (c.of[2] > limits.max_values_per_sample)
+        return over(c.of[2], limits.max_values_per_sample, "values", "a sample");
+      if (c.of[3] > limits.max_labels_per_sample)
+        return over(c.of[3], limits.max_labels_per_sample, "labels", "a sample");
       total_ids += c.of[1];
       total_labels += c.of[3];
     } else {
-      if (c.of[4] > limits.max_lines_per_location) return over(c.of[4], limits.max_lines_per_location, "lines", "a location");
+      if (c.of[4] > limits.max_lines_per_location)
+        return over(c.of[4], limits.max_lines_per_location, "lines", "a location");
       total_lines += c.of[4];
     }
   }
-  if (total_ids > limits.max_frames) return "at most " + std::to_string(limits.max_frames) + " location ids in all samples, found " + std::to_string(total_ids);
-  if (total_labels > limits.max_labels) return "at most " + std::to_string(limits.max_labels) + " labels in all samples, found " + std::to_string(total_labels);
-  if (total_lines > limits.max_lines) return "at most " + std::to_string(limits.max_lines) + " lines in all locations, found " + std::to_string(total_lines);
+  if (total_ids > limits.max_frames)
+    return "at most " + std::to_string(limits.max_frames) + " location ids in all samples, found " +
+           std::to_string(total_ids);
+  if (total_labels > limits.max_labels)
+    return "at most " + std::to_string(limits.max_labels) + " labels in all samples, found " +
+           std::to_string(total_labels);
+  if (total_lines > limits.max_lines)
+    return "at most " + std::to_string(limits.max_lines) + " lines in all locations, found " +
+           std::to_string(total_lines);
   return "";
 }
 

@@ -32,8 +32,19 @@ constexpr size_t kLineCost = 96;  // two std::strings, two ints, the vectors' sl
 // Wire type Profile declares for a top-level field, -1 if it has no such field.
 int ExpectedWireType(uint32_t field) {
   switch (field) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 11: return kLen;
-    case 7: case 8: case 9: case 10: case 12: case 14: return kVarint;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 11: return kLen;
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 12:
+    case 14: return kVarint;
     case 13: return kLen;  // packed comments (a lone varint is accepted below)
     default: return -1;
   }
@@ -58,7 +69,8 @@ std::string ScanFields(std::string_view data, bool prefix, TopLevelCounts* count
     snprintf(where, sizeof where, " at byte %d", at);
     const bool near_end = size - at < 16;
     uint32_t tag = in.ReadTag();
-    if (tag == 0) return prefix && near_end ? "" : std::string("a field tag, found a malformed varint") + where;
+    if (tag == 0)
+      return prefix && near_end ? "" : std::string("a field tag, found a malformed varint") + where;
     const uint32_t field = tag >> 3;
     const int wire = int(tag & 7);
     const int expected = ExpectedWireType(field);
@@ -67,7 +79,8 @@ std::string ScanFields(std::string_view data, bool prefix, TopLevelCounts* count
       return "field " + std::to_string(field) + " with wire type " + std::to_string(expected) +
              ", found wire type " + std::to_string(wire) + where;
     }
-    if (expected < 0 && prefix) return "a Profile field number, found " + std::to_string(field) + where;
+    if (expected < 0 && prefix)
+      return "a Profile field number, found " + std::to_string(field) + where;
     if (field < 16) ++counts->by_field[field];
     bool ok = true;
     if (wire == kVarint) {
@@ -118,7 +131,8 @@ std::string WithoutStringTable(std::string_view data) {
     } else {
       in.Skip(wire == 1 ? 8 : 4);
     }
-    if ((tag >> 3) != 6) out.append(data.substr(size_t(start), size_t(in.CurrentPosition() - start)));
+    if ((tag >> 3) != 6)
+      out.append(data.substr(size_t(start), size_t(in.CurrentPosition() - start)));
   }
   return out;
 }
@@ -127,7 +141,11 @@ class Converter {
  public:
   Converter(const pb::Profile& p, const std::vector<std::string_view>& strings,
             const std::string& file, Profile* out, ParseError* error, size_t max_line_name_bytes)
-      : p_(p), strings_(strings), file_(file), out_(out), error_(error),
+      : p_(p),
+        strings_(strings),
+        file_(file),
+        out_(out),
+        error_(error),
         max_line_name_bytes_(max_line_name_bytes) {}
 
   bool Run() {
@@ -150,8 +168,7 @@ class Converter {
   bool Str(int64_t index, const char* what, const std::string_view** s) {
     if (index < 0 || uint64_t(index) >= strings_.size()) {
       return Fail(std::string("expected ") + what + " to index the string table (" +
-                  std::to_string(strings_.size()) + " strings), found " +
-                  std::to_string(index));
+                  std::to_string(strings_.size()) + " strings), found " + std::to_string(index));
     }
     *s = &strings_[size_t(index)];
     return true;
@@ -177,8 +194,10 @@ class Converter {
       found += (found.empty() ? "" : ", ") + std::string(*type) + "/" + std::string(*unit);
     }
     if (out_->sample_types.empty()) {
-      return Fail("expected a heap profile (sample types inuse_space, inuse_objects, alloc_space, "
-                  "alloc_objects), found " + (found.empty() ? std::string("no sample types") : found));
+      return Fail(
+          "expected a heap profile (sample types inuse_space, inuse_objects, alloc_space, "
+          "alloc_objects), found " +
+          (found.empty() ? std::string("no sample types") : found));
     }
     return true;
   }
@@ -268,8 +287,9 @@ class Converter {
         }
         line_name_bytes_ += kLineCost + name.size() + file.size();
         if (line_name_bytes_ > max_line_name_bytes_) {
-          return Fail("expected at most " + std::to_string(max_line_name_bytes_ >> 20) +
-                      " MiB of frames (function and file names) in the locations' lines, found more");
+          return Fail(
+              "expected at most " + std::to_string(max_line_name_bytes_ >> 20) +
+              " MiB of frames (function and file names) in the locations' lines, found more");
         }
         if (name.empty()) {
           char buf[32];
@@ -387,8 +407,13 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
   TopLevelCounts counts;
   std::string problem = ScanFields(bytes, /*prefix=*/false, &counts);
   if (!problem.empty()) return fail("expected a profile.proto message: " + problem);
-  struct Cap { int field; size_t max; const char* what; };
-  const Cap caps[] = {{6, limits.max_strings, "strings"}, {2, limits.max_samples, "samples"},
+  struct Cap {
+    int field;
+    size_t max;
+    const char* what;
+  };
+  const Cap caps[] = {{6, limits.max_strings, "strings"},
+                      {2, limits.max_samples, "samples"},
                       {4, limits.max_locations, "locations"},
                       {5, limits.max_functions, "functions"},
                       {3, limits.max_mappings, "mappings"}};
@@ -411,11 +436,13 @@ bool DecodeProfileProto(std::string_view bytes, const std::string& file, Profile
     parsed = without_strings;
   }
   if (!message->ParseFromArray(parsed.data(), int(parsed.size()))) {
-    return fail("expected a profile.proto message, found malformed protobuf inside a sample, "
-                "location, function or mapping");
+    return fail(
+        "expected a profile.proto message, found malformed protobuf inside a sample, "
+        "location, function or mapping");
   }
-  return Converter(*message, counts.strings, file, profile, error, std::min(limits.max_line_name_bytes,
-                                                       kLineNameBase + kLineNamesPerByte * bytes.size()))
+  return Converter(
+             *message, counts.strings, file, profile, error,
+             std::min(limits.max_line_name_bytes, kLineNameBase + kLineNamesPerByte * bytes.size()))
       .Run();
 }
 

@@ -33,7 +33,7 @@ struct ProtoLimits {
   size_t max_functions = size_t{1} << 22;
   size_t max_mappings = size_t{1} << 16;
   // Inside samples and locations (nested_counts.h), counted before parsing.
-  size_t max_frames_per_sample = size_t{1} << 16;   // location ids of one sample
+  size_t max_frames_per_sample = size_t{1} << 16;  // location ids of one sample
   size_t max_values_per_sample = 64;
   size_t max_labels_per_sample = size_t{1} << 10;
   size_t max_lines_per_location = size_t{1} << 10;  // its inline chain

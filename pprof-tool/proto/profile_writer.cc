@@ -240,10 +240,12 @@ class ProtoBuilder {
     return loc->id();
   }
 
-  google::protobuf::Arena arena_;  // one block list for the many small messages: cheap to build and free
+  google::protobuf::Arena
+      arena_;  // one block list for the many small messages: cheap to build and free
   pb::Profile* out_ = google::protobuf::Arena::CreateMessage<pb::Profile>(&arena_);
   std::unordered_map<std::string_view, int64_t> strings_;
-  std::unordered_map<std::pair<std::string_view, std::string_view>, uint64_t, ViewPairHash> functions_;
+  std::unordered_map<std::pair<std::string_view, std::string_view>, uint64_t, ViewPairHash>
+      functions_;
   std::vector<const Mapping*> mappings_;  // in output order (id = index + 1)
   std::vector<size_t> order_;             // indexes into mappings_, by start address
   std::vector<MappingStats> stats_;

@@ -22,9 +22,9 @@ bool TypeByName(const std::string& name, SampleType* type) {
 bool ResolveSampleIndex(const Profile& profile, const std::string& index, SampleType* type,
                         std::string* error) {
   const std::vector<std::string> types =
-      !profile.sample_types.empty()
-          ? profile.sample_types
-          : std::vector<std::string>{"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+      !profile.sample_types.empty() ? profile.sample_types
+                                    : std::vector<std::string>{"alloc_objects", "alloc_space",
+                                                               "inuse_objects", "inuse_space"};
   std::string list;
   for (const std::string& t : types) list += (list.empty() ? "" : ", ") + t;
   auto fail = [&](const std::string& what) {

@@ -56,15 +56,9 @@ std::string EscapeDotBody(std::string_view text) {
   out.reserve(clean.size() + 8);
   for (const char c : clean) {
     switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
           out += ' ';

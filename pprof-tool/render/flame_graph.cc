@@ -23,7 +23,6 @@ constexpr int kLegendLine = 14;
 constexpr int kBottomPad = 26;   // status line
 constexpr double kCharPx = 7.2;  // must match HK_CHAR_PX in the script
 
-
 // Appends `v` as printf's %.<precision>g (general) or %.<precision>f (fixed) would, without
 // printf's locale and varargs costs.
 void AppendDouble(std::string* out, double v, std::chars_format format, int precision) {
@@ -50,7 +49,6 @@ void AppendEscaped(std::string* out, std::string_view text) {
   }
   out->append(text);
 }
-
 
 std::string Num(double v) {
   std::string s;
@@ -111,21 +109,11 @@ std::string EscapeXml(std::string_view text) {
   out.reserve(clean.size() + 8);
   for (const char c : clean) {
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
       default:
         // XML 1.0 forbids most control characters even as references.
         out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? ' ' : c;
@@ -257,8 +245,8 @@ void FlameSvg::AppendHeader(std::string* out_ptr) const {
   out += kFlameGraphScript;
   out += "]]></script>\n";
   out += "<rect x=\"0\" y=\"0\" width=\"" + w + "\" height=\"" + h + "\" fill=\"#fdfaf3\"/>\n";
-  out += "<text id=\"hk-title\" x=\"" + Px(width / 2.0) +
-         "\" y=\"22\" text-anchor=\"middle\">" + EscapeXml(options_.title) + "</text>\n";
+  out += "<text id=\"hk-title\" x=\"" + Px(width / 2.0) + "\" y=\"22\" text-anchor=\"middle\">" +
+         EscapeXml(options_.title) + "</text>\n";
   for (size_t i = 0; i < legend_.size(); ++i) {
     out += "<text class=\"hk-legend\" x=\"" + Px(width / 2.0) + "\" y=\"" +
            std::to_string(kTopPad + static_cast<int>(i + 1) * kLegendLine - 2) +

@@ -128,8 +128,8 @@ bool RenderDotInProcess(std::string_view dot, std::string_view format, std::stri
     return false;
   }
   if (gvLayout(gvc, graph.graph, "dot") != 0) {
-    const bool no_plugin = !HasPlugins(gvc, "layout", "dot") ||
-                           messages.find("not recognized") != std::string::npos;
+    const bool no_plugin =
+        !HasPlugins(gvc, "layout", "dot") || messages.find("not recognized") != std::string::npos;
     if (no_plugin) {
       *error = "graphviz: Layout type: \"dot\" not recognized: " + PluginConfigHint();
     } else {

@@ -31,14 +31,10 @@ std::vector<std::string> GraphLegend(const RenderRequest& r) {
 
 const char* ImageFormatName(RenderFormat f) {
   switch (f) {
-    case RenderFormat::kPng:
-      return "png";
-    case RenderFormat::kPdf:
-      return "pdf";
-    case RenderFormat::kPs:
-      return "ps";
-    default:
-      return "svg";
+    case RenderFormat::kPng: return "png";
+    case RenderFormat::kPdf: return "pdf";
+    case RenderFormat::kPs: return "ps";
+    default: return "svg";
   }
 }
 

@@ -10,7 +10,8 @@ void AllocationWrapperFinder::AddStack(const std::vector<uint32_t>& functions) {
   }
   Counts& leaf = counts_[functions[0]];
   ++leaf.leaf;
-  if (functions.size() > 1 && functions[1] != functions[0] && leaf.callers.size() < kWrapperMinCallers) {
+  if (functions.size() > 1 && functions[1] != functions[0] &&
+      leaf.callers.size() < kWrapperMinCallers) {
     leaf.callers.insert(functions[1]);
   }
 }

@@ -32,8 +32,8 @@ class AllocationWrapperFinder {
 
  private:
   struct Counts {
-    size_t stacks = 0;  // stacks it appears in
-    size_t leaf = 0;    // stacks where it is the leaf
+    size_t stacks = 0;                     // stacks it appears in
+    size_t leaf = 0;                       // stacks where it is the leaf
     std::unordered_set<uint32_t> callers;  // callers in those
   };
   std::unordered_map<uint32_t, Counts> counts_;

@@ -25,7 +25,8 @@ std::string CallgrindReport(const StackSamples& s, const ReportOptions& /*option
     for (size_t i = 1; i < sample.frames.size(); ++i) {
       const NodeInfo& caller = s.nodes[sample.frames[i].node];
       const NodeInfo& callee = s.nodes[sample.frames[i - 1].node];
-      if (!seen.emplace(caller.file, caller.name, caller.line, callee.file, callee.name).second) continue;
+      if (!seen.emplace(caller.file, caller.name, caller.line, callee.file, callee.name).second)
+        continue;
       Call& c = calls[{caller.file, caller.name}][{caller.line, callee.file, callee.name}];
       c.inclusive += sample.value;
       c.calls += 1;
@@ -33,8 +34,8 @@ std::string CallgrindReport(const StackSamples& s, const ReportOptions& /*option
       self[{caller.file, caller.name}];  // make sure every caller appears
     }
   }
-  std::string out = "version: 1\ncreator: heapkit pprof-tool\npositions: line\nevents: " +
-                    s.sample_type + "\n";
+  std::string out =
+      "version: 1\ncreator: heapkit pprof-tool\npositions: line\nevents: " + s.sample_type + "\n";
   char buf[96];
   snprintf(buf, sizeof buf, "summary: %.0f\n\n", std::round(s.total));
   out += buf;

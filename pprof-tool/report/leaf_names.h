@@ -1,7 +1,7 @@
 // The name every report gives a stack: its leaf node (a function at the default granularity)
 // once the allocation path (and --drop_frames) is dropped, under the view's naming (simplified
-// or full names), whatever the filters. Used where a stack is named outside a report: --since's age hints and a runtime
-// timeline's stacks (its text, its chart).
+// or full names), whatever the filters. Used where a stack is named outside a report: --since's age
+// hints and a runtime timeline's stacks (its text, its chart).
 #pragma once
 
 #include <cstdint>

@@ -54,7 +54,8 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
   auto fmt = [&](double v) { return v == 0 ? std::string(".") : FormatValue(v, samples.unit, sb); };
   for (const auto& [fn, files] : stats) {
     for (const auto& [file, lines] : files) {
-      *out += "ROUTINE ======================== " + fn + " in " + (file.empty() ? "??" : file) + "\n";
+      *out +=
+          "ROUTINE ======================== " + fn + " in " + (file.empty() ? "??" : file) + "\n";
       double f = 0, c = totals[fn].cum;
       for (const auto& [l, st] : lines) f += st.flat;
       *out += Pad(FormatValue(f, samples.unit, sb), 10) + " " +
@@ -62,12 +63,14 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
               FormatPercent(c, samples.total) + " of Total\n";
       std::vector<std::string> src;
       std::string why = "no file name";
-      if (!file.empty()) ReadSourceFile(options.sources ? *options.sources : SourceAccess(), file, &src, &why);
+      if (!file.empty())
+        ReadSourceFile(options.sources ? *options.sources : SourceAccess(), file, &src, &why);
       int lo = lines.begin()->first, hi = lines.rbegin()->first;
       if (src.empty()) {
         *out += "         .          .           (source not available: " + why + ")\n";
         for (const auto& [l, st] : lines) {
-          *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) + ":\n";
+          *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " +
+                  Pad(std::to_string(l), 6) + ":\n";
         }
         continue;
       }
@@ -76,8 +79,8 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
       for (int l = lo; l <= hi; ++l) {
         auto it = lines.find(l);
         LineStat st = it == lines.end() ? LineStat() : it->second;
-        *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) +
-                ": " + src[size_t(l - 1)] + "\n";
+        *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " +
+                Pad(std::to_string(l), 6) + ": " + src[size_t(l - 1)] + "\n";
       }
     }
   }

@@ -25,12 +25,11 @@ bool MemoryReport(const Profile& profile, bool show_bytes, std::string* out, std
       continue;
     }
     const std::string label = std::string(static_cast<size_t>(r.depth) * 2, ' ') + r.label;
-    const std::string value = FormatValue(static_cast<double>(r.bytes), ValueUnit::kBytes,
-                                          show_bytes);
-    const std::string pct = r.in_rss || r.depth == 0
-                                ? FormatPercent(static_cast<double>(r.bytes),
-                                                static_cast<double>(rss))
-                                : "";
+    const std::string value =
+        FormatValue(static_cast<double>(r.bytes), ValueUnit::kBytes, show_bytes);
+    const std::string pct = r.in_rss || r.depth == 0 ? FormatPercent(static_cast<double>(r.bytes),
+                                                                     static_cast<double>(rss))
+                                                     : "";
     snprintf(line, sizeof(line), "%-66s %12s %8s\n", label.c_str(), value.c_str(), pct.c_str());
     *out += line;
   }

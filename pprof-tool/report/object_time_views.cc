@@ -12,11 +12,11 @@
 namespace heapkit::pprof {
 namespace {
 
-constexpr uint64_t kBinNs[] = {0,           1000,          10000,          100000,
-                               1000000,     10000000,      100000000,      1000000000,
-                               10000000000, 100000000000,  1000000000000,  3600000000000};
-constexpr const char* kBinNames[] = {"<1us",  "1us",  "10us", "100us", "1ms",   "10ms",
-                                     "100ms", "1s",   "10s",  "100s",  "1000s", "1h+"};
+constexpr uint64_t kBinNs[] = {0,           1000,         10000,         100000,
+                               1000000,     10000000,     100000000,     1000000000,
+                               10000000000, 100000000000, 1000000000000, 3600000000000};
+constexpr const char* kBinNames[] = {"<1us",  "1us", "10us", "100us", "1ms",   "10ms",
+                                     "100ms", "1s",  "10s",  "100s",  "1000s", "1h+"};
 constexpr int kBins = sizeof(kBinNs) / sizeof(kBinNs[0]);
 
 int BinIndex(uint64_t bin_ns) {
@@ -77,8 +77,9 @@ bool ParseLifetimeFilter(const std::string& text, LifetimeFilter* f, std::string
       return true;
     }
   }
-  const char* bad = "--lifetime: expected <D or >D (D one of 1us 10us 100us 1ms 10ms 100ms 1s "
-                    "10s 100s 1000s 1h), live, freed, cross or same; got '";
+  const char* bad =
+      "--lifetime: expected <D or >D (D one of 1us 10us 100us 1ms 10ms 100ms 1s "
+      "10s 100s 1000s 1h), live, freed, cross or same; got '";
   if (text.size() < 2 || (text[0] != '<' && text[0] != '>')) {
     *error = bad + text + "'";
     return false;
@@ -99,7 +100,8 @@ bool ApplyLifetimeView(const LifetimeFilter& filter, Profile* profile,
                        std::vector<std::string>* notes, std::string* error) {
   const std::vector<LifetimeLine>& lines = profile->object_times.lifetimes;
   if (lines.empty()) {
-    *error = profile->file + " has no lifetime lines (dumps carry them with HEAP_PROFILE_LIFETIMES=1)";
+    *error =
+        profile->file + " has no lifetime lines (dumps carry them with HEAP_PROFILE_LIFETIMES=1)";
     return false;
   }
   std::map<std::vector<uint64_t>, std::pair<double, double>> by_stack;
@@ -128,7 +130,8 @@ bool ApplyLifetimeView(const LifetimeFilter& filter, Profile* profile,
                    Percent(cross, freed) + "); live at this dump: " + Bytes(live));
   std::string histogram = "By lifetime (live objects by age so far):";
   for (int i = 0; i < kBins; ++i)
-    if (by_bin[i] != 0) histogram += std::string(" ") + kBinNames[i] + " " + Percent(by_bin[i], all);
+    if (by_bin[i] != 0)
+      histogram += std::string(" ") + kBinNames[i] + " " + Percent(by_bin[i], all);
   notes->push_back(histogram);
   return true;
 }
@@ -138,9 +141,9 @@ namespace {
 // --since's view of one allocation stack: its sampled live bytes at dump M by the interval
 // they were allocated in, and what it held at dump N.
 struct SinceStack {
-  double fresh = 0;       // allocated after dump N, live at M
-  double survivors = 0;   // allocated before dump N, live at M
-  double live_at_n = 0;   // live at dump N
+  double fresh = 0;      // allocated after dump N, live at M
+  double survivors = 0;  // allocated before dump N, live at M
+  double live_at_n = 0;  // live at dump N
   std::vector<double> by_interval;
 };
 using SinceStacks = std::map<std::vector<uint64_t>, SinceStack>;
@@ -187,8 +190,8 @@ std::string AgeHintText(const SinceStack& s, int m, bool have_dump_n, double fre
     if (i < static_cast<size_t>(m) / 2) older_half += s.by_interval[i];
   }
   const std::string spread = "live bytes from " + std::to_string(present) + " of " +
-                             std::to_string(m) + " dump intervals, " +
-                             Percent(older_half, total) + " from the older half";
+                             std::to_string(m) + " dump intervals, " + Percent(older_half, total) +
+                             " from the older half";
   if (have_dump_n && s.fresh > 0 && freed_old >= 0.5 * s.fresh) {
     return "cache-like: replaces its objects (" + Bytes(freed_old) + " of older ones freed, " +
            Bytes(s.fresh) + " new); " + spread;

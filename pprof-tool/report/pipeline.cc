@@ -12,7 +12,6 @@
 namespace heapkit::pprof {
 namespace {
 
-
 // Allocation wrappers (allocation_wrappers.h), found over every stack whatever the value type,
 // so that all views of a profile fold the same functions.
 std::unordered_set<uint32_t> FindWrappers(const Profile& profile, const ViewOptions& view,
@@ -59,7 +58,8 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
       ++first;
     }
     frames.clear();
-    for (size_t i = first; i < stack.size(); ++i) frames.push_back({stack[i].node, stack[i].inlined});
+    for (size_t i = first; i < stack.size(); ++i)
+      frames.push_back({stack[i].node, stack[i].inlined});
     if (!filters.Apply(frames, out->nodes, &kept)) continue;
     total += v;
     if (index >= profile.diff_base_begin) base_total += std::fabs(v);

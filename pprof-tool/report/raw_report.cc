@@ -49,8 +49,8 @@ std::string RawReport(const Profile& p, Symbolizer& symbolizer, const std::strin
            t.inuse_bytes, t.alloc_objects, t.alloc_bytes);
   out += buf + kind + "\n";
   for (const RawSample& s : p.samples) {
-    snprintf(buf, sizeof buf, "%6.0f: %8.0f [%6.0f: %8.0f] @", s.raw.inuse_objects, s.raw.inuse_bytes,
-             s.raw.alloc_objects, s.raw.alloc_bytes);
+    snprintf(buf, sizeof buf, "%6.0f: %8.0f [%6.0f: %8.0f] @", s.raw.inuse_objects,
+             s.raw.inuse_bytes, s.raw.alloc_objects, s.raw.alloc_bytes);
     out += buf;
     for (uint64_t pc : s.pcs) {
       snprintf(buf, sizeof buf, " 0x%" PRIx64, pc);

@@ -31,7 +31,7 @@ enum class RenderFormat {
 
 struct RenderRequest {
   RenderFormat format = RenderFormat::kDot;
-  std::string output_path;         // --output=<file> (or --flamegraph=<file>); "" = stdout
+  std::string output_path;                // --output=<file> (or --flamegraph=<file>); "" = stdout
   const StackSamples* samples = nullptr;  // never null
   const CallGraph* graph = nullptr;       // pruned per options; never null
   GraphOptions graph_options;

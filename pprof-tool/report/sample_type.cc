@@ -17,7 +17,7 @@ const char* SampleTypeName(SampleType t) {
 
 ValueUnit SampleTypeUnit(SampleType t) {
   return t == SampleType::kInuseObjects || t == SampleType::kAllocObjects ? ValueUnit::kObjects
-                                                                           : ValueUnit::kBytes;
+                                                                          : ValueUnit::kBytes;
 }
 
 double SampleValue(const RawSample& s, SampleType t) {

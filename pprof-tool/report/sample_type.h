@@ -7,8 +7,13 @@
 namespace heapkit::pprof {
 
 enum class SampleType {
-  kInuseSpace, kInuseObjects, kAllocSpace, kAllocObjects,
-  kResidentSpace, kSwappedSpace, kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
+  kInuseSpace,
+  kInuseObjects,
+  kAllocSpace,
+  kAllocObjects,
+  kResidentSpace,
+  kSwappedSpace,
+  kStrandedSpace,  // heapkit dumps, HEAP_PROFILE_RESIDENCY=1
 };
 
 // go pprof's name ("inuse_space", ...).

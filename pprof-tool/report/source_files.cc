@@ -34,7 +34,8 @@ std::string RealPath(const std::string& path) {
 
 bool Under(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
 }
 
 bool ReadLines(const std::string& path, std::vector<std::string>* lines, std::string* why) {
@@ -87,8 +88,8 @@ bool ReadSourceFile(const SourceAccess& access, const std::string& name,
     return false;
   }
   if (path[0] != '/') {
-    *why = "not found under " + std::string(access.source_path.empty() ? "the current directory"
-                                                                       : "--source_path");
+    *why = "not found under " +
+           std::string(access.source_path.empty() ? "the current directory" : "--source_path");
     for (const std::string& dir : dirs) {
       const std::string candidate = dir + "/" + path;
       if (::access(candidate.c_str(), F_OK) != 0) continue;
@@ -107,7 +108,8 @@ bool ReadSourceFile(const SourceAccess& access, const std::string& name,
   const std::string real = RealPath(path);
   for (const std::string& dir : dirs) {
     const std::string real_dir = RealPath(dir);
-    if (!real.empty() && !real_dir.empty() && Under(real, real_dir)) return ReadLines(real, lines, why);
+    if (!real.empty() && !real_dir.empty() && Under(real, real_dir))
+      return ReadLines(real, lines, why);
   }
   *why = "the profile names it, outside --source_path";
   return false;

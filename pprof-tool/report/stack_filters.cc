@@ -15,15 +15,16 @@ bool StackFilters::Pattern::Match(const NodeInfo& n) const {
 
 bool StackFilters::Compile(const ViewOptions& view, std::string* error) {
   return focus_.Compile(view.focus, "focus", error) &&
-         ignore_.Compile(view.ignore, "ignore", error) &&
-         hide_.Compile(view.hide, "hide", error) && show_.Compile(view.show, "show", error) &&
+         ignore_.Compile(view.ignore, "ignore", error) && hide_.Compile(view.hide, "hide", error) &&
+         show_.Compile(view.show, "show", error) &&
          drop_frames_.Compile(view.drop_frames, "drop_frames", error) &&
          show_from_.Compile(view.show_from, "show_from", error);
 }
 
 bool StackFilters::DropsFrame(const NodeInfo& node) const { return drop_frames_.MatchName(node); }
 
-const StackFilters::NodeHits& StackFilters::Hits(uint32_t node, const std::vector<NodeInfo>& nodes) {
+const StackFilters::NodeHits& StackFilters::Hits(uint32_t node,
+                                                 const std::vector<NodeInfo>& nodes) {
   while (hits_.size() <= node) {
     const NodeInfo& info = nodes[hits_.size()];
     NodeHits h;

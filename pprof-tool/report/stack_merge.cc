@@ -35,7 +35,8 @@ void StackMerger::Finish(StackSamples* out) {
   out->samples.clear();
   out->samples.reserve(samples_.size());
   for (StackSample& s : samples_) {
-    if (s.value != 0 || (all_values_ && HasAnyValue(s.values))) out->samples.push_back(std::move(s));
+    if (s.value != 0 || (all_values_ && HasAnyValue(s.values)))
+      out->samples.push_back(std::move(s));
   }
   samples_.clear();
   index_.clear();

@@ -59,13 +59,15 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
   for (const std::string& d : samples.description) out += d + "\n";
   const bool sb = options.show_bytes;
   out += "Showing nodes accounting for " + FormatValue(shown_flat, g.unit, sb) + ", " +
-         FormatPercent(shown_flat, g.total) + " of " + FormatValue(g.total, g.unit, sb) + " total\n";
+         FormatPercent(shown_flat, g.total) + " of " + FormatValue(g.total, g.unit, sb) +
+         " total\n";
   if (g.dropped_nodes > 0) {
-    out += "Dropped " + std::to_string(g.dropped_nodes) + " nodes (cum <= " +
-           FormatValue(g.dropped_node_cutoff, g.unit, sb) + ")\n";
+    out += "Dropped " + std::to_string(g.dropped_nodes) +
+           " nodes (cum <= " + FormatValue(g.dropped_node_cutoff, g.unit, sb) + ")\n";
   }
   if (shown < rows.size()) {
-    out += "Showing top " + std::to_string(shown) + " nodes out of " + std::to_string(g.total_nodes) + "\n";
+    out += "Showing top " + std::to_string(shown) + " nodes out of " +
+           std::to_string(g.total_nodes) + "\n";
   }
   Columns columns;
   double sum = 0;
@@ -90,7 +92,8 @@ std::string TracesReport(const StackSamples& samples, const ReportOptions& optio
     return k;
   };
   std::stable_sort(order.begin(), order.end(), [&](const StackSample* a, const StackSample* b) {
-    if (std::fabs(a->value) != std::fabs(b->value)) return std::fabs(a->value) > std::fabs(b->value);
+    if (std::fabs(a->value) != std::fabs(b->value))
+      return std::fabs(a->value) > std::fabs(b->value);
     return key(a) < key(b);
   });
   std::string out;
@@ -105,8 +108,8 @@ std::string TracesReport(const StackSamples& samples, const ReportOptions& optio
     }
     for (size_t i = 0; i < s->frames.size(); ++i) {
       const StackFrame& f = s->frames[i];
-      out += (i == 0 ? Pad(v, 10) : std::string(10, ' ')) + "   " +
-             samples.nodes[f.node].Label() + (f.inlined ? " (inline)" : "") + "\n";
+      out += (i == 0 ? Pad(v, 10) : std::string(10, ' ')) + "   " + samples.nodes[f.node].Label() +
+             (f.inlined ? " (inline)" : "") + "\n";
     }
   }
   out += sep;

@@ -36,7 +36,8 @@ void ConnectionThreads::Run(Task task) {
 
 void ConnectionThreads::shutdown() {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (idle_.wait_for(lock, std::chrono::seconds(drain_seconds_), [this] { return running_ == 0; })) {
+  if (idle_.wait_for(lock, std::chrono::seconds(drain_seconds_),
+                     [this] { return running_ == 0; })) {
     return;
   }
   // Connections still open: their threads use the server, which is about to be destroyed.

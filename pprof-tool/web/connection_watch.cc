@@ -69,14 +69,16 @@ ConnectionWatch::Socket ConnectionWatch::Accepted() {
       continue;  // not a connection accepted on our port (the listening socket has no peer)
     }
     auto it = conns_.find(int(fd));
-    if (it != conns_.end() && it->second.addr == peer_addr && it->second.port == peer_port) continue;
+    if (it != conns_.end() && it->second.addr == peer_addr && it->second.port == peer_port)
+      continue;
     Conn c;
     c.addr = peer_addr;
     c.port = peer_port;
     c.loopback = peer_loop;
     c.deadline = Clock::now() + std::chrono::seconds(kHeaderSeconds);
     size_t same_client = 0;
-    for (const auto& [other_fd, other] : conns_) same_client += other_fd != fd && other.addr == peer_addr;
+    for (const auto& [other_fd, other] : conns_)
+      same_client += other_fd != fd && other.addr == peer_addr;
     if (!peer_loop && same_client >= kMaxConnectionsPerRemoteClient) shutdown(int(fd), SHUT_RDWR);
     conns_[int(fd)] = c;
     found = {int(fd), peer_port};

@@ -10,9 +10,9 @@ struct MenuEntry {
   const char* path;
   const char* label;
 };
-constexpr MenuEntry kMenu[] = {{"/ui/", "Graph"},       {"/ui/top", "Top"},
-                               {"/ui/flamegraph", "Flame Graph"}, {"/ui/peek", "Peek"},
-                               {"/ui/source", "Source"}, {"/ui/timeline", "Timeline"}};
+constexpr MenuEntry kMenu[] = {
+    {"/ui/", "Graph"},    {"/ui/top", "Top"},       {"/ui/flamegraph", "Flame Graph"},
+    {"/ui/peek", "Peek"}, {"/ui/source", "Source"}, {"/ui/timeline", "Timeline"}};
 
 std::string Input(const char* name, const char* label, const std::string& value) {
   return std::string("<label>") + label + " <input name=\"" + name + "\" value=\"" +
@@ -33,7 +33,8 @@ std::string Setting(const ViewField& field, const ViewOptions& view, bool heapch
     // Leak-checker dumps have in-use values only.
     const bool alloc = std::string(c.name).rfind("alloc", 0) == 0;
     if (heapcheck && field.member == ViewMember(&ViewOptions::sample_type) && alloc) continue;
-    out += std::string("<option") + (value == c.name ? " selected" : "") + ">" + c.name + "</option>";
+    out +=
+        std::string("<option") + (value == c.name ? " selected" : "") + ">" + c.name + "</option>";
   }
   return out + "</select>";
 }

@@ -32,7 +32,9 @@ std::vector<TimelineBand> StackBands(const RuntimeTimeline& t,
   }
   std::vector<TimelineBand> all;
   for (auto& [name, values] : by_name) all.push_back({name, std::move(values)});
-  auto peak = [](const TimelineBand& b) { return *std::max_element(b.values.begin(), b.values.end()); };
+  auto peak = [](const TimelineBand& b) {
+    return *std::max_element(b.values.begin(), b.values.end());
+  };
   std::stable_sort(all.begin(), all.end(),
                    [&](const TimelineBand& a, const TimelineBand& b) { return peak(a) > peak(b); });
   if (all.size() > bands) all.resize(bands);

@@ -49,10 +49,11 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
   }
   std::vector<TimelineBand> all;
   for (auto& [name, values] : by_function) all.push_back({name, std::move(values)});
-  auto peak = [](const TimelineBand& b) { return *std::max_element(b.values.begin(), b.values.end()); };
-  std::stable_sort(all.begin(), all.end(), [&](const TimelineBand& a, const TimelineBand& b) {
-    return peak(a) > peak(b);
-  });
+  auto peak = [](const TimelineBand& b) {
+    return *std::max_element(b.values.begin(), b.values.end());
+  };
+  std::stable_sort(all.begin(), all.end(),
+                   [&](const TimelineBand& a, const TimelineBand& b) { return peak(a) > peak(b); });
   TimelineBand other{"other", unattributed};
   for (size_t i = 0; i < all.size(); ++i) {
     if (i < size_t(bands)) {
@@ -67,7 +68,8 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
   chart->dump_numbers = ClassifyDumps(dumps).numbers;
   bool timed = !dumps.empty();
   for (const Profile& p : dumps) timed = timed && p.dump_time > 0;
-  for (size_t d = 1; d < dumps.size() && timed; ++d) timed = dumps[d].dump_time >= dumps[d - 1].dump_time;
+  for (size_t d = 1; d < dumps.size() && timed; ++d)
+    timed = dumps[d].dump_time >= dumps[d - 1].dump_time;
   if (timed) {
     for (const Profile& p : dumps) chart->dump_times.push_back(p.dump_time);
   }

@@ -26,8 +26,8 @@
 namespace heapkit::pprof {
 
 struct TimelineBand {
-  std::string name;             // function, or "other"
-  std::vector<double> values;   // one per dump
+  std::string name;            // function, or "other"
+  std::vector<double> values;  // one per dump
 };
 
 // A line drawn over the bands, in their scale (a runtime timeline's exact in-use and RSS).
@@ -42,12 +42,12 @@ struct TimelineCurve {
 // `since_start` is set, dump_times are the rows' seconds after profiling start and the x axis
 // starts at 0, and the column_* fields describe the rows).
 struct TimelineChart {
-  std::vector<std::string> dump_labels;  // per dump: "<file>: heap profile: N objects, B bytes"
-  std::vector<int> dump_numbers;         // per dump: its number (model/dump_series.h)
-  std::vector<double> dump_times;        // per dump: unix seconds; empty unless every dump has one
+  std::vector<std::string> dump_labels;   // per dump: "<file>: heap profile: N objects, B bytes"
+  std::vector<int> dump_numbers;          // per dump: its number (model/dump_series.h)
+  std::vector<double> dump_times;         // per dump: unix seconds; empty unless every dump has one
   std::vector<std::string> dump_reasons;  // per dump: the profiler's reason; "" if not recorded
-  std::vector<double> totals;            // per dump: the sum over all bands
-  std::vector<TimelineBand> bands;       // largest first, "other" last (if any)
+  std::vector<double> totals;             // per dump: the sum over all bands
+  std::vector<TimelineBand> bands;        // largest first, "other" last (if any)
   ValueUnit unit = ValueUnit::kBytes;
   std::string sample_type;
   bool since_start = false;

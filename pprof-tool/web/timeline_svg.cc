@@ -55,7 +55,8 @@ std::string TickLabel(double v, ValueUnit unit, bool show_bytes) {
 std::string Seconds(double s) {
   char buf[32];
   if (s >= 3600) {
-    snprintf(buf, sizeof buf, "%.0fh%02.0fm", std::floor(s / 3600), std::fmod(std::floor(s / 60), 60));
+    snprintf(buf, sizeof buf, "%.0fh%02.0fm", std::floor(s / 3600),
+             std::fmod(std::floor(s / 60), 60));
   } else if (s >= 60 && std::fmod(s, 60) == 0) {
     snprintf(buf, sizeof buf, "%.0fm", s / 60);
   } else if (s >= 60) {
@@ -71,8 +72,6 @@ std::string Num(double v) {
   snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
 }
-
-
 
 // One timeline picture: the chart's layout (scales, time or dump axis) and its parts.
 class TimelineDrawing {
@@ -100,8 +99,9 @@ class TimelineDrawing {
     return chart_.curves.empty() ? chart_.totals[d] : chart_.curves[0].values[d];
   }
   std::string ColorOf(size_t band) const {
-    return chart_.bands[band].name == "other" ? std::string(kOtherColor)
-                                              : std::string(kBandColors[band % std::size(kBandColors)]);
+    return chart_.bands[band].name == "other"
+               ? std::string(kOtherColor)
+               : std::string(kBandColors[band % std::size(kBandColors)]);
   }
   void AppendTimeAxis(std::string* out) const;
   void AppendDumpAxis(std::string* out) const;
@@ -133,7 +133,8 @@ TimelineDrawing::TimelineDrawing(const TimelineChart& chart, const TimelineStyle
   if (chart.since_start) {  // seconds after profiling start, from 0
     timed_ = chart.dump_times.size() == n_ && n_ > 0 && chart.dump_times[n_ - 1] > 0;
   } else {
-    timed_ = chart.dump_times.size() == n_ && n_ > 1 && chart.dump_times[n_ - 1] > chart.dump_times[0];
+    timed_ =
+        chart.dump_times.size() == n_ && n_ > 1 && chart.dump_times[n_ - 1] > chart.dump_times[0];
     origin_ = timed_ ? chart.dump_times[0] : 0;
   }
   span_ = timed_ ? chart.dump_times[n_ - 1] - origin_ : 0;
@@ -225,7 +226,8 @@ void TimelineDrawing::AppendColumns(std::string* out) const {
   const size_t n = kept.size();
   for (size_t k = 0; k < n; ++k) {
     const double x = X(kept[k]);
-    const double left = k == 0 ? x - (n <= 1 ? 20 : (X(kept[1]) - x) / 2) : (X(kept[k - 1]) + x) / 2;
+    const double left =
+        k == 0 ? x - (n <= 1 ? 20 : (X(kept[1]) - x) / 2) : (X(kept[k - 1]) + x) / 2;
     const double right =
         k + 1 == n ? x + (n <= 1 ? 20 : (x - X(kept[k - 1])) / 2) : (x + X(kept[k + 1])) / 2;
     AppendColumn(kept[k], left, right, out);
@@ -250,11 +252,10 @@ void TimelineDrawing::AppendColumn(size_t d, double left, double right, std::str
            "\ntotal " + Format(chart_.totals[d]);
   }
   for (const TimelineBand& b : chart_.bands) text += "\n" + Format(b.values[d]) + "  " + b.name;
-  std::string rect = "<rect class=\"dump\" data-dump=\"" + EscapeXml(Key(d)) + "\" x=\"" +
-                     Num(left) + "\" y=\"" + Num(kTop) + "\" width=\"" +
-                     Num(std::max(1.0, right - left)) + "\" height=\"" + Num(plot_h_) +
-                     "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + EscapeXmlLines(text) +
-                     "</title></rect>";
+  std::string rect =
+      "<rect class=\"dump\" data-dump=\"" + EscapeXml(Key(d)) + "\" x=\"" + Num(left) + "\" y=\"" +
+      Num(kTop) + "\" width=\"" + Num(std::max(1.0, right - left)) + "\" height=\"" + Num(plot_h_) +
+      "\" fill=\"#000000\" fill-opacity=\"0\"><title>" + EscapeXmlLines(text) + "</title></rect>";
   if (!style_.link_prefix.empty()) {
     rect = "<a href=\"" + EscapeXml(style_.link_prefix + Key(d)) + "\">" + rect + "</a>";
   }
@@ -278,9 +279,10 @@ void TimelineDrawing::AppendLegend(std::string* out) const {
     const std::string color = ColorOf(bi);
     std::string shown = b.name.size() > 36 ? b.name.substr(0, 34) + ".." : b.name;
     *out += "<g class=\"legend\"><title>" + EscapeXml(b.name) + "</title><rect x=\"" +
-            Num(kWidth - kRight + 16) + "\" y=\"" + Num(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
-            color + "\"/><text x=\"" + Num(kWidth - kRight + 34) + "\" y=\"" + Num(ly + 10) + "\">" +
-            EscapeXml(shown) + "</text></g>\n";
+            Num(kWidth - kRight + 16) + "\" y=\"" + Num(ly) +
+            "\" width=\"12\" height=\"12\" fill=\"" + color + "\"/><text x=\"" +
+            Num(kWidth - kRight + 34) + "\" y=\"" + Num(ly + 10) + "\">" + EscapeXml(shown) +
+            "</text></g>\n";
     ly += 18;
   }
 }
@@ -303,7 +305,9 @@ void TimelineDrawing::AppendCurves(std::string* out) const {
 // The window (shaded, its peak ringed) and the peak of the first curve (a line and its value).
 void TimelineDrawing::AppendMarks(std::string* out) const {
   const bool curve = !chart_.curves.empty();
-  auto value = [&](int d) { return curve ? chart_.curves[0].values[size_t(d)] : chart_.totals[size_t(d)]; };
+  auto value = [&](int d) {
+    return curve ? chart_.curves[0].values[size_t(d)] : chart_.totals[size_t(d)];
+  };
   if (chart_.window_from >= 0 && timed_) {
     const double from = XAt(std::clamp(chart_.window_from - origin_, 0.0, span_));
     const double to = XAt(std::clamp(chart_.window_to - origin_, 0.0, span_));
@@ -316,21 +320,24 @@ void TimelineDrawing::AppendMarks(std::string* out) const {
     if (chart_.window_peak >= 0 && size_t(chart_.window_peak) < n_) {
       const size_t d = size_t(chart_.window_peak);
       *out += "<circle class=\"window-peak\" cx=\"" + Num(X(d)) + "\" cy=\"" +
-              Num(Y(value(chart_.window_peak))) + "\" r=\"5\" fill=\"none\" stroke=\"#1f3b5a\" "
-              "stroke-width=\"2\"><title>the window's peak: " + Format(value(chart_.window_peak)) +
-              "</title></circle>\n";
+              Num(Y(value(chart_.window_peak))) +
+              "\" r=\"5\" fill=\"none\" stroke=\"#1f3b5a\" "
+              "stroke-width=\"2\"><title>the window's peak: " +
+              Format(value(chart_.window_peak)) + "</title></circle>\n";
     }
   }
   if (chart_.peak < 0 || size_t(chart_.peak) >= n_) return;
   const size_t d = size_t(chart_.peak);
   char at[64] = "";
-  if (timed_) snprintf(at, sizeof at, " at %.10g s", std::round((chart_.dump_times[d] - origin_) * 1000) / 1000);
+  if (timed_)
+    snprintf(at, sizeof at, " at %.10g s",
+             std::round((chart_.dump_times[d] - origin_) * 1000) / 1000);
   const std::string label = "peak " + Format(value(chart_.peak)) + at;
   const bool right_half = X(d) > kLeft + plot_w_ / 2;  // the label on the side with room
   *out += "<g class=\"peak\" data-column=\"" + std::to_string(d) + "\"><line x1=\"" + Num(X(d)) +
           "\" x2=\"" + Num(X(d)) + "\" y1=\"" + Num(kTop) + "\" y2=\"" + Num(kTop + plot_h_) +
-          "\" stroke=\"#d62728\" stroke-dasharray=\"3 3\"/><circle cx=\"" + Num(X(d)) +
-          "\" cy=\"" + Num(Y(value(chart_.peak))) + "\" r=\"3.5\" fill=\"#d62728\"/><text x=\"" +
+          "\" stroke=\"#d62728\" stroke-dasharray=\"3 3\"/><circle cx=\"" + Num(X(d)) + "\" cy=\"" +
+          Num(Y(value(chart_.peak))) + "\" r=\"3.5\" fill=\"#d62728\"/><text x=\"" +
           Num(right_half ? X(d) - 4 : X(d) + 4) + "\" y=\"" + Num(kTop + 12) + "\"" +
           (right_half ? " text-anchor=\"end\"" : "") + " fill=\"#d62728\">" + EscapeXml(label) +
           "</text></g>\n";

@@ -53,7 +53,8 @@ bool SetParameter(const ViewField& field, const std::string& value, T* member, s
         }
         names += (names.empty() ? "" : ", ") + std::string(c.name);
       }
-      *error = std::string("unknown ") + field.help + " " + field.url + "=" + value + " (" + names + ")";
+      *error =
+          std::string("unknown ") + field.help + " " + field.url + "=" + value + " (" + names + ")";
       return false;
     } else if constexpr (std::is_same_v<T, bool>) {
       if (value == "true" || value == "false") {
@@ -75,7 +76,8 @@ bool SetParameter(const ViewField& field, const std::string& value, T* member, s
 }
 
 // dump=N / base=N: the index of the dump numbered N.
-bool ParseDump(const std::string& name, const std::string& value, ViewQuery* q, std::string* error) {
+bool ParseDump(const std::string& name, const std::string& value, ViewQuery* q,
+               std::string* error) {
   int* index = name == "dump" ? &q->dump : &q->base;
   if ((name == "base" && value.empty()) || (name == "dump" && value == "all")) {
     *index = -1;
@@ -91,7 +93,8 @@ bool ParseDump(const std::string& name, const std::string& value, ViewQuery* q, 
     std::string numbers;
     for (int d : q->dump_numbers) numbers += (numbers.empty() ? "" : ", ") + std::to_string(d);
     if (numbers.size() > 60) {
-      numbers = std::to_string(q->dump_numbers.front()) + " to " + std::to_string(q->dump_numbers.back());
+      numbers =
+          std::to_string(q->dump_numbers.front()) + " to " + std::to_string(q->dump_numbers.back());
     }
     *error = name + "=" + value + ": no such dump (the dumps are " + numbers +
              (name == "dump" ? "; all: their sum)" : ")");

@@ -21,9 +21,9 @@
 namespace heapkit::pprof {
 
 struct ViewQuery {
-  ViewOptions view;  // the command line's, with the query's parameters applied
-  int dump = -1;     // index of the dump shown; -1: the sum of all profiles
-  int base = -1;     // index of the dump subtracted; -1: none
+  ViewOptions view;    // the command line's, with the query's parameters applied
+  int dump = -1;       // index of the dump shown; -1: the sum of all profiles
+  int base = -1;       // index of the dump subtracted; -1: none
   std::string window;  // a runtime timeline's window=T0:T1 ("": none)
   // Each dump's number (model/dump_series.h), for encoding dump= and base=; empty: no dumps.
   std::vector<int> dump_numbers;

@@ -36,7 +36,8 @@ bool ParseListenAddress(const std::string& text, ListenAddress* address, std::st
     return false;
   }
   std::string host = text.substr(0, colon), port = text.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   char* end = nullptr;
   long n = port.empty() ? -1 : strtol(port.c_str(), &end, 10);
   if (port.empty() || *end != '\0' || n < 0 || n > 65535) {
@@ -65,7 +66,8 @@ void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<Connect
   };
   server.set_pre_routing_handler([&watch](const httplib::Request& req, httplib::Response& res) {
     watch->HeadersRead(req.remote_addr, req.remote_port);
-    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "GET" || req.method == "HEAD")
+      return httplib::Server::HandlerResponse::Unhandled;
     watch->Answered(req.remote_addr, req.remote_port);
     res.status = 405;
     res.set_content("pprof-tool: only GET requests are served\n", "text/plain; charset=utf-8");
@@ -76,16 +78,17 @@ void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<Connect
   server.set_keep_alive_timeout(kReadTimeoutSeconds);
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     WebResponse r;
-    const std::string refusal = guard->Refusal(req.get_header_value("Host"),
-                                               req.get_header_value("Origin"),
-                                               req.get_header_value("Sec-Fetch-Site"));
+    const std::string refusal =
+        guard->Refusal(req.get_header_value("Host"), req.get_header_value("Origin"),
+                       req.get_header_value("Sec-Fetch-Site"));
     if (!refusal.empty()) {
       r = {403, "text/plain; charset=utf-8", "pprof-tool: " + refusal + "\n"};
     } else {
       try {
         r = ui.Handle(req.path, req.params);
       } catch (const std::exception& e) {
-        r = {500, "text/plain; charset=utf-8", std::string("pprof-tool: internal error: ") + e.what() + "\n"};
+        r = {500, "text/plain; charset=utf-8",
+             std::string("pprof-tool: internal error: ") + e.what() + "\n"};
       }
     }
     watch->Answered(req.remote_addr, req.remote_port);
@@ -117,14 +120,15 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
                          : server.bind_to_port(address.host, port);
   if (!bound) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    fprintf(stderr, "pprof-tool: --http: cannot listen on %s:%d\n", address.host.c_str(), address.port);
+    fprintf(stderr, "pprof-tool: --http: cannot listen on %s:%d\n", address.host.c_str(),
+            address.port);
     return 2;
   }
   guard = std::make_unique<RequestGuard>(address.host, port);
   watch = std::make_unique<ConnectionWatch>(port);
   const bool ipv6 = address.host.find(':') != std::string::npos;
-  const std::string url = "http://" + (ipv6 ? "[" + address.host + "]" : address.host) + ":" +
-                          std::to_string(port);
+  const std::string url =
+      "http://" + (ipv6 ? "[" + address.host + "]" : address.host) + ":" + std::to_string(port);
   printf("Serving web UI on %s\n", url.c_str());
   fflush(stdout);
   if (open_browser) OpenInBrowser(url + "/ui/");

@@ -3,8 +3,8 @@
 // picks a free port. Prints "Serving web UI on http://<host>:<port>" on stdout once listening,
 // then opens that URL with $BROWSER / xdg-open if there is one and open_browser is set.
 // Each connection has a thread (connection_threads.h); a request passes request_guard.h (Host,
-// cross-site) before web_ui.h answers it. SIGINT/SIGTERM are taken by sigwait in a thread of their own, which stops the
-// server; the call then returns 0.
+// cross-site) before web_ui.h answers it. SIGINT/SIGTERM are taken by sigwait in a thread of their
+// own, which stops the server; the call then returns 0.
 #pragma once
 
 #include <string>

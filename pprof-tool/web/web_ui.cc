@@ -61,7 +61,8 @@ WebResponse WebUi::Handle(const std::string& path,
   }
   if (in_.heapcheck && (v.query.view.sample_type == SampleType::kAllocSpace ||
                         v.query.view.sample_type == SampleType::kAllocObjects)) {
-    return Error(400, "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
+    return Error(400,
+                 "leak-checker dumps have in-use values only (si=inuse_space or inuse_objects)");
   }
   if (!v.query.window.empty()) {
     RuntimeTimelineWindow window;
@@ -118,8 +119,10 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   std::string window_line;
   RuntimeTimelineWindow window;
   if (!q.window.empty()) {  // checked by Handle
-    if (!ParseRuntimeTimelineWindow(*in_.runtime_timeline, q.window, &window, error)) return nullptr;
-    window_profile = RuntimeTimelineRowProfile(*in_.runtime_timeline, *in_.profile, window, &window_line);
+    if (!ParseRuntimeTimelineWindow(*in_.runtime_timeline, q.window, &window, error))
+      return nullptr;
+    window_profile =
+        RuntimeTimelineRowProfile(*in_.runtime_timeline, *in_.profile, window, &window_line);
     profile = &window_profile;
   }
   const Profile* base = q.base >= 0 ? &(*in_.dumps)[size_t(q.base)] : in_.base;
@@ -134,9 +137,8 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   if (!BuildStackSamples(*profile, *in_.symbolizer, po, &memo_, error)) return nullptr;
   if (!in_.title.empty()) memo_.description.push_back("File: " + in_.title);
   if (in_.dumps->size() > 1) {
-    memo_.description.push_back(DumpDescription(
-        *in_.dumps, in_.series, q.dump,
-        "others, and a base: menu bar, timeline"));
+    memo_.description.push_back(
+        DumpDescription(*in_.dumps, in_.series, q.dump, "others, and a base: menu bar, timeline"));
   }
   if (!window_line.empty()) memo_.description.push_back(window_line);
   if (q.base >= 0) {
@@ -156,7 +158,8 @@ WebResponse WebUi::Html(const View& v, const std::string& title, std::vector<std
                         const std::string& body) {
   Page page;
   page.view_path = v.path;
-  page.title = (in_.heapcheck ? "Leaks: " : "") + title + (in_.title.empty() ? "" : " - " + in_.title);
+  page.title =
+      (in_.heapcheck ? "Leaks: " : "") + title + (in_.title.empty() ? "" : " - " + in_.title);
   page.query = v.query;
   page.heapcheck = in_.heapcheck;
   page.timeline = in_.dumps->size() > 1 || in_.runtime_timeline != nullptr;
@@ -299,7 +302,8 @@ WebResponse WebUi::Source(const View& v) {
     GraphOptions go = view.Graph(false);
     go.node_count = 10;
     CallGraph g = CallGraph::Build(*functions, go);
-    for (const GraphNode& n : g.nodes) regex += (regex.empty() ? "" : "|") + ExactNamePattern(n.info.name);
+    for (const GraphNode& n : g.nodes)
+      regex += (regex.empty() ? "" : "|") + ExactNamePattern(n.info.name);
     if (regex.empty()) return Error(404, "no functions to list");
   }
   const StackSamples* lines = Samples(v.query, Granularity::kLines, &error);
@@ -332,9 +336,11 @@ WebResponse WebUi::Timeline(const View& v) {
   link.dump_numbers.clear();
   std::string q = link.Encode();
   style.link_prefix = "/ui/top?" + (q.empty() ? "" : q + "&") + "dump=";
-  return Html(v, "Timeline", {"Hover a dump for its header line and values; click it for its top table; shift-click it "
-               "to compare the dump chosen in the menu bar with it (as its base)."},
-              TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
+  return Html(
+      v, "Timeline",
+      {"Hover a dump for its header line and values; click it for its top table; shift-click it "
+       "to compare the dump chosen in the menu bar with it (as its base)."},
+      TimelineSvg(chart, style) + "<div id=\"tl-info\"></div>");
 }
 
 // A runtime timeline: its chart (each row's column links to the top table of that row), and

@@ -58,7 +58,8 @@ class WebUi {
   WebResponse Source(const View& v);
   WebResponse Timeline(const View& v);
   WebResponse RuntimeTimelineView(const View& v);
-  std::string TopTable(const StackSamples& samples, const ViewQuery& q, std::vector<std::string>* legend);
+  std::string TopTable(const StackSamples& samples, const ViewQuery& q,
+                       std::vector<std::string>* legend);
   WebResponse Html(const View& v, const std::string& title, std::vector<std::string> legend,
                    const std::string& body);
 

@@ -62,12 +62,13 @@ bool Gzip(std::string_view data, std::string* out) {
                     },
                     &blocks};
   out->clear();
-  const bool ok = GzipTo(data.data(), data.size(), memory,
-                         [](void* ctx, const char* d, size_t n) {
-                           static_cast<std::string*>(ctx)->append(d, n);
-                           return true;
-                         },
-                         out);
+  const bool ok = GzipTo(
+      data.data(), data.size(), memory,
+      [](void* ctx, const char* d, size_t n) {
+        static_cast<std::string*>(ctx)->append(d, n);
+        return true;
+      },
+      out);
   for (int i = 0; i < blocks.n; ++i) free(blocks.list[i]);
   return ok;
 }

@@ -74,10 +74,14 @@ bool ReadHex(std::string_view* s, uint64_t* out) {
   for (; n < s->size(); ++n) {
     const char c = (*s)[n];
     int digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else break;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      digit = c - 'A' + 10;
+    else
+      break;
     v = (v << 4) | static_cast<uint64_t>(digit);
   }
   if (n == 0) return false;
@@ -234,8 +238,7 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLin
     pprof::SymbolSearch local;
     local.standard_search = false;  // local files only: no debuginfod, no network, ever
     std::vector<std::string> warnings;
-    cache.symbolizer =
-        pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
+    cache.symbolizer = pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
     cache.key = std::move(key);
   }
   return cache.symbolizer.get();
@@ -266,8 +269,17 @@ class Strings {
 
 // profile.proto field numbers.
 enum ProfileField {
-  kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5, kStringTable = 6,
-  kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12, kDefaultSampleType = 14,
+  kSampleType = 1,
+  kSample = 2,
+  kMapping = 3,
+  kLocation = 4,
+  kFunction = 5,
+  kStringTable = 6,
+  kTimeNanos = 9,
+  kDurationNanos = 10,
+  kPeriodType = 11,
+  kPeriod = 12,
+  kDefaultSampleType = 14,
 };
 
 ProtoEncoder ValueType(Strings* s, const char* type, const char* unit) {
@@ -317,8 +329,10 @@ namespace {
 class ProfileBuilder {
  public:
   explicit ProfileBuilder(std::string_view maps) : mappings_(ExecutableMappings(maps)) {
-    for (auto [type, unit] : {std::pair{"alloc_objects", "count"}, {"alloc_space", "bytes"},
-                              {"inuse_objects", "count"}, {"inuse_space", "bytes"}}) {
+    for (auto [type, unit] : {std::pair{"alloc_objects", "count"},
+                              {"alloc_space", "bytes"},
+                              {"inuse_objects", "count"},
+                              {"inuse_space", "bytes"}}) {
       head_.Message(kSampleType, ValueType(&strings_, type, unit));
     }
     symbolizer_ = SymbolizerFor(maps, mappings_);

@@ -5,7 +5,8 @@
 //     inuse_space/bytes in this order; period_type space/bytes with the sampling period;
 //   - values un-sampled as the pprofs un-sample heap_v2 lines (sample_weight.h), a numeric label
 //     `bytes` with the line's average object size;
-//   - string_table[0] "", every ID numbered from 1, time_nanos now, duration_nanos 0 (N s for a delta);
+//   - string_table[0] "", every ID numbered from 1, time_nanos now, duration_nanos 0 (N s for a
+//   delta);
 //   - mappings of the executable segments of /proc/self/maps with their hex build IDs; every
 //     location symbolized here (functions, file:line, inline frames) from local files only, and
 //     its mapping marked has_functions/has_filenames/has_line_numbers/has_inline_frames.
@@ -38,8 +39,7 @@ struct HeapTotals {
 // in *error when a text is not a heap profile.
 bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, HeapView view,
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
-                        HeapTotals* totals, std::string* error,
-                        DeltaMode delta = DeltaMode::kAll);
+                        HeapTotals* totals, std::string* error, DeltaMode delta = DeltaMode::kAll);
 
 // The function containing `address` in this process (its outermost, non-inlined frame), or ""
 // if unknown: gperftools' /pprof/symbol. Uses the same cached symbolizer as the profiles.

@@ -61,8 +61,8 @@ struct Connection {
   int64_t deadline_ms = 0;
   int64_t progress_ms = 0;  // accepted, or last read or sent a byte: the eviction order
   std::string request;
-  size_t head_bytes = 0;    // with the blank line, once the head is complete
-  size_t body_bytes = 0;    // Content-Length of a POST
+  size_t head_bytes = 0;  // with the blank line, once the head is complete
+  size_t body_bytes = 0;  // Content-Length of a POST
   std::string response;
   size_t sent = 0;
   bool writing = false;
@@ -92,7 +92,8 @@ long ContentLength(std::string_view head) {
     const std::string_view line = head.substr(at + 2, next - at - 2);
     at = next;
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !EqualsIgnoringCase(line.substr(0, colon), "content-length"))
+    if (colon == std::string_view::npos ||
+        !EqualsIgnoringCase(line.substr(0, colon), "content-length"))
       continue;
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
@@ -176,8 +177,7 @@ void TryAnswer(Server* s, Connection* c) {
   }
   if (c->request.size() < c->head_bytes + c->body_bytes) return;
   std::string body = c->request.substr(c->head_bytes, c->body_bytes);
-  StartResponse(s, c,
-                Answer(c->request.substr(0, c->head_bytes - 2), std::move(body), s->hooks));
+  StartResponse(s, c, Answer(c->request.substr(0, c->head_bytes - 2), std::move(body), s->hooks));
 }
 
 void OnReadable(Server* s, Connection* c) {
@@ -199,8 +199,8 @@ void OnReadable(Server* s, Connection* c) {
 
 void OnWritable(Connection* c) {
   while (c->sent < c->response.size()) {
-    const ssize_t n = send(c->fd, c->response.data() + c->sent, c->response.size() - c->sent,
-                           MSG_NOSIGNAL);
+    const ssize_t n =
+        send(c->fd, c->response.data() + c->sent, c->response.size() - c->sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;

@@ -36,7 +36,6 @@ inline constexpr size_t kMaxBodyBytes = 64 * 1024;
 inline constexpr int kRequestTimeoutMs = 5000;
 inline constexpr int kResponseTimeoutMs = 10000;
 
-
 struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";

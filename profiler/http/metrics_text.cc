@@ -10,8 +10,7 @@
 namespace heapkit::prof::http {
 namespace {
 
-void Metric(std::string* out, const char* name, const char* type, const char* help,
-            double value) {
+void Metric(std::string* out, const char* name, const char* type, const char* help, double value) {
   char line[512];
   snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type,
            name, value);
@@ -53,18 +52,15 @@ std::string MetricsText(NumericProperty property, const HeapTotals* totals) {
          "Bytes of address space the heap holds, released pages included.", reserved);
   Metric(&out, "heapkit_heap_fragmentation_bytes", "gauge",
          "Mapped heap bytes not in use by the program (mapped minus in use).", mapped - inuse);
-  Metric(&out, "heapkit_pageheap_free_bytes", "gauge",
-         "Free bytes in the page heap, still mapped.",
+  Metric(&out, "heapkit_pageheap_free_bytes", "gauge", "Free bytes in the page heap, still mapped.",
          static_cast<double>(Property(property, "tcmalloc.pageheap_free_bytes")));
   Metric(&out, "heapkit_pageheap_released_bytes", "gauge",
          "Free bytes in the page heap released to the OS.", released);
   Metric(&out, "heapkit_thread_cache_free_bytes", "gauge", "Free bytes in the thread caches.",
          static_cast<double>(Property(property, "tcmalloc.thread_cache_free_bytes")));
-  Metric(&out, "heapkit_central_cache_free_bytes", "gauge",
-         "Free bytes in the central free lists.",
+  Metric(&out, "heapkit_central_cache_free_bytes", "gauge", "Free bytes in the central free lists.",
          static_cast<double>(Property(property, "tcmalloc.central_cache_free_bytes")));
-  Metric(&out, "heapkit_transfer_cache_free_bytes", "gauge",
-         "Free bytes in the transfer caches.",
+  Metric(&out, "heapkit_transfer_cache_free_bytes", "gauge", "Free bytes in the transfer caches.",
          static_cast<double>(Property(property, "tcmalloc.transfer_cache_free_bytes")));
   Metric(&out, "heapkit_metadata_bytes", "gauge", "Bytes of the allocator's own metadata.",
          static_cast<double>(Property(property, "tcmalloc.metadata_bytes")));

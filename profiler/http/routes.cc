@@ -97,8 +97,8 @@ bool ParseQuery(std::string_view query, bool allow_seconds, bool* text, int* sec
       char* end = nullptr;
       const long n = strtol(digits.c_str(), &end, 10);
       if (digits.empty() || *end != '\0' || n < 1 || n > kMaxDelaySeconds) {
-        *bad = Text(400, "seconds must be an integer from 1 to " +
-                             std::to_string(kMaxDelaySeconds) + "\n");
+        *bad = Text(
+            400, "seconds must be an integer from 1 to " + std::to_string(kMaxDelaySeconds) + "\n");
         return false;
       }
       *seconds = static_cast<int>(n);
@@ -157,8 +157,8 @@ Response Encode(const std::string& sample, const std::string& baseline, HeapView
   Response r;
   if (!Gzip(proto, &r.body)) return Text(500, "cannot compress the profile\n");
   r.content_type = "application/octet-stream";
-  r.extra_headers = std::string("Content-Disposition: attachment; filename=\"") +
-                    FileName(view) + "\"\r\n";
+  r.extra_headers =
+      std::string("Content-Disposition: attachment; filename=\"") + FileName(view) + "\"\r\n";
   return r;
 }
 
@@ -300,8 +300,8 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   const std::string_view query =
       question == std::string::npos ? "" : std::string_view(target).substr(question + 1);
   if (request.method != "GET" && !(request.method == "POST" && path == "/pprof/symbol")) {
-    Response r = Text(405, path == "/pprof/symbol" ? "only GET and POST are served\n"
-                                                   : "only GET is served\n");
+    Response r = Text(
+        405, path == "/pprof/symbol" ? "only GET and POST are served\n" : "only GET is served\n");
     r.extra_headers = path == "/pprof/symbol" ? "Allow: GET, POST\r\n" : "Allow: GET\r\n";
     return r;
   }

@@ -10,8 +10,9 @@
 // mapping's segments. Modules are reported with dwfl_report_elf under the recorded path;
 // the find_debuginfo callback then finds separate debug info by build-id under the symbol
 // path and /usr/lib/debug, by .gnu_debuglink, and through debuginfod only when asked
-// (SymbolSearch::standard_search and ::debuginfod; local_debuginfo.h). Lookups go through ModuleIndex (sorted symbols, per-CU
-// inline index; built for a module on the first lookup in it) and a per-PC cache.
+// (SymbolSearch::standard_search and ::debuginfod; local_debuginfo.h). Lookups go through
+// ModuleIndex (sorted symbols, per-CU inline index; built for a module on the first lookup in it)
+// and a per-PC cache.
 //
 // Skipped: anonymous mappings, [vdso]/[heap]/[stack], /dev/*, memfd:, "(deleted)" files, and
 // (with a warning) anything that is not a regular file once opened: a FIFO, or a link to a
@@ -147,7 +148,8 @@ bool BiasFromMappings(const std::vector<GElf_Phdr>& loads, const std::vector<con
       if (m->offset + (m->limit - m->start) > seg_end) mismatch = true;
       exec_bytes[seg] += m->limit - m->start;
     }
-    uint64_t b = m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
+    uint64_t b =
+        m->start - ((seg->p_vaddr & ~(kPage - 1)) + (m->offset - (seg->p_offset & ~(kPage - 1))));
     if (!have_bias) {
       *bias = b;
       have_bias = true;
@@ -203,8 +205,8 @@ class DwflSymbolizer final : public Symbolizer {
     callbacks_.find_elf = dwfl_build_id_find_elf;
     // Never dwfl_standard_find_debuginfo directly: it loads elfutils' debuginfod client (and
     // libcurl, OpenSSL...) for any module without local debug info (local_debuginfo.h).
-    callbacks_.find_debuginfo = search.standard_search ? FindDebuginfoWithoutClient
-                                                       : dwfl_build_id_find_debuginfo;
+    callbacks_.find_debuginfo =
+        search.standard_search ? FindDebuginfoWithoutClient : dwfl_build_id_find_debuginfo;
     local_search_.debuginfod = search.debuginfod;
     for (const std::string& dir : search.dirs) {
       if (!dir.empty() && dir[0] == '/') local_search_.debug_dirs.push_back(dir);
@@ -253,8 +255,8 @@ class DwflSymbolizer final : public Symbolizer {
           }
           continue;
         }
-        Dwfl_Module* mod = dwfl_ ? dwfl_report_elf(dwfl_, path.c_str(), file.c_str(), fd, bias, true)
-                                 : nullptr;
+        Dwfl_Module* mod =
+            dwfl_ ? dwfl_report_elf(dwfl_, path.c_str(), file.c_str(), fd, bias, true) : nullptr;
         if (mod == nullptr) {
           close(fd);
           if (refused.empty()) {
@@ -271,7 +273,8 @@ class DwflSymbolizer final : public Symbolizer {
         break;
       }
       const std::vector<const MapLine*>& maps = by_path[path];
-      bool executable = std::any_of(maps.begin(), maps.end(), [](const MapLine* m) { return m->exec; });
+      bool executable =
+          std::any_of(maps.begin(), maps.end(), [](const MapLine* m) { return m->exec; });
       if (index < 0 && warnings && (why != kNotElf || executable)) {
         warnings->push_back(refused + ": " + why + "; its addresses are shown as " +
                             Basename(path) + "+0x<offset>");

@@ -25,7 +25,9 @@ size_t OperatorTokenLength(std::string_view s, size_t i) {
   while (j < s.size() && s[j] == ' ') ++j;
   size_t start = j;
   if (s.substr(j, 2) == "()" || s.substr(j, 2) == "[]") return j + 2 - i;
-  while (j < s.size() && j - start < 3 && std::string_view("<>=!+-*/%^&|~,").find(s[j]) != std::string_view::npos) ++j;
+  while (j < s.size() && j - start < 3 &&
+         std::string_view("<>=!+-*/%^&|~,").find(s[j]) != std::string_view::npos)
+    ++j;
   return j - i;
 }
 
@@ -95,7 +97,8 @@ std::string SimplifyDemangled(std::string_view s) {
       while (i > 0) {
         --i;
         char c = s[i];
-        if (c == ')') ++depth;
+        if (c == ')')
+          ++depth;
         else if (c == '(') {
           if (--depth == 0) break;
         }
@@ -111,9 +114,12 @@ std::string SimplifyDemangled(std::string_view s) {
   size_t cut = std::string_view::npos;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (IsOpen(c) && !AfterOperator(s, i)) ++depth;
-    else if (IsClose(c) && depth > 0 && !AfterOperator(s, i)) --depth;
-    else if (c == ' ' && depth == 0 && !AfterOperator(s, i)) cut = i;
+    if (IsOpen(c) && !AfterOperator(s, i))
+      ++depth;
+    else if (IsClose(c) && depth > 0 && !AfterOperator(s, i))
+      --depth;
+    else if (c == ' ' && depth == 0 && !AfterOperator(s, i))
+      cut = i;
   }
   if (cut != std::string_view::npos && cut + 1 < s.size()) s = s.substr(cut + 1);
   return std::string(s);

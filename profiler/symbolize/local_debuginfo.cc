@@ -63,13 +63,14 @@ bool Fits(int fd, const struct stat& main_file, const std::string& want_build_id
   if (elf == nullptr) return false;
   const void* bits = nullptr;
   const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
-  const bool same = n > 0 && Hex(static_cast<const unsigned char*>(bits), size_t(n)) == want_build_id;
+  const bool same =
+      n > 0 && Hex(static_cast<const unsigned char*>(bits), size_t(n)) == want_build_id;
   elf_end(elf);
   return same;
 }
 
-int OpenIfFits(const std::string& path, const struct stat& main_file,
-               const std::string& build_id, uint32_t crc, char** debuginfo_file_name) {
+int OpenIfFits(const std::string& path, const struct stat& main_file, const std::string& build_id,
+               uint32_t crc, char** debuginfo_file_name) {
   int err = 0;
   const int fd = internal::OpenRegularFile(path.c_str(), &err);
   if (fd < 0) return -1;
@@ -114,7 +115,7 @@ bool DebuginfodRequested() {
 // The environment for the helper: ours without the variables that would make it a checked or
 // profiled process (or preload anything into it).
 std::vector<char*> HelperEnvironment() {
-  static const char* const kDropped[] = {"HEAPCHECK", "HEAPPROFILE", "HEAP_CHECK_",
+  static const char* const kDropped[] = {"HEAPCHECK",    "HEAPPROFILE", "HEAP_CHECK_",
                                          "HEAP_PROFILE", "LD_PRELOAD=", "CPUPROFILE"};
   std::vector<char*> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -166,9 +167,8 @@ std::string FetchDebuginfoInHelper(const std::string& build_id_hex) {
 }
 
 int FindDebuginfoWithoutClient(Dwfl_Module* mod, void** userdata, const char* modname,
-                               Dwarf_Addr base, const char* file_name,
-                               const char* debuglink_file, GElf_Word debuglink_crc,
-                               char** debuginfo_file_name) {
+                               Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                               GElf_Word debuglink_crc, char** debuginfo_file_name) {
   int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                         debuglink_crc, debuginfo_file_name);
   auto* search = static_cast<LocalDebuginfoSearch*>(*userdata);
@@ -183,8 +183,8 @@ int FindDebuginfoWithoutClient(Dwfl_Module* mod, void** userdata, const char* mo
   switch (search->debuginfod) {
     case DebuginfodClient::kInProcess:
       // The standard search repeats the local part, then asks elfutils' client.
-      return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+      return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                          debuglink_crc, debuginfo_file_name);
     case DebuginfodClient::kHelperProcess: {
       if (!search->asked_helper.insert(build_id).second) return -1;
       const std::string path = FetchDebuginfoInHelper(build_id);
@@ -192,8 +192,7 @@ int FindDebuginfoWithoutClient(Dwfl_Module* mod, void** userdata, const char* mo
       struct stat none {};
       return OpenIfFits(path, none, build_id, debuglink_crc, debuginfo_file_name);
     }
-    case DebuginfodClient::kNever:
-      break;
+    case DebuginfodClient::kNever: break;
   }
   return -1;
 }

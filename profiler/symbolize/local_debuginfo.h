@@ -38,9 +38,8 @@ struct LocalDebuginfoSearch {
 // Dwfl_Callbacks::find_debuginfo. *userdata must point to a LocalDebuginfoSearch (else only
 // libdwfl's build-id search runs); the helper's answers are remembered there.
 int FindDebuginfoWithoutClient(Dwfl_Module* mod, void** userdata, const char* modname,
-                               Dwarf_Addr base, const char* file_name,
-                               const char* debuglink_file, GElf_Word debuglink_crc,
-                               char** debuginfo_file_name);
+                               Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                               GElf_Word debuglink_crc, char** debuginfo_file_name);
 
 // The debug file for `build_id_hex` from `debuginfod-find` run in a child process (its
 // environment without the heapkit and preload variables, stdin and stderr on /dev/null); the

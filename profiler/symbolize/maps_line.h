@@ -22,8 +22,8 @@ namespace heapkit {
 
 struct MapsLine {
   uint64_t start = 0;
-  uint64_t limit = 0;     // exclusive; >= start
-  uint64_t offset = 0;    // file offset of `start`
+  uint64_t limit = 0;      // exclusive; >= start
+  uint64_t offset = 0;     // file offset of `start`
   std::string_view perms;  // "r-xp", as written
   bool readable = false;
   bool writable = false;
@@ -53,10 +53,14 @@ inline bool Hex(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
   for (char c : s) {
     unsigned d;
-    if (c >= '0' && c <= '9') d = unsigned(c - '0');
-    else if (c >= 'a' && c <= 'f') d = unsigned(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = unsigned(c - 'A' + 10);
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = unsigned(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = unsigned(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = unsigned(c - 'A' + 10);
+    else
+      return false;
     v = (v << 4) | d;
   }
   *out = v;
@@ -77,8 +81,7 @@ inline bool ParseMapsLine(std::string_view line, MapsLine* out) {
   std::string_view rest = Trim(line);
   const std::string_view range = Word(&rest);
   const size_t dash = range.find('-');
-  if (dash == std::string_view::npos ||
-      !Hex(std::string_view(range.data(), dash), &out->start) ||
+  if (dash == std::string_view::npos || !Hex(std::string_view(range.data(), dash), &out->start) ||
       !Hex(std::string_view(range.data() + dash + 1, range.size() - dash - 1), &out->limit) ||
       out->limit < out->start) {
     return false;
@@ -93,7 +96,7 @@ inline bool ParseMapsLine(std::string_view line, MapsLine* out) {
   out->executable = out->perms[2] == 'x';
   if (!Hex(Word(&rest), &out->offset)) return false;
   if (Word(&rest).find(':') == std::string_view::npos) return false;  // dev
-  if (Word(&rest).empty()) return false;                                // inode
+  if (Word(&rest).empty()) return false;                              // inode
   out->path = Trim(rest);
   return true;
 }

@@ -168,16 +168,13 @@ void ModuleIndex::Walk(CuIndex* cu, Dwarf_Die* parent_die, int parent, int depth
       case DW_TAG_lexical_block:
       case DW_TAG_try_block:
       case DW_TAG_catch_block:
-      case DW_TAG_module:
-        Walk(cu, &child, parent, depth + 1);
-        break;
+      case DW_TAG_module: Walk(cu, &child, parent, depth + 1); break;
       case DW_TAG_structure_type:
       case DW_TAG_class_type:
         // Only declarations live here for GCC, but clang may nest definitions' scopes; cheap.
         if (parent < 0) Walk(cu, &child, parent, depth + 1);
         break;
-      default:
-        break;
+      default: break;
     }
   } while (dwarf_siblingof(&child, &child) == 0);
 }
@@ -218,7 +215,10 @@ std::vector<uint32_t> ModuleIndex::InlineChain(const CuIndex& cu, uint64_t dpc) 
   int top = -1;
   for (int k = 0; k < 64 && it != cu.tops.begin(); ++k) {
     --it;
-    if (dpc >= it->lo && dpc < it->hi) { top = int(it->entry); break; }
+    if (dpc >= it->lo && dpc < it->hi) {
+      top = int(it->entry);
+      break;
+    }
   }
   if (top < 0) return {};
   std::vector<uint32_t> chain{uint32_t(top)};
@@ -226,7 +226,10 @@ std::vector<uint32_t> ModuleIndex::InlineChain(const CuIndex& cu, uint64_t dpc) 
     const Entry& cur = cu.entries[chain.back()];
     int next = -1;
     for (uint32_t c : cur.children) {
-      if (cu.entries[c].Contains(dpc)) { next = int(c); break; }
+      if (cu.entries[c].Contains(dpc)) {
+        next = int(c);
+        break;
+      }
     }
     if (next < 0) break;
     chain.push_back(uint32_t(next));
@@ -234,9 +237,8 @@ std::vector<uint32_t> ModuleIndex::InlineChain(const CuIndex& cu, uint64_t dpc) 
   return chain;
 }
 
-void ModuleIndex::AppendInlineFrames(CuIndex* cu, const std::vector<uint32_t>& chain,
-                                     uint64_t pc, std::string file, int line,
-                                     std::vector<SourceFrame>* out) {
+void ModuleIndex::AppendInlineFrames(CuIndex* cu, const std::vector<uint32_t>& chain, uint64_t pc,
+                                     std::string file, int line, std::vector<SourceFrame>* out) {
   // An entry without a name takes the symbol's, looked up once.
   bool sym_found = false;
   const Symbol* sym = nullptr;

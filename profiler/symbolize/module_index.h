@@ -47,14 +47,15 @@ class ModuleIndex {
     const char* name;
   };
   struct Entry {
-    const char* raw_name = nullptr;  // linkage name if any, else DW_AT_name
+    const char* raw_name = nullptr;                     // linkage name if any, else DW_AT_name
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // DWARF addresses, [lo, hi)
     std::vector<uint32_t> children;
     int call_file = -1;
     int call_line = 0;
     int decl_line = 0;  // dwarf_decl_line: the function's own definition line, 0 if unknown
     bool Contains(uint64_t a) const {
-      for (auto& r : ranges) if (a >= r.first && a < r.second) return true;
+      for (auto& r : ranges)
+        if (a >= r.first && a < r.second) return true;
       return false;
     }
   };
@@ -74,7 +75,7 @@ class ModuleIndex {
   CuIndex* GetCu(Dwarf_Die* cudie);
   void Walk(CuIndex* cu, Dwarf_Die* die, int parent, int depth);
   const Symbol* FindSymbol(uint64_t pc);  // loads the symbol table on first use
-  Dwarf* GetDwarf();                        // loads the debug info on first use
+  Dwarf* GetDwarf();                      // loads the debug info on first use
   const std::string& Clean(const char* raw);
   SourceFrame SymbolFrame(const Symbol* sym, const std::string& name, std::string file,
                           int line) const;

@@ -78,8 +78,8 @@ class Symbolizer {
                                                  std::vector<std::string>* warnings);
 
   // `pc` is looked up as given: callers subtract 1 from return addresses to land inside the
-  // call instruction (in heap profiles every PC is one, the leaf included). Results are cached per PC. Never empty: an unknown
-  // address yields one frame named "0x<pc>" or "module+0xoffset".
+  // call instruction (in heap profiles every PC is one, the leaf included). Results are cached per
+  // PC. Never empty: an unknown address yields one frame named "0x<pc>" or "module+0xoffset".
   virtual const std::vector<SourceFrame>& Symbolize(uint64_t pc) = 0;
 };
 

@@ -19,11 +19,11 @@ namespace {
 enum class Flavor { kPreloadO0, kPreloadO2, kStaticO2 };
 
 struct Scenario {
-  std::string name;        // test name
-  std::string arg;         // argv[1] of the scenario program
+  std::string name;              // test name
+  std::string arg;               // argv[1] of the scenario program
   std::vector<std::string> env;  // besides HEAPCHECK (default normal)
   int exit_code;
-  long long bytes;         // -1: expect "No leaks found"
+  long long bytes;  // -1: expect "No leaks found"
   long long objects;
   std::vector<std::string> stderr_has;
   std::vector<std::string> stdout_has;
@@ -183,7 +183,8 @@ TEST_P(HeapcheckE2E, Scenario) {
   ASSERT_EQ(r.signal, 0);
   EXPECT_EQ(r.exit_code, s.exit_code);
   std::smatch m;
-  static const std::regex kLeaks("Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects");
+  static const std::regex kLeaks(
+      "Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects");
   if (s.bytes >= 0) {
     ASSERT_TRUE(std::regex_search(r.err, m, kLeaks));
     EXPECT_EQ(std::stoll(m[1]), s.bytes);
@@ -192,7 +193,8 @@ TEST_P(HeapcheckE2E, Scenario) {
                          "whole-program memory leaks\n"),
               std::string::npos);
     // The hint names the .heap file, which exists and is a legacy heap profile.
-    static const std::regex kHint("pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects --lines --heapcheck");
+    static const std::regex kHint(
+        "pprof-tool [^ ]+ \"([^\"]+)\" --inuse_objects --lines --heapcheck");
     ASSERT_TRUE(std::regex_search(r.err, m, kHint));
     std::ifstream heap(m[1].str());
     std::string first;

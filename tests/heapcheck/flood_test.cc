@@ -69,8 +69,8 @@ struct Roots {
 // the pointer after the hole) and never touches the page, which would kill the process.
 TEST(Flood, UnreadablePartsOfObjectsAreSkipped) {
   const size_t page = 4096;
-  auto* block = static_cast<char*>(mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE,
-                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* block = static_cast<char*>(
+      mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(block, MAP_FAILED);
   char* target = block + 3 * page;  // the second object: one page after the first
   std::memcpy(block + 2 * page + 64, &target, sizeof(target));  // past the hole
@@ -350,8 +350,7 @@ TEST(Flood, MillionObjectGraph) {
   std::vector<uint8_t> states(n);
   std::vector<uint32_t> work(n);
   std::vector<PageIndexEntry> index_memory(PageIndexCapacity(objs.data(), n));
-  const PageIndex index =
-      BuildPageIndex(objs.data(), n, index_memory.data(), index_memory.size());
+  const PageIndex index = BuildPageIndex(objs.data(), n, index_memory.data(), index_memory.size());
   ASSERT_NE(index.entries, nullptr);
   for (const PageIndex* ix : {static_cast<const PageIndex*>(nullptr), &index}) {
     FloodStats stats;
@@ -366,8 +365,7 @@ TEST(Flood, MillionObjectGraph) {
     ASSERT_TRUE(Flood(objs.data(), n, &r, 1, {}, states.data(), work.data(), &stats, ix));
     EXPECT_EQ(stats.leaked_direct, 1u);
     EXPECT_EQ(stats.leaked_indirect, n - 1);
-    std::printf("flood of %zu objects (%s page index): %.3f s\n", n, ix ? "with" : "without",
-                secs);
+    std::printf("flood of %zu objects (%s page index): %.3f s\n", n, ix ? "with" : "without", secs);
   }
 }
 

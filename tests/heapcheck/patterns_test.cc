@@ -102,9 +102,8 @@ std::vector<std::string> FilesIn(const std::string& dir, const std::string& suff
 
 TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
   const std::string dir = ScratchDir("closed");
-  ProcessResult r = RunProcess({HC_CLOSE_STDERR},
-                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
-                               60);
+  ProcessResult r = RunProcess(
+      {HC_CLOSE_STDERR}, {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir}, 60);
   EXPECT_EQ(r.signal, 0);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "done\n");
@@ -113,7 +112,8 @@ TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
   ASSERT_EQ(reports.size(), 1u);
   const std::string report = ReadFile(reports[0]);
   EXPECT_NE(report.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
-            std::string::npos) << report;
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("Exiting with error code"), std::string::npos) << report;
   EXPECT_EQ(FilesIn(dir, "._main_-end.heap").size(), 1u);
 }
@@ -123,9 +123,9 @@ TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
 TEST(ClosedStderr, NeverWritesIntoTheFileThatTookDescriptorTwo) {
   const std::string dir = ScratchDir("reopened");
   const std::string log = dir + "/program.log";
-  ProcessResult r = RunProcess({HC_CLOSE_STDERR, "reopen", log},
-                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir},
-                               60);
+  ProcessResult r =
+      RunProcess({HC_CLOSE_STDERR, "reopen", log},
+                 {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir}, 60);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(ReadFile(log), "program log\n");
   ASSERT_EQ(FilesIn(dir, "._main_-end.report").size(), 1u);
@@ -198,11 +198,11 @@ class BlockingThread : public ::testing::TestWithParam<std::tuple<const char*, c
 TEST_P(BlockingThread, IsStoppedWithPtraceAndItsRootsScanned) {
   const auto [mode, hold] = GetParam();
   const auto start = std::chrono::steady_clock::now();
-  ProcessResult r = RunProcess({HC_BLOCKING_THREAD, hold},
-                               {Preload(), std::string("HEAPCHECK=") + mode,
-                                "HEAP_CHECK_STOP_TIMEOUT_MS=30000", "PERFTOOLS_VERBOSE=1",
-                                "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
-                               90);
+  ProcessResult r =
+      RunProcess({HC_BLOCKING_THREAD, hold},
+                 {Preload(), std::string("HEAPCHECK=") + mode, "HEAP_CHECK_STOP_TIMEOUT_MS=30000",
+                  "PERFTOOLS_VERBOSE=1", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
+                 90);
   EXPECT_LT(SecondsSince(start), 15.0) << "waited for a thread that blocks the suspend signal";
   EXPECT_EQ(r.signal, 0) << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -223,9 +223,9 @@ INSTANTIATE_TEST_SUITE_P(
 // pause: stopped anywhere (inside malloc and free too), it never makes a leak or a hang.
 TEST(BlockingThreadChurn, StoppedAnywhereNeverReportsALeak) {
   for (int run = 0; run < 8; ++run) {
-    ProcessResult r = RunProcess({HC_BLOCKING_THREAD, "churn"},
-                                 {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
-                                 60);
+    ProcessResult r =
+        RunProcess({HC_BLOCKING_THREAD, "churn"},
+                   {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"}, 60);
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.signal, 0) << r.err;
     EXPECT_EQ(r.exit_code, 0) << "run " << run << ": " << r.err;
@@ -239,7 +239,7 @@ struct Refusal {
   std::vector<std::string> prefix;  // runs the program (a tracer in front, or none)
   const char* program_arg;          // blocking_thread's second argument
   std::vector<std::string> env;
-  const char* why;                  // in the line naming the thread
+  const char* why;  // in the line naming the thread
 };
 
 // The test's name in a parameter listing (no bytes of the struct).
@@ -304,17 +304,17 @@ TEST_P(BlockingThreadPtraceRefused, NamesTheThreadLeftRunning) {
   EXPECT_NE(r.err.find("It kept running during the check"), std::string::npos) << r.err;
   if (std::string(mode) == "normal") {
     EXPECT_NE(r.err.find("WARNING: 1 threads could not be stopped (tid " + tid + ")"),
-              std::string::npos) << r.err;
+              std::string::npos)
+        << r.err;
     // What it held is reported (its stack was not scanned), and the warning says why.
     EXPECT_NE(r.err.find("detected leaks of 96 bytes in 1 objects"), std::string::npos) << r.err;
   } else {
-    EXPECT_NE(r.err.find("1 threads could not be stopped and were not scanned"),
-              std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1 threads could not be stopped and were not scanned"), std::string::npos)
+        << r.err;
   }
 }
 
-std::string RefusalName(
-    const ::testing::TestParamInfo<std::tuple<Refusal, const char*>>& info) {
+std::string RefusalName(const ::testing::TestParamInfo<std::tuple<Refusal, const char*>>& info) {
   return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param);
 }
 
@@ -350,31 +350,32 @@ TEST(FollowUpCommand, NamesAnAbsolutePprofToolThatExists) {
 // ---- minimal mode: "after main started" by allocation time ----
 
 TEST(MinimalMode, ReportsLeaksOfATailCallingMain) {
-  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
-                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
-                               60);
+  ProcessResult r = RunProcess(
+      {HC_TAIL_CALL_MAIN}, {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"}, 60);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // 77 bytes after main started; the constructor's 13 bytes before it are not reported.
   EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 77 bytes in 1 objects"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
 }
 
 TEST(MinimalMode, ReportsLeaksDeeperThanTheRecordedStack) {
-  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN, "deep"},
-                               {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
-                               60);
+  ProcessResult r =
+      RunProcess({HC_TAIL_CALL_MAIN, "deep"},
+                 {Preload(), "HEAPCHECK=minimal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"}, 60);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 200 bytes in 1 objects"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
 }
 
 TEST(MinimalMode, NormalModeStillSeesTheConstructorsLeak) {
-  ProcessResult r = RunProcess({HC_TAIL_CALL_MAIN},
-                               {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"},
-                               60);
+  ProcessResult r = RunProcess(
+      {HC_TAIL_CALL_MAIN}, {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=/tmp"}, 60);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 90 bytes in 2 objects"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
 }
 
 // ---- a server stopped by SIGTERM / SIGINT: checked on request, then dies by the signal ----
@@ -392,7 +393,8 @@ TEST_P(SignalCheck, ChecksThenDiesByTheSignal) {
   EXPECT_EQ(r.signal, sig) << r.err;  // as without heapkit
   EXPECT_EQ(r.out, "serving\n");
   EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 55 bytes in 1 objects"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find("Exiting with error code"), std::string::npos) << r.err;
 }
 

@@ -15,8 +15,9 @@ namespace heapkit::test {
 namespace {
 
 bool Dropped(const char* e) {
-  static const char* const kPrefixes[] = {"HEAPCHECK", "HEAP_CHECK_", "HEAPPROFILE", "HEAP_PROFILE_",
-                                          "LD_PRELOAD=", "TCMALLOC_", "PERFTOOLS_"};
+  static const char* const kPrefixes[] = {"HEAPCHECK",     "HEAP_CHECK_", "HEAPPROFILE",
+                                          "HEAP_PROFILE_", "LD_PRELOAD=", "TCMALLOC_",
+                                          "PERFTOOLS_"};
   for (const char* p : kPrefixes)
     if (std::strncmp(e, p, std::strlen(p)) == 0) return true;
   return false;

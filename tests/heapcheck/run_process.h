@@ -7,7 +7,7 @@
 namespace heapkit::test {
 
 struct ProcessResult {
-  int exit_code = -1;     // exit status, or -1 if killed by a signal / timed out
+  int exit_code = -1;  // exit status, or -1 if killed by a signal / timed out
   int signal = 0;
   bool timed_out = false;
   std::string out;

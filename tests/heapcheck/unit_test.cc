@@ -44,7 +44,8 @@ TEST(Suppressions, SubstringGlobAndAnchors) {
   EXPECT_TRUE(Match("^LeakToSuppress$", "LeakToSuppress"));
   EXPECT_FALSE(Match("^LeakTo$", "LeakToSuppress"));
   EXPECT_TRUE(Match("libfoo.so", "/usr/lib/libfoo.so.1"));
-  EXPECT_TRUE(Match("std::vector<*>::push_back", "std::vector<int, std::allocator<int> >::push_back"));
+  EXPECT_TRUE(
+      Match("std::vector<*>::push_back", "std::vector<int, std::allocator<int> >::push_back"));
   EXPECT_FALSE(Match("x", ""));
   EXPECT_TRUE(Match("*", ""));
 }
@@ -53,7 +54,8 @@ TEST(Suppressions, SubstringGlobAndAnchors) {
 // symbolizer's callers and pprof-tool's profile parser use it.
 TEST(ProcMaps, ParsesLines) {
   MapsLine e;
-  const char* line = "7f0000000000-7f0000021000 rw-p 00000000 00:00 0                          [heap]";
+  const char* line =
+      "7f0000000000-7f0000021000 rw-p 00000000 00:00 0                          [heap]";
   ASSERT_TRUE(ParseMapsLine(line, &e));
   EXPECT_EQ(e.start, 0x7f0000000000u);
   EXPECT_EQ(e.limit, 0x7f0000021000u);
@@ -83,13 +85,13 @@ TEST(ProcMaps, ParsesEveryFieldAndRefusesWhatIsNotAMapsLine) {
   // Three-letter permissions (some writers drop the sharing flag).
   ASSERT_TRUE(ParseMapsLine("7f00-7fff r-x 00000000 08:01 7 /lib/x.so", &e));
   EXPECT_TRUE(e.executable);
-  EXPECT_FALSE(ParseMapsLine("7fff-7f00 r-xp 00000000 08:01 7 /lib/x.so", &e));   // limit < start
-  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-zp 00000000 08:01 7 /lib/x.so", &e));   // perms
-  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 0801 7 /lib/x.so", &e));    // dev
-  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 08:01", &e));               // inode
-  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 0000g000 08:01 7 /lib/x.so", &e));   // offset
-  EXPECT_FALSE(ParseMapsLine("17f0000000000000-7fff r-xp 0 08:01 7 /x", &e));     // 17 digits
-  EXPECT_FALSE(ParseMapsLine("7f00 7fff r-xp 00000000 08:01 7 /lib/x.so", &e));   // no '-'
+  EXPECT_FALSE(ParseMapsLine("7fff-7f00 r-xp 00000000 08:01 7 /lib/x.so", &e));  // limit < start
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-zp 00000000 08:01 7 /lib/x.so", &e));  // perms
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 0801 7 /lib/x.so", &e));   // dev
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 00000000 08:01", &e));              // inode
+  EXPECT_FALSE(ParseMapsLine("7f00-7fff r-xp 0000g000 08:01 7 /lib/x.so", &e));  // offset
+  EXPECT_FALSE(ParseMapsLine("17f0000000000000-7fff r-xp 0 08:01 7 /x", &e));    // 17 digits
+  EXPECT_FALSE(ParseMapsLine("7f00 7fff r-xp 00000000 08:01 7 /lib/x.so", &e));  // no '-'
   EXPECT_FALSE(ParseMapsLine("# heapkit: unloaded modules (dlclose), as they were mapped:", &e));
   EXPECT_FALSE(ParseMapsLine("", &e));
 }
@@ -115,7 +117,7 @@ TEST(ProcMaps, ReadsOwnMapsAndClampsRegions) {
 // object that holds the runtime (its globals are bookkeeping). The main program's are always
 // kept: linked statically, the runtime shares them with the program.
 namespace roots_test {
-int g_program_word = 1;                  // in the main program's writable segment
+int g_program_word = 1;  // in the main program's writable segment
 bool Covers(const heapkit::check::LoadedModules& m, const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   for (const heapkit::check::Region& r : m.writable)
@@ -197,14 +199,15 @@ TEST(ObjectSlots, OneSlotPerSmallObjectFoundAndEnumerated) {
     void Count(const void* object, uint64_t value) {
       if ((value >> 32) != 0xabc) return;  // not one of ours
       const uint64_t i = value & 0xffffffffu;
-      if (i < objects->size() && (*objects)[i] == object) ++found; else ++wrong;
+      if (i < objects->size() && (*objects)[i] == object)
+        ++found;
+      else
+        ++wrong;
     }
   } seen{&objects};
-  alloc::ForEachObjectSlot(
-      [](void* ctx, const void* object, uint64_t value) {
-        static_cast<Seen*>(ctx)->Count(object, value);
-      },
-      &seen);
+  alloc::ForEachObjectSlot([](void* ctx, const void* object,
+                              uint64_t value) { static_cast<Seen*>(ctx)->Count(object, value); },
+                           &seen);
   EXPECT_EQ(seen.found, kN);
   EXPECT_EQ(seen.wrong, 0);
   Seen live{&objects};

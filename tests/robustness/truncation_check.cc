@@ -3,7 +3,8 @@
 //   - a cut inside a line (the prefix does not end in '\n') is always named: either an error
 //     on that line or a warning on that line, both saying "truncated?"; the cut line's data is
 //     never used (a half-written address would otherwise be symbolized as a wrong one);
-//   - other files: a cut at a line boundary never says "truncated?"; after the header it parses, keeping
+//   - other files: a cut at a line boundary never says "truncated?"; after the header it parses,
+//   keeping
 //     exactly the complete sample lines before the cut;
 //   - every error message is one line starting "<file>:<line>: ";
 //   - a heapkit HEAPPROFILE dump (it ends with "# heapkit: end of dump") cut anywhere, at a
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
       // Every cut of a heapkit dump is an error naming the truncation, one line.
       if (ok || !truncated) violation(cut, "cut dump not refused as truncated: '" + said + "'");
       if (!at_boundary && said.find(tag) == std::string::npos)
-        violation(cut, "mid-line cut of line " + std::to_string(line_of_cut) +
-                           " not named: '" + said + "'");
+        violation(cut, "mid-line cut of line " + std::to_string(line_of_cut) + " not named: '" +
+                           said + "'");
     } else if (at_boundary) {
       if (truncated) violation(cut, "line boundary reported as truncated: " + said);
       if (cut > text.find('\n') && !ok) violation(cut, "line boundary does not parse: " + said);

@@ -107,7 +107,7 @@ int BadFree(const char* kind) {
     ::operator delete(static_cast<void*>(on_stack));
   } else if (strcmp(kind, "delete_array_interior") == 0) {
     char* p = new char[200];
-    delete[] (p + 16);
+    delete[](p + 16);
   } else if (strcmp(kind, "realloc_stack") == 0) {
     Escape(realloc(on_stack, 100));
   } else if (strcmp(kind, "realloc_interior") == 0) {
@@ -119,7 +119,7 @@ int BadFree(const char* kind) {
     Escape(realloc(p, 10));
   } else if (strcmp(kind, "sized_delete_wrong_size") == 0) {  // undefined, must not corrupt
     void* p = ::operator new(64);
-    ::operator delete(p, size_t{4096});
+    ::operator delete (p, size_t{4096});
   } else if (strcmp(kind, "delete_of_malloc") == 0) {  // mismatched, same heap: harmless
     void* p = malloc(64);
     ::operator delete(p);
@@ -152,8 +152,9 @@ void Expect(bool ok, const char* what) {
 
 // Each call must fail: NULL with errno ENOMEM (or EINVAL for a bad alignment; 0: either).
 void ExpectNull(void* p, int want_errno, const char* what) {
-  Expect(p == nullptr && (errno == want_errno ||
-                          (want_errno == 0 && (errno == ENOMEM || errno == EINVAL))), what);
+  Expect(p == nullptr &&
+             (errno == want_errno || (want_errno == 0 && (errno == ENOMEM || errno == EINVAL))),
+         what);
   if (p != nullptr) free(p);
 }
 
@@ -169,23 +170,39 @@ bool Throws(F f) {
 
 int Sizes() {
   const size_t kMax = SIZE_MAX;
-  const size_t kNear[] = {kMax, kMax - 1, kMax - 7, kMax - 15, kMax - 4095, kMax - 4096,
-                          kMax - (size_t{1} << 21), kMax / 2 + 1};
+  const size_t kNear[] = {kMax,
+                          kMax - 1,
+                          kMax - 7,
+                          kMax - 15,
+                          kMax - 4095,
+                          kMax - 4096,
+                          kMax - (size_t{1} << 21),
+                          kMax / 2 + 1};
   for (size_t n : kNear) {
-    errno = 0; ExpectNull(malloc(n), ENOMEM, "malloc(near SIZE_MAX)");
-    errno = 0; ExpectNull(calloc(1, n), ENOMEM, "calloc(1, near SIZE_MAX)");
-    errno = 0; ExpectNull(calloc(n, 1), ENOMEM, "calloc(near SIZE_MAX, 1)");
-    errno = 0; ExpectNull(realloc(nullptr, n), ENOMEM, "realloc(NULL, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(malloc(n), ENOMEM, "malloc(near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(calloc(1, n), ENOMEM, "calloc(1, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(calloc(n, 1), ENOMEM, "calloc(near SIZE_MAX, 1)");
+    errno = 0;
+    ExpectNull(realloc(nullptr, n), ENOMEM, "realloc(NULL, near SIZE_MAX)");
     void* keep = malloc(24);
     memset(keep, 0x5a, 24);
-    errno = 0; ExpectNull(realloc(keep, n), ENOMEM, "realloc(p, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(realloc(keep, n), ENOMEM, "realloc(p, near SIZE_MAX)");
     Expect(static_cast<unsigned char*>(keep)[23] == 0x5a, "realloc failure kept the block");
     free(keep);
-    errno = 0; ExpectNull(memalign(16, n), ENOMEM, "memalign(16, near SIZE_MAX)");
-    errno = 0; ExpectNull(memalign(size_t{1} << 20, n), ENOMEM, "memalign(1 MiB, near SIZE_MAX)");
-    errno = 0; ExpectNull(aligned_alloc(64, n), ENOMEM, "aligned_alloc(64, near SIZE_MAX)");
-    errno = 0; ExpectNull(valloc(n), ENOMEM, "valloc(near SIZE_MAX)");
-    errno = 0; ExpectNull(pvalloc(n), ENOMEM, "pvalloc(near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(memalign(16, n), ENOMEM, "memalign(16, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(memalign(size_t{1} << 20, n), ENOMEM, "memalign(1 MiB, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(aligned_alloc(64, n), ENOMEM, "aligned_alloc(64, near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(valloc(n), ENOMEM, "valloc(near SIZE_MAX)");
+    errno = 0;
+    ExpectNull(pvalloc(n), ENOMEM, "pvalloc(near SIZE_MAX)");
     void* out = reinterpret_cast<void*>(1);
     Expect(posix_memalign(&out, 4096, n) == ENOMEM && out == reinterpret_cast<void*>(1),
            "posix_memalign(4096, near SIZE_MAX) == ENOMEM, output untouched");
@@ -199,12 +216,17 @@ int Sizes() {
   }
   // Products that wrap to small numbers: must not "succeed" with a tiny block.
   const size_t kHalf = size_t{1} << 32;
-  errno = 0; ExpectNull(calloc(kHalf, kHalf), ENOMEM, "calloc(2^32, 2^32) (wraps to 0)");
-  errno = 0; ExpectNull(calloc(kHalf + 1, kHalf - 1), ENOMEM, "calloc(2^32+1, 2^32-1) (wraps)");
-  errno = 0; ExpectNull(calloc(kMax, kMax), ENOMEM, "calloc(SIZE_MAX, SIZE_MAX)");
-  errno = 0; ExpectNull(reallocarray(nullptr, kHalf, kHalf), ENOMEM, "reallocarray(NULL, 2^32, 2^32)");
+  errno = 0;
+  ExpectNull(calloc(kHalf, kHalf), ENOMEM, "calloc(2^32, 2^32) (wraps to 0)");
+  errno = 0;
+  ExpectNull(calloc(kHalf + 1, kHalf - 1), ENOMEM, "calloc(2^32+1, 2^32-1) (wraps)");
+  errno = 0;
+  ExpectNull(calloc(kMax, kMax), ENOMEM, "calloc(SIZE_MAX, SIZE_MAX)");
+  errno = 0;
+  ExpectNull(reallocarray(nullptr, kHalf, kHalf), ENOMEM, "reallocarray(NULL, 2^32, 2^32)");
   void* ra = malloc(16);
-  errno = 0; ExpectNull(reallocarray(ra, kMax / 8 + 2, 8), ENOMEM, "reallocarray(p, wraps)");
+  errno = 0;
+  ExpectNull(reallocarray(ra, kMax / 8 + 2, 8), ENOMEM, "reallocarray(p, wraps)");
   free(ra);
   // Invalid alignments.
   void* out = reinterpret_cast<void*>(1);
@@ -212,12 +234,15 @@ int Sizes() {
   Expect(posix_memalign(&out, 48, 16) == EINVAL, "posix_memalign(alignment 48) == EINVAL");
   Expect(posix_memalign(&out, size_t{1} << 63, 16) != 0, "posix_memalign(alignment 2^63) fails");
   Expect(out == reinterpret_cast<void*>(1), "posix_memalign failures leave the output untouched");
-  errno = 0; ExpectNull(aligned_alloc(size_t{1} << 63, 64), ENOMEM, "aligned_alloc(2^63, 64)");
-  errno = 0; ExpectNull(memalign(size_t{1} << 63, 64), ENOMEM, "memalign(2^63, 64)");
+  errno = 0;
+  ExpectNull(aligned_alloc(size_t{1} << 63, 64), ENOMEM, "aligned_alloc(2^63, 64)");
+  errno = 0;
+  ExpectNull(memalign(size_t{1} << 63, 64), ENOMEM, "memalign(2^63, 64)");
   // Not a power of two: glibc says EINVAL (alignment > SIZE_MAX/2+1), ENOMEM is fine too.
-  errno = 0; ExpectNull(memalign(kMax, 64), 0, "memalign(SIZE_MAX, 64)");
-  errno = 0; ExpectNull(aligned_alloc(size_t{1} << 62, size_t{1} << 62), ENOMEM,
-                        "aligned_alloc(2^62, 2^62)");
+  errno = 0;
+  ExpectNull(memalign(kMax, 64), 0, "memalign(SIZE_MAX, 64)");
+  errno = 0;
+  ExpectNull(aligned_alloc(size_t{1} << 62, size_t{1} << 62), ENOMEM, "aligned_alloc(2^62, 2^62)");
   // glibc (2.38+) and C17 DR 460 let aligned_alloc fail EINVAL for a non-power-of-two alignment;
   // glibc 2.36 and heapkit round it up: either is fine, a crash or a misaligned block is not.
   errno = 0;
@@ -225,7 +250,7 @@ int Sizes() {
   Expect(odd == nullptr ? errno == EINVAL : reinterpret_cast<uintptr_t>(odd) % 8 == 0,
          "aligned_alloc(24, 48) is NULL+EINVAL or 8-aligned");
   free(odd);
-  Expect(Throws([] { return ::operator new(size_t{1} << 50, std::align_val_t(size_t{1} << 40)); }),
+  Expect(Throws([] { return ::operator new (size_t{1} << 50, std::align_val_t(size_t{1} << 40)); }),
          "new(2^50, align 2^40) throws");
   // new[] with an overflowing element count: std::bad_array_new_length (a bad_alloc).
   volatile size_t count = kMax / 4;

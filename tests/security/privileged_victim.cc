@@ -17,7 +17,7 @@ __attribute__((noinline)) void* Escape(void* p) {
 int main() {
   std::printf("AT_SECURE=%lu\n", getauxval(AT_SECURE));
   std::fflush(stdout);
-  Escape(std::malloc(33));  // lost: the leak checker would report it
+  Escape(std::malloc(33));        // lost: the leak checker would report it
   for (int i = 0; i < 64; ++i) {  // 64 MiB allocated in all: allocation-interval dumps
     void* p = Escape(std::malloc(1 << 20));
     std::memset(p, 1, 1 << 20);

@@ -2,9 +2,9 @@
 //   allocation_calls_process.cc  the process's own malloc family and operator new/delete (glibc,
 //                                or heapkit when preloaded or linked): heapkit_stress
 //   allocation_calls_direct.cc   heapkit's allocator through its internal API (alloc/allocator.h)
-//                                in a process whose malloc stays the C library's: heapkit_stress_api,
-//                                the build ThreadSanitizer runs (it must own malloc itself; see
-//                                tests/sanitize/sanitize.cmake)
+//                                in a process whose malloc stays the C library's:
+//                                heapkit_stress_api, the build ThreadSanitizer runs (it must own
+//                                malloc itself; see tests/sanitize/sanitize.cmake)
 // Each call has the contract of the C/C++ function it is named after.
 #pragma once
 

@@ -60,7 +60,9 @@ int PosixMemalign(void** out, size_t align, size_t size) {
 void* AlignedAlloc(size_t align, size_t size) { return Aligned(align, size); }
 void* Memalign(size_t align, size_t size) { return Aligned(align, size); }
 void* Valloc(size_t size) { return Aligned(kPage, size); }
-void* Pvalloc(size_t size) { return Aligned(kPage, size == 0 ? kPage : (size + kPage - 1) & ~(kPage - 1)); }
+void* Pvalloc(size_t size) {
+  return Aligned(kPage, size == 0 ? kPage : (size + kPage - 1) & ~(kPage - 1));
+}
 size_t UsableSize(void* p) { return ha::UsableSize(p); }
 
 }  // namespace heapkit::stress::calls

@@ -26,7 +26,8 @@ inline uint64_t SeedFor(const void* p, uint64_t counter) {
 inline void FillRange(void* p, size_t from, size_t to, uint64_t seed) {
   auto* b = static_cast<unsigned char*>(p);
   size_t i = from;
-  for (; i < to && (i & 7) != 0; ++i) b[i] = static_cast<unsigned char>(Mix(seed + (i >> 3)) >> ((i & 7) * 8));
+  for (; i < to && (i & 7) != 0; ++i)
+    b[i] = static_cast<unsigned char>(Mix(seed + (i >> 3)) >> ((i & 7) * 8));
   for (; i + 8 <= to; i += 8) {
     uint64_t w = Mix(seed + (i >> 3));
     std::memcpy(b + i, &w, 8);

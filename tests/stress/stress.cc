@@ -33,8 +33,10 @@ size_t ResidentBytes() {
 }
 
 [[noreturn]] void Usage(const char* why) {
-  fprintf(stderr, "heapkit_stress: %s\nusage: heapkit_stress [--seconds N] [--no-fork] "
-                  "[--no-signals] [--rss-slack-mb M] [--rss-object-overhead B] [--seed S]\n", why);
+  fprintf(stderr,
+          "heapkit_stress: %s\nusage: heapkit_stress [--seconds N] [--no-fork] "
+          "[--no-signals] [--rss-slack-mb M] [--rss-object-overhead B] [--seed S]\n",
+          why);
   exit(2);
 }
 
@@ -51,13 +53,20 @@ void ParseOptions(int argc, char** argv) {
   hs::Options& o = hs::g_options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--seconds") o.seconds = NumberArg(argc, argv, &i);
-    else if (a == "--no-fork") o.fork = false;
-    else if (a == "--no-signals") o.signals = false;
-    else if (a == "--rss-slack-mb") o.rss_slack_mb = static_cast<size_t>(NumberArg(argc, argv, &i));
-    else if (a == "--rss-object-overhead") o.rss_object_overhead = static_cast<size_t>(NumberArg(argc, argv, &i));
-    else if (a == "--seed") o.seed = static_cast<uint64_t>(NumberArg(argc, argv, &i));
-    else Usage(("unknown option " + a).c_str());
+    if (a == "--seconds")
+      o.seconds = NumberArg(argc, argv, &i);
+    else if (a == "--no-fork")
+      o.fork = false;
+    else if (a == "--no-signals")
+      o.signals = false;
+    else if (a == "--rss-slack-mb")
+      o.rss_slack_mb = static_cast<size_t>(NumberArg(argc, argv, &i));
+    else if (a == "--rss-object-overhead")
+      o.rss_object_overhead = static_cast<size_t>(NumberArg(argc, argv, &i));
+    else if (a == "--seed")
+      o.seed = static_cast<uint64_t>(NumberArg(argc, argv, &i));
+    else
+      Usage(("unknown option " + a).c_str());
   }
 }
 
@@ -85,7 +94,8 @@ int main(int argc, char** argv) {
   // fixed rings), so the RSS bound holds only if freed memory is really reused.
   auto start = std::chrono::steady_clock::now();
   size_t rss_max = 0, bound_at_max = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.seconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         o.seconds) {
     hs::SleepMicros(50000);
     size_t rss = ResidentBytes();
     size_t peak_live = static_cast<size_t>(hs::g_stats.peak_live_bytes.load());
@@ -97,9 +107,11 @@ int main(int argc, char** argv) {
       bound_at_max = bound;
     }
     if (rss > bound)
-      hs::Fail("RSS %zu KiB exceeds the bound %zu KiB (start %zu KiB + %.1f x peak live %zu KiB + "
-               "%zu objects x %zu B + %zu MiB)", rss >> 10, bound >> 10, rss_start >> 10,
-               o.rss_factor, peak_live >> 10, peak_objs, o.rss_object_overhead, o.rss_slack_mb);
+      hs::Fail(
+          "RSS %zu KiB exceeds the bound %zu KiB (start %zu KiB + %.1f x peak live %zu KiB + "
+          "%zu objects x %zu B + %zu MiB)",
+          rss >> 10, bound >> 10, rss_start >> 10, o.rss_factor, peak_live >> 10, peak_objs,
+          o.rss_object_overhead, o.rss_slack_mb);
   }
   hs::g_stop.store(true);
   if (signaller.joinable()) signaller.join();
@@ -110,19 +122,24 @@ int main(int argc, char** argv) {
   const hs::Stats& s = hs::g_stats;
   if (s.live_bytes.load() != 0 || s.live_objects.load() != 0)
     hs::Fail("%lld bytes in %lld objects still counted live after the drain",
-             static_cast<long long>(s.live_bytes.load()), static_cast<long long>(s.live_objects.load()));
-  printf("stress: OK %.1f s: %llu allocations, %llu cross-thread frees, %llu reallocs, %llu aligned, "
-         "%llu forks, %llu threads, %llu signals, %llu MiB verified\n",
-         o.seconds, static_cast<unsigned long long>(s.allocations.load()),
-         static_cast<unsigned long long>(s.cross_thread_frees.load()),
-         static_cast<unsigned long long>(s.reallocs.load()), static_cast<unsigned long long>(s.aligned.load()),
-         static_cast<unsigned long long>(s.forks.load()), static_cast<unsigned long long>(s.threads_created.load()),
-         static_cast<unsigned long long>(s.signals_handled.load()),
-         static_cast<unsigned long long>(s.verified_bytes.load() >> 20));
-  printf("stress: RSS start %zu KiB, max %zu KiB (bound then %zu KiB), "
-         "peak live %lld KiB in %lld objects; allocation calls: %s\n",
-         rss_start >> 10, rss_max >> 10, bound_at_max >> 10,
-         static_cast<long long>(s.peak_live_bytes.load() >> 10), static_cast<long long>(s.peak_live_objects.load()),
-         hs::calls::Name());
+             static_cast<long long>(s.live_bytes.load()),
+             static_cast<long long>(s.live_objects.load()));
+  printf(
+      "stress: OK %.1f s: %llu allocations, %llu cross-thread frees, %llu reallocs, %llu aligned, "
+      "%llu forks, %llu threads, %llu signals, %llu MiB verified\n",
+      o.seconds, static_cast<unsigned long long>(s.allocations.load()),
+      static_cast<unsigned long long>(s.cross_thread_frees.load()),
+      static_cast<unsigned long long>(s.reallocs.load()),
+      static_cast<unsigned long long>(s.aligned.load()),
+      static_cast<unsigned long long>(s.forks.load()),
+      static_cast<unsigned long long>(s.threads_created.load()),
+      static_cast<unsigned long long>(s.signals_handled.load()),
+      static_cast<unsigned long long>(s.verified_bytes.load() >> 20));
+  printf(
+      "stress: RSS start %zu KiB, max %zu KiB (bound then %zu KiB), "
+      "peak live %lld KiB in %lld objects; allocation calls: %s\n",
+      rss_start >> 10, rss_max >> 10, bound_at_max >> 10,
+      static_cast<long long>(s.peak_live_bytes.load() >> 10),
+      static_cast<long long>(s.peak_live_objects.load()), hs::calls::Name());
   return 0;
 }

@@ -82,9 +82,7 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
   s.align = align;
   switch (how) {
     case How::kMalloc:
-    case How::kRealloc:
-      s.p = calls::Malloc(size);
-      break;
+    case How::kRealloc: s.p = calls::Malloc(size); break;
     case How::kCalloc: {
       size_t n = size % 7 == 0 ? 7 : 1;  // exercise the count*size product sometimes
       s.p = calls::Calloc(n, size / n);
@@ -92,15 +90,12 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
       if (s.p == nullptr) break;
       const auto* b = static_cast<const unsigned char*>(s.p);
       for (size_t i = 0; i < size; ++i)
-        if (b[i] != 0) Fail("calloc(%zu) returned %p with byte %zu = %u, not zero", size, s.p, i, b[i]);
+        if (b[i] != 0)
+          Fail("calloc(%zu) returned %p with byte %zu = %u, not zero", size, s.p, i, b[i]);
       break;
     }
-    case How::kNew:
-      s.p = calls::New(size);
-      break;
-    case How::kNewArray:
-      s.p = calls::NewArray(size);
-      break;
+    case How::kNew: s.p = calls::New(size); break;
+    case How::kNewArray: s.p = calls::NewArray(size); break;
     case How::kAligned: {
       switch (counter % 5) {
         case 0:
@@ -110,9 +105,7 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
           s.size = size = (size + align - 1) / align * align;  // C11 aligned_alloc contract
           s.p = calls::AlignedAlloc(align, size);
           break;
-        case 2:
-          s.p = calls::Memalign(align, size);
-          break;
+        case 2: s.p = calls::Memalign(align, size); break;
         case 3:
           s.p = calls::Valloc(size);
           align = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -124,13 +117,14 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
       }
       break;
     }
-    case How::kAlignedNew:
-      s.p = calls::NewAligned(size, align);
-      break;
+    case How::kAlignedNew: s.p = calls::NewAligned(size, align); break;
   }
-  if (s.p == nullptr) Fail("allocation of %zu bytes (kind %d, alignment %zu) returned NULL", size, static_cast<int>(how), align);
+  if (s.p == nullptr)
+    Fail("allocation of %zu bytes (kind %d, alignment %zu) returned NULL", size,
+         static_cast<int>(how), align);
   if (align != 0 && reinterpret_cast<uintptr_t>(s.p) % align != 0)
-    Fail("allocation of %zu bytes (kind %d) returned %p, not aligned to %zu", size, static_cast<int>(how), s.p, align);
+    Fail("allocation of %zu bytes (kind %d) returned %p, not aligned to %zu", size,
+         static_cast<int>(how), s.p, align);
   if (calls::UsableSize(s.p) < size)
     Fail("malloc_usable_size(%p) = %zu < requested %zu", s.p, calls::UsableSize(s.p), size);
   s.seed = SeedFor(s.p, counter);
@@ -143,8 +137,9 @@ Slot Allocate(size_t size, How how, size_t align, uint64_t counter) {
 void Verify(const Slot& s, const char* where) {
   size_t bad = FirstMismatch(s.p, s.size, s.seed);
   if (bad != SIZE_MAX)
-    Fail("corruption in %s: object %p of %zu bytes (kind %d) differs from its pattern at offset %zu",
-         where, s.p, s.size, static_cast<int>(s.how), bad);
+    Fail(
+        "corruption in %s: object %p of %zu bytes (kind %d) differs from its pattern at offset %zu",
+        where, s.p, s.size, static_cast<int>(s.how), bad);
   g_stats.verified_bytes.fetch_add(s.size, std::memory_order_relaxed);
 }
 
@@ -158,15 +153,9 @@ void Release(const Slot& s, const char* where) {
       else
         calls::Delete(s.p);
       break;
-    case How::kNewArray:
-      calls::DeleteArray(s.p);
-      break;
-    case How::kAlignedNew:
-      calls::DeleteAligned(s.p, s.align);
-      break;
-    default:
-      calls::Free(s.p);
-      break;
+    case How::kNewArray: calls::DeleteArray(s.p); break;
+    case How::kAlignedNew: calls::DeleteAligned(s.p, s.align); break;
+    default: calls::Free(s.p); break;
   }
 }
 

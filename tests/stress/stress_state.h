@@ -30,12 +30,12 @@ struct Options {
   bool fork = true;
 #endif
   bool signals = true;
-  double rss_factor = 2.0;            // RSS bound: start + factor*peak_live + objects*overhead + slack
-  size_t rss_object_overhead = 256;   // bytes of allocator/profiler metadata allowed per live object
+  double rss_factor = 2.0;  // RSS bound: start + factor*peak_live + objects*overhead + slack
+  size_t rss_object_overhead = 256;  // bytes of allocator/profiler metadata allowed per live object
 #if defined(__SANITIZE_THREAD__)
-  size_t rss_slack_mb = 1024;         // + ThreadSanitizer's shadow memory (several times the heap)
+  size_t rss_slack_mb = 1024;  // + ThreadSanitizer's shadow memory (several times the heap)
 #else
-  size_t rss_slack_mb = 96;           // thread caches, stacks, fragmentation
+  size_t rss_slack_mb = 96;  // thread caches, stacks, fragmentation
 #endif
   uint64_t seed = 1;
 };

@@ -64,7 +64,8 @@ void OnSignal(int) {
   uint64_t n = g_stats.signals_handled.fetch_add(1, std::memory_order_relaxed);
   const Slot& c = g_canaries[n % kCanaries];
   size_t bad = FirstMismatch(c.p, std::min<size_t>(c.size, 512), c.seed);
-  if (bad != SIZE_MAX) Fail("canary %p corrupted at offset %zu (seen in a signal handler)", c.p, bad);
+  if (bad != SIZE_MAX)
+    Fail("canary %p corrupted at offset %zu (seen in a signal handler)", c.p, bad);
   --t_in_handler;
   errno = saved_errno;
 }
@@ -128,7 +129,8 @@ void InstallSignalHandlers() {
 
 void MakeCanaries() {
   Rng rng(g_options.seed * 7 + 3);
-  for (int i = 0; i < kCanaries; ++i) g_canaries[i] = Allocate(1 + rng.Below(4096), How::kMalloc, 0, i);
+  for (int i = 0; i < kCanaries; ++i)
+    g_canaries[i] = Allocate(1 + rng.Below(4096), How::kMalloc, 0, i);
 }
 
 void FreeCanaries() {

@@ -65,7 +65,7 @@ class PERFTOOLS_DLL_DECL MallocExtension {
   virtual void GetHeapSample(MallocExtensionWriter* writer);
   virtual void GetHeapGrowthStacks(MallocExtensionWriter* writer);
 
-  typedef void (RangeFunction)(void*, const base::MallocRange*);
+  typedef void(RangeFunction)(void*, const base::MallocRange*);
   virtual void Ranges(void* arg, RangeFunction func);
 
   // Properties: generic.current_allocated_bytes, generic.heap_size,

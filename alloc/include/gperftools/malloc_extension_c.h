@@ -19,8 +19,8 @@ PERFTOOLS_DLL_DECL int MallocExtension_VerifyAllMemory(void);
 PERFTOOLS_DLL_DECL int MallocExtension_VerifyNewMemory(const void* p);
 PERFTOOLS_DLL_DECL int MallocExtension_VerifyArrayNewMemory(const void* p);
 PERFTOOLS_DLL_DECL int MallocExtension_VerifyMallocMemory(const void* p);
-PERFTOOLS_DLL_DECL int MallocExtension_MallocMemoryStats(int* blocks, size_t* total,
-                                                         int histogram[kMallocExtensionHistogramSize]);
+PERFTOOLS_DLL_DECL int MallocExtension_MallocMemoryStats(
+    int* blocks, size_t* total, int histogram[kMallocExtensionHistogramSize]);
 PERFTOOLS_DLL_DECL void MallocExtension_GetStats(char* buffer, int buffer_length);
 PERFTOOLS_DLL_DECL int MallocExtension_GetNumericProperty(const char* property, size_t* value);
 PERFTOOLS_DLL_DECL int MallocExtension_SetNumericProperty(const char* property, size_t value);

@@ -1,8 +1,8 @@
 // heapkit's <gperftools/malloc_hook.h>: source and binary compatible with gperftools 2.10.
 //
-// Callbacks on allocation events; what heapkit calls when is stated in <gperftools/malloc_hook_c.h>.
-// The Invoke functions call the hooks of their kind (and are how the mmap, munmap, mremap and
-// sbrk hooks are reached: heapkit does not interpose those calls).
+// Callbacks on allocation events; what heapkit calls when is stated in
+// <gperftools/malloc_hook_c.h>. The Invoke functions call the hooks of their kind (and are how the
+// mmap, munmap, mremap and sbrk hooks are reached: heapkit does not interpose those calls).
 #ifndef HEAPKIT_GPERFTOOLS_MALLOC_HOOK_H_
 #define HEAPKIT_GPERFTOOLS_MALLOC_HOOK_H_
 
@@ -26,8 +26,8 @@ class PERFTOOLS_DLL_DECL MallocHook {
   typedef MallocHook_PreMmapHook PreMmapHook;
   static bool AddPreMmapHook(PreMmapHook hook) { return MallocHook_AddPreMmapHook(hook); }
   static bool RemovePreMmapHook(PreMmapHook hook) { return MallocHook_RemovePreMmapHook(hook); }
-  static void InvokePreMmapHook(const void* start, size_t size, int protection, int flags,
-                                int fd, off_t offset) {
+  static void InvokePreMmapHook(const void* start, size_t size, int protection, int flags, int fd,
+                                off_t offset) {
     InvokePreMmapHookSlow(start, size, protection, flags, fd, offset);
   }
 
@@ -92,8 +92,7 @@ class PERFTOOLS_DLL_DECL MallocHook {
   }
 
   // mmap and munmap without the hooks (they still honour the Mmap/MunmapReplacement).
-  static void* UnhookedMMap(void* start, size_t length, int prot, int flags, int fd,
-                            off_t offset);
+  static void* UnhookedMMap(void* start, size_t length, int prot, int flags, int fd, off_t offset);
   static int UnhookedMUnmap(void* start, size_t length);
 
   // Deprecated: the single hook of each kind installed with Set (which returns the previous).
@@ -120,10 +119,10 @@ class PERFTOOLS_DLL_DECL MallocHook {
   static void InvokeDeleteHookSlow(const void* p);
   static void InvokePreMmapHookSlow(const void* start, size_t size, int protection, int flags,
                                     int fd, off_t offset);
-  static void InvokeMmapHookSlow(const void* result, const void* start, size_t size,
-                                 int protection, int flags, int fd, off_t offset);
-  static bool InvokeMmapReplacementSlow(const void* start, size_t size, int protection,
-                                        int flags, int fd, off_t offset, void** result);
+  static void InvokeMmapHookSlow(const void* result, const void* start, size_t size, int protection,
+                                 int flags, int fd, off_t offset);
+  static bool InvokeMmapReplacementSlow(const void* start, size_t size, int protection, int flags,
+                                        int fd, off_t offset, void** result);
   static void InvokeMunmapHookSlow(const void* p, size_t size);
   static bool InvokeMunmapReplacementSlow(const void* p, size_t size, int* result);
   static void InvokeMremapHookSlow(const void* result, const void* old_addr, size_t old_size,

@@ -34,8 +34,7 @@ extern "C" {
  * skip_count more (heapkit does not locate the allocator's frames: pass how many frames lie
  * between the hook and the allocation call). Uses the heap profiler's unwinder (libheapkit);
  * returns 0 without it (libheapkit_minimal). */
-PERFTOOLS_DLL_DECL int MallocHook_GetCallerStackTrace(void** result, int max_depth,
-                                                      int skip_count);
+PERFTOOLS_DLL_DECL int MallocHook_GetCallerStackTrace(void** result, int max_depth, int skip_count);
 
 /* Add and Remove return 1 on success, 0 on failure (list full, hook absent, NULL hook). */
 typedef void (*MallocHook_NewHook)(const void* ptr, size_t size);
@@ -46,8 +45,8 @@ typedef void (*MallocHook_DeleteHook)(const void* ptr);
 PERFTOOLS_DLL_DECL int MallocHook_AddDeleteHook(MallocHook_DeleteHook hook);
 PERFTOOLS_DLL_DECL int MallocHook_RemoveDeleteHook(MallocHook_DeleteHook hook);
 
-typedef void (*MallocHook_PreMmapHook)(const void* start, size_t size, int protection,
-                                       int flags, int fd, off_t offset);
+typedef void (*MallocHook_PreMmapHook)(const void* start, size_t size, int protection, int flags,
+                                       int fd, off_t offset);
 PERFTOOLS_DLL_DECL int MallocHook_AddPreMmapHook(MallocHook_PreMmapHook hook);
 PERFTOOLS_DLL_DECL int MallocHook_RemovePreMmapHook(MallocHook_PreMmapHook hook);
 
@@ -57,8 +56,8 @@ PERFTOOLS_DLL_DECL int MallocHook_AddMmapHook(MallocHook_MmapHook hook);
 PERFTOOLS_DLL_DECL int MallocHook_RemoveMmapHook(MallocHook_MmapHook hook);
 
 /* Returns non-zero if it performed the mapping (stored in *result). One at a time. */
-typedef int (*MallocHook_MmapReplacement)(const void* start, size_t size, int protection,
-                                          int flags, int fd, off_t offset, void** result);
+typedef int (*MallocHook_MmapReplacement)(const void* start, size_t size, int protection, int flags,
+                                          int fd, off_t offset, void** result);
 PERFTOOLS_DLL_DECL int MallocHook_SetMmapReplacement(MallocHook_MmapReplacement hook);
 PERFTOOLS_DLL_DECL int MallocHook_RemoveMmapReplacement(MallocHook_MmapReplacement hook);
 

@@ -24,7 +24,8 @@ extern "C" {
 #define TC_VERSION_PATCH ""
 #define TC_VERSION_STRING "heapkit (gperftools 2.10 compatible)"
 
-PERFTOOLS_DLL_DECL const char* tc_version(int* major, int* minor, const char** patch) PERFTOOLS_NOTHROW;
+PERFTOOLS_DLL_DECL const char* tc_version(int* major, int* minor,
+                                          const char** patch) PERFTOOLS_NOTHROW;
 PERFTOOLS_DLL_DECL void* tc_malloc(size_t size) PERFTOOLS_NOTHROW;
 PERFTOOLS_DLL_DECL void* tc_malloc_skip_new_handler(size_t size) PERFTOOLS_NOTHROW;
 PERFTOOLS_DLL_DECL void tc_free(void* ptr) PERFTOOLS_NOTHROW;

@@ -116,10 +116,10 @@ class PERFTOOLS_DLL_DECL HeapCleaner {
 };
 
 // REGISTER_HEAPCHECK_CLEANUP(name, body): run `body` before the whole-program leak check.
-#define REGISTER_HEAPCHECK_CLEANUP(name, body)                                   \
-  namespace {                                                                   \
-  void heapcheck_cleanup_##name() { body; }                                     \
-  static HeapCleaner heapcheck_cleaner_##name(&heapcheck_cleanup_##name);       \
+#define REGISTER_HEAPCHECK_CLEANUP(name, body)                            \
+  namespace {                                                             \
+  void heapcheck_cleanup_##name() { body; }                               \
+  static HeapCleaner heapcheck_cleaner_##name(&heapcheck_cleanup_##name); \
   }
 
 #endif  // HEAPKIT_GPERFTOOLS_HEAP_CHECKER_H_

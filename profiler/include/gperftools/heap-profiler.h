@@ -35,7 +35,7 @@ PERFTOOLS_DLL_DECL void HeapProfilerDump(const char* reason);
 PERFTOOLS_DLL_DECL char* GetHeapProfile(void);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* HEAPKIT_GPERFTOOLS_HEAP_PROFILER_H_ */
+#endif /* HEAPKIT_GPERFTOOLS_HEAP_PROFILER_H_ */

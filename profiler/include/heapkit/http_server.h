@@ -24,7 +24,7 @@ __attribute__((visibility("default"))) int HeapkitStartHttpServer(const char* ad
                                                                   size_t message_size);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* HEAPKIT_HTTP_SERVER_H_ */
+#endif /* HEAPKIT_HTTP_SERVER_H_ */

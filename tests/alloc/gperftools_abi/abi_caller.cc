@@ -67,9 +67,9 @@ int main() {
     auto* s = static_cast<Seen*>(arg);
     s->sorted = s->sorted && r->address >= s->last_end && r->length > 0;
     s->last_end = r->address + r->length;
-    s->types_ok = s->types_ok && (r->type == base::MallocRange::INUSE ||
-                                  r->type == base::MallocRange::FREE ||
-                                  r->type == base::MallocRange::UNMAPPED) &&
+    s->types_ok = s->types_ok &&
+                  (r->type == base::MallocRange::INUSE || r->type == base::MallocRange::FREE ||
+                   r->type == base::MallocRange::UNMAPPED) &&
                   r->fraction >= 0 && r->fraction <= 1;
     if (r->type == base::MallocRange::INUSE) {
       s->in_use += r->length;
@@ -91,6 +91,7 @@ int main() {
   ext->MarkThreadIdle();
   ext->MarkThreadBusy();
   std::free(p);
-  if (failures == 0) std::printf("PASS: gperftools 2.10's MallocExtension vtable reaches heapkit's methods\n");
+  if (failures == 0)
+    std::printf("PASS: gperftools 2.10's MallocExtension vtable reaches heapkit's methods\n");
   return failures == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
-/* MallocHook's C API from a C program compiled against gperftools 2.10's <gperftools/malloc_hook_c.h>
- * (Debian's) and linked with libheapkit.so: Add/Remove and the deprecated Set of New and Delete
- * hooks, what they are called with, and that removed hooks are not called. */
+/* MallocHook's C API from a C program compiled against gperftools 2.10's
+ * <gperftools/malloc_hook_c.h> (Debian's) and linked with libheapkit.so: Add/Remove and the
+ * deprecated Set of New and Delete hooks, what they are called with, and that removed hooks are not
+ * called. */
 #include <gperftools/malloc_hook_c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,12 @@ static void on_delete(const void* p) {
 }
 
 static int failures;
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);   \
-      ++failures;                                                        \
-    }                                                                    \
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                     \
+    }                                                                 \
   } while (0)
 
 int main(void) {

@@ -110,7 +110,7 @@ void EveryEntryPoint() {
   auto* arr = new double[5];
   Keep(arr);
   void* nt = Keep(operator new(48, std::nothrow));
-  void* al = Keep(operator new(200, std::align_val_t{64}));
+  void* al = Keep(operator new (200, std::align_val_t{64}));
   std::free(null_object);  // free(NULL): a delete event with NULL
   std::free(c);
   std::free(r);
@@ -122,7 +122,7 @@ void EveryEntryPoint() {
   delete[] one;
   delete[] arr;
   operator delete(nt, std::nothrow);
-  operator delete(al, std::align_val_t{64});
+  operator delete (al, std::align_val_t{64});
   recording = false;
 
   ExpectNew(m, 100);
@@ -139,8 +139,8 @@ void EveryEntryPoint() {
   ExpectNew(nt, 48);
   ExpectNew(al, 200);
   ExpectDelete(nullptr);
-  for (const void* p : {c, r, a, ma, pm, v, big, static_cast<void*>(one),
-                        static_cast<void*>(arr), nt, al})
+  for (const void* p :
+       {c, r, a, ma, pm, v, big, static_cast<void*>(one), static_cast<void*>(arr), nt, al})
     ExpectDelete(p);
   CheckEvents("every entry point");
   CHECK(!delete_saw_reused_memory);
@@ -168,9 +168,11 @@ void SeveralThreads() {
       thread_counting = true;
       for (int i = 0; i < kRounds; ++i) std::free(Keep(std::malloc(777)));
       thread_counting = false;
-      if (thread_news == kRounds && thread_deletes == kRounds) good.fetch_add(1);
-      else std::fprintf(stderr, "thread: %d news, %d deletes of %d\n", thread_news,
-                        thread_deletes, kRounds);
+      if (thread_news == kRounds && thread_deletes == kRounds)
+        good.fetch_add(1);
+      else
+        std::fprintf(stderr, "thread: %d news, %d deletes of %d\n", thread_news, thread_deletes,
+                     kRounds);
     });
   }
   for (auto& t : threads) t.join();
@@ -235,8 +237,8 @@ void MmapHooks() {
   MallocHook::InvokePreSbrkHook(1);
   MallocHook::InvokeSbrkHook(&x, 1);
   CHECK(mmap_calls == 6);
-  void* map = MallocHook::UnhookedMMap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-                                       -1, 0);
+  void* map =
+      MallocHook::UnhookedMMap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(map != MAP_FAILED);
   CHECK(MallocHook::UnhookedMUnmap(map, 4096) == 0);
   CHECK(mmap_calls == 6);

@@ -23,22 +23,26 @@ int g_global_object[16];
 PROBE_CASE(invalid_free_aborts) {
   if (Expected() == Allocator::kTcmalloc) Skip("tcmalloc does not promise to catch these");
   int on_stack[4] = {};
-  ExpectFreeDeath("free(stack)", [](void* p) { free(p); }, on_stack,
-                  reinterpret_cast<uintptr_t>(on_stack));
-  ExpectFreeDeath("free(global)", [](void* p) { free(p); }, g_global_object,
-                  reinterpret_cast<uintptr_t>(g_global_object));
+  ExpectFreeDeath(
+      "free(stack)", [](void* p) { free(p); }, on_stack, reinterpret_cast<uintptr_t>(on_stack));
+  ExpectFreeDeath(
+      "free(global)", [](void* p) { free(p); }, g_global_object,
+      reinterpret_cast<uintptr_t>(g_global_object));
   // operator delete goes through the same check.
-  ExpectFreeDeath("delete(stack)", [](void* p) { ::operator delete(p); }, on_stack,
-                  reinterpret_cast<uintptr_t>(on_stack));
+  ExpectFreeDeath(
+      "delete(stack)", [](void* p) { ::operator delete(p); }, on_stack,
+      reinterpret_cast<uintptr_t>(on_stack));
   // realloc of a pointer heapkit never handed out goes through the same check.
-  ExpectFreeDeath("realloc(stack)", [](void* p) { Escape(realloc(p, 100)); }, on_stack,
-                  reinterpret_cast<uintptr_t>(on_stack));
+  ExpectFreeDeath(
+      "realloc(stack)", [](void* p) { Escape(realloc(p, 100)); }, on_stack,
+      reinterpret_cast<uintptr_t>(on_stack));
   // A pointer into the middle of a live large (page-level) object: the page map knows it is
   // not an object start.
   char* obj = static_cast<char*>(malloc(1 << 20));
   if (ExpectHeapkit()) {
-    ExpectFreeDeath("free(interior of large object)", [](void* p) { free(p); }, obj + 3 * 4096,
-                    reinterpret_cast<uintptr_t>(obj + 3 * 4096));
+    ExpectFreeDeath(
+        "free(interior of large object)", [](void* p) { free(p); }, obj + 3 * 4096,
+        reinterpret_cast<uintptr_t>(obj + 3 * 4096));
   }
   free(obj);
 }
@@ -48,13 +52,15 @@ PROBE_CASE(double_free_aborts) {
   // Immediate double free of a small object and of a large one.
   for (size_t n : {size_t{32}, size_t{5000}, size_t{1} << 20}) {
     void* p = malloc(n);
-    ExpectFreeDeath(n == 32 ? "double free small" : n == 5000 ? "double free medium"
-                                                              : "double free large",
-                    [](void* q) {
-                      free(q);
-                      free(q);
-                    },
-                    p, reinterpret_cast<uintptr_t>(p));
+    ExpectFreeDeath(
+        n == 32     ? "double free small"
+        : n == 5000 ? "double free medium"
+                    : "double free large",
+        [](void* q) {
+          free(q);
+          free(q);
+        },
+        p, reinterpret_cast<uintptr_t>(p));
     free(p);  // in the parent the block is still live
   }
 }
@@ -111,7 +117,12 @@ PROBE_CASE(trivial) {
   for (auto q : p) free(q);
   pthread_t t;
   pthread_create(
-      &t, nullptr, [](void*) -> void* { free(malloc(300000)); return nullptr; }, nullptr);
+      &t, nullptr,
+      [](void*) -> void* {
+        free(malloc(300000));
+        return nullptr;
+      },
+      nullptr);
   pthread_join(t, nullptr);
 }
 

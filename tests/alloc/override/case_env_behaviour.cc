@@ -59,8 +59,10 @@ PROBE_CASE(sample_every_allocation) {
   for (size_t n = 1; n < 300000; n = n * 9 / 8 + 1) {
     void* p = malloc(n);
     PROBE_CHECK(p != nullptr);
-    PROBE_CHECK_MSG(malloc_usable_size(p) == e.nallocx(n, 0), "sampled malloc(%zu): usable %zu, "
-                    "nallocx %zu", n, malloc_usable_size(p), e.nallocx(n, 0));
+    PROBE_CHECK_MSG(malloc_usable_size(p) == e.nallocx(n, 0),
+                    "sampled malloc(%zu): usable %zu, "
+                    "nallocx %zu",
+                    n, malloc_usable_size(p), e.nallocx(n, 0));
     if (n >= 16) PROBE_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0);
     FillPattern(p, n, n);
     void* q = realloc(p, n * 3);

@@ -14,7 +14,7 @@
 namespace heapkit::probe {
 namespace {
 
-const size_t kHuge[] = {SIZE_MAX, SIZE_MAX - 4096, SIZE_MAX / 2, SIZE_MAX / 2 + 1,
+const size_t kHuge[] = {SIZE_MAX,        SIZE_MAX - 4096, SIZE_MAX / 2,   SIZE_MAX / 2 + 1,
                         size_t{1} << 47, size_t{1} << 50, size_t{1} << 63};
 
 int g_handler_calls = 0;
@@ -112,9 +112,9 @@ PROBE_CASE(new_handler) {
     std::set_new_handler(CountingHandler);
     bool threw = false;
     try {
-      void* p = form == 0   ? ::operator new(size_t{1} << 47)
+      void* p = form == 0   ? ::operator new (size_t{1} << 47)
                 : form == 1 ? ::operator new[](SIZE_MAX / 2)
-                            : ::operator new(size_t{1} << 50, std::align_val_t(128));
+                            : ::operator new (size_t{1} << 50, std::align_val_t(128));
       Escape(p);
     } catch (const std::bad_alloc&) {
       threw = true;
@@ -126,7 +126,7 @@ PROBE_CASE(new_handler) {
   // nothrow new also consults the handler, then returns nullptr.
   g_handler_calls = 0;
   std::set_new_handler(CountingHandler);
-  void* p = ::operator new(size_t{1} << 47, std::nothrow);
+  void* p = ::operator new (size_t{1} << 47, std::nothrow);
   PROBE_CHECK(p == nullptr);
   PROBE_CHECK_MSG(g_handler_calls == 3, "nothrow: handler called %d times", g_handler_calls);
   std::set_new_handler(nullptr);
@@ -143,12 +143,12 @@ PROBE_CASE(nothrow_handler_throws) {
   };
   g_handler_calls = 0;
   std::set_new_handler(Throwing::Handler);
-  PROBE_CHECK(::operator new(size_t{1} << 47, std::nothrow) == nullptr);
+  PROBE_CHECK(::operator new (size_t{1} << 47, std::nothrow) == nullptr);
   PROBE_CHECK(::operator new[](size_t{1} << 47, std::nothrow) == nullptr);
-  PROBE_CHECK(::operator new(size_t{1} << 47, std::align_val_t(256), std::nothrow) == nullptr);
+  PROBE_CHECK(::operator new (size_t{1} << 47, std::align_val_t(256), std::nothrow) == nullptr);
   bool threw = false;
   try {
-    Escape(::operator new(size_t{1} << 47));
+    Escape(::operator new (size_t{1} << 47));
   } catch (const std::bad_alloc&) {
     threw = true;
   }

@@ -15,8 +15,7 @@ namespace heapkit::probe {
 
 PROBE_CASE(current_allocated_bytes_exact) {
   RequireExt();
-  const size_t sizes[] = {8, 16, 100, 1000, 4000, 10000, 100000, 262144, 262145, 1 << 20,
-                          10 << 20};
+  const size_t sizes[] = {8, 16, 100, 1000, 4000, 10000, 100000, 262144, 262145, 1 << 20, 10 << 20};
   for (int round = 0; round < 3; ++round) {
     for (size_t n : sizes) {
       const size_t before = Property("generic.current_allocated_bytes");
@@ -26,8 +25,8 @@ PROBE_CASE(current_allocated_bytes_exact) {
       free(p);
       const size_t after = Property("generic.current_allocated_bytes");
       PROBE_CHECK_MSG(mid - before == usable,
-                      "malloc(%zu): allocated bytes rose by %zu, usable size %zu", n,
-                      mid - before, usable);
+                      "malloc(%zu): allocated bytes rose by %zu, usable size %zu", n, mid - before,
+                      usable);
       PROBE_CHECK_MSG(after == before, "after free(malloc(%zu)): %zu != %zu", n, after, before);
     }
   }
@@ -42,8 +41,8 @@ PROBE_CASE(current_allocated_bytes_exact) {
   const size_t mid = Property("generic.current_allocated_bytes");
   for (void* p : keep) free(p);
   const size_t after = Property("generic.current_allocated_bytes");
-  PROBE_CHECK_MSG(mid - before == sum, "5000 objects: rose by %zu, usable sum %zu",
-                  mid - before, sum);
+  PROBE_CHECK_MSG(mid - before == sum, "5000 objects: rose by %zu, usable sum %zu", mid - before,
+                  sum);
   PROBE_CHECK_MSG(after == before, "after freeing them: %zu != %zu", after, before);
 }
 
@@ -87,15 +86,16 @@ PROBE_CASE(release_free_memory) {
   const size_t rss3 = RssBytes();
   const size_t unmapped3 = Property("tcmalloc.pageheap_unmapped_bytes");
   const size_t free3 = Property("tcmalloc.pageheap_free_bytes");
-  printf("rss %zu -> %zu (touched) -> %zu (freed) -> %zu (released); unmapped %zu -> %zu; "
-         "free %zu\n",
-         rss0 >> 20, rss1 >> 20, rss2 >> 20, rss3 >> 20, unmapped2 >> 20, unmapped3 >> 20,
-         free3 >> 20);
+  printf(
+      "rss %zu -> %zu (touched) -> %zu (freed) -> %zu (released); unmapped %zu -> %zu; "
+      "free %zu\n",
+      rss0 >> 20, rss1 >> 20, rss2 >> 20, rss3 >> 20, unmapped2 >> 20, unmapped3 >> 20,
+      free3 >> 20);
   const size_t total = kBlocks * kSize;
   PROBE_CHECK(rss1 >= rss0 + total / 2);
   // Released: RSS back near where it started, and the freed bytes are counted as unmapped.
-  PROBE_CHECK_MSG(rss3 < rss0 + total / 4, "RSS after release %zu MiB (start %zu MiB)",
-                  rss3 >> 20, rss0 >> 20);
+  PROBE_CHECK_MSG(rss3 < rss0 + total / 4, "RSS after release %zu MiB (start %zu MiB)", rss3 >> 20,
+                  rss0 >> 20);
   PROBE_CHECK_MSG(unmapped3 >= total / 2, "unmapped bytes %zu after release", unmapped3);
   PROBE_CHECK_MSG(free3 < total / 4, "pageheap_free_bytes %zu after release", free3);
   // ReleaseToSystem(n) releases at least something when there is free memory.
@@ -146,8 +146,8 @@ PROBE_CASE(nallocx_matches) {
   for (size_t n = 1; n <= (1u << 20); n = n < 4096 ? n + 1 : n + 61) {
     void* p = malloc(n);
     const size_t usable = malloc_usable_size(p);
-    PROBE_CHECK_MSG(e.nallocx(n, 0) == usable, "nallocx(%zu) %zu, usable %zu", n,
-                    e.nallocx(n, 0), usable);
+    PROBE_CHECK_MSG(e.nallocx(n, 0) == usable, "nallocx(%zu) %zu, usable %zu", n, e.nallocx(n, 0),
+                    usable);
     PROBE_CHECK_MSG(e.get_estimated_allocated_size(n) == usable,
                     "GetEstimatedAllocatedSize(%zu) %zu, usable %zu", n,
                     e.get_estimated_allocated_size(n), usable);
@@ -236,8 +236,8 @@ PROBE_CASE(large_heap_fragmentation_contended) {
       free(p);
       const size_t heap = Property("generic.heap_size");
       if (heap > max_heap) max_heap = heap;
-      PROBE_CHECK_MSG(heap < (size_t{1} << 30), "pass %d, block of %zu MiB: heap_size %zu MiB", pass,
-                      size >> 20, heap >> 20);
+      PROBE_CHECK_MSG(heap < (size_t{1} << 30), "pass %d, block of %zu MiB: heap_size %zu MiB",
+                      pass, size >> 20, heap >> 20);
     }
   }
   stop.store(true);
@@ -280,8 +280,8 @@ PROBE_CASE(large_heap_fragmentation_pinned) {
       free(p);
       heap_before = heap;
       if (heap > max_heap) max_heap = heap;
-      PROBE_CHECK_MSG(heap < (size_t{1} << 30), "pass %d, block of %zu MiB: heap_size %zu MiB", pass,
-                      size >> 20, heap >> 20);
+      PROBE_CHECK_MSG(heap < (size_t{1} << 30), "pass %d, block of %zu MiB: heap_size %zu MiB",
+                      pass, size >> 20, heap >> 20);
     }
   }
   free(pin);

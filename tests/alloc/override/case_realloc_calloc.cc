@@ -14,10 +14,10 @@ namespace heapkit::probe {
 
 PROBE_CASE(realloc_keeps_content) {
   // Growth and shrink chains crossing many classes and the small/large boundary.
-  const size_t sizes[] = {1,      8,      15,     16,      17,      100,     1000,
-                          4096,   8191,   32768,  100000,  262144,  262145,  300000,
-                          1 << 20, 5 << 20, 1 << 20, 262145, 262144, 70000,  4097,
-                          100,    17,     1,      33 << 20, 64,     1 << 19, 2};
+  const size_t sizes[] = {1,       8,       15,      16,       17,     100,     1000,
+                          4096,    8191,    32768,   100000,   262144, 262145,  300000,
+                          1 << 20, 5 << 20, 1 << 20, 262145,   262144, 70000,   4097,
+                          100,     17,      1,       33 << 20, 64,     1 << 19, 2};
   for (uintptr_t seed = 1; seed <= 3; ++seed) {
     size_t have = sizes[0];
     void* p = malloc(have);
@@ -69,8 +69,8 @@ PROBE_CASE(realloc_keeps_content) {
 
 PROBE_CASE(calloc_zeroes) {
   // Dirty memory of each size, free it, calloc the same size: every byte must be zero.
-  const size_t sizes[] = {1, 8, 16, 24, 100, 1000, 4096, 10000, 65536, 262144, 262145,
-                          1 << 20, 3 << 20};
+  const size_t sizes[] = {1,     8,     16,     24,     100,     1000,   4096,
+                          10000, 65536, 262144, 262145, 1 << 20, 3 << 20};
   for (size_t n : sizes) {
     for (int round = 0; round < 4; ++round) {
       void* blocks[8];
@@ -97,8 +97,12 @@ PROBE_CASE(calloc_overflow) {
   const size_t big = SIZE_MAX / 2 + 2;
   struct {
     size_t a, b;
-  } cases[] = {{big, 2}, {2, big}, {size_t{1} << 32, size_t{1} << 32},
-               {SIZE_MAX, SIZE_MAX}, {SIZE_MAX / 16 + 1, 16}, {3, SIZE_MAX / 3 + 1}};
+  } cases[] = {{big, 2},
+               {2, big},
+               {size_t{1} << 32, size_t{1} << 32},
+               {SIZE_MAX, SIZE_MAX},
+               {SIZE_MAX / 16 + 1, 16},
+               {3, SIZE_MAX / 3 + 1}};
   for (auto c : cases) {
     errno = 0;
     void* p = calloc(c.a, c.b);

@@ -84,9 +84,10 @@ PROBE_CASE(stats_resident_matches_rss) {
   const size_t reserved = StatsLine(stats, "Metadata address space reserved (page map, arena)");
   const size_t anon = AnonymousRss();
   const size_t rss = RssBytes();
-  printf("GetStats actual %zu resident %zu untouched %zu metadata reserved %zu; "
-         "anonymous Rss %zu, VmRSS %zu\n%s", actual, resident, untouched, reserved, anon, rss,
-         stats);
+  printf(
+      "GetStats actual %zu resident %zu untouched %zu metadata reserved %zu; "
+      "anonymous Rss %zu, VmRSS %zu\n%s",
+      actual, resident, untouched, reserved, anon, rss, stats);
   // The claim is within 10 % of the kernel's count for the anonymous mappings (which also hold
   // a few loader and libc pages the allocator does not own, so the claim sits slightly below).
   PROBE_CHECK_MSG(resident <= anon + anon / 10 && resident + anon / 10 >= anon,

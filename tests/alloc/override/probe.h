@@ -29,12 +29,12 @@ bool IsStaticFlavour();  // true when linked with libheapkit_minimal.a
     __attribute__((format(printf, 4, 5)));
 [[noreturn]] void Skip(const char* why);
 
-#define PROBE_CHECK(cond)                                                      \
-  do {                                                                         \
-    if (!(cond)) ::heapkit::probe::Fail(__FILE__, __LINE__, #cond, nullptr);   \
+#define PROBE_CHECK(cond)                                                    \
+  do {                                                                       \
+    if (!(cond)) ::heapkit::probe::Fail(__FILE__, __LINE__, #cond, nullptr); \
   } while (0)
-#define PROBE_CHECK_MSG(cond, ...)                                             \
-  do {                                                                         \
+#define PROBE_CHECK_MSG(cond, ...)                                               \
+  do {                                                                           \
     if (!(cond)) ::heapkit::probe::Fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
   } while (0)
 
@@ -43,10 +43,9 @@ using CaseFn = void (*)(int argc, char** argv);
 struct CaseRegistrar {
   CaseRegistrar(const char* name, CaseFn fn);
 };
-#define PROBE_CASE(name)                                                     \
-  static void ProbeCase_##name(int argc, char** argv);                       \
-  static ::heapkit::probe::CaseRegistrar probe_registrar_##name(#name,       \
-                                                                ProbeCase_##name); \
+#define PROBE_CASE(name)                                                                  \
+  static void ProbeCase_##name(int argc, char** argv);                                    \
+  static ::heapkit::probe::CaseRegistrar probe_registrar_##name(#name, ProbeCase_##name); \
   static void ProbeCase_##name([[maybe_unused]] int argc, [[maybe_unused]] char** argv)
 
 // The gperftools-compatible C API of the active allocator; null members when absent (glibc).

@@ -58,17 +58,14 @@ MallocExt LoadExt() {
   e.nallocx = &nallocx;
 #else
   auto sym = [](const char* name) { return dlsym(RTLD_DEFAULT, name); };
-  e.get_numeric = reinterpret_cast<int (*)(const char*, size_t*)>(
-      sym("MallocExtension_GetNumericProperty"));
-  e.set_numeric = reinterpret_cast<int (*)(const char*, size_t)>(
-      sym("MallocExtension_SetNumericProperty"));
+  e.get_numeric =
+      reinterpret_cast<int (*)(const char*, size_t*)>(sym("MallocExtension_GetNumericProperty"));
+  e.set_numeric =
+      reinterpret_cast<int (*)(const char*, size_t)>(sym("MallocExtension_SetNumericProperty"));
   e.get_stats = reinterpret_cast<void (*)(char*, int)>(sym("MallocExtension_GetStats"));
-  e.release_free_memory =
-      reinterpret_cast<void (*)()>(sym("MallocExtension_ReleaseFreeMemory"));
-  e.release_to_system =
-      reinterpret_cast<void (*)(size_t)>(sym("MallocExtension_ReleaseToSystem"));
-  e.get_ownership =
-      reinterpret_cast<int (*)(const void*)>(sym("MallocExtension_GetOwnership"));
+  e.release_free_memory = reinterpret_cast<void (*)()>(sym("MallocExtension_ReleaseFreeMemory"));
+  e.release_to_system = reinterpret_cast<void (*)(size_t)>(sym("MallocExtension_ReleaseToSystem"));
+  e.get_ownership = reinterpret_cast<int (*)(const void*)>(sym("MallocExtension_GetOwnership"));
   e.get_allocated_size =
       reinterpret_cast<size_t (*)(const void*)>(sym("MallocExtension_GetAllocatedSize"));
   e.get_estimated_allocated_size =
@@ -137,12 +134,11 @@ const MallocExt& RequireExt() {
                         e.mark_thread_busy && e.nallocx;
   if (!complete) {
     if (ExpectHeapkit()) {
-      Fail(__FILE__, __LINE__, "MallocExtension C API complete",
-           "missing: %s%s%s%s%s%s%s%s%s%s%s", e.get_numeric ? "" : "GetNumericProperty ",
-           e.set_numeric ? "" : "SetNumericProperty ", e.get_stats ? "" : "GetStats ",
-           e.release_free_memory ? "" : "ReleaseFreeMemory ",
-           e.release_to_system ? "" : "ReleaseToSystem ",
-           e.get_ownership ? "" : "GetOwnership ", e.get_allocated_size ? "" : "GetAllocatedSize ",
+      Fail(__FILE__, __LINE__, "MallocExtension C API complete", "missing: %s%s%s%s%s%s%s%s%s%s%s",
+           e.get_numeric ? "" : "GetNumericProperty ", e.set_numeric ? "" : "SetNumericProperty ",
+           e.get_stats ? "" : "GetStats ", e.release_free_memory ? "" : "ReleaseFreeMemory ",
+           e.release_to_system ? "" : "ReleaseToSystem ", e.get_ownership ? "" : "GetOwnership ",
+           e.get_allocated_size ? "" : "GetAllocatedSize ",
            e.get_estimated_allocated_size ? "" : "GetEstimatedAllocatedSize ",
            e.mark_thread_idle ? "" : "MarkThreadIdle ", e.mark_thread_busy ? "" : "MarkThreadBusy ",
            e.nallocx ? "" : "nallocx");

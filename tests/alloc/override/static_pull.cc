@@ -25,8 +25,8 @@ int main() {
              {"realloc", reinterpret_cast<const void*>(&realloc)},
              {"posix_memalign", reinterpret_cast<const void*>(&posix_memalign)},
              {"malloc_usable_size", reinterpret_cast<const void*>(&malloc_usable_size)},
-             {"operator new", reinterpret_cast<const void*>(
-                                  static_cast<void* (*)(size_t)>(&::operator new))},
+             {"operator new",
+              reinterpret_cast<const void*>(static_cast<void* (*)(size_t)>(&::operator new))},
              {"operator delete", reinterpret_cast<const void*>(
                                      static_cast<void (*)(void*) noexcept>(&::operator delete))}};
   int bad = 0;

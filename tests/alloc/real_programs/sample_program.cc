@@ -48,9 +48,8 @@ int main() {
   size_t group_total = 0;
   for (auto& [k, s] : groups) group_total += s.size() * size_t(k);
   printf("distinct %zu matches %d trace %ld groups %zu max %s\n", words.size(), matches, trace,
-         group_total,
-         std::max_element(counts.begin(), counts.end(),
-                          [](auto& a, auto& b) { return a.second < b.second; })
-             ->first.c_str());
+         group_total, std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) {
+                        return a.second < b.second;
+                      })->first.c_str());
   return 0;
 }

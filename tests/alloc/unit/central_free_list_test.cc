@@ -499,8 +499,8 @@ TEST(CentralFreeListTest, StatsCountUncarvedObjectsAsFree) {
   void* tail;
   ASSERT_EQ(cl.RemoveRange(&head, &tail, 1), 1);
   EXPECT_EQ(cl.FreeObjectsInSpans(), t->sizemap.ObjectsPerSpan(cls) - 1);
-  EXPECT_EQ(cl.SpanTailBytes(), t->sizemap.ClassPages(cls) * kPageSize -
-                                    t->sizemap.ObjectsPerSpan(cls) * 4096);
+  EXPECT_EQ(cl.SpanTailBytes(),
+            t->sizemap.ClassPages(cls) * kPageSize - t->sizemap.ObjectsPerSpan(cls) * 4096);
   cl.InsertRange(head, head, 1);
   EXPECT_EQ(cl.NumSpans(), 0u);
 }

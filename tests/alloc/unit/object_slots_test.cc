@@ -30,7 +30,10 @@ struct Seen {
   void Count(const void* object, uint64_t value) {
     if ((value & ~uint64_t{0xffffffff}) != kTag) return;  // not one of ours
     const uint64_t i = value & 0xffffffffu;
-    if (i < objects->size() && (*objects)[i] == object) ++found; else ++wrong;
+    if (i < objects->size() && (*objects)[i] == object)
+      ++found;
+    else
+      ++wrong;
   }
 };
 
@@ -67,7 +70,8 @@ TEST(ObjectSlotsTest, OneSlotPerSmallObjectFoundTakenAndEnumerated) {
   for (int i = 0; i < kN; ++i) {
     const Span* span = SpanOf(objects[i]);
     ASSERT_EQ(TakeObjectSlot(span, objects[i], IndexOf(span, objects[i])),
-              kTag | static_cast<uint64_t>(i)) << i;
+              kTag | static_cast<uint64_t>(i))
+        << i;
     ASSERT_EQ(TakeObjectSlot(span, objects[i], IndexOf(span, objects[i])), 0u) << i;
     EXPECT_EQ(slots[i]->load(), 0u);
   }

@@ -274,7 +274,7 @@ TEST_F(PageHeapTest, HeapLimitFailsCleanly) {
   EXPECT_NE(ok, nullptr);
   EXPECT_EQ(heap_->New(1024), nullptr);  // 8 MiB > limit
   heap_->Delete(ok);
-  EXPECT_NE(heap_->New(256), nullptr);   // 2 MiB still fits
+  EXPECT_NE(heap_->New(256), nullptr);  // 2 MiB still fits
 }
 
 }  // namespace

@@ -113,9 +113,9 @@ TEST(PageMapTest, ForEachEntryCoversEveryEnsuredRange) {
     EXPECT_EQ(span, &s);
     seen.push_back(p);
   });
-  EXPECT_EQ(seen, (std::vector<PageId>{leaf + 9, leaf + 50, leaf + 60,
-                                       leaf + PageMap::kLeafLength - 1,
-                                       leaf + PageMap::kLeafLength}));
+  EXPECT_EQ(seen,
+            (std::vector<PageId>{leaf + 9, leaf + 50, leaf + 60, leaf + PageMap::kLeafLength - 1,
+                                 leaf + PageMap::kLeafLength}));
 }
 
 }  // namespace

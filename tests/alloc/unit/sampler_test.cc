@@ -11,8 +11,8 @@ namespace {
 
 TEST(SamplerTest, NaturalLogMatchesLibm) {
   // Over the whole range NextUniform() produces, and beyond: relative error below 1e-10.
-  for (double x : {0x1.0p-53, 1e-300, 1e-10, 0.001, 0.25, 0.5, 0.70710678, 0.7071068, 0.9,
-                   0.999999, 1.0, 1.41421356, 1.5, 2.0, 3.0, 10.0, 1e10, 1e300}) {
+  for (double x : {0x1.0p-53, 1e-300, 1e-10, 0.001, 0.25, 0.5, 0.70710678, 0.7071068, 0.9, 0.999999,
+                   1.0, 1.41421356, 1.5, 2.0, 3.0, 10.0, 1e10, 1e300}) {
     EXPECT_NEAR(heapkit::alloc::NaturalLog(x), std::log(x), 1e-10 * std::fabs(std::log(x)) + 1e-15)
         << x;
   }
@@ -54,8 +54,8 @@ TEST(SamplerTest, MeanAndExponentialDistribution) {
   double d = 0;
   for (int i = 0; i < n; ++i) {
     const double cdf = 1 - std::exp(-gaps[i] / mean);
-    d = std::max(d, std::max(cdf - static_cast<double>(i) / n,
-                             static_cast<double>(i + 1) / n - cdf));
+    d = std::max(d,
+                 std::max(cdf - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - cdf));
   }
   EXPECT_LT(d, 1.95 / std::sqrt(n)) << "KS distance " << d;
 }

@@ -36,8 +36,8 @@ TEST_F(SizeClassesTest, WasteAndAlignmentBounds) {
     // 16-byte alignment for every class >= 16 (only the 8-byte class is smaller).
     if (size >= 16) {
       EXPECT_EQ(size % 16, 0u) << size;
-    }
-    else EXPECT_EQ(size, 8u);
+    } else
+      EXPECT_EQ(size, 8u);
     // Internal waste: the worst request for this class is previous class + 1.
     if (c > 1) {
       const size_t worst = map_.ClassSize(c - 1) + 1;

@@ -266,7 +266,8 @@ TEST_F(ThreadCacheTest, StealFromAnOwnerThatIsGrowingIsRaceFree) {
   // Classes up to 32 KiB, 16 objects each: the lists' capacity passes kMinSize within a round.
   for (int round = 0; round < 50; ++round) {
     for (uint32_t cls = 1; cls < static_cast<uint32_t>(tiers_->sizemap.num_classes()) &&
-                           tiers_->sizemap.ClassSize(cls) <= 32768; ++cls) {
+                           tiers_->sizemap.ClassSize(cls) <= 32768;
+         ++cls) {
       for (int i = 0; i < 16; ++i) {
         void* p = owner->Allocate(cls);
         ASSERT_NE(p, nullptr);

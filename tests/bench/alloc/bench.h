@@ -26,8 +26,8 @@ inline double NowSeconds() {
 // Cheap deterministic per-thread random numbers (no allocation).
 using Rng = heapkit::testing::XorshiftRng;
 
-size_t RssBytes();             // current resident set (statm)
-double CpuSeconds();           // user + system time of the process so far
+size_t RssBytes();    // current resident set (statm)
+double CpuSeconds();  // user + system time of the process so far
 void Report(const char* metric, double value);
 // A MallocExtension numeric property of the preloaded allocator (gperftools and heapkit export
 // MallocExtension_GetNumericProperty); false when it has none or does not know `name`.
@@ -37,9 +37,9 @@ using Workload = int (*)(int argc, char** argv);  // argv[0] is the workload nam
 struct WorkloadRegistrar {
   WorkloadRegistrar(const char* name, const char* usage, Workload fn);
 };
-#define BENCH_WORKLOAD(name, usage)                                                   \
-  static int BenchWorkload_##name(int argc, char** argv);                            \
-  static ::heapkit::bench::WorkloadRegistrar bench_registrar_##name(#name, usage,    \
+#define BENCH_WORKLOAD(name, usage)                                                        \
+  static int BenchWorkload_##name(int argc, char** argv);                                  \
+  static ::heapkit::bench::WorkloadRegistrar bench_registrar_##name(#name, usage,          \
                                                                     BenchWorkload_##name); \
   static int BenchWorkload_##name([[maybe_unused]] int argc, [[maybe_unused]] char** argv)
 

@@ -19,7 +19,7 @@ constexpr size_t kWorkingSet = 256;
 constexpr size_t kRing = 4096;  // deep enough that a descheduled receiver rarely stalls the sender
 
 struct alignas(64) Ring {
-  std::atomic<size_t> head{0};             // written by the sender
+  std::atomic<size_t> head{0};              // written by the sender
   alignas(64) std::atomic<size_t> tail{0};  // written by the receiver
   alignas(64) void* slots[kRing];
 };

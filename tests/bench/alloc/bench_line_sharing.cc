@@ -80,7 +80,8 @@ void FreeAll(Run& run) {
 // Objects (per kSlots, averaged over threads) with a cache line that also holds part of a live
 // object of another thread.
 double SharedPer1024(const Run& run) {
-  std::vector<std::pair<uintptr_t, int>> line_owner;  // (line, thread), one per line an object covers
+  std::vector<std::pair<uintptr_t, int>>
+      line_owner;  // (line, thread), one per line an object covers
   for (int t = 0; t < int(run.blocks.size()); ++t)
     for (const Block& b : run.blocks[t]) {
       if (b.ptr == nullptr) continue;
@@ -120,7 +121,8 @@ BENCH_WORKLOAD(mthread, "<threads> <ms>: bench-malloc-thread, wall ns per iterat
   return 0;
 }
 
-BENCH_WORKLOAD(linesharing, "<threads> <ms>: objects per 1024 sharing a line with another thread's") {
+BENCH_WORKLOAD(linesharing,
+               "<threads> <ms>: objects per 1024 sharing a line with another thread's") {
   Run run = RunWorkload(int(ArgLong(argc, argv, 1, 2)), ArgLong(argc, argv, 2, 1000));
   double shared = SharedPer1024(run);
   FreeAll(run);

@@ -64,7 +64,8 @@ BENCH_WORKLOAD(startup, ": RSS of a trivial program after one malloc") {
   return 0;
 }
 
-BENCH_WORKLOAD(release, "<mib> [ms] [churn_mib]: RSS after free, after ms of activity, after churn") {
+BENCH_WORKLOAD(release,
+               "<mib> [ms] [churn_mib]: RSS after free, after ms of activity, after churn") {
   const long mib = ArgLong(argc, argv, 1, 512);
   const double activity = double(ArgLong(argc, argv, 2, 1000)) / 1000.0;
   const size_t base = RssBytes();

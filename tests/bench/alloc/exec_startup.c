@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   struct rusage children;
   getrusage(RUSAGE_CHILDREN, &children);
   double cpu_us = ((children.ru_utime.tv_sec + children.ru_stime.tv_sec) * 1e6 +
-                   children.ru_utime.tv_usec + children.ru_stime.tv_usec) / n;
+                   children.ru_utime.tv_usec + children.ru_stime.tv_usec) /
+                  n;
   printf("%.1f %.1f\n", us, cpu_us);
   return 0;
 }

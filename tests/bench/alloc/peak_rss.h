@@ -28,7 +28,8 @@ static int WriteKiB(long kib) {
   char digits[24];
   int d = 0;
   unsigned long v = kib < 0 ? 0 : (unsigned long)kib;
-  do digits[d++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  do digits[d++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
   while (d > 0) out[len++] = digits[--d];
   out[len++] = '\n';
   return write(1, out, (size_t)len) == len ? 0 : 1;

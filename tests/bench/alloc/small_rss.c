@@ -67,9 +67,12 @@ static int CfracLike(void) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "none";
   int failed = 0;
-  if (strcmp(mode, "n1000") == 0) failed = StartupAllocations();
-  else if (strcmp(mode, "simple") == 0) failed = GlibcSimple();
-  else if (strcmp(mode, "cfrac") == 0) failed = CfracLike();
+  if (strcmp(mode, "n1000") == 0)
+    failed = StartupAllocations();
+  else if (strcmp(mode, "simple") == 0)
+    failed = GlibcSimple();
+  else if (strcmp(mode, "cfrac") == 0)
+    failed = CfracLike();
   else if (strcmp(mode, "none") != 0) {
     static const char usage[] = "small_rss: mode must be none, n1000, simple or cfrac\n";
     (void)!write(2, usage, sizeof usage - 1);

@@ -13,7 +13,8 @@ GraphNode* g_root = nullptr;
 
 __attribute__((noinline)) void Build(int n) {
   GraphNode** all = static_cast<GraphNode**>(std::malloc(sizeof(GraphNode*) * n));
-  for (int i = 0; i < n; ++i) all[i] = new GraphNode{nullptr, nullptr, static_cast<unsigned long>(i)};
+  for (int i = 0; i < n; ++i)
+    all[i] = new GraphNode{nullptr, nullptr, static_cast<unsigned long>(i)};
   for (int i = 0; i < n; ++i) {
     if (2 * i + 1 < n) all[i]->left = all[2 * i + 1];
     if (2 * i + 2 < n) all[i]->right = all[2 * i + 2];

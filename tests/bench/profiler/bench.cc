@@ -20,9 +20,21 @@ inline void Touch(void* p) {
   asm volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) void* KeepSmall() { void* p = malloc(48); Touch(p); return p; }
-__attribute__((noinline)) void* KeepMedium() { void* p = malloc(2000); Touch(p); return p; }
-__attribute__((noinline)) void* KeepLarge() { void* p = malloc(512 * 1024); Touch(p); return p; }
+__attribute__((noinline)) void* KeepSmall() {
+  void* p = malloc(48);
+  Touch(p);
+  return p;
+}
+__attribute__((noinline)) void* KeepMedium() {
+  void* p = malloc(2000);
+  Touch(p);
+  return p;
+}
+__attribute__((noinline)) void* KeepLarge() {
+  void* p = malloc(512 * 1024);
+  Touch(p);
+  return p;
+}
 
 __attribute__((noinline)) void ChurnPairs(long pairs) {
   void* ring[8] = {};
@@ -45,7 +57,8 @@ int main(int argc, char** argv) {
   long scale = argc > 2 ? atol(argv[2]) : 1;
   auto t0 = std::chrono::steady_clock::now();
   long n_small = 400000 * scale, n_medium = 20000 * scale, n_large = 40 * scale;
-  void** keep = static_cast<void**>(malloc(sizeof(void*) * static_cast<size_t>(n_small + n_medium + n_large)));
+  void** keep = static_cast<void**>(
+      malloc(sizeof(void*) * static_cast<size_t>(n_small + n_medium + n_large)));
   long k = 0;
   // Interleave retention with churn so the retained set builds up during the run.
   for (int round = 0; round < 10; ++round) {

@@ -28,17 +28,21 @@ Totals Truth(const std::string& out) {
 
 // The checker's totals from stderr: 0/0 for "No leaks found".
 Totals Checker(const std::string& err) {
-  static const std::regex re("Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects");
+  static const std::regex re(
+      "Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects");
   std::smatch m;
   Totals t;
-  if (std::regex_search(err, m, re)) t = {std::stoll(m[1]), std::stoll(m[2])};
-  else if (err.find("No leaks found for check \"_main_\"") != std::string::npos) t = {0, 0};
+  if (std::regex_search(err, m, re))
+    t = {std::stoll(m[1]), std::stoll(m[2])};
+  else if (err.find("No leaks found for check \"_main_\"") != std::string::npos)
+    t = {0, 0};
   return t;
 }
 
 // LeakSanitizer's summary: 0/0 when it found nothing.
 Totals Lsan(const std::string& err) {
-  static const std::regex re("SUMMARY: LeakSanitizer: ([0-9]+) byte\\(s\\) leaked in ([0-9]+) allocation");
+  static const std::regex re(
+      "SUMMARY: LeakSanitizer: ([0-9]+) byte\\(s\\) leaked in ([0-9]+) allocation");
   std::smatch m;
   if (std::regex_search(err, m, re)) return {std::stoll(m[1]), std::stoll(m[2])};
   return {0, 0};
@@ -68,7 +72,8 @@ TEST(Accuracy, NeverWrittenLeakedBlocksAreDirectLeaks) {
   ASSERT_EQ(truth.objects, 100) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
   EXPECT_NE(r.err.find("Leak of 3200 bytes in 100 objects allocated from: (direct leak)"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find("(indirect leak)"), std::string::npos) << r.err;
 }
 
@@ -81,10 +86,10 @@ TEST(Accuracy, ReallocPathsScanTheNewSize) {
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
   EXPECT_EQ(got.objects, truth.objects) << r.err;
   // The cases take the paths they are named after.
-  for (const char* line : {"in-place small-grow yes", "in-place small-shrink yes",
-                           "in-place small-move no", "in-place small-to-large no",
-                           "in-place large-grow yes", "in-place large-shrink yes",
-                           "in-place large-to-small no", "in-place large-move no"})
+  for (const char* line :
+       {"in-place small-grow yes", "in-place small-shrink yes", "in-place small-move no",
+        "in-place small-to-large no", "in-place large-grow yes", "in-place large-shrink yes",
+        "in-place large-to-small no", "in-place large-move no"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
@@ -93,7 +98,8 @@ TEST(Accuracy, ReallocPathsScanTheNewSize) {
 TEST(Accuracy, CheckerLayoutReservesAByteAndKeepsAlignment) {
   const ProcessResult on = RunChecked({HC_REALLOC_PATHS, "layout"}, false);
   EXPECT_NE(on.out.find("layout: 90 sizes, 90 with a byte past the end, 0 mismatches"),
-            std::string::npos) << on.out;
+            std::string::npos)
+      << on.out;
   const ProcessResult off = RunProcess({HC_REALLOC_PATHS, "layout"}, {}, 120);
   std::smatch m;
   static const std::regex re("layout: 90 sizes, ([0-9]+) with a byte past the end, 0 mismatches");
@@ -109,7 +115,8 @@ TEST(Accuracy, ReallocInPlaceIsCountedByTheProfiler) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("moved 0\n"), std::string::npos) << r.out;
   std::smatch m;
-  static const std::regex re("profile: \\+([0-9]+) allocations \\+([0-9]+) bytes, in use \\+(-?[0-9]+) bytes");
+  static const std::regex re(
+      "profile: \\+([0-9]+) allocations \\+([0-9]+) bytes, in use \\+(-?[0-9]+) bytes");
   ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
   EXPECT_EQ(std::stoll(m[1]), 2000);
   EXPECT_EQ(std::stoll(m[3]), 1000 * (110 - 100) + 1000 * (150 - 200));

@@ -78,7 +78,8 @@ void Serve(Service& s, const Request& r, int id) {
     if (r.op == 0) {
       auto e = std::make_shared<Entry>();
       e->value = r.value;
-      for (int t = 0; t < 1 + id % 5; ++t) e->tags.push_back("tag-" + std::to_string(t * 7 + id % 3));
+      for (int t = 0; t < 1 + id % 5; ++t)
+        e->tags.push_back("tag-" + std::to_string(t * 7 + id % 3));
       s.store[r.key] = std::move(e);
       s.cache.erase(r.key);
       response = "stored";
@@ -88,8 +89,9 @@ void Serve(Service& s, const Request& r, int id) {
         response = hit->second;
       } else {
         auto it = s.store.find(r.key);
-        response = it == s.store.end() ? "missing" : it->second->value + "#" +
-                                                         std::to_string(it->second->tags.size());
+        response = it == s.store.end()
+                       ? "missing"
+                       : it->second->value + "#" + std::to_string(it->second->tags.size());
         s.cache[r.key] = response;
       }
     } else {

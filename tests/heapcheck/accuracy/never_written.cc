@@ -11,7 +11,7 @@ int main() {
   constexpr int kFreed = 400, kLeaked = 100;
   void* blocks[kFreed];
   for (int i = 0; i < kFreed; ++i) blocks[i] = std::malloc(32);
-  for (int i = 0; i < kFreed; ++i) std::free(blocks[i]);  // the list now links these blocks
+  for (int i = 0; i < kFreed; ++i) std::free(blocks[i]);       // the list now links these blocks
   for (int i = 0; i < kLeaked; ++i) g_sink = std::malloc(32);  // never written, dropped
   g_sink = nullptr;
   std::printf("truth: leaked %d bytes in %d objects, all direct\n", 32 * kLeaked, kLeaked);

@@ -55,8 +55,8 @@ struct Rng {
 // Bookkeeping in anonymous mmap memory.
 template <typename T>
 T* MapArray(size_t n) {
-  void* p = mmap(nullptr, n * sizeof(T) + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void* p =
+      mmap(nullptr, n * sizeof(T) + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) std::abort();
   return static_cast<T*>(p);
 }

@@ -68,11 +68,11 @@ void Case(int i, const char* name, size_t from, size_t to, size_t offset, size_t
 int Check() {
   // Target sizes differ per case, so a wrong total names the case.
   Case(0, "small-grow", 1000, 1015, 1000, 24);  // class 1024: 1015 + the checker's byte fit
-  Case(1, "small-shrink", 200, 150, 184, 40);    // class 208 kept (150 >= 208 / 2)
+  Case(1, "small-shrink", 200, 150, 184, 40);   // class 208 kept (150 >= 208 / 2)
   Case(2, "small-move", 16, 1000, 992, 56);
   Case(3, "small-to-large", 1000, 300000, 299000, 72);
-  Case(4, "large-grow", 300000, 303000, 302000, 88);    // 37 pages = 303104 bytes
-  Case(5, "large-shrink", 600000, 400000, 500000, 104); // 74 pages kept (400000 >= half)
+  Case(4, "large-grow", 300000, 303000, 302000, 88);     // 37 pages = 303104 bytes
+  Case(5, "large-shrink", 600000, 400000, 500000, 104);  // 74 pages kept (400000 >= half)
   Case(6, "large-to-small", 300000, 100, 64, 120);
   Case(7, "large-move", 300000, 700000, 690000, 136);
   std::printf("truth: leaked %llu bytes in %llu objects\n",
@@ -94,9 +94,9 @@ struct Header {
 Header ReadHeader() {
   char* text = GetHeapProfile();
   Header h{};
-  if (text == nullptr || std::sscanf(text, "heap profile: %lld: %lld [ %lld: %lld]",
-                                     &h.inuse_objects, &h.inuse_bytes, &h.alloc_objects,
-                                     &h.alloc_bytes) != 4) {
+  if (text == nullptr ||
+      std::sscanf(text, "heap profile: %lld: %lld [ %lld: %lld]", &h.inuse_objects, &h.inuse_bytes,
+                  &h.alloc_objects, &h.alloc_bytes) != 4) {
     std::fprintf(stderr, "realloc_paths: no heap profile header\n");
     std::exit(2);
   }
@@ -150,16 +150,16 @@ int Layout() {
     const size_t usable = malloc_usable_size(p);
     ++sizes;
     with_byte += usable >= size + 1;
-    if ((align == 0 && usable != nallocx(size, 0)) || (align != 0 && reinterpret_cast<uintptr_t>(p) % align != 0) ||
-        usable < size) {
+    if ((align == 0 && usable != nallocx(size, 0)) ||
+        (align != 0 && reinterpret_cast<uintptr_t>(p) % align != 0) || usable < size) {
       ++mismatches;
       std::printf("mismatch: size %zu align %zu usable %zu nallocx %zu\n", size, align, usable,
                   nallocx(size, 0));
     }
     std::free(p);
   };
-  for (size_t s : {8, 16, 32, 48, 64, 128, 144, 1024, 1152, 4096, 8192, 65536, 262144, 270336,
-                   327680})
+  for (size_t s :
+       {8, 16, 32, 48, 64, 128, 144, 1024, 1152, 4096, 8192, 65536, 262144, 270336, 327680})
     for (size_t d : {size_t{0}, size_t{1}}) {
       one(s - d, 0);
       one(s - d, 64);

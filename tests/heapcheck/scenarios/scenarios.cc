@@ -224,7 +224,10 @@ __attribute__((noinline)) void ReallocMemalignCalloc() {
   if (posix_memalign(&pm, 256, 77) != 0) std::abort();
   Escape(pm);
   void* aa = Escape(aligned_alloc(128, 256));
-  (void)r; (void)m; (void)c; (void)aa;  // all lost: 1000+200+300+77+256 = 1833 bytes, 5 objects
+  (void)r;
+  (void)m;
+  (void)c;
+  (void)aa;  // all lost: 1000+200+300+77+256 = 1833 bytes, 5 objects
 }
 
 __attribute__((noinline)) void Huge() {
@@ -294,7 +297,8 @@ __attribute__((noinline)) int NamedChecker() {
   HeapLeakChecker checker("named");
   HiddenPointer<void>* hidden[3];
   alignas(8) static char storage[3][sizeof(HiddenPointer<void>)];
-  for (int i = 0; i < 3; ++i) hidden[i] = new (storage[i]) HiddenPointer<void>(Escape(std::malloc(20)));
+  for (int i = 0; i < 3; ++i)
+    hidden[i] = new (storage[i]) HiddenPointer<void>(Escape(std::malloc(20)));
   WipeStack();
   bool no_leaks = checker.NoLeaks();
   std::printf("named: NoLeaks=%d BytesLeaked=%zd ObjectsLeaked=%zd IsActive=%d\n", no_leaks,
@@ -362,7 +366,7 @@ __attribute__((noinline)) void SuppressedOwners() {
   children = nullptr;
   void* shared = SharedChild();
   *static_cast<void**>(LeakToSuppress()) = shared;  // 40 bytes suppressed
-  RealLeakHolding(shared);  // reported: 16 direct + the shared 32 indirect
+  RealLeakHolding(shared);                          // reported: 16 direct + the shared 32 indirect
 }
 
 }  // namespace
@@ -548,49 +552,84 @@ __attribute__((noinline)) void AlternateStacks(const std::string& which) {
   Escape(std::malloc(33));  // lost: 33 bytes, 1 object
 }
 
-REGISTER_HEAPCHECK_CLEANUP(free_kept, { std::free(g_kept); g_kept = nullptr; })
+REGISTER_HEAPCHECK_CLEANUP(free_kept, {
+  std::free(g_kept);
+  g_kept = nullptr;
+})
 
 __attribute__((noinline)) int Run(int argc, char** argv) {
   std::string s = argv[1];
-  if (s == "lost_pointer") LostPointer();
-  else if (s == "cycles") Cycles();
-  else if (s == "zero_byte") ZeroByteLeaks();
-  else if (s == "globals") Globals();
-  else if (s == "tls") MainThreadTls();
-  else if (s == "thread_stack") LiveThreadStack();
-  else if (s == "thread_register") LiveThreadRegister(true);
-  else if (s == "thread_register_lost") LiveThreadRegister(false);
-  else if (s == "interior") Interior();
-  else if (s == "indirect_chain") IndirectChain();
-  else if (s == "xor_hidden") XorHidden();
-  else if (s == "realloc_memalign_calloc") ReallocMemalignCalloc();
-  else if (s == "huge") Huge();
-  else if (s == "dlopen") Dlopen(argc > 2 ? argv[2] : "");
-  else if (s == "exited_threads") ExitedThreads();
-  else if (s == "stl_globals") StlGlobals();
-  else if (s == "many_small") ManySmallLeaks();
-  else if (s == "million_graph") MillionGraph();
-  else if (s == "named") return NamedChecker();
-  else if (s == "disabler") DisablerScenario();
-  else if (s == "ignore_object") IgnoreObjectScenario();
-  else if (s == "suppressions") Suppressions();
-  else if (s == "strict") StrictScenario();
-  else if (s == "draconian") Draconian();
-  else if (s == "buffered_stdout") BufferedStdout();
-  else if (s == "busy_threads") BusyThreads();
-  else if (s == "prot_none") ProtNone();
+  if (s == "lost_pointer")
+    LostPointer();
+  else if (s == "cycles")
+    Cycles();
+  else if (s == "zero_byte")
+    ZeroByteLeaks();
+  else if (s == "globals")
+    Globals();
+  else if (s == "tls")
+    MainThreadTls();
+  else if (s == "thread_stack")
+    LiveThreadStack();
+  else if (s == "thread_register")
+    LiveThreadRegister(true);
+  else if (s == "thread_register_lost")
+    LiveThreadRegister(false);
+  else if (s == "interior")
+    Interior();
+  else if (s == "indirect_chain")
+    IndirectChain();
+  else if (s == "xor_hidden")
+    XorHidden();
+  else if (s == "realloc_memalign_calloc")
+    ReallocMemalignCalloc();
+  else if (s == "huge")
+    Huge();
+  else if (s == "dlopen")
+    Dlopen(argc > 2 ? argv[2] : "");
+  else if (s == "exited_threads")
+    ExitedThreads();
+  else if (s == "stl_globals")
+    StlGlobals();
+  else if (s == "many_small")
+    ManySmallLeaks();
+  else if (s == "million_graph")
+    MillionGraph();
+  else if (s == "named")
+    return NamedChecker();
+  else if (s == "disabler")
+    DisablerScenario();
+  else if (s == "ignore_object")
+    IgnoreObjectScenario();
+  else if (s == "suppressions")
+    Suppressions();
+  else if (s == "strict")
+    StrictScenario();
+  else if (s == "draconian")
+    Draconian();
+  else if (s == "buffered_stdout")
+    BufferedStdout();
+  else if (s == "busy_threads")
+    BusyThreads();
+  else if (s == "prot_none")
+    ProtNone();
   else if (s == "swapcontext" || s == "sigaltstack" || s == "heap_pthread_stack")
     AlternateStacks(s);
-  else if (s == "small_stack_exit") SmallStackExit();
-  else if (s == "unstoppable_thread") Unstoppable();
-  else if (s == "fork_child") ForkChild(false);
-  else if (s == "fork_child_underscore_exit") ForkChild(true);
-  else if (s == "suppressed_owners") SuppressedOwners();
+  else if (s == "small_stack_exit")
+    SmallStackExit();
+  else if (s == "unstoppable_thread")
+    Unstoppable();
+  else if (s == "fork_child")
+    ForkChild(false);
+  else if (s == "fork_child_underscore_exit")
+    ForkChild(true);
+  else if (s == "suppressed_owners")
+    SuppressedOwners();
   else if (s == "cancel_global_check") {
     LostPointer();
     HeapLeakChecker::CancelGlobalCheck();
-  } else if (s == "no_leaks") {}
-  else {
+  } else if (s == "no_leaks") {
+  } else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;
   }

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   void* fn = reinterpret_cast<void*>(&malloc);
   Dl_info info{};
   dladdr(fn, &info);
-  const bool in_exe = static_cast<char*>(fn) >= __executable_start && static_cast<char*>(fn) < etext;
+  const bool in_exe =
+      static_cast<char*>(fn) >= __executable_start && static_cast<char*>(fn) < etext;
   const char* lib = info.dli_fname != nullptr ? info.dli_fname : "?";
   if (want_static ? !in_exe : strstr(lib, "libheapkit") == nullptr) {
     printf("FAIL: malloc at %p comes from %s, wanted %s\n", fn, in_exe ? "the executable" : lib,
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     printf("FAIL: heapkit did not count the allocation (%zu -> %zu)\n", before, after);
     return 1;
   }
-  printf("PASS: malloc from %s; allocated bytes %zu -> %zu\n",
-         in_exe ? "the executable" : lib, before, after);
+  printf("PASS: malloc from %s; allocated bytes %zu -> %zu\n", in_exe ? "the executable" : lib,
+         before, after);
   return 0;
 }

@@ -19,19 +19,19 @@ __attribute__((noinline)) void* my_xmalloc(size_t n) {
 }
 
 // Each caller allocates its own amount through the wrapper and keeps it (memset: real use).
-#define CALLER(name, count, size)                        \
-  __attribute__((noinline)) void name() {               \
-    for (int i = 0; i < (count); ++i) {                 \
-      char* p = static_cast<char*>(my_xmalloc(size));   \
-      memset(p, 1, size);                               \
-      g_sink = p;                                       \
-    }                                                   \
+#define CALLER(name, count, size)                     \
+  __attribute__((noinline)) void name() {             \
+    for (int i = 0; i < (count); ++i) {               \
+      char* p = static_cast<char*>(my_xmalloc(size)); \
+      memset(p, 1, size);                             \
+      g_sink = p;                                     \
+    }                                                 \
   }
-CALLER(ParseConfig, 100, 10000)   // 1,000,000 B
-CALLER(BuildIndex, 300, 10000)    // 3,000,000 B
-CALLER(LoadTable, 200, 10000)     // 2,000,000 B
-CALLER(CacheResult, 50, 10000)    //   500,000 B
-CALLER(LogMessage, 20, 10000)     //   200,000 B
+CALLER(ParseConfig, 100, 10000)  // 1,000,000 B
+CALLER(BuildIndex, 300, 10000)   // 3,000,000 B
+CALLER(LoadTable, 200, 10000)    // 2,000,000 B
+CALLER(CacheResult, 50, 10000)   //   500,000 B
+CALLER(LogMessage, 20, 10000)    //   200,000 B
 
 __attribute__((noinline)) void* OneCallerHelper(size_t n) {
   char* p = static_cast<char*>(malloc(n));

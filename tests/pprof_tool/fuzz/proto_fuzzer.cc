@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string out;
   if (!EncodeProfileProto(p, *sym, ProtoWriteOptions(), &out, &error)) return 0;
   Profile back;
-  if (!DecodeProfileProto(out, "again.pb", &back, &e)) __builtin_trap();  // we must read what we write
+  if (!DecodeProfileProto(out, "again.pb", &back, &e))
+    __builtin_trap();  // we must read what we write
   return 0;
 }

@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data, size);
   prof::LegacyProfile lp;
   const uint64_t kind = in.Take(1) % 3;
-  lp.kind = kind == 0 ? prof::ProfileKind::kHeapExact
+  lp.kind = kind == 0   ? prof::ProfileKind::kHeapExact
             : kind == 1 ? prof::ProfileKind::kHeapSampled
                         : prof::ProfileKind::kGrowth;
   lp.sample_rate = static_cast<int64_t>(in.Take(4));
@@ -100,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     if (k >= p.samples.size()) Die("record lost", i);
     const pprof::RawSample& s = p.samples[k++];
-    if (s.raw.inuse_objects != double(c.inuse_count) || s.raw.inuse_bytes != double(c.inuse_bytes) ||
+    if (s.raw.inuse_objects != double(c.inuse_count) ||
+        s.raw.inuse_bytes != double(c.inuse_bytes) ||
         s.raw.alloc_objects != double(c.alloc_count) || s.raw.alloc_bytes != double(c.alloc_bytes))
       Die("counts changed", i);
     if (s.pcs.size() != r.pcs.size()) Die("stack depth changed", i);

@@ -240,8 +240,8 @@ TEST(ProtoWriter, FunctionStartLineIsTheDeclarationLineZeroWhenUnknown) {
   ASSERT_TRUE(p.ParseFromString(fx.Encode()));
   std::map<std::string, int64_t> start;
   for (const pb::Function& f : p.function()) start[Str(p, f.name())] = f.start_line();
-  EXPECT_EQ(start, (std::map<std::string, int64_t>{
-                       {"Leaf", 2}, {"Outer", 8}, {"main", 0}, {"Other", 0}}));
+  EXPECT_EQ(start,
+            (std::map<std::string, int64_t>{{"Leaf", 2}, {"Outer", 8}, {"main", 0}, {"Other", 0}}));
 }
 
 TEST(ProtoReader, RoundTripKeepsValuesNamesFilesAndLines) {
@@ -308,7 +308,8 @@ TEST(ProtoReader, HostileMessagesFailWithOneLine) {
     const char* expected;
   };
   std::vector<Case> cases;
-  cases.push_back({"bad varint", std::string("\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12),
+  cases.push_back({"bad varint",
+                   std::string("\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12),
                    "malformed varint"});
   {
     std::string s = Valid().SerializeAsString();
@@ -317,7 +318,8 @@ TEST(ProtoReader, HostileMessagesFailWithOneLine) {
   {
     pb::Profile p = Valid();
     p.mutable_sample_type(0)->set_type(99);
-    cases.push_back({"string index", p.SerializeAsString(), "sample_type.type to index the string table"});
+    cases.push_back(
+        {"string index", p.SerializeAsString(), "sample_type.type to index the string table"});
   }
   {
     pb::Profile p = Valid();
@@ -327,7 +329,8 @@ TEST(ProtoReader, HostileMessagesFailWithOneLine) {
   {
     pb::Profile p = Valid();
     p.mutable_sample(0)->add_location_id(7);
-    cases.push_back({"missing location", p.SerializeAsString(), "existing locations, found location id 7"});
+    cases.push_back(
+        {"missing location", p.SerializeAsString(), "existing locations, found location id 7"});
   }
   {
     pb::Profile p = Valid();
@@ -363,7 +366,8 @@ TEST(ProtoReader, HostileMessagesFailWithOneLine) {
   std::string many = Valid().SerializeAsString();
   many.reserve(many.size() + 20000000);
   for (int i = 0; i < 10000000; ++i) many.append("\x32\x00", 2);
-  cases.push_back({"1e7 strings", std::move(many), "expected at most 4194304 strings, found 10000004"});
+  cases.push_back(
+      {"1e7 strings", std::move(many), "expected at most 4194304 strings, found 10000004"});
   for (const Case& c : cases) {
     std::string msg = DecodeError(c.bytes);
     EXPECT_NE(msg.find(c.expected), std::string::npos) << c.what << ": " << msg;
@@ -377,7 +381,9 @@ TEST(ProtoReader, SniffingTellsProtobufFromText) {
   EXPECT_FALSE(LooksLikeProfileProto("heap profile:   1:   8 [   1:   8] @ heapprofile\n"));
   EXPECT_FALSE(LooksLikeProfileProto("\n# comment\nheap_v2/524288\n"));
   EXPECT_FALSE(LooksLikeProfileProto(std::string(64, '\0')));
-  EXPECT_FALSE(LooksLikeProfileProto("\x7f" "ELF\x02\x01\x01"));
+  EXPECT_FALSE(
+      LooksLikeProfileProto("\x7f"
+                            "ELF\x02\x01\x01"));
 }
 
 TEST(Gzip, RoundTripTruncationAndBomb) {
@@ -442,8 +448,9 @@ TEST(SampleIndex, NamesNumbersDefaultsAndMissingTypes) {
   EXPECT_EQ(t, SampleType::kInuseObjects);
   EXPECT_FALSE(ResolveSampleIndex(legacy, "4", &t, &error));
   EXPECT_FALSE(ResolveSampleIndex(legacy, "cpu", &t, &error));
-  EXPECT_EQ(error, "l.heap: no sample type 'cpu' (the profile has alloc_objects, alloc_space, "
-                   "inuse_objects, inuse_space)");
+  EXPECT_EQ(error,
+            "l.heap: no sample type 'cpu' (the profile has alloc_objects, alloc_space, "
+            "inuse_objects, inuse_space)");
   Profile proto;
   proto.file = "p.pb.gz";
   proto.sample_types = {"alloc_objects", "alloc_space"};
@@ -452,8 +459,9 @@ TEST(SampleIndex, NamesNumbersDefaultsAndMissingTypes) {
   ASSERT_TRUE(ResolveSampleIndex(proto, "", &t, &error)) << error;
   EXPECT_EQ(t, SampleType::kAllocSpace);
   EXPECT_FALSE(ResolveSampleIndex(proto, "inuse_space", &t, &error));
-  EXPECT_EQ(error, "p.pb.gz: no sample type 'inuse_space' (the profile has alloc_objects, "
-                   "alloc_space)");
+  EXPECT_EQ(error,
+            "p.pb.gz: no sample type 'inuse_space' (the profile has alloc_objects, "
+            "alloc_space)");
 }
 
 }  // namespace

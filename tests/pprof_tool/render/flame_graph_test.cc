@@ -201,7 +201,8 @@ TEST_F(FlameGraph, TinyFramesAreNotDrawn) {
 // data-n, data-d -> (data-o, data-v) of every drawn frame, read from the SVG text.
 std::map<std::pair<std::string, int>, std::pair<double, double>> Extents(const std::string& svg) {
   std::map<std::pair<std::string, int>, std::pair<double, double>> out;
-  const std::regex frame(R"re(<g class="f" data-n="([^"]*)" data-d="(\d+)" data-o="([^"]*)" data-v="([^"]*)")re");
+  const std::regex frame(
+      R"re(<g class="f" data-n="([^"]*)" data-d="(\d+)" data-o="([^"]*)" data-v="([^"]*)")re");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), frame); it != std::sregex_iterator();
        ++it) {
     out[{(*it)[1].str(), std::stoi((*it)[2].str())}] = {std::stod((*it)[3].str()),
@@ -233,7 +234,7 @@ TEST_F(FlameGraph, StacksMergeWhateverTheirOrderAndOwnValueLiesRightOfCallees) {
   using P = std::pair<double, double>;
   EXPECT_EQ(e.at({"all", 0}), P(0, 400));
   EXPECT_EQ(e.at({"main", 1}), P(0, 400));
-  EXPECT_EQ(e.at({"a", 2}), P(0, 150));    // callees in name order from the caller's left edge
+  EXPECT_EQ(e.at({"a", 2}), P(0, 150));  // callees in name order from the caller's left edge
   EXPECT_EQ(e.at({"x", 3}), P(0, 25));
   EXPECT_EQ(e.at({"b", 2}), P(150, 200));  // main's own 50 is the gap at 350..400
 }

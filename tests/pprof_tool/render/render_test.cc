@@ -137,7 +137,8 @@ TEST_F(RenderEntry, NegativeValuesSwitchToDiffColours) {
 CallGraph Chain(size_t nodes) {
   testing::GraphBuilder b(1e6);
   for (size_t i = 0; i < nodes; ++i) b.Node("f" + std::to_string(i), 1, double(nodes - i));
-  for (size_t i = 0; i + 1 < nodes; ++i) b.Edge("f" + std::to_string(i), "f" + std::to_string(i + 1), 1);
+  for (size_t i = 0; i + 1 < nodes; ++i)
+    b.Edge("f" + std::to_string(i), "f" + std::to_string(i + 1), 1);
   return b.Build();
 }
 
@@ -148,7 +149,8 @@ TEST_F(RenderEntry, GraphsPastTheLayoutBoundAreRefused) {
   std::string error;
   EXPECT_NE(Render(r, &error), 0);
   EXPECT_NE(error.find("the call graph has 5001 nodes and 5000 edges, more than graphviz lays out"),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir_.File("big.svg")));
   r.format = RenderFormat::kDot;

@@ -65,8 +65,9 @@ inline bool HavePython() {
 
 // Parses `file` as XML with python3 and returns the probe's report (see svg_probe.py).
 inline std::string Probe(const std::string& mode, const std::string& file, int* status) {
-  return RunCapture(std::string(HEAPKIT_PYTHON) + " " + HEAPKIT_SVG_PROBE + " " + mode + " '" + file + "'",
-                    status);
+  return RunCapture(
+      std::string(HEAPKIT_PYTHON) + " " + HEAPKIT_SVG_PROBE + " " + mode + " '" + file + "'",
+      status);
 }
 
 inline std::vector<std::string> Split(const std::string& text, char sep) {

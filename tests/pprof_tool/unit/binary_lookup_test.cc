@@ -16,8 +16,7 @@ TEST(BinaryLookup, SymbolPathByBuildIdThenBaseNameThenRecordedPath) {
 TEST(BinaryLookup, NoRecordedBuildIdMeansBaseNameOnly) {
   EXPECT_EQ(CandidateFiles("/lib/libx.so.1", "", {"/syms", ""}),
             (std::vector<std::string>{"/syms/libx.so.1", "/lib/libx.so.1"}));
-  EXPECT_EQ(CandidateFiles("/lib/libx.so.1", "", {}),
-            (std::vector<std::string>{"/lib/libx.so.1"}));
+  EXPECT_EQ(CandidateFiles("/lib/libx.so.1", "", {}), (std::vector<std::string>{"/lib/libx.so.1"}));
 }
 
 // A profile.proto's mapping names any build-id string; only hex ones become .build-id paths.

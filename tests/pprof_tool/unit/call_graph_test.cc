@@ -8,7 +8,11 @@ namespace {
 // Nodes: 0 main, 1 a, 2 b, 3 leaf, 4 tiny
 StackSamples Make() {
   StackSamples s;
-  for (const char* n : {"main", "a", "b", "leaf", "tiny"}) { NodeInfo i; i.name = n; s.nodes.push_back(i); }
+  for (const char* n : {"main", "a", "b", "leaf", "tiny"}) {
+    NodeInfo i;
+    i.name = n;
+    s.nodes.push_back(i);
+  }
   s.samples.push_back({{{3, false}, {1, false}, {0, false}}, 600});  // main->a->leaf
   s.samples.push_back({{{3, true}, {2, false}, {0, false}}, 300});   // main->b->leaf (inlined)
   s.samples.push_back({{{2, false}, {0, false}}, 99});               // main->b
@@ -19,7 +23,8 @@ StackSamples Make() {
 }
 
 const GraphNode* Find(const CallGraph& g, const std::string& name) {
-  for (const GraphNode& n : g.nodes) if (n.info.name == name) return &n;
+  for (const GraphNode& n : g.nodes)
+    if (n.info.name == name) return &n;
   return nullptr;
 }
 
@@ -74,7 +79,9 @@ TEST(CallGraph, PruningReportsWhatWasDropped) {
 
 TEST(CallGraph, NegativeValuesFromBase) {
   StackSamples s;
-  NodeInfo f; f.name = "f"; s.nodes.push_back(f);
+  NodeInfo f;
+  f.name = "f";
+  s.nodes.push_back(f);
   s.samples.push_back({{{0, false}}, -50});
   s.total = -50;
   CallGraph g = CallGraph::Build(s, GraphOptions{});

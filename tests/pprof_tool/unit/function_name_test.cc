@@ -24,9 +24,11 @@ TEST(FunctionName, DemangleAndSimplify) {
 }
 
 TEST(FunctionName, SimplifiedHasNoTemplateArguments) {
-  EXPECT_EQ(SimplifiedFunctionName("std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"),
+  EXPECT_EQ(SimplifiedFunctionName(
+                "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"),
             "std::vector::_M_realloc_insert");
-  EXPECT_EQ(SimplifiedFunctionName("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_construct<char const*>"),
+  EXPECT_EQ(SimplifiedFunctionName("std::__cxx11::basic_string<char, std::char_traits<char>, "
+                                   "std::allocator<char> >::_M_construct<char const*>"),
             "std::__cxx11::basic_string::_M_construct");
   EXPECT_EQ(SimplifiedFunctionName("demo::Session::Load"), "demo::Session::Load");
   EXPECT_EQ(SimplifiedFunctionName("max<int>"), "max");
@@ -87,15 +89,20 @@ TEST(AllocationFrames, PathLength) {
         [&](size_t i, size_t j) { return modules[i] == modules[j]; });
   };
   // malloc, operator new, std::vector::_M_realloc_insert, user, main
-  EXPECT_EQ(length({R::kAllocator, R::kAllocator, R::kAllocator, R::kCaller, R::kCaller}, {0, 1, 2, 2, 2}), 3u);
+  EXPECT_EQ(length({R::kAllocator, R::kAllocator, R::kAllocator, R::kCaller, R::kCaller},
+                   {0, 1, 2, 2, 2}),
+            3u);
   // malloc, strdup (libc), user
   EXPECT_EQ(length({R::kAllocator, R::kCopyingAllocator, R::kCaller}, {0, 1, 2}), 2u);
   // malloc, _IO_str_overflow, __vfprintf_internal, asprintf (all libc), user
-  EXPECT_EQ(length({R::kAllocator, R::kCaller, R::kCaller, R::kCopyingAllocator, R::kCaller}, {0, 1, 1, 1, 2}), 4u);
+  EXPECT_EQ(length({R::kAllocator, R::kCaller, R::kCaller, R::kCopyingAllocator, R::kCaller},
+                   {0, 1, 1, 1, 2}),
+            4u);
   // malloc, fopen (libc, allocating for itself), user: fopen stays the leaf
   EXPECT_EQ(length({R::kAllocator, R::kCaller, R::kCaller}, {0, 1, 2}), 1u);
   // A copying allocator in another module than the first caller frame does not count.
-  EXPECT_EQ(length({R::kAllocator, R::kCaller, R::kCopyingAllocator, R::kCaller}, {0, 2, 1, 2}), 1u);
+  EXPECT_EQ(length({R::kAllocator, R::kCaller, R::kCopyingAllocator, R::kCaller}, {0, 2, 1, 2}),
+            1u);
   // Only allocator frames: the last one stays.
   EXPECT_EQ(length({R::kAllocator, R::kAllocator}, {0, 0}), 1u);
   EXPECT_EQ(length({}, {}), 0u);

@@ -69,7 +69,8 @@ TEST(NamePattern, GoSyntaxAndLinearTime) {
 TEST(NamePattern, ExactPatternMatchesTheNameOnly) {
   NamePattern p;
   std::string error;
-  ASSERT_TRUE(p.Compile(ExactNamePattern("std::vector<int>::push_back(int&&) [clone .isra.0]"), "list", &error));
+  ASSERT_TRUE(p.Compile(ExactNamePattern("std::vector<int>::push_back(int&&) [clone .isra.0]"),
+                        "list", &error));
   EXPECT_TRUE(p.Search("std::vector<int>::push_back(int&&) [clone .isra.0]"));
   EXPECT_FALSE(p.Search("xstd::vector<int>::push_back(int&&) [clone .isra.0]"));
   const std::string huge(kMaxMatchedNameBytes + 10, 'x');

@@ -21,15 +21,16 @@ bool Parse(const std::string& text, Profile* p) {
 TEST(MemoryFigures, ResidencySpreadOverTheStacksSamplesAndUnsampled) {
   Profile p;
   // Two records of one stack (two size keys), one of another; sampled at 1 MiB.
-  ASSERT_TRUE(Parse("heap profile: 3: 3145728 [3: 3145728] @ heap_v2/1048576\n"
-                    "# heapkit: memory rss 9000000\n"
-                    "# heapkit: residency 1000 0 50 @ 0x0000000000400100 0x0000000000400200\n"
-                    "# heapkit: residency 2000000 1000000 0 @ 0x0000000000400300\n"
-                    "# heapkit: residency 1 2 bad\n"
-                    "1: 1024 [1: 1024] @ 0x0000000000400100 0x0000000000400200\n"
-                    "1: 3072 [1: 3072] @ 0x0000000000400100 0x0000000000400200\n"
-                    "1: 3141632 [1: 3141632] @ 0x0000000000400300\n",
-                    &p));
+  ASSERT_TRUE(
+      Parse("heap profile: 3: 3145728 [3: 3145728] @ heap_v2/1048576\n"
+            "# heapkit: memory rss 9000000\n"
+            "# heapkit: residency 1000 0 50 @ 0x0000000000400100 0x0000000000400200\n"
+            "# heapkit: residency 2000000 1000000 0 @ 0x0000000000400300\n"
+            "# heapkit: residency 1 2 bad\n"
+            "1: 1024 [1: 1024] @ 0x0000000000400100 0x0000000000400200\n"
+            "1: 3072 [1: 3072] @ 0x0000000000400100 0x0000000000400200\n"
+            "1: 3141632 [1: 3141632] @ 0x0000000000400300\n",
+            &p));
   ASSERT_EQ(p.samples.size(), 3u);
   // Shares by raw in-use bytes: 1024 / 4096 and 3072 / 4096 of the stack's 1000 resident bytes.
   EXPECT_DOUBLE_EQ(p.samples[0].raw.resident_bytes, 250);
@@ -54,7 +55,8 @@ TEST(MemoryFigures, ResidencySpreadOverTheStacksSamplesAndUnsampled) {
 
 TEST(MemoryFigures, WithoutResidencyLinesNoResidencyTypes) {
   Profile p;
-  ASSERT_TRUE(Parse("heap profile: 1: 100 [1: 100] @ heapprofile\n1: 100 [1: 100] @ 0x400300\n", &p));
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 100 [1: 100] @ heapprofile\n1: 100 [1: 100] @ 0x400300\n", &p));
   SampleType t = SampleType::kInuseSpace;
   std::string error;
   EXPECT_FALSE(ResolveSampleIndex(p, "resident_space", &t, &error));
@@ -65,22 +67,23 @@ TEST(MemoryFigures, WithoutResidencyLinesNoResidencyTypes) {
 
 TEST(MemoryFigures, TableAccountsForRss) {
   Profile p;
-  ASSERT_TRUE(Parse("heap profile: 1: 1000 [1: 1000] @ heapprofile\n"
-                    "# heapkit: memory rss 10000\n"
-                    "# heapkit: memory live_heap 1100\n"
-                    "# heapkit: memory live_heap_resident 1000\n"
-                    "# heapkit: memory thread_cache_free 500\n"
-                    "# heapkit: memory central_free 1500\n"
-                    "# heapkit: memory pageheap_free_resident 2000\n"
-                    "# heapkit: memory metadata_arena 1000\n"
-                    "# heapkit: memory code_and_ro_data 3000\n"
-                    "# heapkit: memory other_anonymous 500\n"
-                    "# heapkit: memory recorded_requested 1000\n"
-                    "# heapkit: memory recorded_usable 1250\n"
-                    "# heapkit: size_class size=64 spans=2 objects_per_span=128 out=10 "
-                    "transfer=0 free=246 mostly_empty=2 future=7\n"
-                    "1: 1000 [1: 1000] @ 0x400300\n",
-                    &p));
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 1000 [1: 1000] @ heapprofile\n"
+            "# heapkit: memory rss 10000\n"
+            "# heapkit: memory live_heap 1100\n"
+            "# heapkit: memory live_heap_resident 1000\n"
+            "# heapkit: memory thread_cache_free 500\n"
+            "# heapkit: memory central_free 1500\n"
+            "# heapkit: memory pageheap_free_resident 2000\n"
+            "# heapkit: memory metadata_arena 1000\n"
+            "# heapkit: memory code_and_ro_data 3000\n"
+            "# heapkit: memory other_anonymous 500\n"
+            "# heapkit: memory recorded_requested 1000\n"
+            "# heapkit: memory recorded_usable 1250\n"
+            "# heapkit: size_class size=64 spans=2 objects_per_span=128 out=10 "
+            "transfer=0 free=246 mostly_empty=2 future=7\n"
+            "1: 1000 [1: 1000] @ 0x400300\n",
+            &p));
   ASSERT_EQ(p.size_classes.size(), 1u);
   EXPECT_EQ(p.size_classes[0].free, 246u);
   std::vector<MemoryRow> rows;

@@ -84,7 +84,6 @@ TEST(Options, ErrorsExitTwo) {
   EXPECT_NE(err.find("usage: pprof-tool"), std::string::npos);
 }
 
-
 TEST(Options, SingleDashSpellingsOfEveryKind) {
   CliOptions a;  // -o with a separate value, a bare optional-value option
   EXPECT_EQ(Parse({"-o", "out.svg", "-svg", "a.heap"}, &a), -1);
@@ -162,7 +161,8 @@ TEST(Options, EveryViewFieldIsAFlagSettingItsMember) {
           if constexpr (std::is_enum_v<T>) {
             for (const ViewChoice& c : field.choices) {
               CliOptions chosen;
-              ASSERT_EQ(Parse({("--" + std::string(c.name)).c_str(), "a.heap"}, &chosen), -1) << c.name;
+              ASSERT_EQ(Parse({("--" + std::string(c.name)).c_str(), "a.heap"}, &chosen), -1)
+                  << c.name;
               EXPECT_EQ(int(chosen.view.*member), c.value) << c.name;
               EXPECT_NE(help.find(c.help), std::string::npos) << c.name;
             }
@@ -208,7 +208,9 @@ TEST(Options, ReportsNamesAndDifferences) {
   EXPECT_EQ(Parse({"--diff_base=b.heap", "--drop_negative", "a.heap"}, &d), -1);
   EXPECT_EQ(d.diff_base, (std::vector<std::string>{"b.heap"}));
   EXPECT_TRUE(d.view.drop_negative);
-  EXPECT_EQ(Parse({"--keep_allocator_frames", "--drop_frames=^absl::", "--show_from=^Srv", "a.heap"}, &k), -1);
+  EXPECT_EQ(
+      Parse({"--keep_allocator_frames", "--drop_frames=^absl::", "--show_from=^Srv", "a.heap"}, &k),
+      -1);
   EXPECT_TRUE(k.view.keep_allocator_frames);
   EXPECT_EQ(k.view.drop_frames, "^absl::");
   EXPECT_EQ(k.view.show_from, "^Srv");

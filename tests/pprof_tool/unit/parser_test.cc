@@ -14,13 +14,14 @@ bool Parse(const std::string& text, Profile* p, ParseError* e) {
 TEST(Parser, HeapProfileExact) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile:    3:   300 [    5:   500] @ heapprofile\n"
-                    "     2:   200 [    3:   300] @ 0x400100 0x400200\n"
-                    "     1:   100 [    2:   200] @ 0x400300\n"
-                    "\n"
-                    "MAPPED_LIBRARIES:\n"
-                    "00400000-00401000 r-xp 00000000 08:01 123 /bin/prog\n",
-                    &p, &e))
+  ASSERT_TRUE(
+      Parse("heap profile:    3:   300 [    5:   500] @ heapprofile\n"
+            "     2:   200 [    3:   300] @ 0x400100 0x400200\n"
+            "     1:   100 [    2:   200] @ 0x400300\n"
+            "\n"
+            "MAPPED_LIBRARIES:\n"
+            "00400000-00401000 r-xp 00000000 08:01 123 /bin/prog\n",
+            &p, &e))
       << e.Message();
   EXPECT_EQ(p.kind, ProfileKind::kHeapProfile);
   ASSERT_EQ(p.samples.size(), 2u);
@@ -37,8 +38,11 @@ TEST(Parser, HeapProfileExact) {
 TEST(Parser, HeapV2UnsamplesInuseAndAllocSeparately) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile: 1: 1024 [ 4: 65536] @ heap_v2/524288\n"
-                    " 1: 1024 [ 4: 65536] @ 0x1\n", &p, &e)) << e.Message();
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 1024 [ 4: 65536] @ heap_v2/524288\n"
+            " 1: 1024 [ 4: 65536] @ 0x1\n",
+            &p, &e))
+      << e.Message();
   ASSERT_EQ(p.samples.size(), 1u);
   const double in_scale = 1 / (1 - std::exp(-1024.0 / 524288));
   const double al_scale = 1 / (1 - std::exp(-(65536.0 / 4) / 524288));
@@ -53,7 +57,8 @@ TEST(Parser, HeapV2UnsamplesInuseAndAllocSeparately) {
 TEST(Parser, HeapV1UsesHalfTheRate) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile: 1: 1000 [ 1: 1000] @ heap/2000\n 1: 1000 [ 1: 1000] @ 0x1\n", &p, &e));
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 1000 [ 1: 1000] @ heap/2000\n 1: 1000 [ 1: 1000] @ 0x1\n", &p, &e));
   EXPECT_NEAR(p.samples[0].value.inuse_bytes, 1000 / (1 - std::exp(-1000.0 / 1000)), 1e-6);
 }
 
@@ -61,7 +66,9 @@ TEST(Parser, RateOneOrZeroMeansExact) {
   for (const char* type : {"heap_v2/1", "heap_v2/0", "growth", "heapprofile"}) {
     Profile p;
     ParseError e;
-    ASSERT_TRUE(Parse(std::string("heap profile: 1: 10 [ 1: 10] @ ") + type + "\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e))
+    ASSERT_TRUE(
+        Parse(std::string("heap profile: 1: 10 [ 1: 10] @ ") + type + "\n 1: 10 [ 1: 10] @ 0x1\n",
+              &p, &e))
         << type << ": " << e.Message();
     EXPECT_EQ(p.samples[0].value.inuse_bytes, 10) << type;
   }
@@ -70,14 +77,15 @@ TEST(Parser, RateOneOrZeroMeansExact) {
 TEST(Parser, ToleratesCommentsBlankLinesCrlfUppercaseHexNoPrefixNoAllocColumns) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("# a comment first\n\n"
-                    "heap profile: 2: 20 @ heapprofile\r\n"
-                    "# comment between samples\n"
-                    "  2: 20 @ 0X4005D0 4005E0\r\n"
-                    "--- Memory map: ---\n"
-                    "00400000-00401000 r-xp 00000000 08:01 123 /bin/prog\n"
-                    "garbage line is skipped\n",
-                    &p, &e))
+  ASSERT_TRUE(
+      Parse("# a comment first\n\n"
+            "heap profile: 2: 20 @ heapprofile\r\n"
+            "# comment between samples\n"
+            "  2: 20 @ 0X4005D0 4005E0\r\n"
+            "--- Memory map: ---\n"
+            "00400000-00401000 r-xp 00000000 08:01 123 /bin/prog\n"
+            "garbage line is skipped\n",
+            &p, &e))
       << e.Message();
   ASSERT_EQ(p.samples.size(), 1u);
   EXPECT_EQ(p.samples[0].pcs, (std::vector<uint64_t>{0x4005d0, 0x4005e0}));
@@ -89,18 +97,20 @@ TEST(Parser, ToleratesCommentsBlankLinesCrlfUppercaseHexNoPrefixNoAllocColumns) 
 TEST(Parser, DumpReasonComment) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile:    1:   100 [    1:   100] @ heapprofile\n"
-                    "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\r\n"
-                    "# heapkit: dump reason: a second one is not the reason\n"
-                    "     1:   100 [    1:   100] @ 0x400300\n",
-                    &p, &e))
+  ASSERT_TRUE(
+      Parse("heap profile:    1:   100 [    1:   100] @ heapprofile\n"
+            "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\r\n"
+            "# heapkit: dump reason: a second one is not the reason\n"
+            "     1:   100 [    1:   100] @ 0x400300\n",
+            &p, &e))
       << e.Message();
   EXPECT_EQ(p.dump_reason, "1026 MB allocated cumulatively, 5 MB currently in use");
   ASSERT_EQ(p.samples.size(), 1u);
   Profile plain;
-  ASSERT_TRUE(Parse("heap profile: 1: 100 [1: 100] @ heapprofile\n# other comment\n"
-                    "1: 100 [1: 100] @ 0x400300\n",
-                    &plain, &e));
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 100 [1: 100] @ heapprofile\n# other comment\n"
+            "1: 100 [1: 100] @ 0x400300\n",
+            &plain, &e));
   EXPECT_EQ(plain.dump_reason, "");
 }
 
@@ -115,18 +125,31 @@ TEST(Parser, BadFilesGiveFileLineAndExpectation) {
   const BadCase cases[] = {
       {"empty", "", 1, "found end of file"},
       {"only comments", "# x\n\n", 3, "found end of file"},
-      {"binary", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10), 1, "binary data"},
+      {"binary",
+       std::string("\x7f"
+                   "ELF\x02\x01\x01\0\0\0",
+                   10),
+       1, "binary data"},
       {"cpu profile", "--- contention\n", 1, "expected a heap profile header"},
       {"wrong type", "heap profile: 1: 1 [ 1: 1] @ heapz_v3\n", 1, "found 'heapz_v3'"},
       {"bad rate", "heap profile: 1: 1 [ 1: 1] @ heap_v2/abc\n", 1, "sampling rate"},
-      {"truncated sample", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 10 [ 1:", 2, "sample line"},
+      {"truncated sample", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 10 [ 1:", 2,
+       "sample line"},
       {"no at", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 10 [ 1: 10] 0x1\n", 2, "no '@'"},
-      {"bad address", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 10 [ 1: 10] @ 0xzz\n", 2, "hex address"},
-      {"huge count", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 99999999999999999999: 1 [ 1: 1] @ 0x1\n", 2, "below 2^53"},
-      {"long address", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 1 [ 1: 1] @ 0x12345678901234567\n", 2, "16 hex"},
-      {"bytes without objects", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 0: 100 [ 1: 1] @ 0x1\n", 2, "object count is 0"},
-      {"trailing junk in header", "heap profile: 1: 1 [ 1: 1] @ heapprofile extra\n", 1, "end of header"},
-      {"binary in body", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n\x01\x02\x03\n", 2, "binary data"},
+      {"bad address", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 10 [ 1: 10] @ 0xzz\n", 2,
+       "hex address"},
+      {"huge count",
+       "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 99999999999999999999: 1 [ 1: 1] @ 0x1\n", 2,
+       "below 2^53"},
+      {"long address",
+       "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 1: 1 [ 1: 1] @ 0x12345678901234567\n", 2,
+       "16 hex"},
+      {"bytes without objects", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n 0: 100 [ 1: 1] @ 0x1\n",
+       2, "object count is 0"},
+      {"trailing junk in header", "heap profile: 1: 1 [ 1: 1] @ heapprofile extra\n", 1,
+       "end of header"},
+      {"binary in body", "heap profile: 1: 1 [ 1: 1] @ heapprofile\n\x01\x02\x03\n", 2,
+       "binary data"},
   };
   for (const BadCase& c : cases) {
     Profile p;
@@ -142,8 +165,10 @@ TEST(Parser, BadFilesGiveFileLineAndExpectation) {
 TEST(Parser, LyingHeaderTotalsAreIgnoredInACompleteFile) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile: 999: 999999 [ 999: 999999] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n"
-                    "\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n", &p, &e));
+  ASSERT_TRUE(
+      Parse("heap profile: 999: 999999 [ 999: 999999] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n"
+            "\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n",
+            &p, &e));
   ASSERT_EQ(p.samples.size(), 1u);
   EXPECT_EQ(p.samples[0].value.inuse_bytes, 10);
   EXPECT_EQ(p.header_totals.inuse_bytes, 999999);
@@ -153,9 +178,11 @@ TEST(Parser, LyingHeaderTotalsAreIgnoredInACompleteFile) {
 TEST(Parser, MissingRecordsAndMapAreATruncatedFile) {
   Profile p;
   ParseError e;
-  EXPECT_FALSE(Parse("heap profile: 2: 20 [ 3: 30] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
-  EXPECT_EQ(e.Message(), "f.heap:2: expected the header's 2 in-use and 3 allocated objects, found 1 "
-                         "and 1 and no memory map (truncated?)");
+  EXPECT_FALSE(
+      Parse("heap profile: 2: 20 [ 3: 30] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
+  EXPECT_EQ(e.Message(),
+            "f.heap:2: expected the header's 2 in-use and 3 allocated objects, found 1 "
+            "and 1 and no memory map (truncated?)");
   // Totals that match (a hand-written file, or one whose last records were empty): accepted.
   EXPECT_TRUE(Parse("heap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x1\n", &p, &e));
 }
@@ -176,8 +203,9 @@ TEST(Parser, HeapkitDumpWithoutItsEndLineIsTruncated) {
   EXPECT_DOUBLE_EQ(p.dump_time, 1795714610.016);
   const std::string cut = whole.substr(0, whole.rfind("# heapkit: end"));
   ASSERT_FALSE(Parse(cut, &p, &e));
-  EXPECT_EQ(e.Message(), "f.heap:7: expected the dump's last line '# heapkit: end of dump', found "
-                         "end of file (truncated?)");
+  EXPECT_EQ(e.Message(),
+            "f.heap:7: expected the dump's last line '# heapkit: end of dump', found "
+            "end of file (truncated?)");
 }
 
 TEST(Parser, UnreadableFiles) {
@@ -192,9 +220,10 @@ TEST(Parser, UnreadableFiles) {
 TEST(Parser, RawOutputWithSymbolSection) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(Parse("--- symbol\nbinary=/bin/prog\n0x0000000000400100 inner--outer\n0x4001ff main\n---\n"
-                    "--- heap\nheap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x400100 0x400200\n",
-                    &p, &e))
+  ASSERT_TRUE(Parse(
+      "--- symbol\nbinary=/bin/prog\n0x0000000000400100 inner--outer\n0x4001ff main\n---\n"
+      "--- heap\nheap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x400100 0x400200\n",
+      &p, &e))
       << e.Message();
   EXPECT_EQ(p.binary, "/bin/prog");
   ASSERT_EQ(p.symbols.size(), 2u);
@@ -226,15 +255,19 @@ TEST(Parser, AddProfileSumsAndNegates) {
 TEST(Parser, AddProfileTranslatesPcsOfAnotherProcess) {
   Profile a, b;
   ParseError e;
-  ASSERT_TRUE(Parse("heap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x555000001234\n"
-                    "MAPPED_LIBRARIES:\n"
-                    "555000000000-555000001000 r--p 00000000 08:01 1 /bin/p\n"
-                    "555000001000-555000002000 r-xp 00001000 08:01 1 /bin/p\n", &a, &e));
-  ASSERT_TRUE(Parse("heap profile: 1: 4 [ 1: 4] @ heapprofile\n 1: 4 [ 1: 4] @ 0x777000001234 0x7f0000000010\n"
-                    "MAPPED_LIBRARIES:\n"
-                    "777000000000-777000001000 r--p 00000000 08:01 1 /bin/p\n"
-                    "777000001000-777000002000 r-xp 00001000 08:01 1 /bin/p\n"
-                    "7f0000000000-7f0000001000 r-xp 00000000 08:01 2 /lib/l.so\n", &b, &e));
+  ASSERT_TRUE(
+      Parse("heap profile: 1: 10 [ 1: 10] @ heapprofile\n 1: 10 [ 1: 10] @ 0x555000001234\n"
+            "MAPPED_LIBRARIES:\n"
+            "555000000000-555000001000 r--p 00000000 08:01 1 /bin/p\n"
+            "555000001000-555000002000 r-xp 00001000 08:01 1 /bin/p\n",
+            &a, &e));
+  ASSERT_TRUE(Parse(
+      "heap profile: 1: 4 [ 1: 4] @ heapprofile\n 1: 4 [ 1: 4] @ 0x777000001234 0x7f0000000010\n"
+      "MAPPED_LIBRARIES:\n"
+      "777000000000-777000001000 r--p 00000000 08:01 1 /bin/p\n"
+      "777000001000-777000002000 r-xp 00001000 08:01 1 /bin/p\n"
+      "7f0000000000-7f0000001000 r-xp 00000000 08:01 2 /lib/l.so\n",
+      &b, &e));
   a.AddProfile(b, false);
   ASSERT_EQ(a.samples.size(), 2u);
   EXPECT_EQ(a.samples[1].pcs[0], 0x555000001234u);  // same file offset in our address space

@@ -20,17 +20,24 @@ class FakeSymbolizer : public Symbolizer {
     switch (pc) {
       case 0xff: f = {{"malloc", "", 0, false, "/lib/libc.so.6"}}; break;
       case 0x1ff: f = {{"leaf", "a.cc", 10, false, "/bin/p"}}; break;
-      case 0x2ff: f = {{"inner", "b.h", 3, true, "/bin/p"}, {"outer", "b.cc", 20, false, "/bin/p"}}; break;
+      case 0x2ff:
+        f = {{"inner", "b.h", 3, true, "/bin/p"}, {"outer", "b.cc", 20, false, "/bin/p"}};
+        break;
       case 0x3ff: f = {{"main", "m.cc", 5, false, "/bin/p"}}; break;
       case 0x4ff: f = {{"leaf", "a.cc", 11, false, "/bin/p"}}; break;
       // The allocation path of a std::string, then two overloads of one template.
-      case 0x5ff: f = {{"std::__new_allocator<char>::allocate", "new_allocator.h", 1, true, "/bin/p"},
-                       {"std::__cxx11::basic_string<char>::_M_create", "basic_string.tcc", 2, false, "/bin/p"}}; break;
+      case 0x5ff:
+        f = {{"std::__new_allocator<char>::allocate", "new_allocator.h", 1, true, "/bin/p"},
+             {"std::__cxx11::basic_string<char>::_M_create", "basic_string.tcc", 2, false,
+              "/bin/p"}};
+        break;
       case 0x6ff: f = {{"Load<int>", "l.cc", 7, false, "/bin/p", "_Z4LoadIiEvi"}}; break;
       case 0x7ff: f = {{"Load<double>", "l.cc", 7, false, "/bin/p", "_Z4LoadIdEvd"}}; break;
       case 0x8ff: f = {{"__GI___strdup", "", 0, false, "/lib/libc.so.6"}}; break;
       // A thread: libstdc++'s unnamed trampoline called by start_thread.
-      case 0x9ff: f = {{"libstdc++.so.6.0.30+0xd44a2", "", 0, false, "/lib/libstdc++.so.6.0.30"}}; break;
+      case 0x9ff:
+        f = {{"libstdc++.so.6.0.30+0xd44a2", "", 0, false, "/lib/libstdc++.so.6.0.30"}};
+        break;
       case 0xaff: f = {{"start_thread", "", 0, false, "/lib/libc.so.6"}}; break;
       // An allocation wrapper and its callers.
       case 0xbff: f = {{"xmalloc", "x.c", 3, false, "/bin/p"}}; break;
@@ -48,11 +55,12 @@ class FakeSymbolizer : public Symbolizer {
 Profile MakeProfile() {
   Profile p;
   ParseError e;
-  EXPECT_TRUE(ParseProfileText("heap profile: 3: 300 [ 6: 600] @ heapprofile\n"
-                               " 1: 100 [ 2: 200] @ 0x100 0x200 0x300 0x400\n"  // malloc<-leaf<-outer/inner<-main
-                               " 2: 200 [ 4: 400] @ 0x100 0x500 0x400\n"         // malloc<-leaf:11<-main
-                               " 0: 0 [ 1: 50] @ 0x300 0x400\n",
-                               "p.heap", &p, &e))
+  EXPECT_TRUE(ParseProfileText(
+      "heap profile: 3: 300 [ 6: 600] @ heapprofile\n"
+      " 1: 100 [ 2: 200] @ 0x100 0x200 0x300 0x400\n"  // malloc<-leaf<-outer/inner<-main
+      " 2: 200 [ 4: 400] @ 0x100 0x500 0x400\n"        // malloc<-leaf:11<-main
+      " 0: 0 [ 1: 50] @ 0x300 0x400\n",
+      "p.heap", &p, &e))
       << e.Message();
   return p;
 }
@@ -64,7 +72,8 @@ TEST(Pipeline, DropsAllocatorFramesAndExpandsInlines) {
   std::string err;
   ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
   EXPECT_EQ(s.total, 300);
-  ASSERT_EQ(s.samples.size(), 2u);  // leaf:10 and leaf:11 merge at function granularity? no: different stacks
+  ASSERT_EQ(s.samples.size(),
+            2u);  // leaf:10 and leaf:11 merge at function granularity? no: different stacks
   const StackSample& first = s.samples[0];
   ASSERT_EQ(first.frames.size(), 4u);  // leaf, inner, outer, main (malloc dropped)
   EXPECT_EQ(s.nodes[first.frames[0].node].name, "leaf");
@@ -92,7 +101,9 @@ TEST(Pipeline, ValueTypesAndGranularity) {
   EXPECT_EQ(leaf_nodes, 2);  // a.cc:10 and a.cc:11
   o.view.granularity = Granularity::kFiles;
   ASSERT_TRUE(BuildStackSamples(p, sym, o, &s, &err));
-  for (const NodeInfo& n : s.nodes) EXPECT_TRUE(n.name == "a.cc" || n.name == "b.h" || n.name == "b.cc" || n.name == "m.cc") << n.name;
+  for (const NodeInfo& n : s.nodes)
+    EXPECT_TRUE(n.name == "a.cc" || n.name == "b.h" || n.name == "b.cc" || n.name == "m.cc")
+        << n.name;
 }
 
 TEST(Pipeline, FocusIgnoreHideShow) {
@@ -144,17 +155,19 @@ TEST(Pipeline, BaseSubtractionCancelsAndGoesNegative) {
 Profile MakeUserProfile() {
   Profile p;
   ParseError e;
-  EXPECT_TRUE(ParseProfileText("heap profile: 2: 300 [ 2: 300] @ heapprofile\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0x600 0x700 0x400\n"
-                               " 1: 200 [ 1: 200] @ 0x100 0x900 0x800 0x400\n",
-                               "u.heap", &p, &e))
+  EXPECT_TRUE(
+      ParseProfileText("heap profile: 2: 300 [ 2: 300] @ heapprofile\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0x600 0x700 0x400\n"
+                       " 1: 200 [ 1: 200] @ 0x100 0x900 0x800 0x400\n",
+                       "u.heap", &p, &e))
       << e.Message();
   return p;
 }
 
 std::vector<std::string> Leaves(const StackSamples& s) {
   std::vector<std::string> out;
-  for (const StackSample& x : s.samples) out.push_back(x.frames.empty() ? "" : s.nodes[x.frames[0].node].name);
+  for (const StackSample& x : s.samples)
+    out.push_back(x.frames.empty() ? "" : s.nodes[x.frames[0].node].name);
   return out;
 }
 
@@ -179,15 +192,18 @@ TEST(Pipeline, AllocationPathIsChargedToTheCaller) {
   PipelineOptions full;
   full.view.full_names = true;
   ASSERT_TRUE(BuildStackSamples(p, sym, full, &s, &err)) << err;
-  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"void Load<int>(int)", "void Load<double>(double)"}));
+  EXPECT_EQ(Leaves(s),
+            (std::vector<std::string>{"void Load<int>(int)", "void Load<double>(double)"}));
 }
 
 TEST(Pipeline, UnnamedLibstdcxxFrameUnderStartThreadIsTheThreadTrampoline) {
   Profile p;
   ParseError e;
-  ASSERT_TRUE(ParseProfileText("heap profile: 1: 100 [ 1: 100] @ heapprofile\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0x200 0xa00 0xb00\n",
-                               "p.heap", &p, &e)) << e.Message();
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 1: 100 [ 1: 100] @ heapprofile\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0x200 0xa00 0xb00\n",
+                       "p.heap", &p, &e))
+      << e.Message();
   FakeSymbolizer sym;
   StackSamples s;
   std::string err;
@@ -201,13 +217,15 @@ TEST(Pipeline, AllocationWrappersWithManyCallersAreChargedToThem) {
   // xmalloc is the leaf of all its stacks, from four callers; "leaf" has one caller (main).
   Profile p;
   ParseError e;
-  ASSERT_TRUE(ParseProfileText("heap profile: 5: 500 [ 5: 500] @ heapprofile\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xd00 0x400\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xe00 0x400\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0xf00 0x400\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0xc00 0x1000 0x400\n"
-                               " 1: 100 [ 1: 100] @ 0x100 0x200 0x400\n",
-                               "p.heap", &p, &e)) << e.Message();
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 5: 500 [ 5: 500] @ heapprofile\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xd00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xe00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xf00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0x1000 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0x200 0x400\n",
+                       "p.heap", &p, &e))
+      << e.Message();
   FakeSymbolizer sym;
   StackSamples s;
   std::string err;
@@ -216,8 +234,9 @@ TEST(Pipeline, AllocationWrappersWithManyCallersAreChargedToThem) {
   std::sort(leaves.begin(), leaves.end());
   EXPECT_EQ(leaves, (std::vector<std::string>{"four", "leaf", "one", "three", "two"}));
   EXPECT_EQ(s.folded_wrappers, (std::vector<std::string>{"xmalloc"}));
-  EXPECT_EQ(s.FoldedWrappersLine(),
-            "Allocation wrappers charged to their callers: xmalloc (--keep_allocator_frames shows them)");
+  EXPECT_EQ(
+      s.FoldedWrappersLine(),
+      "Allocation wrappers charged to their callers: xmalloc (--keep_allocator_frames shows them)");
   // Three callers are not "many": xmalloc stays.
   p.samples.pop_back();
   p.samples.pop_back();

@@ -32,10 +32,12 @@ class NamesSymbolizer : public Symbolizer {
 };
 
 Profile Dump(const char* file, int grow_bytes) {
-  std::string text = "heap profile: 2: 0 [ 2: 0] @ heapprofile\n"
-                     " 1: " + std::to_string(grow_bytes) + " [ 1: " + std::to_string(grow_bytes) +
-                     "] @ 0x200 0x400\n"
-                     " 1: 1000 [ 1: 1000] @ 0x300 0x400\n";
+  std::string text =
+      "heap profile: 2: 0 [ 2: 0] @ heapprofile\n"
+      " 1: " +
+      std::to_string(grow_bytes) + " [ 1: " + std::to_string(grow_bytes) +
+      "] @ 0x200 0x400\n"
+      " 1: 1000 [ 1: 1000] @ 0x300 0x400\n";
   Profile p;
   ParseError e;
   EXPECT_TRUE(ParseProfileText(text, file, &p, &e)) << e.Message();
@@ -121,10 +123,11 @@ TEST_F(WebUiTest, ViewsAndBadRequests) {
     ASSERT_NE(end, std::string::npos) << path;
     EXPECT_GE(std::count(body.begin() + pre, body.begin() + end, '\n'), 3) << path << ": " << body;
   }
-  for (const auto& [path, params, status] :
-       std::vector<std::tuple<std::string, Params, int>>{
-           {"/nosuch", {}, 404}, {"/ui/top", {{"f", "("}}, 400},
-           {"/ui/top", {{"si", "bogus"}}, 400}, {"/ui/peek", {{"f", "NoSuchFunction"}}, 404}}) {
+  for (const auto& [path, params, status] : std::vector<std::tuple<std::string, Params, int>>{
+           {"/nosuch", {}, 404},
+           {"/ui/top", {{"f", "("}}, 400},
+           {"/ui/top", {{"si", "bogus"}}, 400},
+           {"/ui/peek", {{"f", "NoSuchFunction"}}, 404}}) {
     WebResponse r = ui.Handle(path, params);
     EXPECT_EQ(r.status, status) << path;
     EXPECT_EQ(r.body.find('\n'), r.body.size() - 1) << "one line: " << r.body;
@@ -226,17 +229,21 @@ TEST_F(WebUiTest, HeapcheckIsInUseOnly) {
 
 // Dumps of one process (same maps, <prefix>.NNNN.heap): the latest is shown, not the sum.
 TEST_F(WebUiTest, DumpsOfOneProcessShowTheLatestNotTheirSum) {
-  const std::string maps = "\nMAPPED_LIBRARIES:\n"
-                           "00400000-00500000 r-xp 00000000 08:01 1 /bin/w\n";
+  const std::string maps =
+      "\nMAPPED_LIBRARIES:\n"
+      "00400000-00500000 r-xp 00000000 08:01 1 /bin/w\n";
   dumps_.clear();
   for (int grow : {1000, 5000, 3000}) {
     Profile p;
     ParseError e;
     const std::string file = "w.000" + std::to_string(dumps_.size() + 1) + ".heap";
-    ASSERT_TRUE(ParseProfileText("heap profile: 2: 0 [ 2: 0] @ heapprofile\n 1: " +
-                                     std::to_string(grow) + " [ 1: 1] @ 0x200 0x400\n"
-                                     " 1: 1000 [ 1: 1000] @ 0x300 0x400\n" + maps,
-                                 file, &p, &e)) << e.Message();
+    ASSERT_TRUE(
+        ParseProfileText("heap profile: 2: 0 [ 2: 0] @ heapprofile\n 1: " + std::to_string(grow) +
+                             " [ 1: 1] @ 0x200 0x400\n"
+                             " 1: 1000 [ 1: 1000] @ 0x300 0x400\n" +
+                             maps,
+                         file, &p, &e))
+        << e.Message();
     dumps_.push_back(p);
   }
   input_.series = ClassifyDumps(dumps_);
@@ -249,7 +256,8 @@ TEST_F(WebUiTest, DumpsOfOneProcessShowTheLatestNotTheirSum) {
   WebUi ui(input_);
   auto top = [&](Params params) { return ui.Handle("/ui/top", params).body; };
   const std::string latest = top({});
-  EXPECT_NE(latest.find("Dump: w.0003.heap, the latest of 3 dumps of one process"), std::string::npos);
+  EXPECT_NE(latest.find("Dump: w.0003.heap, the latest of 3 dumps of one process"),
+            std::string::npos);
   EXPECT_NE(latest.find("of 4000 total"), std::string::npos) << latest;  // 3000 + 1000 B
   EXPECT_NE(latest.find("<option value=\"3\" selected>3 (latest)</option>"), std::string::npos);
   EXPECT_NE(top({{"dump", "1"}}).find("of 2000 total"), std::string::npos);
@@ -283,11 +291,12 @@ TEST_F(WebUiTest, TimelineBands) {
 TEST_F(WebUiTest, TimelineHoverShowsTheProfilersDumpReason) {
   Profile with_reason;
   ParseError e;
-  ASSERT_TRUE(ParseProfileText("heap profile: 1: 10 [ 1: 10] @ heapprofile\n"
-                               "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB "
-                               "currently in use <&>\n"
-                               " 1: 10 [ 1: 10] @ 0x200 0x400\n",
-                               "w.0003.heap", &with_reason, &e))
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 1: 10 [ 1: 10] @ heapprofile\n"
+                       "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB "
+                       "currently in use <&>\n"
+                       " 1: 10 [ 1: 10] @ 0x200 0x400\n",
+                       "w.0003.heap", &with_reason, &e))
       << e.Message();
   dumps_.push_back(with_reason);
   TimelineChart chart;
@@ -372,7 +381,8 @@ TEST_F(WebUiTest, RuntimeTimelineViewAndWindow) {
   EXPECT_NE(top.body.find("Timeline window 0:1 s: the top stacks at its peak, 0.200 s"),
             std::string::npos);
   // Each row's column links to the top table of that row alone.
-  EXPECT_NE(view.body.find("href=\"/ui/top?si=inuse_space&amp;window=0.300:0.300\""), std::string::npos);
+  EXPECT_NE(view.body.find("href=\"/ui/top?si=inuse_space&amp;window=0.300:0.300\""),
+            std::string::npos);
   for (const char* bad : {"x", "2:1", "5:6"}) {
     WebResponse r = ui.Handle("/ui/timeline", Params{{"window", bad}});
     EXPECT_EQ(r.status, 400) << bad;

@@ -11,8 +11,8 @@
 // frees them, so the memory is live at exit() and gone after global destructors.
 // slowpath: kSlowThreads fresh threads (empty thread caches, so the allocator's refill/slow
 // paths run) each allocate kSlowPerSize objects of every size 8, s*5/4+8, ... <= kSlowMaxSize
-// through SlowMalloc, SlowNew, SlowCalloc and SlowAlignedNew, all kept to the end. run_e2e.py derives
-// the same numbers and checks every profile record's leaf frame.
+// through SlowMalloc, SlowNew, SlowCalloc and SlowAlignedNew, all kept to the end. run_e2e.py
+// derives the same numbers and checks every profile record's leaf frame.
 #include <gperftools/heap-profiler.h>
 
 #include <signal.h>
@@ -153,7 +153,7 @@ __attribute__((noinline)) void* SlowCalloc(size_t n) {
 }
 
 __attribute__((noinline)) void* SlowAlignedNew(size_t n) {
-  void* p = ::operator new(n, std::align_val_t{64});
+  void* p = ::operator new (n, std::align_val_t{64});
   Touch(p);
   return p;
 }

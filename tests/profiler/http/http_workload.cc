@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 100; ++i) v.push_back(malloc(128));
       for (void* p : v) free(p);
       const long us = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::steady_clock::now() - start).count();
+                          std::chrono::steady_clock::now() - start)
+                          .count();
       if (us > slowest_us) slowest_us = us;
       usleep(1000);
     }

@@ -65,8 +65,10 @@ void Serve(int listener) {
     char c;
     while (read(fd, &c, 1) == 1 && c != '\n') line += c;
     const long k = strtol(line.c_str(), nullptr, 10);
-    if (g_leak_budget.fetch_sub(1) > 0) LeakInRequest(k);
-    else g_leak_budget.fetch_add(1);
+    if (g_leak_budget.fetch_sub(1) > 0)
+      LeakInRequest(k);
+    else
+      g_leak_budget.fetch_add(1);
     const std::string answer = std::to_string(k) + " " + Compute(k) + "\n";
     // MSG_NOSIGNAL: a client that went away costs its answer, never the server (SIGPIPE).
     ssize_t ignored = send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);

@@ -26,7 +26,7 @@ Entry cache[kEntries];
 void* leaked[kLeaksPerTick * 64];
 
 #define ALLOCATION_SITE(name, size)         \
-  __attribute__((noinline)) void* name() { \
+  __attribute__((noinline)) void* name() {  \
     void* p = malloc(size);                 \
     asm volatile("" : : "r"(p) : "memory"); \
     return p;                               \

@@ -21,11 +21,11 @@ void* e_objects[kEObjects];
 
 // The empty asm after the call keeps it from becoming a tail jump (the function would then
 // not be on the stack).
-#define ALLOCATION_SITE(name, size)                  \
-  __attribute__((noinline)) void* name() {           \
-    void* p = malloc(size);                          \
-    asm volatile("" : : "r"(p) : "memory");          \
-    return p;                                        \
+#define ALLOCATION_SITE(name, size)         \
+  __attribute__((noinline)) void* name() {  \
+    void* p = malloc(size);                 \
+    asm volatile("" : : "r"(p) : "memory"); \
+    return p;                               \
   }
 ALLOCATION_SITE(fa, kA)
 ALLOCATION_SITE(fb, kB)
@@ -128,11 +128,12 @@ int main(int argc, char** argv) {
   // fd's long half: freed 1.2 s after it was allocated.
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  const long elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+  const long elapsed_ms =
+      (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
   if (elapsed_ms < 1200) SleepMs(1200 - elapsed_ms);
   for (int i = 0; i < d_long; ++i) free(slots[i]);
 
-  printf("fa %d %zu\nfb %d %zu\nfc %d %zu\nfd %d %zu\nfe %d %zu\n", a_n, kA, b_batches * b_per,
-         kB, c_n, kC, d_n, kD, kEObjects, kE);
+  printf("fa %d %zu\nfb %d %zu\nfc %d %zu\nfd %d %zu\nfe %d %zu\n", a_n, kA, b_batches * b_per, kB,
+         c_n, kC, d_n, kD, kEObjects, kE);
   return e_objects[0] == nullptr;
 }

@@ -180,12 +180,19 @@ int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* mode = argv[1];
   const long arg = argc > 2 ? atol(argv[2]) : 0;
-  if (strcmp(mode, "small") == 0) Small(static_cast<size_t>(arg));
-  else if (strcmp(mode, "release") == 0) Release();
-  else if (strcmp(mode, "threads") == 0) Threads(static_cast<int>(arg));
-  else if (strcmp(mode, "mmap") == 0) Mmap(static_cast<size_t>(arg));
-  else if (strcmp(mode, "dumpcost") == 0) DumpCost(static_cast<size_t>(arg), atoi(argv[3]));
-  else if (strcmp(mode, "partial") == 0) Partial(static_cast<size_t>(arg), static_cast<size_t>(atol(argv[3])));
-  else return 2;
+  if (strcmp(mode, "small") == 0)
+    Small(static_cast<size_t>(arg));
+  else if (strcmp(mode, "release") == 0)
+    Release();
+  else if (strcmp(mode, "threads") == 0)
+    Threads(static_cast<int>(arg));
+  else if (strcmp(mode, "mmap") == 0)
+    Mmap(static_cast<size_t>(arg));
+  else if (strcmp(mode, "dumpcost") == 0)
+    DumpCost(static_cast<size_t>(arg), atoi(argv[3]));
+  else if (strcmp(mode, "partial") == 0)
+    Partial(static_cast<size_t>(arg), static_cast<size_t>(atol(argv[3])));
+  else
+    return 2;
   return 0;
 }

@@ -41,7 +41,8 @@ __attribute__((noinline)) void grow_b(int n) {
 
 void FreeAll(int n) {
   for (int i = 0; i < n; ++i) free(blocks[i]);
-  auto release = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"));
+  auto release =
+      reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"));
   if (release != nullptr) release();
 }
 

@@ -16,7 +16,8 @@ long long Now() {
 }
 
 void SleepUntil(long long ns) {
-  for (long long now = Now(); now < ns; now = Now()) usleep(static_cast<useconds_t>((ns - now) / 1000));
+  for (long long now = Now(); now < ns; now = Now())
+    usleep(static_cast<useconds_t>((ns - now) / 1000));
 }
 
 __attribute__((noinline)) void* spike() {

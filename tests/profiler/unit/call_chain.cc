@@ -30,9 +30,15 @@ __attribute__((noinline, section("chain_l0"))) int ChainLevel0(void** pcs, int m
 
 CodeRange ChainRange(int level) {
   switch (level) {
-    case 0: return {reinterpret_cast<uintptr_t>(__start_chain_l0), reinterpret_cast<uintptr_t>(__stop_chain_l0)};
-    case 1: return {reinterpret_cast<uintptr_t>(__start_chain_l1), reinterpret_cast<uintptr_t>(__stop_chain_l1)};
-    default: return {reinterpret_cast<uintptr_t>(__start_chain_l2), reinterpret_cast<uintptr_t>(__stop_chain_l2)};
+    case 0:
+      return {reinterpret_cast<uintptr_t>(__start_chain_l0),
+              reinterpret_cast<uintptr_t>(__stop_chain_l0)};
+    case 1:
+      return {reinterpret_cast<uintptr_t>(__start_chain_l1),
+              reinterpret_cast<uintptr_t>(__stop_chain_l1)};
+    default:
+      return {reinterpret_cast<uintptr_t>(__start_chain_l2),
+              reinterpret_cast<uintptr_t>(__stop_chain_l2)};
   }
 }
 

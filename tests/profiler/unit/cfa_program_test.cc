@@ -21,10 +21,10 @@ CfaState RunProgram(const std::vector<uint8_t>& program, bool* ok) {
 
 TEST(CfaProgram, PushRbpFrame) {
   bool ok = false;
-  const CfaState st = RunProgram({DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16,
-                           DW_CFA_offset | kDwarfRbp, 2, DW_CFA_advance_loc | 3,
-                           DW_CFA_def_cfa_register, kDwarfRbp},
-                          &ok);
+  const CfaState st =
+      RunProgram({DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | kDwarfRbp, 2,
+                  DW_CFA_advance_loc | 3, DW_CFA_def_cfa_register, kDwarfRbp},
+                 &ok);
   ASSERT_TRUE(ok);
   EXPECT_EQ(st.cfa_reg, kDwarfRbp);
   EXPECT_EQ(st.cfa_off, 16);
@@ -38,8 +38,8 @@ TEST(CfaProgram, PushRbpFrame) {
 TEST(CfaProgram, ExpressionBlocksAreSkippedNotRun) {
   bool ok = false;
   const CfaState st = RunProgram({DW_CFA_def_cfa, kDwarfRsp, 16, DW_CFA_expression, kDwarfRbp, 3,
-                           DW_CFA_def_cfa, kDwarfRsp, 64},
-                          &ok);
+                                  DW_CFA_def_cfa, kDwarfRsp, 64},
+                                 &ok);
   ASSERT_TRUE(ok);
   EXPECT_EQ(st.cfa_reg, kDwarfRsp);
   EXPECT_EQ(st.cfa_off, 16);  // not 64
@@ -67,9 +67,10 @@ TEST(CfaProgram, TruncatedBlockIsMalformed) {
 TEST(CfaProgram, StopsAtTargetAndRestores) {
   CfaState st;
   const CfaState initial = st;
-  const std::vector<uint8_t> p = {DW_CFA_def_cfa_offset, 32, DW_CFA_offset | kDwarfRbp, 4,
-                                  DW_CFA_advance_loc | 10, DW_CFA_restore | kDwarfRbp,
-                                  DW_CFA_def_cfa_offset, 8};
+  const std::vector<uint8_t> p = {DW_CFA_def_cfa_offset,     32,
+                                  DW_CFA_offset | kDwarfRbp, 4,
+                                  DW_CFA_advance_loc | 10,   DW_CFA_restore | kDwarfRbp,
+                                  DW_CFA_def_cfa_offset,     8};
   Reader r{p.data(), p.data() + p.size()};
   ASSERT_TRUE(RunCfa(r, 0, 5, 1, -8, 0x1b, &initial, &st));  // stops before the advance
   EXPECT_EQ(st.cfa_off, 32);

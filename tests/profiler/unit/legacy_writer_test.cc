@@ -34,7 +34,8 @@ struct FakeSource {
 void FakeSourceFn(void* ctx, RecordVisitor visit, void* visit_ctx) {
   auto* s = static_cast<FakeSource*>(ctx);
   if (++s->calls == 2 && s->during_second_pass) s->during_second_pass(s->arg);
-  for (const Rec& r : s->records) visit(visit_ctx, r.counts, r.pcs.data(), static_cast<int>(r.pcs.size()));
+  for (const Rec& r : s->records)
+    visit(visit_ctx, r.counts, r.pcs.data(), static_cast<int>(r.pcs.size()));
 }
 
 std::string Render(FakeSource* src, ProfileKind kind, int64_t rate, bool maps) {
@@ -84,7 +85,9 @@ TEST(LegacyWriter, ReasonIsOneCommentLineAfterTheHeader) {
   const std::regex want(
       "heap profile:      1:        8 \\[     1:        8\\] @ heapprofile\n"
       "# heapkit: dump reason: 1026 MB allocated cumulatively, 5 MB currently in use\n"
-      "# heapkit: dump time: ([0-9]+)\\.[0-9]{3} pid " + std::to_string(getpid()) + "\n"
+      "# heapkit: dump time: ([0-9]+)\\.[0-9]{3} pid " +
+      std::to_string(getpid()) +
+      "\n"
       "     1:        8 \\[     1:        8\\] @ 0x0000000000000abc\n"
       "# heapkit: end of dump\n");
   std::smatch m;
@@ -123,8 +126,8 @@ TEST(LegacyWriter, StreamsHugeProfileWithoutDroppingAnything) {
   const int kRecords = 200000;  // ~ 15 MB of text, far beyond any fixed buffer
   src.records.reserve(kRecords);
   for (int i = 0; i < kRecords; ++i)
-    src.records.push_back({{1, i + 1, 2, 2 * (i + 1)},
-                           {Pc(0x400000 + i), Pc(0x500000), Pc(0x600000 + 7 * i)}});
+    src.records.push_back(
+        {{1, i + 1, 2, 2 * (i + 1)}, {Pc(0x400000 + i), Pc(0x500000), Pc(0x600000 + 7 * i)}});
   char path[] = "/tmp/heapkit_writer_huge_XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);

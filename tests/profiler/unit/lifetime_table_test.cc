@@ -21,8 +21,8 @@ TEST(LifetimeTable, DecadeBins) {
   EXPECT_EQ(LifetimeBin(1000), 1);  // 1 us
   EXPECT_EQ(LifetimeBin(9999), 1);
   EXPECT_EQ(LifetimeBin(10000), 2);
-  EXPECT_EQ(LifetimeBin(50 * 1000 * 1000), 5);         // 50 ms: [10 ms, 100 ms)
-  EXPECT_EQ(LifetimeBin(1200LL * 1000 * 1000), 7);     // 1.2 s: [1 s, 10 s)
+  EXPECT_EQ(LifetimeBin(50 * 1000 * 1000), 5);              // 50 ms: [10 ms, 100 ms)
+  EXPECT_EQ(LifetimeBin(1200LL * 1000 * 1000), 7);          // 1.2 s: [1 s, 10 s)
   EXPECT_EQ(LifetimeBin(3599LL * 1000 * 1000 * 1000), 10);  // [1000 s, 1 h)
   EXPECT_EQ(LifetimeBin(3600LL * 1000 * 1000 * 1000), 11);  // 1 h+
   EXPECT_EQ(LifetimeBin(INT64_MAX), 11);
@@ -55,8 +55,8 @@ std::map<Key, LifetimeCell> Cells() {
   std::map<Key, LifetimeCell> out;
   ForEachLifetimeCell(
       [](void* ctx, const LifetimeCell& c) {
-        (*static_cast<std::map<Key, LifetimeCell>*>(ctx))[{c.alloc_node, c.free_node, c.bin,
-                                                           static_cast<int>(c.end)}] = c;
+        (*static_cast<std::map<Key, LifetimeCell>*>(
+            ctx))[{c.alloc_node, c.free_node, c.bin, static_cast<int>(c.end)}] = c;
       },
       &out);
   return out;

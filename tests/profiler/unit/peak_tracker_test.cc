@@ -49,8 +49,10 @@ void ExpectSamePeak(const Model& m, const std::vector<Bucket*>& buckets, PeakSco
   for (size_t i = 0; i < buckets.size(); ++i) {
     Counts c;
     ASSERT_TRUE(PeakCounts(s, *buckets[i], &c.count, &c.bytes));
-    EXPECT_EQ(c.count, want[i].count) << "bucket " << i << (since_start ? " since start" : " interval");
-    EXPECT_EQ(c.bytes, want[i].bytes) << "bucket " << i << (since_start ? " since start" : " interval");
+    EXPECT_EQ(c.count, want[i].count)
+        << "bucket " << i << (since_start ? " since start" : " interval");
+    EXPECT_EQ(c.bytes, want[i].bytes)
+        << "bucket " << i << (since_start ? " since start" : " interval");
   }
   EXPECT_TRUE(PeakUnchanged(s));
 }

@@ -41,7 +41,11 @@ std::string Encode() {
 TEST(ProtoWire, SameBytesOnStringAndMappedBytes) {
   // protobuf's documented encodings: field 1 = 150 is 08 96 01; packed [0, 1, 300] in field 2
   // is 12 04 00 01 ac 02.
-  EXPECT_EQ(Encode<std::string>(), "120400" "01ac02" "1a03089601" "3200");
+  EXPECT_EQ(Encode<std::string>(),
+            "120400"
+            "01ac02"
+            "1a03089601"
+            "3200");
   EXPECT_EQ(Encode<MappedBytes>(), Encode<std::string>());
 }
 
@@ -64,7 +68,7 @@ std::vector<std::string> Table(const MappedBytes& b) {
   std::vector<std::string> out;
   size_t i = 0;
   while (i < b.size()) {
-    EXPECT_EQ(b.data()[i], 0x32);  // field 6, wire type 2
+    EXPECT_EQ(b.data()[i], 0x32);                                  // field 6, wire type 2
     const size_t n = static_cast<unsigned char>(b.data()[i + 1]);  // short strings only
     out.emplace_back(b.data() + i + 2, n);
     i += 2 + n;

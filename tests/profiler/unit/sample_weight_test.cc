@@ -38,7 +38,8 @@ TEST(SampleWeight, MatchesFormula) {
   const double r = 524288;
   for (double s : {1.0, 16.0, 1000.0, 524288.0, 10e6}) {
     double expected = 1.0 / (1.0 - std::exp(-s / r));
-    EXPECT_NEAR(alloc::SampleScale(s, r), expected, expected * 1e-9) << s;  // expm1 is the more precise one
+    EXPECT_NEAR(alloc::SampleScale(s, r), expected, expected * 1e-9)
+        << s;  // expm1 is the more precise one
   }
   // Large objects are (almost) always sampled: weight -> 1.
   EXPECT_NEAR(alloc::SampleScale(100 * r, r), 1.0, 1e-12);

@@ -140,9 +140,9 @@ TEST(StackCapture, CfiWalkMemoComparesRbpWhenACfaUsesIt) {
   void* b2[kMaxStackDepth];
   int na = -1, nb1 = -1, nb2 = -1;
   RbpMemoProbe(a, &na, b1, &nb1, b2, &nb2, kMaxStackDepth);
-  ASSERT_GE(na, 4);      // the real chain: the probe, this test, gtest, main...
-  EXPECT_EQ(nb2, 1);     // fresh walk: the probe's frame, then the fake 0 return address
-  EXPECT_EQ(nb1, nb2);   // right after the real walk: the same, not the memo's frames
+  ASSERT_GE(na, 4);     // the real chain: the probe, this test, gtest, main...
+  EXPECT_EQ(nb2, 1);    // fresh walk: the probe's frame, then the fake 0 return address
+  EXPECT_EQ(nb1, nb2);  // right after the real walk: the same, not the memo's frames
   EXPECT_EQ(b1[0], a[0]);
   EXPECT_EQ(b2[0], a[0]);
 }
@@ -206,8 +206,7 @@ TEST(StackCapture, CfiUnwinderDefersSignalFramesToLibunwind) {
   int nh = CaptureStackWithLibunwind(here, kMaxStackDepth, 0);
   // The handler's stack ends with this test's callers: the same outer frames as here.
   ASSERT_GE(g_handler_nc, nh);
-  for (int i = 1; i <= nh - 1; ++i)
-    EXPECT_EQ(g_handler_c[g_handler_nc - i], here[nh - i]) << i;
+  for (int i = 1; i <= nh - 1; ++i) EXPECT_EQ(g_handler_c[g_handler_nc - i], here[nh - i]) << i;
 }
 
 TEST(StackCapture, CfiUnwinderMatchesLibunwindOnOtherThreads) {

@@ -124,8 +124,7 @@ std::atomic<uint64_t>* FakeFind(const void* object) {
   if (a < kSlotBase || a >= kSlotBase + kFakeSlots * 16) return nullptr;
   return &g_fake_slots[(a - kSlotBase) / 16];
 }
-std::atomic<uint64_t>* FakeForAlloc(const void* object, void (*stale)(void*, uint64_t),
-                                    void* ctx) {
+std::atomic<uint64_t>* FakeForAlloc(const void* object, void (*stale)(void*, uint64_t), void* ctx) {
   // Simulates a recycled slot array: object kSlotBase + 16 * 4095 "recycles" slot 4094.
   if (reinterpret_cast<uintptr_t>(object) == kSlotBase + 16 * 4095) {
     uint64_t v = g_fake_slots[4094].exchange(0);
@@ -176,8 +175,8 @@ TEST(StackTable, ObjectSlotsHoldExactModeRecords) {
   ASSERT_TRUE(t.Lookup(Obj(0x9990000), &found, &size));
   EXPECT_EQ(size, 5u);
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); },
-                      &visited);
+  t.ForEachLiveObject(
+      [](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); }, &visited);
   EXPECT_EQ(visited, 4u);
   // Frees: slot, then hash map; unknown objects in the slot range are not found.
   size = 0;
@@ -240,8 +239,8 @@ TEST(StackTable, StackFormSlotsNeedNoBucketOrLeafNodeUntilCounted) {
     ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * i)), r1, 10 + i));
   ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 5)), r2, 7));
   // The largest size of the form.
-  ASSERT_TRUE(t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 7)), r2,
-                              StackTable::kMaxSlotSize - 1));
+  ASSERT_TRUE(
+      t.RecordStackIn(t.SlotForAlloc(Obj(kSlotBase + 16 * 7)), r2, StackTable::kMaxSlotSize - 1));
   EXPECT_EQ(t.num_buckets(), 0u);  // stacks only
   EXPECT_EQ(t.num_stack_nodes(), nodes_before + 1);
   EXPECT_EQ(t.num_live_objects(), 7u);
@@ -374,12 +373,13 @@ TEST(StackTable, GrowsAndFindsEverything) {
   EXPECT_EQ(t.num_live_objects(), kN);
   StackRef found;
   size_t size;
-  for (uintptr_t i = 0; i < kN; i += 7) ASSERT_TRUE(t.Lookup(Obj(0x100000 + i * 16), &found, &size));
+  for (uintptr_t i = 0; i < kN; i += 7)
+    ASSERT_TRUE(t.Lookup(Obj(0x100000 + i * 16), &found, &size));
   for (uintptr_t i = 0; i < kN; i += 2) ASSERT_TRUE(t.RecordFree(Obj(0x100000 + i * 16)));
   EXPECT_EQ(t.InUseCount(*b), static_cast<int64_t>(kN / 2));
   size_t visited = 0;
-  t.ForEachLiveObject([](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); },
-                      &visited);
+  t.ForEachLiveObject(
+      [](void* ctx, const void*, StackRef, size_t) { ++*static_cast<size_t*>(ctx); }, &visited);
   EXPECT_EQ(visited, kN / 2);
 }
 
