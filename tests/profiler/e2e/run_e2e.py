@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, clean_env, failures, load_symbols  # noqa: E402
 
 HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
                        r'(heapprofile|heap_v2/(\d+)|growthz)$')
@@ -36,8 +36,7 @@ class Ctx:
 
 
 def run(ctx, args, env=None, timeout=60, preexec_fn=None):
-    full_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full_env = clean_env()
     if ctx.flavour == 'preload':
         full_env['LD_PRELOAD'] = ctx.preload
     full_env.update(env or {})

@@ -35,12 +35,11 @@ T = 65536
 TICKS, SINCE = 20, 10
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures  # noqa: E402
+from script_checks import check, clean_env, verdict  # noqa: E402
 
 
 def run(args, workdir, env):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full = clean_env()
     full.update(env)
     full.update({'LD_PRELOAD': args.preload, 'HEAPPROFILE': os.path.join(workdir, 'prof'),
                  'HEAP_PROFILE_INUSE_INTERVAL': '0', 'HEAP_PROFILE_ALLOCATION_INTERVAL': '0'})
@@ -169,11 +168,7 @@ def main():
     good = next((p for ok, p in results if ok and p), None)
     if good:
         oracles(args, good)
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all growth-window checks passed')
-    return 0
+    return verdict('growth-window')
 
 
 if __name__ == '__main__':

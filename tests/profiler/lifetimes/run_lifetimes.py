@@ -43,7 +43,7 @@ LIFETIME_RE = re.compile(r'^# heapkit: lifetime (\d+) (same|cross|live) (\d+) (\
 SITES = ('fa', 'fb', 'fc', 'fd', 'fe')
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
 
 
 def function_of(syms, pc):
@@ -64,8 +64,7 @@ def site_of(syms, pcs):
 
 
 def run(args, workdir, env, divisor):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full = clean_env()
     full.update(env)
     full['LD_PRELOAD'] = args.preload
     full['HEAPPROFILE'] = os.path.join(workdir, 'prof')
@@ -290,11 +289,7 @@ def main():
     if path:
         check_pprof_tool(args, path)
         oracles(args, path)
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all lifetime checks passed')
-    return 0
+    return verdict('lifetime')
 
 
 if __name__ == '__main__':

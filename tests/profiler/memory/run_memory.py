@@ -13,17 +13,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures  # noqa: E402
+from script_checks import check, clean_env, verdict  # noqa: E402
 
 MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$', re.M)
 MiB = 1 << 20
-
-
-def clean_env(extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
-    env.update(extra)
-    return env
 
 
 def run_program(a, args, extra_env=None, timeout=240, output=None, argv=None, stdout=False,
@@ -326,11 +319,7 @@ def main():
     {'small': case_small, 'release': case_release, 'threads': case_threads,
      'mmap': case_mmap, 'partial': case_partial, 'python': case_python,
      'gxx': case_gxx}[a.case](a)
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('ok')
-    return 0
+    return verdict('memory')
 
 
 if __name__ == '__main__':

@@ -34,7 +34,7 @@ REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile(?: of the interva
                        r'unix time [\d.]+\)$')
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, clean_env, failures, load_symbols, verdict  # noqa: E402
 
 
 def stack_of(syms, pc):
@@ -46,8 +46,7 @@ def stack_of(syms, pc):
 
 
 def run(args, workdir, env, argv=()):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full = clean_env()
     full.update(env)
     full['LD_PRELOAD'] = args.preload
     full['HEAPPROFILE'] = os.path.join(workdir, 'prof')
@@ -286,11 +285,7 @@ def main():
     if good:
         oracles(args, good, syms)
 
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all peak checks passed')
-    return 0
+    return verdict('peak')
 
 
 if __name__ == '__main__':

@@ -37,7 +37,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, verdict  # noqa: E402
 
 PERIOD = 65536
 DUMPS = ['p.0001.heap', 'p.0002.heap', 'p.peak.0001.heap', 'p.peak.0002.heap', 'p.peak.heap']
@@ -428,11 +428,7 @@ def main():
     check(any('failed to write heap profile' in l and 'p.0001.heap.pb.gz' in l
               for l in err.split('\n')), 'one line names the refused proto file: ' + err[-400:])
 
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('OK')
-    return 0
+    return verdict('profile.proto file')
 
 
 def run_in(args, directory):

@@ -23,15 +23,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
 
 MIB = 1 << 20
 DUMP_RE = re.compile(r'Dumping heap profile to (\S+) \((.*)\)$')
 
 
 def run(args, workdir, env, prefix_cmd=()):
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    full = clean_env()
     full.update(env)
     full['LD_PRELOAD'] = args.preload
     full['HEAPPROFILE'] = os.path.join(workdir, 'prof')
@@ -176,11 +175,7 @@ def main():
     if why is not None:
         print('SKIP: cgroup v2 case: %s' % why)
 
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all RSS-limit checks passed')
-    return 0
+    return verdict('RSS-limit')
 
 
 if __name__ == '__main__':

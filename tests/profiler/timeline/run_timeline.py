@@ -36,20 +36,17 @@ RATE = 524288
 BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures  # noqa: E402
+from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
 from timeline_views import check_views  # noqa: E402
 
 
-def load_symbols(program):
-    out = subprocess.run(['nm', '-S', '-C', '--defined-only', program], capture_output=True,
-                         text=True, timeout=30).stdout
+def saw_symbols(program):
+    """(start, size, 'saw_a'|'saw_b'|'saw_c') of the workload's three stack functions."""
     syms = []
-    for line in out.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[2] in 'tTwW':
-            m = re.search(r'\b(saw_[abc])\(', parts[3])
-            if m:
-                syms.append((int(parts[0], 16), int(parts[1], 16), m.group(1)))
+    for start, size, name in load_symbols(program):
+        m = re.search(r'\b(saw_[abc])\(', name)
+        if m:
+            syms.append((start, size, m.group(1)))
     return syms
 
 
@@ -96,9 +93,8 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    syms = load_symbols(args.program)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    syms = saw_symbols(args.program)
+    env = clean_env()
     env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
                HEAP_PROFILE_TIMELINE='100ms')
     p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=60)
@@ -227,11 +223,7 @@ def main():
               not os.path.exists(os.path.join(workdir, 'prof.timeline.heap')),
               'HEAP_PROFILE_TIMELINE=%s: want one line and no timeline, got %r' % (bad, p.stderr))
 
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all timeline checks passed')
-    return 0
+    return verdict('timeline')
 
 
 if __name__ == '__main__':

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, failures, load_symbols  # noqa: E402
+from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
 
 
 def main():
@@ -26,8 +26,7 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(('HEAP', 'TCMALLOC', 'PERFTOOLS', 'LD_PRELOAD'))}
+    env = clean_env()
     env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
                HEAP_PROFILE_TIMELINE='10ms')
     p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=120)
@@ -74,11 +73,7 @@ def main():
     check(addr is not None and addr <= leaf < addr + size,
           'the highest row\'s top stack is not spike(): leaf %#x, spike at %s' % (
               leaf, hex(addr) if addr else None))
-    if failures:
-        print('%d check(s) failed' % len(failures))
-        return 1
-    print('all timeline ring checks passed')
-    return 0
+    return verdict('timeline ring')
 
 
 if __name__ == '__main__':
