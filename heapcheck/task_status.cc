@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "alloc/internal/hex_digit.h"
 #include "alloc/internal/log.h"
 
 namespace heapkit::check {
@@ -31,15 +32,8 @@ bool ParseHex(const char* p, uint64_t* out) {
   uint64_t v = 0;
   int digits = 0;
   for (;; ++p, ++digits) {
-    int d;
-    if (*p >= '0' && *p <= '9')
-      d = *p - '0';
-    else if (*p >= 'a' && *p <= 'f')
-      d = *p - 'a' + 10;
-    else if (*p >= 'A' && *p <= 'F')
-      d = *p - 'A' + 10;
-    else
-      break;
+    const int d = internal::HexDigitValue(*p);
+    if (d < 0) break;
     v = v << 4 | static_cast<uint64_t>(d);
   }
   *out = v;

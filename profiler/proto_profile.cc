@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "alloc/internal/hex_digit.h"
 #include "alloc/sample_weight.h"
 #include "profiler/elf_build_id.h"
 #include "profiler/proto_strings.h"
@@ -60,10 +61,7 @@ struct Cursor {
     const char* start = p;
     for (; p < end; ++p) {
       const char c = *p;
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
+      const int d = internal::HexDigitValue(c);
       if (d < 0) break;
       v = (v << 4) | static_cast<uint64_t>(d);
     }

@@ -1,5 +1,6 @@
 #include "pprof-tool/parse/legacy_parser.h"
 
+#include "alloc/internal/hex_digit.h"
 #include "alloc/internal/safe_file.h"
 #include "pprof-tool/model/memory_figures.h"
 #include "pprof-tool/model/stack_residency.h"
@@ -79,15 +80,8 @@ class Cursor {
     int digits = 0;
     while (p < s_.size()) {
       char c = s_[p];
-      int d;
-      if (c >= '0' && c <= '9')
-        d = c - '0';
-      else if (c >= 'a' && c <= 'f')
-        d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        d = c - 'A' + 10;
-      else
-        break;
+      const int d = internal::HexDigitValue(c);
+      if (d < 0) break;
       if (++digits > 16) return 2;
       v = (v << 4) | uint64_t(d);
       ++p;

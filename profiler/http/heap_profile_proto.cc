@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "alloc/internal/hex_digit.h"
 #include "profiler/symbolize/build_id.h"
 #include "profiler/symbolize/symbolizer.h"
 #include "profiler/http/proto_encoder.h"
@@ -73,15 +74,8 @@ bool ReadHex(std::string_view* s, uint64_t* out) {
   size_t n = 0;
   for (; n < s->size(); ++n) {
     const char c = (*s)[n];
-    int digit;
-    if (c >= '0' && c <= '9')
-      digit = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      digit = c - 'A' + 10;
-    else
-      break;
+    const int digit = internal::HexDigitValue(c);
+    if (digit < 0) break;
     v = (v << 4) | static_cast<uint64_t>(digit);
   }
   if (n == 0) return false;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "alloc/internal/hex_digit.h"
 namespace heapkit {
 
 struct MapsLine {
@@ -52,16 +53,9 @@ inline bool Hex(std::string_view s, uint64_t* out) {
   if (s.empty() || s.size() > 16) return false;
   uint64_t v = 0;
   for (char c : s) {
-    unsigned d;
-    if (c >= '0' && c <= '9')
-      d = unsigned(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      d = unsigned(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      d = unsigned(c - 'A' + 10);
-    else
-      return false;
-    v = (v << 4) | d;
+    const int d = internal::HexDigitValue(c);
+    if (d < 0) return false;
+    v = (v << 4) | unsigned(d);
   }
   *out = v;
   return true;
