@@ -71,6 +71,36 @@ bool SaysNoLeaks(const ReportDestination& destination) {
   return destination.ReadByAPerson() || internal::Verbose();
 }
 
+// The check's figures, for HEAPCHECK's verbose runs.
+void LogCheckFigures(const char* name, const CheckResult& result) {
+  internal::Log(
+      "leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
+      "(%zu with ptrace) for %llu us",
+      name, static_cast<unsigned long long>(result.live_objects),
+      static_cast<unsigned long long>(result.unrecorded_objects), result.threads_stopped,
+      result.threads_traced, static_cast<unsigned long long>(result.seconds_stopped * 1e6));
+  if (result.unreadable_ranges_skipped > 0)
+    internal::Log(
+        "leak check %s: %zu unreadable ranges inside heap objects not scanned "
+        "(%zu bytes: PROT_NONE or unmapped pages)",
+        name, result.unreadable_ranges_skipped, result.unreadable_bytes_skipped);
+}
+
+// strict and draconian promise a complete answer: without every thread's roots there is none.
+void SayIncomplete(const char* name, const CheckResult& result, Mode mode) {
+  const char* mode_name = mode == Mode::kStrict ? "strict" : "draconian";
+  if (result.unstopped.count > 0)
+    internal::LogRaw(
+        "Leak check %s failed: %zu threads could not be stopped and were not "
+        "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
+        name, result.unstopped.count, mode_name);
+  if (result.stack_not_mapped.count > 0)
+    internal::LogRaw(
+        "Leak check %s failed: the stacks of %zu threads were in no mapping and were not "
+        "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
+        name, result.stack_not_mapped.count, mode_name);
+}
+
 bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
                         const MmapArray<uintptr_t>* baseline, bool exit_check, uint64_t* bytes,
                         uint64_t* objects) {
@@ -86,30 +116,15 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   bool clean = true;
   if (ok) {
     // These modes promise a complete answer: without every thread's roots there is none.
-    const bool incomplete =
-        result->unstopped_threads > 0 && (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
+    const bool incomplete = result->unstopped.count + result->stack_not_mapped.count > 0 &&
+                            (s.mode == Mode::kStrict || s.mode == Mode::kDraconian);
     ReportDestination destination(s.report.dump_directory, name,
                                   incomplete || result->leaks.size() > 0);
     if (incomplete || result->leaks.size() > 0 || SaysNoLeaks(destination))
       PrintForkedChildHeader(name);
-    if (internal::Verbose()) {
-      internal::Log(
-          "leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-          "(%zu with ptrace) for %llu us",
-          name, static_cast<unsigned long long>(result->live_objects),
-          static_cast<unsigned long long>(result->unrecorded_objects), result->threads_stopped,
-          result->threads_traced, static_cast<unsigned long long>(result->seconds_stopped * 1e6));
-      if (result->unreadable_ranges_skipped > 0)
-        internal::Log(
-            "leak check %s: %zu unreadable ranges inside heap objects not scanned "
-            "(%zu bytes: PROT_NONE or unmapped pages)",
-            name, result->unreadable_ranges_skipped, result->unreadable_bytes_skipped);
-    }
+    if (internal::Verbose()) LogCheckFigures(name, *result);
     if (incomplete) {
-      internal::LogRaw(
-          "Leak check %s failed: %zu threads could not be stopped and were not "
-          "scanned; HEAPCHECK=%s gives no result it cannot vouch for",
-          name, result->unstopped_threads, s.mode == Mode::kStrict ? "strict" : "draconian");
+      SayIncomplete(name, *result, s.mode);
       clean = false;
     } else {
       ReportOptions opts = s.report;

@@ -120,16 +120,11 @@ bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
 
 namespace {
 
-// World running: what takes locks or may allocate inside libc (the maps, the loaded modules,
-// the ignore list), and the scratch arrays sized and faulted in. False (said in one line) if
-// the check cannot be done.
+// World running: what takes locks or may allocate inside libc (the loaded modules, the ignore
+// list), and the scratch arrays sized and faulted in. False (said in one line) if the check
+// cannot be done.
 bool PrepareWhileRunning(Scratch& s) {
-  if (!s.maps.Read()) {
-    internal::Log("leak check: cannot read /proc/self/maps; no check done");
-    return false;
-  }
-  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored) ||
-      !s.maps.CollectUnreadable(&s.unreadable)) {
+  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored)) {
     internal::Log("leak check: out of memory while collecting roots; no check done");
     return false;
   }
@@ -146,6 +141,22 @@ bool PrepareWhileRunning(Scratch& s) {
   s.objects.ReservePopulated(expect);
   s.states.ReservePopulated(expect);
   s.work.Reserve(expect);
+  return true;
+}
+
+// 0. The address space, read with the world stopped: every thread's stack and TLS is in it,
+// and no thread can start, exit or map memory between this read and the scan (a maps read
+// taken before the stop missed the stacks of threads started since). System calls only.
+// False (said in one line) if the check cannot be done.
+bool ReadAddressSpace(Scratch& s) {
+  if (!s.maps.Read()) {
+    internal::Log("leak check: cannot read /proc/self/maps; no check done");
+    return false;
+  }
+  if (!s.maps.CollectUnreadable(&s.unreadable)) {
+    internal::Log("leak check: out of memory (mmap refused) while reading the address space");
+    return false;
+  }
   return true;
 }
 
@@ -187,32 +198,35 @@ void ResolveObjects(Scratch& s, CheckResult* out) {
 }
 
 // 3. Roots: writable segments of the loaded modules, every thread's stack and TLS, the
-// registers of the stopped threads and the checking thread's (regs).
+// registers of the stopped threads and the checking thread's (regs). A thread whose stack no
+// mapping holds goes to *unmapped (the report names it).
 bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
-                  int reg_count, const ThreadStopper& stopper) {
+                  int reg_count, const ThreadStopper& stopper, UnscannedThreads* unmapped) {
   bool ok = true;
   if (config.scan_globals) {
     for (const Region& r : s.modules.writable)
       ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
   }
-  if (ok && config.scan_threads) {
-    for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
-    s.stack_blocks.Clear();
-    ok = ok && AddThreadRegions(s.maps, entry_sp, CurrentThreadPointer(), false,
-                                gettid() == getpid(), &s.roots, &s.stack_blocks);
-    for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
-      const StoppedThread* th = stopper.thread(t);
-      if (th == nullptr) continue;
-      for (int r = 0; r < th->register_count; ++r)
-        ok = ok && s.registers.PushBack(th->registers[r]);
-      ok = ok && AddThreadRegions(s.maps, th->sp, th->thread_pointer, true, th->tid == getpid(),
-                                  &s.roots, &s.stack_blocks);
-    }
-    if (ok) MarkStackBlocks(s.stack_blocks, &s.objects);
-    if (ok && !s.registers.empty()) {
-      uintptr_t b = reinterpret_cast<uintptr_t>(s.registers.data());
-      ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
-    }
+  if (!ok || !config.scan_threads) return ok;
+  for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
+  s.stack_blocks.Clear();
+  auto add = [&](pid_t tid, uintptr_t sp, uintptr_t tp, bool interrupted) {
+    const ThreadRegions added =
+        AddThreadRegions(s.maps, sp, tp, interrupted, tid == getpid(), &s.roots, &s.stack_blocks);
+    if (added == ThreadRegions::kStackNotMapped) unmapped->Add(tid);
+    return added != ThreadRegions::kOutOfMemory;
+  };
+  ok = ok && add(gettid(), entry_sp, CurrentThreadPointer(), false);
+  for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
+    const StoppedThread* th = stopper.thread(t);
+    if (th == nullptr) continue;
+    for (int r = 0; r < th->register_count; ++r) ok = ok && s.registers.PushBack(th->registers[r]);
+    ok = ok && add(th->tid, th->sp, th->thread_pointer, true);
+  }
+  if (ok) MarkStackBlocks(s.stack_blocks, &s.objects);
+  if (ok && !s.registers.empty()) {
+    uintptr_t b = reinterpret_cast<uintptr_t>(s.registers.data());
+    ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
   }
   return ok;
 }
@@ -290,7 +304,8 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
   out->live_objects = out->unrecorded_objects = 0;
   out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
-  out->unstopped_threads = 0;
+  out->unstopped = UnscannedThreads{};
+  out->stack_not_mapped = UnscannedThreads{};
   if (!PrepareWhileRunning(s)) return false;
 
   ThreadStopper stopper;
@@ -299,17 +314,20 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     return false;
   }
   const double t0 = Now();
+  if (!ReadAddressSpace(s)) {
+    stopper.ResumeAll();
+    return false;
+  }
   bool ok = SnapshotHeap(s, config);
   if (ok) ResolveObjects(s, out);
-  ok = ok && CollectRoots(s, config, entry_sp, regs, reg_count, stopper);
+  ok = ok && CollectRoots(s, config, entry_sp, regs, reg_count, stopper, &out->stack_not_mapped);
   ok = ok && FloodHeap(s, config, out);
   ok = ok && RecordLeaks(s, config, baseline, out);
   out->live_objects = s.objects.size();
   out->threads_stopped = stopper.stopped_count();
   out->threads_traced = stopper.traced_count();
-  out->unstopped_threads = stopper.unstopped_count();
-  for (size_t i = 0; i < out->unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)
-    out->unstopped_tids[i] = stopper.unstopped_tids()[i];
+  for (size_t i = 0; i < stopper.unstopped_count(); ++i)
+    out->unstopped.Add(i < ThreadStopper::kMaxUnstoppedListed ? stopper.unstopped_tids()[i] : 0);
   out->seconds_stopped = Now() - t0;
   stopper.ResumeAll();
   if (!ok) internal::Log("leak check: out of memory (mmap refused) during the check; no result");

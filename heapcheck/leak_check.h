@@ -36,6 +36,17 @@ struct LeakRecord {
   uint8_t unaligned_reachable;  // reachable when pointers may be unaligned (test alignment)
 };
 
+// Threads whose stacks and registers a check could not scan (so objects only they point to are
+// reported although they are not leaks): how many, and the first few thread ids.
+struct UnscannedThreads {
+  size_t count = 0;
+  pid_t tids[ThreadStopper::kMaxUnstoppedListed] = {};
+  void Add(pid_t tid) {
+    if (count < ThreadStopper::kMaxUnstoppedListed) tids[count] = tid;
+    ++count;
+  }
+};
+
 struct CheckResult {
   MmapArray<LeakRecord> leaks;
   MmapArray<uintptr_t> pcs;
@@ -47,8 +58,8 @@ struct CheckResult {
   size_t threads_stopped = 0;
   size_t threads_traced = 0;  // of those, stopped with ptrace (they block the suspend signal)
   double seconds_stopped = 0;
-  size_t unstopped_threads = 0;  // alive but not stopped: roots missing, false leaks possible
-  pid_t unstopped_tids[ThreadStopper::kMaxUnstoppedListed] = {};
+  UnscannedThreads unstopped;            // alive but not stopped
+  UnscannedThreads stack_not_mapped;     // stopped, but no mapping held their stack
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;
 };

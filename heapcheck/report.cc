@@ -19,20 +19,36 @@
 namespace heapkit::check {
 namespace {
 
-// Threads that could not be stopped kept their stacks and registers out of the roots: objects
-// only they point to are reported although they are not leaks.
-void PrintUnstoppedWarning(const CheckResult& result) {
-  char tids[ThreadStopper::kMaxUnstoppedListed * 12 + 8];
+// The first tids of `threads` as "1 2 3", with " ..." when more were counted.
+void FormatTids(const UnscannedThreads& threads, char* out, size_t size) {
   size_t len = 0;
-  for (size_t i = 0; i < result.unstopped_threads && i < ThreadStopper::kMaxUnstoppedListed; ++i)
-    len += internal::FormatTo(tids + len, sizeof(tids) - len, "%s%d", i ? " " : "",
-                              static_cast<int>(result.unstopped_tids[i]));
-  if (result.unstopped_threads > ThreadStopper::kMaxUnstoppedListed)
-    internal::FormatTo(tids + len, sizeof(tids) - len, " ...");
-  internal::LogRaw(
-      "WARNING: %zu threads could not be stopped (tid %s): their stacks and "
-      "registers were not scanned, so this report may contain false leaks",
-      result.unstopped_threads, tids);
+  out[0] = '\0';
+  for (size_t i = 0; i < threads.count && i < ThreadStopper::kMaxUnstoppedListed; ++i)
+    len += internal::FormatTo(out + len, size - len, "%s%d", i ? " " : "",
+                              static_cast<int>(threads.tids[i]));
+  if (threads.count > ThreadStopper::kMaxUnstoppedListed)
+    internal::FormatTo(out + len, size - len, " ...");
+}
+
+// Threads the check could not scan kept their stacks out of the roots: objects only they point
+// to are reported although they are not leaks.
+void PrintUnscannedWarnings(const CheckResult& result) {
+  char tids[ThreadStopper::kMaxUnstoppedListed * 12 + 8];
+  if (result.unstopped.count > 0) {
+    FormatTids(result.unstopped, tids, sizeof(tids));
+    internal::LogRaw(
+        "WARNING: %zu threads could not be stopped (tid %s): their stacks and "
+        "registers were not scanned, so this report may contain false leaks",
+        result.unstopped.count, tids);
+  }
+  if (result.stack_not_mapped.count > 0) {
+    FormatTids(result.stack_not_mapped, tids, sizeof(tids));
+    internal::LogRaw(
+        "WARNING: %zu threads have a stack pointer and thread pointer in no mapping of "
+        "/proc/self/maps (tid %s): their stacks were not scanned, so this report may contain "
+        "false leaks",
+        result.stack_not_mapped.count, tids);
+  }
 }
 
 const char* ProgramPath(char* buf, size_t size) {
@@ -233,7 +249,7 @@ void PrintReport(const CheckResult& result, const LeakGroups& groups, const Repo
   internal::LogRaw("Leak check %s detected leaks of %llu bytes in %llu objects", options.check_name,
                    static_cast<unsigned long long>(reported.bytes),
                    static_cast<unsigned long long>(reported.objects));
-  if (result.unstopped_threads > 0) PrintUnstoppedWarning(result);
+  PrintUnscannedWarnings(result);
   internal::LogRaw("The %zu largest leaks:", to_print);
   size_t printed = 0;
   for (const LeakGroup& g : groups) {

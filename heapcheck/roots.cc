@@ -149,9 +149,10 @@ bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_t
 
 }  // namespace
 
-bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool interrupted,
-                      bool main_thread, MmapArray<Region>* out,
-                      MmapArray<uintptr_t>* stack_blocks) {
+ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool interrupted,
+                               bool main_thread, MmapArray<Region>* out,
+                               MmapArray<uintptr_t>* stack_blocks) {
+  constexpr ThreadRegions kOutOfMemory = ThreadRegions::kOutOfMemory;
   // TLS block + struct pthread: [tp + sizeof(pthread) - static_size, tp + sizeof(pthread)).
   // (x86-64: TLS_TCB_AT_TP, the static TLS blocks sit right below the thread pointer.)
   const uintptr_t tls_end = tp + g_pthread_size;
@@ -163,26 +164,28 @@ bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool int
   Region own{0, 0};
   bool own_in_heap = false;
   const bool have_own = OwnStack(maps, tp, tls_end, main_thread, &own, &own_in_heap);
+  bool stack_found = have_own;
   if (sp != 0 && have_own && sp >= own.start && sp < own.end) {
-    if (!maps.AddReadable(from_sp(own), own.end, out)) return false;
+    if (!maps.AddReadable(from_sp(own), own.end, out)) return kOutOfMemory;
   } else if (sp != 0) {
     // SP is not on the thread's own stack: all of that, and the region SP is in from SP up.
-    if (have_own && !maps.AddReadable(own.start, own.end, out)) return false;
+    if (have_own && !maps.AddReadable(own.start, own.end, out)) return kOutOfMemory;
     Region current;
     bool current_in_heap = false;
     if (RegionHolding(maps, sp, &current, &current_in_heap)) {
+      stack_found = true;
       if (tp > sp && tp < current.end && tls_end < current.end) current.end = tls_end;
-      if (!maps.AddReadable(from_sp(current), current.end, out)) return false;
-      if (current_in_heap && !stack_blocks->PushBack(current.start)) return false;
+      if (!maps.AddReadable(from_sp(current), current.end, out)) return kOutOfMemory;
+      if (current_in_heap && !stack_blocks->PushBack(current.start)) return kOutOfMemory;
     }
   }
-  if (have_own && own_in_heap && !stack_blocks->PushBack(own.start)) return false;
+  if (have_own && own_in_heap && !stack_blocks->PushBack(own.start)) return kOutOfMemory;
   if (tp != 0) {
     const MapsLine* block = maps.Find(tp);
     if (block != nullptr) {
       uintptr_t s = tls_start > block->start ? tls_start : block->start;
       uintptr_t e = tls_end < block->limit ? tls_end : block->limit;
-      if (!maps.AddReadable(s, e, out)) return false;
+      if (!maps.AddReadable(s, e, out)) return kOutOfMemory;
     }
 #if defined(__x86_64__)
     // DTV: tcbhead_t { void* tcb; dtv_t* dtv; ... }; dtv[-1].counter = number of slots;
@@ -190,11 +193,11 @@ bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool int
     uintptr_t dtv = 0, slots = 0;
     if (ReadWord(maps, tp + sizeof(uintptr_t), &dtv) && dtv >= 16 &&
         ReadWord(maps, dtv - 16, &slots) && slots < (1u << 20)) {
-      if (!maps.AddReadable(dtv - 16, dtv + 16 * (slots + 1), out)) return false;
+      if (!maps.AddReadable(dtv - 16, dtv + 16 * (slots + 1), out)) return kOutOfMemory;
     }
 #endif
   }
-  return true;
+  return stack_found ? ThreadRegions::kAdded : ThreadRegions::kStackNotMapped;
 }
 
 }  // namespace heapkit::check

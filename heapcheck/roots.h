@@ -54,9 +54,14 @@ void InitThreadLayout();
 // known), and the region holding SP is scanned from SP to its end. Heap blocks used as stacks
 // (either kind) are appended to *stack_blocks: they are live while the thread runs on them,
 // but only their part above SP is live data (their objects get kLiveObject, not kRootObject).
-bool AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t thread_pointer,
-                      bool interrupted, bool main_thread, MmapArray<Region>* out,
-                      MmapArray<uintptr_t>* stack_blocks);
+//
+// kStackNotMapped: no mapping holds the thread's SP or its own stack (the maps were read before
+// the thread started, or the values are wrong): none of its stack was added, and the caller
+// must say so, since what only that stack points to would be reported as leaked.
+enum class ThreadRegions { kAdded, kStackNotMapped, kOutOfMemory };
+ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t thread_pointer,
+                               bool interrupted, bool main_thread, MmapArray<Region>* out,
+                               MmapArray<uintptr_t>* stack_blocks);
 
 // The current thread pointer (%fs base on x86-64).
 uintptr_t CurrentThreadPointer();

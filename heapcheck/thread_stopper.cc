@@ -225,7 +225,7 @@ Wait AwaitStop(Slot& s, int64_t deadline, int sig) {
     const bool timed_out = deadline - NowMs() <= 0;
     const bool blocking = polls % 4 == 0 && BlocksSignal(s.data.tid, sig);
     if (timed_out || blocking || polls % 8 == 0) {
-      const bool gone = access(path, F_OK) != 0;
+      const bool gone = access(path, F_OK) != 0 && errno == ENOENT;
       if (gone || timed_out || blocking) {
         const uint32_t next = gone || timed_out ? kAbandoned : kTracing;
         uint32_t expected = kSignalled;

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc/live_objects.h"
@@ -111,6 +113,104 @@ TEST(ProcMaps, ReadsOwnMapsAndClampsRegions) {
   for (const Region& r : out) covered += r.end - r.start;
   EXPECT_GE(covered, stack->limit - stack->start);
   EXPECT_GT(maps.text_size(), 0u);
+}
+
+namespace maps_test {
+
+// `count` anonymous mappings of one page each, a page apart, alternately read-only and
+// read-write (neighbours never merge): their [start, limit) in address order.
+struct Pages {
+  char* base = nullptr;
+  size_t count = 0;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  explicit Pages(size_t n) : count(n) {
+    base = static_cast<char*>(
+        mmap(nullptr, 2 * n * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    for (size_t i = 0; i < n; ++i)
+      mprotect(base + 2 * i * page, page, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE);
+  }
+  ~Pages() { munmap(base, 2 * count * page); }
+  uintptr_t start(size_t i) const { return reinterpret_cast<uintptr_t>(base + 2 * i * page); }
+};
+
+// Every entry starts at or after the end of the one before, and each of `pages` is one entry
+// with its exact bounds. Empty if so, else what is wrong.
+std::string Check(const ProcMaps& maps, const Pages& pages) {
+  for (size_t i = 1; i < maps.size(); ++i)
+    if (maps[i].start < maps[i - 1].limit) return "entry " + std::to_string(i) + " out of order";
+  for (size_t i = 0; i < pages.count; ++i) {
+    const MapsLine* e = maps.Find(pages.start(i));
+    if (e == nullptr || e->start != pages.start(i) || e->limit != pages.start(i) + pages.page)
+      return "page " + std::to_string(i) + " not found whole";
+  }
+  return "";
+}
+
+}  // namespace maps_test
+
+// More mappings than the first buffer holds (64 KiB of text): the file is read again, whole,
+// into a larger buffer.
+TEST(ProcMaps, ReadsAMapsFileLargerThanItsFirstBuffer) {
+  maps_test::Pages pages(2000);  // about 2000 lines of 70+ bytes
+  ProcMaps maps;
+  ASSERT_TRUE(maps.Read());
+  EXPECT_GT(maps.text_size(), size_t{64} << 10);
+  EXPECT_GE(maps.size(), 2000u);
+  EXPECT_EQ(maps_test::Check(maps, pages), "");
+}
+
+// Another thread maps, splits, merges and unmaps memory all the while: every read still gives
+// entries in address order, and a mapping that stayed put throughout is there, whole.
+TEST(ProcMaps, ReadsWhileAnotherThreadChangesTheAddressSpace) {
+  maps_test::Pages pages(1200);
+  std::atomic<bool> stop{false};
+  std::thread changer([&] {
+    const size_t page = pages.page;
+    while (!stop.load(std::memory_order_relaxed)) {
+      char* p = static_cast<char*>(
+          mmap(nullptr, 64 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      for (size_t i = 0; i < 64; i += 2) mprotect(p + i * page, page, PROT_READ);
+      for (size_t i = 0; i < 64; i += 2) mprotect(p + i * page, page, PROT_READ | PROT_WRITE);
+      munmap(p, 64 * page);
+    }
+  });
+  ProcMaps maps;
+  std::string wrong;
+  for (int read = 0; read < 300 && wrong.empty(); ++read) {
+    if (!maps.Read()) wrong = "read failed";
+    if (wrong.empty()) wrong = maps_test::Check(maps, pages);
+  }
+  stop = true;
+  changer.join();
+  EXPECT_EQ(wrong, "");
+}
+
+// A thread whose stack pointer and thread pointer no mapping holds is said so (its stack is
+// not scanned): the caller names it in the report.
+TEST(Roots, AThreadWithoutAMappedStackIsToldApart) {
+  InitThreadLayout();
+  ProcMaps maps;
+  ASSERT_TRUE(maps.Read());
+  MmapArray<Region> regions;
+  MmapArray<uintptr_t> stack_blocks;
+  int local = 0;
+  const auto sp = reinterpret_cast<uintptr_t>(&local);
+  EXPECT_EQ(AddThreadRegions(maps, sp, CurrentThreadPointer(), false, gettid() == getpid(),
+                             &regions, &stack_blocks),
+            ThreadRegions::kAdded);
+  EXPECT_FALSE(regions.empty());
+  // An address in no mapping: a range unmapped after the maps were read.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* gone = mmap(nullptr, 16 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(gone, MAP_FAILED);
+  munmap(gone, 16 * page);
+  ASSERT_TRUE(maps.Read());
+  const auto nowhere = reinterpret_cast<uintptr_t>(gone) + 8 * page;
+  ASSERT_EQ(maps.Find(nowhere), nullptr);
+  regions.Clear();
+  EXPECT_EQ(AddThreadRegions(maps, nowhere, nowhere, true, false, &regions, &stack_blocks),
+            ThreadRegions::kStackNotMapped);
+  EXPECT_TRUE(regions.empty());
 }
 
 // Global roots: every writable segment of every loaded object, except those of the shared
