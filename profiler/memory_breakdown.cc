@@ -9,6 +9,7 @@
 #include "alloc/memory_residency.h"
 #include "alloc/allocator.h"
 #include "alloc/internal/arena.h"
+#include "alloc/internal/hex_digit.h"
 #include "alloc/stats.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/span_occupancy.h"
@@ -73,15 +74,8 @@ bool StartsWith(const char* s, const char* prefix) {
 
 uint64_t ParseHex(const char*& p) {
   uint64_t v = 0;
-  for (;; ++p) {
-    const char c = *p;
-    if (c >= '0' && c <= '9')
-      v = v * 16 + static_cast<uint64_t>(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v = v * 16 + static_cast<uint64_t>(c - 'a' + 10);
-    else
-      return v;
-  }
+  for (int d; (d = internal::HexDigitValue(*p)) >= 0; ++p) v = v * 16 + static_cast<uint64_t>(d);
+  return v;
 }
 
 // "Rss:     123 kB" -> bytes.

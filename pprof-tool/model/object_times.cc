@@ -2,20 +2,17 @@
 
 #include <string>
 
+#include "pprof-tool/model/comment_fields.h"
+
 namespace heapkit::pprof {
 namespace {
 
+// A decimal followed by a blank or the end; the blanks after it are skipped.
 bool ParseNumber(std::string_view* s, double* out) {
-  size_t i = 0;
   uint64_t v = 0;
-  while (i < s->size() && i < 19 && (*s)[i] >= '0' && (*s)[i] <= '9') {
-    v = v * 10 + static_cast<uint64_t>((*s)[i] - '0');
-    ++i;
-  }
-  if (i == 0 || (i < s->size() && (*s)[i] != ' ')) return false;
+  if (!ReadDecimal(s, &v) || (!s->empty() && s->front() != ' ')) return false;
   *out = static_cast<double>(v);
-  s->remove_prefix(i);
-  while (!s->empty() && s->front() == ' ') s->remove_prefix(1);
+  SkipSpaces(s);
   return true;
 }
 
@@ -26,28 +23,6 @@ bool ParseWord(std::string_view* s, std::string_view* word) {
   s->remove_prefix(end);
   while (!s->empty() && s->front() == ' ') s->remove_prefix(1);
   return true;
-}
-
-// "0x<hex> 0x<hex> ..." up to the end or a '|'.
-bool ParsePcs(std::string_view* s, std::vector<uint64_t>* pcs) {
-  for (;;) {
-    while (!s->empty() && s->front() == ' ') s->remove_prefix(1);
-    if (s->empty() || s->front() == '|') return true;
-    if (s->substr(0, 2) != "0x") return false;
-    s->remove_prefix(2);
-    uint64_t pc = 0;
-    size_t digits = 0;
-    while (!s->empty() && digits < 16) {
-      const char c = s->front();
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) break;
-      pc = pc * 16 + static_cast<uint64_t>(d);
-      s->remove_prefix(1);
-      ++digits;
-    }
-    if (digits == 0) return false;
-    pcs->push_back(pc);
-  }
 }
 
 bool ParseLifetime(std::string_view s, ObjectTimes* times) {
@@ -68,10 +43,10 @@ bool ParseLifetime(std::string_view s, ObjectTimes* times) {
     return false;
   }
   s.remove_prefix(1);
-  if (!ParsePcs(&s, &l.pcs)) return false;
+  if (!ReadPcList(&s, &l.pcs)) return false;
   if (!s.empty()) {  // "| <free pcs>"
     s.remove_prefix(1);
-    if (!ParsePcs(&s, &l.free_pcs) || !s.empty()) return false;
+    if (!ReadPcList(&s, &l.free_pcs) || !s.empty()) return false;
   }
   times->lifetimes.push_back(std::move(l));
   return true;
@@ -84,7 +59,7 @@ bool ParseAge(std::string_view s, ObjectTimes* times) {
       s.substr(0, 1) != "@")
     return false;
   s.remove_prefix(1);
-  if (!ParsePcs(&s, &a.pcs) || !s.empty()) return false;
+  if (!ReadPcList(&s, &a.pcs) || !s.empty()) return false;
   a.interval = static_cast<uint32_t>(interval);
   times->ages.push_back(std::move(a));
   return true;

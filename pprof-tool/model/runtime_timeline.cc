@@ -1,7 +1,6 @@
 // A runtime timeline file's rows (runtime_timeline.h).
 #include "pprof-tool/model/runtime_timeline.h"
 
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +8,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+
+#include "pprof-tool/model/comment_fields.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -20,11 +22,8 @@ constexpr const char* kRow = "# heapkit: timeline row ";
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool ParseHex(const std::string& text, uint64_t* value) {
-  if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return false;
-  char* end = nullptr;
-  errno = 0;
-  *value = strtoull(text.c_str() + 2, &end, 16);
-  return errno == 0 && *end == '\0';
+  std::string_view rest(text);
+  return ReadHexWord(&rest, value) && rest.empty();
 }
 
 bool ReadHead(const std::string& line, RuntimeTimeline* t) {

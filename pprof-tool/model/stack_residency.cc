@@ -5,26 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "pprof-tool/model/comment_fields.h"
 #include "pprof-tool/model/profile.h"
 
 namespace heapkit::pprof {
 namespace {
 
 bool ParseDecimal(std::string_view* s, double* out) {
-  size_t i = 0;
   uint64_t v = 0;
-  while (i < s->size() && i < 19 && (*s)[i] >= '0' && (*s)[i] <= '9') {
-    v = v * 10 + static_cast<uint64_t>((*s)[i] - '0');
-    ++i;
-  }
-  if (i == 0) return false;
+  if (!ReadDecimal(s, &v)) return false;
   *out = static_cast<double>(v);
-  s->remove_prefix(i);
   return true;
-}
-
-void SkipSpaces(std::string_view* s) {
-  while (!s->empty() && s->front() == ' ') s->remove_prefix(1);
 }
 
 }  // namespace
@@ -42,24 +33,7 @@ bool ParseStackResidencyLine(std::string_view line, Profile* profile) {
   SkipSpaces(&line);
   if (line.substr(0, 1) != "@") return false;
   line.remove_prefix(1);
-  for (;;) {
-    SkipSpaces(&line);
-    if (line.empty()) break;
-    if (line.substr(0, 2) != "0x") return false;
-    line.remove_prefix(2);
-    uint64_t pc = 0;
-    size_t digits = 0;
-    while (!line.empty() && digits < 16) {
-      const char c = line.front();
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) break;
-      pc = pc * 16 + static_cast<uint64_t>(d);
-      line.remove_prefix(1);
-      ++digits;
-    }
-    if (digits == 0) return false;
-    r.pcs.push_back(pc);
-  }
+  if (!ReadPcList(&line, &r.pcs) || !line.empty()) return false;
   profile->stack_residency.push_back(std::move(r));
   return true;
 }
