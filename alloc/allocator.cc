@@ -246,11 +246,12 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
     return;
   }
   // The slot's value (0: none); TakeSlot and TakeObjectSlot also call the slot-free hook.
-  std::atomic<uint64_t>* slot = nullptr;
+  void* array = nullptr;
   if (const uint32_t cls = span->sizeclass_;
       cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
-    slot = OwnedCachedSlot(span, index);
-  if ((slot != nullptr ? TakeSlot(slot, ptr) : TakeObjectSlot(span, ptr, index)) != 0) {
+    array = OwnedCachedArray(span);
+  if ((array != nullptr ? TakeSlot(SlotOfArray(array, index), ptr, array)
+                        : TakeObjectSlot(span, ptr, index)) != 0) {
     usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
     return;

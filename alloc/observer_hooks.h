@@ -84,8 +84,11 @@ void SetSampleObserver(const SampleObserver* observer);
 // free path (sampled_spans.h, exact marking) before the call, whatever it returns. Registered
 // by the observer's owner together with the observer; on_sampled_alloc still gets every other
 // sample. x86-64 only (elsewhere exact mode uses on_sampled_alloc).
+// birth: the object's birth word beside its slot (object_slots.h "Birth words"), or nullptr.
+// frame: the frame of the function that called FinishSample's caller chain's entry, whose
+// return address is pc: the origin's sp is frame + 2 and its rbp is frame[0].
 using ExactRecorder = bool (*)(void* object, size_t requested, std::atomic<uint64_t>* slot,
-                               uintptr_t pc, uintptr_t sp, uintptr_t rbp);
+                               std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame);
 void SetExactRecorder(ExactRecorder recorder);
 
 // Mean bytes between samples: 0 = sampling off, 1 = every allocation is sampled.
@@ -138,7 +141,9 @@ extern __thread SampleOrigin tls_sample_origin __attribute__((tls_model("initial
 // Called (if set) by TakeSlot / TakeObjectSlot (object_slots.h) with each value it took, on the
 // freeing thread (FreeSlow), before the memory is reused; for owners that keep running totals
 // (the heap profiler while it profiles). Must be malloc-free.
-using SlotFreeHook = void (*)(const void* object, uint64_t value);
+// birth: the object's birth word (object_slots.h "Birth words"), or nullptr if its slot array
+// has none.
+using SlotFreeHook = void (*)(const void* object, uint64_t value, std::atomic<uint64_t>* birth);
 void SetSlotFreeHook(SlotFreeHook hook);
 extern std::atomic<SlotFreeHook> g_slot_free_hook;
 

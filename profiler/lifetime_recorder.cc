@@ -20,8 +20,9 @@ struct LastFreeStack {
 };
 __thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
 
-// The free's stack as a trace-tree node (kNoFreeStack if it cannot be had).
-__attribute__((noinline)) uint32_t FreeStackNode() {
+}  // namespace
+
+__attribute__((noinline)) uint32_t FreeStackNodeNow() {
   LastFreeStack& last = tls_last_free_stack;
   void* pcs[kMaxCaptureDepth];
   uint64_t walk = last.walk_id;
@@ -36,8 +37,6 @@ __attribute__((noinline)) uint32_t FreeStackNode() {
   return last.node;
 }
 
-}  // namespace
-
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes) {
   if (bucket == nullptr || birth.time_ns == 0 ||
@@ -46,8 +45,9 @@ void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birt
   const int64_t now = NowNs();
   const LifetimeEnd end =
       birth.thread == ThisThreadNumber() ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
-  const uint32_t free_node =
-      g_object_times.free_stacks.load(std::memory_order_relaxed) ? FreeStackNode() : kNoFreeStack;
+  const uint32_t free_node = g_object_times.free_stacks.load(std::memory_order_relaxed)
+                                 ? FreeStackNodeNow()
+                                 : kNoFreeStack;
   CountLifetime(bucket->stack, free_node, LifetimeBin(now - birth.time_ns), end, size,
                 estimated_bytes);
 }

@@ -16,5 +16,9 @@ struct Bucket;
 // With HEAP_PROFILE_FREE_STACKS the free's stack is captured here (allocator frames dropped).
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes);
+// The free's stack as a trace-tree node (allocator frames dropped; kNoFreeStack if it cannot
+// be had), for HEAP_PROFILE_FREE_STACKS: a repeat free from the thread's last call site costs
+// the walk memo's check.
+uint32_t FreeStackNodeNow();
 
 }  // namespace heapkit::prof

@@ -4,6 +4,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/profiler_basics.h"
+#include "profiler/slot_births.h"
 
 namespace heapkit::prof {
 
@@ -12,9 +13,10 @@ constinit ObjectTimeState g_object_times;
 namespace {
 
 std::atomic<uint32_t> g_thread_numbers{0};
-__thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace
+
+__thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
 
 void ReadObjectTimeSettings() {
   const bool lifetimes = internal::EnvBool("HEAP_PROFILE_LIFETIMES", false);
@@ -29,15 +31,13 @@ void ReadObjectTimeSettings() {
   g_object_times.lifetimes.store(lifetimes, std::memory_order_relaxed);
   g_object_times.free_stacks.store(free_stacks, std::memory_order_relaxed);
   g_object_times.ages.store(ages, std::memory_order_relaxed);
+  SetSlotBirths(lifetimes);
   g_object_times.births.store(lifetimes || ages, std::memory_order_release);
 }
 
-uint32_t ThisThreadNumber() {
-  uint32_t n = tls_thread_number;
-  if (__builtin_expect(n == 0, 0)) {
-    n = g_thread_numbers.fetch_add(1, std::memory_order_relaxed) + 1;
-    tls_thread_number = n;
-  }
+uint32_t NewThreadNumber() {
+  const uint32_t n = g_thread_numbers.fetch_add(1, std::memory_order_relaxed) + 1;
+  tls_thread_number = n;
   return n;
 }
 

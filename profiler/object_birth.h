@@ -51,7 +51,12 @@ inline void AdvanceDumpInterval() {
 }
 
 // This thread's number (assigned on first use; never 0).
-uint32_t ThisThreadNumber();
+extern __thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec")));
+uint32_t NewThreadNumber();
+inline uint32_t ThisThreadNumber() {
+  const uint32_t n = tls_thread_number;
+  return __builtin_expect(n != 0, 1) ? n : NewThreadNumber();
+}
 
 // The birth of an object allocated now, on this thread.
 ObjectBirth BirthNow();
