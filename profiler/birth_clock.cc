@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc/internal/env.h"
+#include "alloc/internal/log.h"
+
 namespace heapkit::prof {
 
 constinit BirthClock g_birth_clock;
@@ -81,7 +84,9 @@ void ComputeBinTicks() {
 void CalibrateBirthClock() {
   if (g_birth_clock.ready.load(std::memory_order_acquire)) return;
 #if defined(__x86_64__)
-  if (InvariantTscIsTheClock()) {
+  // HEAP_PROFILE_BIRTH_TSC=0: CLOCK_MONOTONIC even where the counter qualifies (tests of the
+  // fallback, or a machine whose counter the kernel trusts wrongly).
+  if (internal::EnvBool("HEAP_PROFILE_BIRTH_TSC", true) && InvariantTscIsTheClock()) {
     const int64_t ns0 = NowNs();
     const uint64_t t0 = __builtin_ia32_rdtsc();
     int64_t ns1;
@@ -91,8 +96,8 @@ void CalibrateBirthClock() {
       t1 = __builtin_ia32_rdtsc();
     } while (ns1 - ns0 < 1000000);
     if (t1 > t0) {
-      g_birth_clock.ns_per_tick_q32 = static_cast<uint64_t>(
-          (static_cast<unsigned __int128>(ns1 - ns0) << 32) / (t1 - t0));
+      g_birth_clock.ns_per_tick_q32 =
+          static_cast<uint64_t>((static_cast<unsigned __int128>(ns1 - ns0) << 32) / (t1 - t0));
       g_birth_clock.base = t1;
       g_birth_clock.tsc = true;
     }
@@ -100,6 +105,10 @@ void CalibrateBirthClock() {
 #endif
   if (!g_birth_clock.tsc) g_birth_clock.base = static_cast<uint64_t>(NowNs()) - 1;
   ComputeBinTicks();
+  if (internal::Verbose())
+    internal::Log("lifetimes: birth clock %s", g_birth_clock.tsc
+                                                   ? "TSC (calibrated against CLOCK_MONOTONIC)"
+                                                   : "CLOCK_MONOTONIC");
   g_birth_clock.ready.store(true, std::memory_order_release);
 }
 

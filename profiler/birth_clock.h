@@ -60,8 +60,7 @@ inline int64_t BirthTicksToNs(int64_t ticks) {
 inline int LifetimeBinOfTicks(int64_t ticks) {
   if (ticks <= 0) return 0;
   const int bin = g_birth_clock.bin_of_bit[63 - __builtin_clzll(static_cast<uint64_t>(ticks))];
-  return bin + 1 < kLifetimeBins && ticks >= g_birth_clock.bin_lower_ticks[bin + 1] ? bin + 1
-                                                                                      : bin;
+  return bin + 1 < kLifetimeBins && ticks >= g_birth_clock.bin_lower_ticks[bin + 1] ? bin + 1 : bin;
 }
 
 }  // namespace heapkit::prof

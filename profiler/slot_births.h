@@ -35,8 +35,7 @@ void SetSlotBirths(bool lifetimes);
 inline uint64_t BirthWordNow() {
   const uint64_t ticks = BirthTicks();
   const uint32_t thread = ThisThreadNumber();
-  if (__builtin_expect((ticks >> (64 - kBirthThreadBits)) != 0 ||
-                           (thread >> kBirthThreadBits) != 0,
+  if (__builtin_expect((ticks >> (64 - kBirthThreadBits)) != 0 || (thread >> kBirthThreadBits) != 0,
                        0))
     return 0;
   return (ticks << kBirthThreadBits) | thread;
