@@ -20,9 +20,9 @@ struct LastFreeStack {
 };
 __thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
 
-}  // namespace
-
-__attribute__((noinline)) uint32_t FreeStackNodeNow() {
+// The free's stack as a trace-tree node (kNoFreeStack if it cannot be had). Inline into its
+// two callers: a frame less for the walk memo to check at every free.
+inline __attribute__((always_inline)) uint32_t FreeStackNode() {
   LastFreeStack& last = tls_last_free_stack;
   void* pcs[kMaxCaptureDepth];
   uint64_t walk = last.walk_id;
@@ -37,6 +37,13 @@ __attribute__((noinline)) uint32_t FreeStackNodeNow() {
   return last.node;
 }
 
+}  // namespace
+
+void CountLifetimeWithFreeStack(uint32_t bucket_id, uint32_t (*node_of)(uint32_t), int bin,
+                                LifetimeEnd end, size_t size, int64_t estimated_bytes) {
+  CountLifetimeOfBucket(bucket_id, node_of, FreeStackNode(), bin, end, size, estimated_bytes);
+}
+
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes) {
   if (bucket == nullptr || birth.time_ns == 0 ||
@@ -45,9 +52,8 @@ void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birt
   const int64_t now = NowNs();
   const LifetimeEnd end =
       birth.thread == ThisThreadNumber() ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
-  const uint32_t free_node = g_object_times.free_stacks.load(std::memory_order_relaxed)
-                                 ? FreeStackNodeNow()
-                                 : kNoFreeStack;
+  const uint32_t free_node =
+      g_object_times.free_stacks.load(std::memory_order_relaxed) ? FreeStackNode() : kNoFreeStack;
   CountLifetime(bucket->stack, free_node, LifetimeBin(now - birth.time_ns), end, size,
                 estimated_bytes);
 }

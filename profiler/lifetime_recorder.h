@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/lifetime_table.h"
 #include "profiler/object_birth.h"
 
 namespace heapkit::prof {
@@ -16,9 +17,10 @@ struct Bucket;
 // With HEAP_PROFILE_FREE_STACKS the free's stack is captured here (allocator frames dropped).
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes);
-// The free's stack as a trace-tree node (allocator frames dropped; kNoFreeStack if it cannot
-// be had), for HEAP_PROFILE_FREE_STACKS: a repeat free from the thread's last call site costs
-// the walk memo's check.
-uint32_t FreeStackNodeNow();
+// CountLifetimeOfBucket (lifetime_table.h) with the free's stack captured here (allocator
+// frames dropped), for HEAP_PROFILE_FREE_STACKS in exact mode's slot frees: a repeat free from
+// the thread's last call site costs the walk memo's check.
+void CountLifetimeWithFreeStack(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
+                                int bin, LifetimeEnd end, size_t size, int64_t estimated_bytes);
 
 }  // namespace heapkit::prof

@@ -30,13 +30,6 @@ std::atomic<uint64_t>* OwnedBirthWord(const void* object) {
   return alloc::OwnedObjectBirth(object);
 }
 
-// CountFreedSlotObject with the free's stack (HEAP_PROFILE_FREE_STACKS).
-__attribute__((noinline)) void CountWithFreeStack(uint32_t bucket_id, int bin, LifetimeEnd end,
-                                                  size_t size, int64_t estimated_bytes) {
-  CountLifetimeOfBucket(bucket_id, &NodeOfBucket, FreeStackNodeNow(), bin, end, size,
-                        estimated_bytes);
-}
-
 void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes) {
   if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
   const int bin =
@@ -48,7 +41,7 @@ void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes
   const uint32_t bucket_id = StackTable::SlotIdOf(value);  // SlotHasBirth: bucket form
   const size_t size = StackTable::SlotSize(value);
   if (g_object_times.free_stacks.load(std::memory_order_relaxed))
-    return CountWithFreeStack(bucket_id, bin, end, size, estimated_bytes);
+    return CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes);
   CountLifetimeOfBucket(bucket_id, &NodeOfBucket, kNoFreeStack, bin, end, size, estimated_bytes);
 }
 
