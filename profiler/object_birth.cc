@@ -4,7 +4,6 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/profiler_basics.h"
-#include "profiler/slot_births.h"
 
 namespace heapkit::prof {
 
@@ -18,7 +17,7 @@ std::atomic<uint32_t> g_thread_numbers{0};
 
 __thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
 
-void ReadObjectTimeSettings() {
+void ReadObjectTimeSettings(void (*before_publishing)(bool lifetimes)) {
   const bool lifetimes = internal::EnvBool("HEAP_PROFILE_LIFETIMES", false);
   bool free_stacks = internal::EnvBool("HEAP_PROFILE_FREE_STACKS", false);
   if (free_stacks && !lifetimes) {
@@ -31,7 +30,7 @@ void ReadObjectTimeSettings() {
   g_object_times.lifetimes.store(lifetimes, std::memory_order_relaxed);
   g_object_times.free_stacks.store(free_stacks, std::memory_order_relaxed);
   g_object_times.ages.store(ages, std::memory_order_relaxed);
-  SetSlotBirths(lifetimes);
+  if (before_publishing != nullptr) before_publishing(lifetimes);
   g_object_times.births.store(lifetimes || ages, std::memory_order_release);
 }
 

@@ -42,8 +42,10 @@ inline bool BirthsOn() { return g_object_times.births.load(std::memory_order_rel
 
 // Reads HEAP_PROFILE_LIFETIMES, HEAP_PROFILE_FREE_STACKS and HEAP_PROFILE_AGES (booleans,
 // default off; a privileged process reads none; a malformed value: one line, default used).
-// Called at profiling start under the state lock.
-void ReadObjectTimeSettings();
+// Called at profiling start under the state lock. before_publishing (may be nullptr) is called
+// with the lifetimes setting before any setting is stored (slot_births.h's SetSlotBirths: the
+// births' clock is ready before an allocation can see lifetimes on).
+void ReadObjectTimeSettings(void (*before_publishing)(bool lifetimes));
 
 // A dump was written: later allocations belong to the next interval.
 inline void AdvanceDumpInterval() {
