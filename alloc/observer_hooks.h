@@ -85,8 +85,9 @@ void SetSampleObserver(const SampleObserver* observer);
 // by the observer's owner together with the observer; on_sampled_alloc still gets every other
 // sample. x86-64 only (elsewhere exact mode uses on_sampled_alloc).
 // birth: the object's birth word beside its slot (object_slots.h "Birth words"), or nullptr.
-// frame: the frame of the function that called FinishSample's caller chain's entry, whose
-// return address is pc: the origin's sp is frame + 2 and its rbp is frame[0].
+// pc, frame: the origin (SampleOrigin, below) as the return address and the frame it is read
+// from (the allocator frame whose return address is pc): its sp is frame + 2 and its rbp
+// frame[0], read by the recorder, so that the birth word fits the six argument registers.
 using ExactRecorder = bool (*)(void* object, size_t requested, std::atomic<uint64_t>* slot,
                                std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame);
 void SetExactRecorder(ExactRecorder recorder);
@@ -117,7 +118,8 @@ void SetCheckerObjectLayout(bool on);
 // tail call, so it sees the same caller), as it is right after that call returns. Set by
 // NotifySample on its thread for the duration of the observer's on_sampled_alloc call; pc and
 // rbp are 0 otherwise (the leak checker scans thread-local storage: a heap pointer left here
-// would keep its object reachable). ExactRecorder gets the same three values as arguments.
+// would keep its object reachable). ExactRecorder gets the same three values through its
+// arguments (pc, and the frame that sp and rbp are read from).
 //
 // Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the

@@ -30,7 +30,8 @@
 // end at 256 KiB), so that SlotSize, on every free of a recorded object, is one mask:
 //  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
 //    (while a profile is being collected: the profiler's choice, sample_recorder.cc); bits
-//    19..31 hold the object's dump interval + 1 when ages are recorded (0: none; SlotInterval);
+//    19..31 hold the object's dump interval + 1 when ages are recorded (0: none; SlotInterval),
+//    bit 62 says that the object's birth word is set (kSlotBirthFlag; slot_births.h);
 //  - stack form (RecordStackIn): kStackSlotTag | leaf << 47 | node << 19 | size. The record
 //    names only its stack (a StackRef: the trace-tree node of its callers and, apart, the
 //    dictionary index of its leaf frame; leaf 0: the node is the whole stack, used when the
