@@ -250,8 +250,10 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
   if (const uint32_t cls = span->sizeclass_;
       cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
     array = OwnedCachedArray(span);
-  if ((array != nullptr ? TakeSlot(SlotOfArray(array, index), ptr, array)
-                        : TakeObjectSlot(span, ptr, index)) != 0) {
+  // The frame of the function this is inlined into (FreeSlow, ReallocInPlace): the hook's origin.
+  const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  if ((array != nullptr ? TakeSlot(SlotOfArray(array, index), ptr, array, frame)
+                        : TakeObjectSlot(span, ptr, index, frame)) != 0) {
     usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
     return;

@@ -297,7 +297,8 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object) {
 
 constinit std::atomic<SlotFreeHook> g_slot_free_hook{nullptr};
 
-uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index) {
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index,
+                        const uintptr_t* frame) {
   const uint32_t cls = span->sizeclass_;
   if (cls == 0) return 0;
   SlotArray* array = OwnedArray(span);
@@ -306,7 +307,7 @@ uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index) {
     if (array == nullptr) return 0;
   }
   std::atomic<uint64_t>* slot = SlotAt(array, cls, index);
-  return slot != nullptr ? TakeSlot(slot, object, array) : 0;
+  return slot != nullptr ? TakeSlot(slot, object, array, frame) : 0;
 }
 
 void SetSlotFreeHook(SlotFreeHook hook) { g_slot_free_hook.store(hook, std::memory_order_release); }

@@ -48,7 +48,9 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // optional SlotFreeHook, which TakeObjectSlot calls. This skips four call levels and a second
 // page-map lookup per free.
 // `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
-uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index);
+// frame: passed on to the SlotFreeHook (observer_hooks.h; nullptr: none).
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index,
+                        const uintptr_t* frame = nullptr);
 // TakeObjectSlot and TakeSlot call the SlotFreeHook (observer_hooks.h) with each value taken
 // and the object's birth word (nullptr if its array has none).
 
@@ -78,13 +80,15 @@ inline std::atomic<uint64_t>* BirthOfSlot(const void* array, std::atomic<uint64_
       *reinterpret_cast<const uint64_t*>(static_cast<const char*>(array) + kSlotArrayBirthsOffset);
   return births != 0 ? slot + births : nullptr;
 }
-// Empties a found slot of `array`: TakeObjectSlot's work after the lookup.
-inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object, const void* array) {
+// Empties a found slot of `array`: TakeObjectSlot's work after the lookup. frame: for the
+// SlotFreeHook (observer_hooks.h), or nullptr.
+inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object, const void* array,
+                         const uintptr_t* frame) {
   const uint64_t v = slot->load(std::memory_order_acquire);
   if (v == 0) return 0;
   slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
   if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
-    hook(object, v, BirthOfSlot(array, slot));
+    hook(object, v, BirthOfSlot(array, slot), frame);
   return v;
 }
 // Visits every non-zero slot as (object start, value). Racy but safe while the world runs

@@ -144,8 +144,12 @@ extern __thread SampleOrigin tls_sample_origin __attribute__((tls_model("initial
 // freeing thread (FreeSlow), before the memory is reused; for owners that keep running totals
 // (the heap profiler while it profiles). Must be malloc-free.
 // birth: the object's birth word (object_slots.h "Birth words"), or nullptr if its slot array
-// has none.
-using SlotFreeHook = void (*)(const void* object, uint64_t value, std::atomic<uint64_t>* birth);
+// has none. frame: where the free entered the allocator, like SampleOrigin's (below) for an
+// allocation: the frame of the allocator function the free's slow path runs in, whose return
+// address is frame[1] (the origin's pc), its sp frame + 2 and its rbp frame[0]; nullptr if not
+// known. The hook may start a stack walk there instead of at its own frame.
+using SlotFreeHook = void (*)(const void* object, uint64_t value, std::atomic<uint64_t>* birth,
+                              const uintptr_t* frame);
 void SetSlotFreeHook(SlotFreeHook hook);
 extern std::atomic<SlotFreeHook> g_slot_free_hook;
 

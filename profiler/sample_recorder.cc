@@ -316,14 +316,14 @@ void FindStaticAllocatorFrames() {
 
 HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
-void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth) {
+void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth, const uintptr_t* frame) {
   if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
   const size_t size = StackTable::SlotSize(value);
   const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
   g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
   // Arrays have birth words only while lifetimes are on (slot_births.h).
   if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value))
-    CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate);
+    CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
   MaybeDump();
   // Last, as a tail call (every free in exact mode): a dump fired just above is then the
   // moment before this free for the peak tracker too.

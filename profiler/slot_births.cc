@@ -30,7 +30,8 @@ std::atomic<uint64_t>* OwnedBirthWord(const void* object) {
   return alloc::OwnedObjectBirth(object);
 }
 
-void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes) {
+void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
+                          const uintptr_t* frame) {
   if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
   const int bin =
       LifetimeBinOfTicks(static_cast<int64_t>(BirthTicks() - (word >> kBirthThreadBits)));
@@ -41,7 +42,8 @@ void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes
   const uint32_t bucket_id = StackTable::SlotIdOf(value);  // SlotHasBirth: bucket form
   const size_t size = StackTable::SlotSize(value);
   if (g_object_times.free_stacks.load(std::memory_order_relaxed))
-    return CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes);
+    return CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes,
+                                      frame);
   CountLifetimeOfBucket(bucket_id, &NodeOfBucket, kNoFreeStack, bin, end, size, estimated_bytes);
 }
 

@@ -47,8 +47,10 @@ std::atomic<uint64_t>* OwnedBirthWord(const void* object);
 
 // A slot record (value) with kSlotBirthFlag and birth word `word` was freed (the slot-free
 // hook, on the freeing thread, while profiling): its lifetime is counted (lifetime_table.h),
-// with the free's stack if HEAP_PROFILE_FREE_STACKS is on.
-void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes);
+// with the free's stack if HEAP_PROFILE_FREE_STACKS is on, walked from `frame` (the hook's:
+// where the free entered the allocator; nullptr: from here).
+void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
+                          const uintptr_t* frame);
 
 // Visits the live slot records with a birth word: their bucket, size and age (ns). The
 // visitor must not allocate or sample.

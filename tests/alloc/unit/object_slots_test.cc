@@ -139,7 +139,9 @@ TEST(ObjectSlotsTest, BirthWordsBesideTheSlots) {
       &walk);
   EXPECT_EQ(walk.found, kN);
   EXPECT_EQ(walk.wrong, 0);
-  SetSlotFreeHook([](const void* o, uint64_t v, std::atomic<uint64_t>* b) { g_taken = {o, v, b}; });
+  SetSlotFreeHook([](const void* o, uint64_t v, std::atomic<uint64_t>* b, const uintptr_t*) {
+    g_taken = {o, v, b};
+  });
   for (int i = 0; i < kN; ++i) {
     const Span* span = SpanOf(objects[i]);
     ASSERT_EQ(TakeObjectSlot(span, objects[i], IndexOf(span, objects[i])),
