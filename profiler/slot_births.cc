@@ -30,9 +30,14 @@ std::atomic<uint64_t>* OwnedBirthWord(const void* object) {
   return alloc::OwnedObjectBirth(object);
 }
 
-void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                          const uintptr_t* frame) {
-  if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
+namespace {
+
+// A slot free's lifetime (CountFreedSlotObject), with the free's stack or without: two copies,
+// so that the common one keeps nothing live across the clock read but what it counts.
+template <bool kFreeStack>
+inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t value, uint64_t word,
+                                                             int64_t estimated_bytes,
+                                                             const uintptr_t* frame) {
   const int bin =
       LifetimeBinOfTicks(static_cast<int64_t>(BirthTicks() - (word >> kBirthThreadBits)));
   const uint32_t thread = static_cast<uint32_t>(word & ((uint64_t{1} << kBirthThreadBits) - 1));
@@ -41,10 +46,27 @@ void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes
       thread == tls_thread_number ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
   const uint32_t bucket_id = StackTable::SlotIdOf(value);  // SlotHasBirth: bucket form
   const size_t size = StackTable::SlotSize(value);
+  if constexpr (kFreeStack) {
+    CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes, frame);
+  } else {
+    CountLifetimeOfBucket(bucket_id, &NodeOfBucket, kNoFreeStack, bin, end, size, estimated_bytes);
+  }
+}
+
+__attribute__((noinline)) void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word,
+                                                             int64_t estimated_bytes,
+                                                             const uintptr_t* frame) {
+  CountSlotLifetime<true>(value, word, estimated_bytes, frame);
+}
+
+}  // namespace
+
+void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
+                          const uintptr_t* frame) {
+  if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
   if (g_object_times.free_stacks.load(std::memory_order_relaxed))
-    return CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes,
-                                      frame);
-  CountLifetimeOfBucket(bucket_id, &NodeOfBucket, kNoFreeStack, bin, end, size, estimated_bytes);
+    return CountFreedSlotObjectWithStack(value, word, estimated_bytes, frame);
+  CountSlotLifetime<false>(value, word, estimated_bytes, nullptr);
 }
 
 void ForEachSlotAgeNs(StackTable& table,
