@@ -246,11 +246,14 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
     return;
   }
   // The slot's value (0: none); TakeSlot and TakeObjectSlot also call the slot-free hook.
-  std::atomic<uint64_t>* slot = nullptr;
+  void* array = nullptr;
   if (const uint32_t cls = span->sizeclass_;
       cls != 0 && index < g_state.sizemap.ObjectsPerSpan(cls))
-    slot = OwnedCachedSlot(span, index);
-  if ((slot != nullptr ? TakeSlot(slot, ptr) : TakeObjectSlot(span, ptr, index)) != 0) {
+    array = OwnedCachedArray(span);
+  // The frame of the function this is inlined into (FreeSlow, ReallocInPlace): the hook's origin.
+  const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  if ((array != nullptr ? TakeSlot(SlotOfArray(array, index), ptr, array, frame)
+                        : TakeObjectSlot(span, ptr, index, frame)) != 0) {
     usdt::SampledFree(ptr);
     sampled_spans::Remove(&g_state.pagemap, span);
     return;

@@ -18,10 +18,15 @@ struct SlotArray {
   // before it is published, zeroed once it is retired or lost its install race, before it goes
   // to a free list): validates the Span's cached pointer (see "Span cache" below).
   std::atomic<uint64_t> stamp;
-  SlotArray* next_free;            // on a free list
-  std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)]
+  SlotArray* next_free;  // on a free list
+  SlotArray* next_made;  // every array ever made (ForEachObjectSlot); immutable once published
+  // Words from a slot to its object's birth word (ObjectsPerSpan(class): the birth words follow
+  // the slots), or 0: the array has no birth words. Fixed for the array's life.
+  uint64_t births;
+  std::atomic<uint64_t> slots[1];  // really [ObjectsPerSpan(class)], then the birth words
 };
 static_assert(offsetof(SlotArray, slots) == kSlotArrayHeaderBytes);
+static_assert(offsetof(SlotArray, births) == kSlotArrayBirthsOffset);
 // The slot radix tree, by span start page: 2^18 entries (2 MiB) per leaf.
 constexpr int kSlotLeafBits = 18;
 constexpr size_t kSlotLeafLength = size_t{1} << kSlotLeafBits;
@@ -29,22 +34,28 @@ constexpr size_t kSlotRootLength = size_t{1} << (kAddressBits - kPageShift - kSl
 using SlotLeaf = std::atomic<SlotArray*>;  // [kSlotLeafLength]
 
 constinit std::atomic<std::atomic<SlotLeaf*>*> g_slot_root{nullptr};  // [kSlotRootLength]
-// Free arrays per size class: a Treiber stack whose head carries a 16-bit ABA tag in the top bits
-// (arena addresses are below 2^47).
-constinit std::atomic<uint64_t> g_free_arrays[kNumClassesMax] = {};
+// Free arrays per kind (without, with birth words) and size class: a Treiber stack whose head
+// carries a 16-bit ABA tag in the top bits (arena addresses are below 2^47).
+constinit std::atomic<uint64_t> g_free_arrays[2][kNumClassesMax] = {};
+// Every array ever made, newest first (arrays are never unmapped): the walk of
+// ForEachObjectSlot visits these instead of the radix map's 2^18 entries per leaf.
+constinit std::atomic<SlotArray*> g_made_arrays{nullptr};
+// New arrays get birth words (SetSlotBirths).
+constinit std::atomic<bool> g_slot_births{false};
 // Install stamps (SlotArray::stamp): 1, 2, ...
 constinit std::atomic<uint64_t> g_next_stamp{0};
 
 constexpr uint64_t kPtrMask = (uint64_t{1} << 48) - 1;
 
-size_t SlotArrayBytes(uint32_t cls) {
-  return offsetof(SlotArray, slots) + sizeof(uint64_t) * g_state.sizemap.ObjectsPerSpan(cls);
+size_t SlotArrayBytes(uint32_t cls, bool births) {
+  return offsetof(SlotArray, slots) +
+         sizeof(uint64_t) * g_state.sizemap.ObjectsPerSpan(cls) * (births ? 2 : 1);
 }
 
 uint64_t SlotKey(PageId start, uint32_t cls) { return (static_cast<uint64_t>(start) << 8) | cls; }
 
 void PushFreeArray(uint32_t cls, SlotArray* a) {
-  std::atomic<uint64_t>& head = g_free_arrays[cls];
+  std::atomic<uint64_t>& head = g_free_arrays[a->births != 0][cls];
   uint64_t h = head.load(std::memory_order_relaxed);
   do {
     a->next_free = reinterpret_cast<SlotArray*>(h & kPtrMask);
@@ -53,8 +64,8 @@ void PushFreeArray(uint32_t cls, SlotArray* a) {
       std::memory_order_release, std::memory_order_relaxed));
 }
 
-SlotArray* PopFreeArray(uint32_t cls) {
-  std::atomic<uint64_t>& head = g_free_arrays[cls];
+SlotArray* PopFreeArray(uint32_t cls, bool births) {
+  std::atomic<uint64_t>& head = g_free_arrays[births][cls];
   uint64_t h = head.load(std::memory_order_acquire);
   for (;;) {
     auto* a = reinterpret_cast<SlotArray*>(h & kPtrMask);
@@ -153,9 +164,10 @@ inline SlotArray* CachedArray(const Span* span) {
 }
 
 // The cache read by a caller that owns an object of the in-use span (SlotOfNewObject,
-// TakeObjectSlot): the pointer alone (see "Span cache" above).
-inline SlotArray* OwnedCachedArray(const Span* span) {
-  return static_cast<SlotArray*>(__atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED));
+// TakeObjectSlot): the pointer alone (see "Span cache" above; object_slots.h's inline
+// OwnedCachedArray).
+inline SlotArray* OwnedArray(const Span* span) {
+  return static_cast<SlotArray*>(OwnedCachedArray(span));
 }
 
 inline void CacheArray(const Span* span, SlotArray* a) {
@@ -178,6 +190,21 @@ inline SlotArray* ArrayOf(const Span* span) {
   return a;
 }
 
+// A free array of the kind SetSlotBirths asks for, else a new one (nullptr: arena exhausted).
+SlotArray* NewOrFreeArray(uint32_t cls) {
+  const bool births = g_slot_births.load(std::memory_order_relaxed);
+  if (SlotArray* a = PopFreeArray(cls, births)) return a;
+  auto* a = static_cast<SlotArray*>(internal::ArenaAlloc(SlotArrayBytes(cls, births), 64));
+  if (a == nullptr) return nullptr;
+  a->births = births ? g_state.sizemap.ObjectsPerSpan(cls) : 0;
+  SlotArray* head = g_made_arrays.load(std::memory_order_relaxed);
+  do {
+    a->next_made = head;
+  } while (!g_made_arrays.compare_exchange_weak(head, a, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  return a;
+}
+
 // First recorded object of this span (or a span of another class now starts at its page):
 // installs a fresh array, retiring the previous one.
 __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* span, uintptr_t a,
@@ -193,11 +220,8 @@ __attribute__((noinline)) std::atomic<uint64_t>* InstallSlotArray(const Span* sp
     CacheArray(span, cur);
     return SlotIn(cur, span, a);
   }
-  SlotArray* fresh = PopFreeArray(cls);
-  if (fresh == nullptr) {
-    fresh = static_cast<SlotArray*>(internal::ArenaAlloc(SlotArrayBytes(cls), 64));
-    if (fresh == nullptr) return nullptr;
-  }
+  SlotArray* fresh = NewOrFreeArray(cls);
+  if (fresh == nullptr) return nullptr;
   fresh->key.store(key, std::memory_order_relaxed);
   fresh->stamp.store(g_next_stamp.fetch_add(1, std::memory_order_relaxed) + 1,
                      std::memory_order_relaxed);
@@ -246,7 +270,7 @@ std::atomic<uint64_t>* SlotAfterCacheMiss(const Span* span, uintptr_t a, StaleSl
 std::atomic<uint64_t>* SlotOfNewObject(const Span* span, const void* object) {
   if (span->sizeclass_ == 0) return nullptr;
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
-  SlotArray* array = OwnedCachedArray(span);
+  SlotArray* array = OwnedArray(span);
   if (HEAPKIT_LIKELY(array != nullptr)) return SlotIn(array, span, a);
   return SlotAfterCacheMiss(span, a, nullptr, nullptr);
 }
@@ -273,41 +297,76 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object) {
 
 constinit std::atomic<SlotFreeHook> g_slot_free_hook{nullptr};
 
-uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index) {
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index,
+                        const uintptr_t* frame) {
   const uint32_t cls = span->sizeclass_;
   if (cls == 0) return 0;
-  SlotArray* array = OwnedCachedArray(span);
+  SlotArray* array = OwnedArray(span);
   if (HEAPKIT_UNLIKELY(array == nullptr)) {
     array = ArrayOf(span);
     if (array == nullptr) return 0;
   }
   std::atomic<uint64_t>* slot = SlotAt(array, cls, index);
-  return slot != nullptr ? TakeSlot(slot, object) : 0;
+  return slot != nullptr ? TakeSlot(slot, object, array, frame) : 0;
 }
 
 void SetSlotFreeHook(SlotFreeHook hook) { g_slot_free_hook.store(hook, std::memory_order_release); }
 
-void ForEachObjectSlot(SlotVisitor visitor, void* context) {
-  std::atomic<SlotLeaf*>* root = g_slot_root.load(std::memory_order_acquire);
-  if (root == nullptr) return;
-  for (size_t r = 0; r < kSlotRootLength; ++r) {
-    SlotLeaf* leaf = root[r].load(std::memory_order_acquire);
-    if (leaf == nullptr) continue;
-    for (size_t i = 0; i < kSlotLeafLength; ++i) {
-      SlotArray* array = leaf[i].load(std::memory_order_acquire);
-      if (array == nullptr) continue;
-      const uint64_t key = array->key.load(std::memory_order_relaxed);
-      const uint32_t cls = static_cast<uint32_t>(key & 0xff);
-      if (cls == 0) continue;
-      const uintptr_t start = static_cast<uintptr_t>(key >> 8) << kPageShift;
-      const size_t size = g_state.sizemap.ClassSize(cls);
-      const uint32_t n = g_state.sizemap.ObjectsPerSpan(cls);
-      for (uint32_t k = 0; k < n; ++k) {
-        const uint64_t v = array->slots[k].load(std::memory_order_relaxed);
-        if (v != 0) visitor(context, reinterpret_cast<const void*>(start + k * size), v);
-      }
+namespace {
+
+// Visits every non-zero slot of the installed arrays as (object start, slot value, birth word:
+// 0 if the array has none). An array that is not installed (stamp 0: on a free list, or
+// retired) has only empty slots.
+template <class Visit>
+void ForEachSlotOfMadeArrays(const Visit& visit) {
+  for (SlotArray* array = g_made_arrays.load(std::memory_order_acquire); array != nullptr;
+       array = array->next_made) {
+    if (array->stamp.load(std::memory_order_acquire) == 0) continue;
+    const uint64_t key = array->key.load(std::memory_order_relaxed);
+    const uint32_t cls = static_cast<uint32_t>(key & 0xff);
+    if (cls == 0) continue;
+    const uintptr_t start = static_cast<uintptr_t>(key >> 8) << kPageShift;
+    const size_t size = g_state.sizemap.ClassSize(cls);
+    const uint32_t n = g_state.sizemap.ObjectsPerSpan(cls);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint64_t v = array->slots[k].load(std::memory_order_relaxed);
+      if (v == 0) continue;
+      const uint64_t birth =
+          array->births != 0 ? array->slots[array->births + k].load(std::memory_order_relaxed) : 0;
+      visit(reinterpret_cast<const void*>(start + k * size), v, birth);
     }
   }
+}
+
+}  // namespace
+
+void ForEachObjectSlot(SlotVisitor visitor, void* context) {
+  ForEachSlotOfMadeArrays(
+      [&](const void* object, uint64_t value, uint64_t) { visitor(context, object, value); });
+}
+
+void ForEachObjectSlotWithBirth(SlotBirthVisitor visitor, void* context) {
+  ForEachSlotOfMadeArrays([&](const void* object, uint64_t value, uint64_t birth) {
+    visitor(context, object, value, birth);
+  });
+}
+
+void SetSlotBirths(bool on) { g_slot_births.store(on, std::memory_order_relaxed); }
+
+std::atomic<uint64_t>* OwnedObjectBirth(const void* object) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  const Span* span = g_state.pagemap.SpanOfOwnedPage(a >> kPageShift);
+  const uint32_t cls = span->sizeclass_;
+  if (cls == 0) return nullptr;
+  SlotArray* array = OwnedArray(span);
+  if (HEAPKIT_UNLIKELY(array == nullptr)) {
+    array = ArrayOf(span);
+    if (array == nullptr) return nullptr;
+  }
+  if (array->births == 0) return nullptr;
+  const uint64_t index = g_state.sizemap.ObjectIndexOf(cls, a - span->StartAddress());
+  if (index >= array->births) return nullptr;  // span tail
+  return &array->slots[array->births + index];
 }
 
 const std::atomic<uint64_t>* InstalledSlotsOf(const Span* span) {

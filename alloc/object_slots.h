@@ -48,34 +48,70 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // optional SlotFreeHook, which TakeObjectSlot calls. This skips four call levels and a second
 // page-map lookup per free.
 // `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
-uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index);
-// TakeObjectSlot and TakeSlot call the SlotFreeHook (observer_hooks.h) with each value taken.
+// frame: passed on to the SlotFreeHook (observer_hooks.h; nullptr: none).
+uint64_t TakeObjectSlot(const Span* span, const void* object, uint64_t index,
+                        const uintptr_t* frame = nullptr);
+// TakeObjectSlot and TakeSlot call the SlotFreeHook (observer_hooks.h) with each value taken
+// and the object's birth word (nullptr if its array has none).
 
 // Inline fast paths of SlotOfNewObject and TakeObjectSlot for the allocator (allocator.cc),
 // which owns the object and has its span and index in hand: the span's cached array as is
 // (object_slots.cc "Span cache" says why an owner may trust it). Arrays start with a header
 // of kSlotArrayHeaderBytes (object_slots.cc, SlotArray). nullptr: no array cached, call the
 // out-of-line function. `index` must be below the class's ObjectsPerSpan.
-inline constexpr size_t kSlotArrayHeaderBytes = 24;
-inline std::atomic<uint64_t>* OwnedCachedSlot(const Span* span, uint64_t index) {
-  void* a = __atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED);
-  if (a == nullptr) return nullptr;
-  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(a) + kSlotArrayHeaderBytes) +
+inline constexpr size_t kSlotArrayHeaderBytes = 40;
+inline constexpr size_t kSlotArrayBirthsOffset = 32;  // SlotArray::births
+// The span's cached array (its header), or nullptr.
+inline void* OwnedCachedArray(const Span* span) {
+  return __atomic_load_n(&span->slot_array_, __ATOMIC_RELAXED);
+}
+inline std::atomic<uint64_t>* SlotOfArray(void* array, uint64_t index) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(array) +
+                                                  kSlotArrayHeaderBytes) +
          index;
 }
-// Empties a found slot: TakeObjectSlot's work after the lookup.
-inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object) {
+inline std::atomic<uint64_t>* OwnedCachedSlot(const Span* span, uint64_t index) {
+  void* a = OwnedCachedArray(span);
+  return a != nullptr ? SlotOfArray(a, index) : nullptr;
+}
+// The birth word beside `slot` of `array` ("Birth words" below), or nullptr if it has none.
+inline std::atomic<uint64_t>* BirthOfSlot(const void* array, std::atomic<uint64_t>* slot) {
+  const uint64_t births =
+      *reinterpret_cast<const uint64_t*>(static_cast<const char*>(array) + kSlotArrayBirthsOffset);
+  return births != 0 ? slot + births : nullptr;
+}
+// Empties a found slot of `array`: TakeObjectSlot's work after the lookup. frame: for the
+// SlotFreeHook (observer_hooks.h), or nullptr.
+inline uint64_t TakeSlot(std::atomic<uint64_t>* slot, const void* object, const void* array,
+                         const uintptr_t* frame) {
   const uint64_t v = slot->load(std::memory_order_acquire);
   if (v == 0) return 0;
   slot->store(0, std::memory_order_relaxed);  // the owner's only accounting
   if (const SlotFreeHook hook = g_slot_free_hook.load(std::memory_order_acquire); hook != nullptr)
-    hook(object, v);
+    hook(object, v, BirthOfSlot(array, slot), frame);
   return v;
 }
 // Visits every non-zero slot as (object start, value). Racy but safe while the world runs
 // (values read with relaxed loads); exact while it is stopped.
 using SlotVisitor = void (*)(void* context, const void* object, uint64_t value);
 void ForEachObjectSlot(SlotVisitor visitor, void* context);
+
+// ---- Birth words ----
+// While SetSlotBirths(true), new slot arrays carry a second word per object after their slots
+// (16 bytes per object instead of 8), its "birth word", which the owner of the slots writes
+// and reads beside the slot (the profiler's lifetimes: profiler/slot_births.h). Arrays made
+// before keep having none, arrays made after keep theirs (free lists are per kind). The
+// allocator never reads a birth word; a retired array's are left as they are (the owner
+// marks in the slot value whether its birth word is set).
+void SetSlotBirths(bool on);
+// The birth word of a small object whose slot array has birth words, else nullptr. For the
+// object's owner (its allocating thread while it records it, its freeing thread in the
+// SlotFreeHook): page-map lookup, the span's cached array, the object's index.
+std::atomic<uint64_t>* OwnedObjectBirth(const void* object);
+// ForEachObjectSlot with each object's birth word (0 if its array has none).
+using SlotBirthVisitor = void (*)(void* context, const void* object, uint64_t value,
+                                  uint64_t birth);
+void ForEachObjectSlotWithBirth(SlotBirthVisitor visitor, void* context);
 
 // The slots of the array installed for `span` (its start page and class), or nullptr: radix
 // lookup, no cache. For the live-object walk (live_objects.cc), world stopped.

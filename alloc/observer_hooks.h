@@ -84,8 +84,12 @@ void SetSampleObserver(const SampleObserver* observer);
 // free path (sampled_spans.h, exact marking) before the call, whatever it returns. Registered
 // by the observer's owner together with the observer; on_sampled_alloc still gets every other
 // sample. x86-64 only (elsewhere exact mode uses on_sampled_alloc).
+// birth: the object's birth word beside its slot (object_slots.h "Birth words"), or nullptr.
+// pc, frame: the origin (SampleOrigin, below) as the return address and the frame it is read
+// from (the allocator frame whose return address is pc): its sp is frame + 2 and its rbp
+// frame[0], read by the recorder, so that the birth word fits the six argument registers.
 using ExactRecorder = bool (*)(void* object, size_t requested, std::atomic<uint64_t>* slot,
-                               uintptr_t pc, uintptr_t sp, uintptr_t rbp);
+                               std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame);
 void SetExactRecorder(ExactRecorder recorder);
 
 // Mean bytes between samples: 0 = sampling off, 1 = every allocation is sampled.
@@ -114,7 +118,8 @@ void SetCheckerObjectLayout(bool on);
 // tail call, so it sees the same caller), as it is right after that call returns. Set by
 // NotifySample on its thread for the duration of the observer's on_sampled_alloc call; pc and
 // rbp are 0 otherwise (the leak checker scans thread-local storage: a heap pointer left here
-// would keep its object reachable). ExactRecorder gets the same three values as arguments.
+// would keep its object reachable). ExactRecorder gets the same three values through its
+// arguments (pc, and the frame that sp and rbp are read from).
 //
 // Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the
@@ -138,7 +143,13 @@ extern __thread SampleOrigin tls_sample_origin __attribute__((tls_model("initial
 // Called (if set) by TakeSlot / TakeObjectSlot (object_slots.h) with each value it took, on the
 // freeing thread (FreeSlow), before the memory is reused; for owners that keep running totals
 // (the heap profiler while it profiles). Must be malloc-free.
-using SlotFreeHook = void (*)(const void* object, uint64_t value);
+// birth: the object's birth word (object_slots.h "Birth words"), or nullptr if its slot array
+// has none. frame: where the free entered the allocator, like SampleOrigin's (below) for an
+// allocation: the frame of the allocator function the free's slow path runs in, whose return
+// address is frame[1] (the origin's pc), its sp frame + 2 and its rbp frame[0]; nullptr if not
+// known. The hook may start a stack walk there instead of at its own frame.
+using SlotFreeHook = void (*)(const void* object, uint64_t value, std::atomic<uint64_t>* birth,
+                              const uintptr_t* frame);
 void SetSlotFreeHook(SlotFreeHook hook);
 extern std::atomic<SlotFreeHook> g_slot_free_hook;
 

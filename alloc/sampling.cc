@@ -99,11 +99,13 @@ HEAPKIT_ALWAYS_INLINE void* RecordExactBody(ThreadCache* tc, void* p, size_t req
     slot = OwnedCachedSlot(span, g_state.sizemap.ObjectIndexOf(cls, offset));
     if (HEAPKIT_UNLIKELY(slot == nullptr)) slot = SlotOfNewObject(span, p);
   }
+  // SlotOfNewObject cached the span's array whenever it returned a slot.
+  std::atomic<uint64_t>* birth =
+      slot != nullptr ? BirthOfSlot(OwnedCachedArray(span), slot) : nullptr;
   sampled_spans::Add(&g_state.pagemap, span, true);
   const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
   tc->in_callback_ = true;
-  const bool recorded =
-      record(p, requested, slot, fp[1], reinterpret_cast<uintptr_t>(fp + 2), fp[0]);
+  const bool recorded = record(p, requested, slot, birth, fp[1], fp);
   tc->in_callback_ = false;
   if constexpr (kProbes)
     usdt::SampledAlloc(span, p, requested, recorded,

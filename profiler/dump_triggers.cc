@@ -15,6 +15,7 @@
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
 #include "profiler/sample_estimate.h"
+#include "profiler/slot_births.h"
 #include "profiler/proto_profile_file.h"
 #include "profiler/stack_table.h"
 
@@ -142,7 +143,7 @@ void DumpIfTriggered(int64_t alloc, int64_t freed) {
 
 void BeginProfilingLocked(const char* prefix) {
   g_profiler.files.Begin(prefix);
-  ReadObjectTimeSettings();
+  ReadObjectTimeSettings(&SetSlotBirths);
   ResetEstimatesFromTable();
   BeginRssLimit(g_profiler.config.rss_limit);
   BeginTimeline(g_profiler.config.timeline_period_ms);

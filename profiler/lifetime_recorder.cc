@@ -20,12 +20,21 @@ struct LastFreeStack {
 };
 __thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
 
-// The free's stack as a trace-tree node (kNoFreeStack if it cannot be had).
-__attribute__((noinline)) uint32_t FreeStackNode() {
+// The free's stack as a trace-tree node (kNoFreeStack if it cannot be had). Inline into its
+// two callers: a frame less for the walk memo to check at every free.
+// frame: where to start the walk (alloc/observer_hooks.h SlotFreeHook), or nullptr: here.
+inline __attribute__((always_inline)) uint32_t FreeStackNode(const uintptr_t* frame = nullptr) {
   LastFreeStack& last = tls_last_free_stack;
   void* pcs[kMaxCaptureDepth];
   uint64_t walk = last.walk_id;
-  const int depth = CaptureFreeStack(pcs, kMaxCaptureDepth, 0, &walk);
+  int depth = -1;
+  if (frame != nullptr)
+    depth = CaptureStackFrom(frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0], pcs,
+                             kMaxCaptureDepth, &walk, /*free_memo=*/true);
+  if (depth < 0) {
+    walk = last.walk_id;
+    depth = CaptureFreeStack(pcs, kMaxCaptureDepth, 0, &walk);
+  }
   if (walk != 0 && walk == last.walk_id) return last.node;  // pcs was not written
   if (depth <= 0) return kNoFreeStack;
   const int skip = CountAllocatorFrames(pcs, depth);
@@ -37,6 +46,12 @@ __attribute__((noinline)) uint32_t FreeStackNode() {
 }
 
 }  // namespace
+
+void CountLifetimeWithFreeStack(uint32_t bucket_id, uint32_t (*node_of)(uint32_t), int bin,
+                                LifetimeEnd end, size_t size, int64_t estimated_bytes,
+                                const uintptr_t* frame) {
+  CountLifetimeOfBucket(bucket_id, node_of, FreeStackNode(frame), bin, end, size, estimated_bytes);
+}
 
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes) {

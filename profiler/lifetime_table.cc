@@ -14,9 +14,7 @@ struct Cell {
   uint32_t free_node;
   uint8_t bin;
   LifetimeEnd end;
-  std::atomic<int64_t> count;
-  std::atomic<int64_t> bytes;
-  std::atomic<int64_t> estimated_bytes;
+  LifetimeCounters counters;
 };
 
 constexpr int kHeadBits = 16;
@@ -28,17 +26,6 @@ struct alignas(64) Stripe {
   Cell* slab = nullptr;  // cells left in the current slab
   size_t slab_left = 0;
 };
-
-// This thread's last cell per bin (a thread frees mostly from a few call sites, so the key
-// of its next free usually differs from an earlier one by the bin alone): a hit costs a
-// compare and the adds, no hash, chain walk or lock. Cells are never freed, so an entry stays
-// valid for the life of the process (and in a forked child).
-struct CachedCell {
-  Cell* cell = nullptr;
-  uint32_t alloc_node = 0, free_node = 0;
-  LifetimeEnd end = LifetimeEnd::kSameThread;
-};
-__thread CachedCell tls_last_cells[kLifetimeBins] __attribute__((tls_model("initial-exec")));
 
 std::atomic<std::atomic<Cell*>*> g_heads{nullptr};
 std::atomic<Cell*> g_made{nullptr};  // every cell, so that readers do not scan the heads
@@ -62,38 +49,10 @@ std::atomic<Cell*>* Heads() {
   return heads;
 }
 
-// The bin of 2^b for each b: a lifetime in [2^b, 2^(b+1)) is in that bin or the next (a
-// factor of 2 spans at most one decade's lower bound), so a bin is one bit scan, one table
-// load and one compare instead of a walk up the decades.
-struct BinOfBit {
-  int8_t bin[64];
-  constexpr BinOfBit() : bin() {
-    for (int b = 0; b < 64; ++b) {
-      const int64_t low = b == 63 ? INT64_MAX : int64_t{1} << b;
-      int i = 0;
-      while (i + 1 < kLifetimeBins && low >= kLifetimeBinLowerNs[i + 1]) ++i;
-      bin[b] = static_cast<int8_t>(i);
-    }
-  }
-};
-constexpr BinOfBit kBinOfBit;
-
-}  // namespace
-
-int LifetimeBin(int64_t ns) {
-  if (ns <= 0) return 0;
-  const int bin = kBinOfBit.bin[63 - __builtin_clzll(static_cast<uint64_t>(ns))];
-  return bin + 1 < kLifetimeBins && ns >= kLifetimeBinLowerNs[bin + 1] ? bin + 1 : bin;
-}
-
-namespace {
-
 // Relaxed adds: any writer adds to a published cell without its chain's lock (the lock
 // orders insertions only); readers see whole values.
-inline void AddTo(Cell* c, size_t size, int64_t estimated_bytes) {
-  c->count.fetch_add(1, std::memory_order_relaxed);
-  c->bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-  c->estimated_bytes.fetch_add(estimated_bytes, std::memory_order_relaxed);
+inline void AddTo(LifetimeCounters* c, size_t size, int64_t estimated_bytes) {
+  AddToLifetimeCounters(c, size, estimated_bytes);
 }
 
 // The cell of the key, found or made under its chain's lock (nullptr: arena exhausted).
@@ -138,24 +97,39 @@ __attribute__((noinline)) Cell* FindOrMakeCell(uint32_t alloc_node, uint32_t fre
 
 }  // namespace
 
+__thread LifetimeCellCache tls_last_cells[kLifetimeBins] __attribute__((tls_model("initial-exec")));
+
 void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end, size_t size,
                    int64_t estimated_bytes) {
-  CachedCell& last = tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins];
+  LifetimeCellCache& last = tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins];
   if (__builtin_expect(last.cell == nullptr || last.alloc_node != alloc_node ||
                            last.free_node != free_node || last.end != end,
                        0)) {
     Cell* c = FindOrMakeCell(alloc_node, free_node, bin, end);
     if (c == nullptr) return;
-    last = {c, alloc_node, free_node, end};
+    last = {&c->counters, alloc_node, free_node, end, 0};
   }
   AddTo(last.cell, size, estimated_bytes);
+}
+
+void CountLifetimeOfBucketSlow(uint32_t bucket_id, uint32_t (*node_of)(uint32_t),
+                               uint32_t free_node, int bin, LifetimeEnd end, size_t size,
+                               int64_t estimated_bytes) {
+  const uint32_t alloc_node = bucket_id != 0 ? node_of(bucket_id) : kNoAllocNode;
+  if (alloc_node == kNoAllocNode) return;
+  Cell* c = FindOrMakeCell(alloc_node, free_node, bin, end);
+  if (c == nullptr) return;
+  tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins] = {
+      &c->counters, alloc_node, free_node, end, LifetimeBucketKey(bucket_id, free_node, end)};
+  AddTo(&c->counters, size, estimated_bytes);
 }
 
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx) {
   for (Cell* c = g_made.load(std::memory_order_acquire); c != nullptr; c = c->next_made) {
     visit(ctx, {c->alloc_node, c->free_node, c->bin, c->end,
-                c->count.load(std::memory_order_relaxed), c->bytes.load(std::memory_order_relaxed),
-                c->estimated_bytes.load(std::memory_order_relaxed)});
+                c->counters.count.load(std::memory_order_relaxed),
+                c->counters.bytes.load(std::memory_order_relaxed),
+                c->counters.estimated_bytes.load(std::memory_order_relaxed)});
   }
 }
 

@@ -30,9 +30,29 @@ inline constexpr int64_t kLifetimeBinLowerNs[kLifetimeBins] = {
     0,         1000,       10000,       100000,       1000000,       10000000,
     100000000, 1000000000, 10000000000, 100000000000, 1000000000000, 3600000000000};
 
+// The bin of 2^b for each b: a lifetime in [2^b, 2^(b+1)) is in that bin or the next (a
+// factor of 2 spans at most one decade's lower bound), so a bin is one bit scan, one table
+// load and one compare instead of a walk up the decades.
+struct LifetimeBinOfBit {
+  int8_t bin[64];
+  constexpr LifetimeBinOfBit() : bin() {
+    for (int b = 0; b < 64; ++b) {
+      const int64_t low = b == 63 ? INT64_MAX : int64_t{1} << b;
+      int i = 0;
+      while (i + 1 < kLifetimeBins && low >= kLifetimeBinLowerNs[i + 1]) ++i;
+      bin[b] = static_cast<int8_t>(i);
+    }
+  }
+};
+inline constexpr LifetimeBinOfBit kLifetimeBinOfBit;
+
 // The bin of a lifetime (negative lifetimes, from a clock read on another CPU a little earlier,
 // count as 0).
-int LifetimeBin(int64_t ns);
+inline int LifetimeBin(int64_t ns) {
+  if (ns <= 0) return 0;
+  const int bin = kLifetimeBinOfBit.bin[63 - __builtin_clzll(static_cast<uint64_t>(ns))];
+  return bin + 1 < kLifetimeBins && ns >= kLifetimeBinLowerNs[bin + 1] ? bin + 1 : bin;
+}
 
 // How a counted object ended: freed on its allocating thread, freed on another, or still live
 // at the dump (censored; counted by the dump, never stored here).
@@ -53,6 +73,53 @@ inline constexpr uint32_t kNoFreeStack = ~0u;
 // Counts a freed object of `size` raw bytes standing for `estimated_bytes`.
 void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd end, size_t size,
                    int64_t estimated_bytes);
+
+// A cell's counters (relaxed adds: any writer adds to a published cell without its chain's
+// lock, which orders insertions only; readers see whole values).
+struct LifetimeCounters {
+  std::atomic<int64_t> count;
+  std::atomic<int64_t> bytes;
+  std::atomic<int64_t> estimated_bytes;
+};
+inline void AddToLifetimeCounters(LifetimeCounters* c, size_t size, int64_t estimated_bytes) {
+  c->count.fetch_add(1, std::memory_order_relaxed);
+  c->bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  c->estimated_bytes.fetch_add(estimated_bytes, std::memory_order_relaxed);
+}
+
+// This thread's last cell per bin (a thread frees mostly from a few call sites, so the key of
+// its next free usually differs from an earlier one by the bin alone): a hit costs a compare
+// and the adds, no hash, chain walk or lock. Cells are never freed, so an entry stays valid for
+// the life of the process (and in a forked child).
+struct LifetimeCellCache {
+  LifetimeCounters* cell = nullptr;
+  uint32_t alloc_node = 0, free_node = 0;
+  LifetimeEnd end = LifetimeEnd::kSameThread;
+  // LifetimeBucketKey of the cell when it was found by bucket (CountLifetimeOfBucket), else 0.
+  uint64_t bucket_key = 0;
+};
+// (bucket id, free node, end) in one word: bucket ids are below 2^30 (stack_table.h), never 0.
+inline uint64_t LifetimeBucketKey(uint32_t bucket_id, uint32_t free_node, LifetimeEnd end) {
+  return (uint64_t{free_node} << 32) | (uint64_t(end) << 30) | bucket_id;
+}
+extern __thread LifetimeCellCache tls_last_cells[kLifetimeBins]
+    __attribute__((tls_model("initial-exec")));
+
+// CountLifetime for an allocation known by its bucket id (exact mode's slot records): the
+// thread's remembered cell of the bin serves when the bucket id, free node and end match;
+// otherwise node_of(bucket_id) names the allocation stack (kNoAllocNode: not counted).
+inline constexpr uint32_t kNoAllocNode = ~0u;
+void CountLifetimeOfBucketSlow(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
+                               uint32_t free_node, int bin, LifetimeEnd end, size_t size,
+                               int64_t estimated_bytes);
+inline void CountLifetimeOfBucket(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
+                                  uint32_t free_node, int bin, LifetimeEnd end, size_t size,
+                                  int64_t estimated_bytes) {
+  const LifetimeCellCache& last = tls_last_cells[bin];  // LifetimeBin: below kLifetimeBins
+  if (__builtin_expect(last.bucket_key == LifetimeBucketKey(bucket_id, free_node, end), 1))
+    return AddToLifetimeCounters(last.cell, size, estimated_bytes);
+  CountLifetimeOfBucketSlow(bucket_id, node_of, free_node, bin, end, size, estimated_bytes);
+}
 
 // Visits every cell (a snapshot of its counters; cells added meanwhile may be missed).
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx);

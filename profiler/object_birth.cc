@@ -12,11 +12,12 @@ constinit ObjectTimeState g_object_times;
 namespace {
 
 std::atomic<uint32_t> g_thread_numbers{0};
-__thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace
 
-void ReadObjectTimeSettings() {
+__thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
+
+void ReadObjectTimeSettings(void (*before_publishing)(bool lifetimes)) {
   const bool lifetimes = internal::EnvBool("HEAP_PROFILE_LIFETIMES", false);
   bool free_stacks = internal::EnvBool("HEAP_PROFILE_FREE_STACKS", false);
   if (free_stacks && !lifetimes) {
@@ -29,15 +30,13 @@ void ReadObjectTimeSettings() {
   g_object_times.lifetimes.store(lifetimes, std::memory_order_relaxed);
   g_object_times.free_stacks.store(free_stacks, std::memory_order_relaxed);
   g_object_times.ages.store(ages, std::memory_order_relaxed);
+  if (before_publishing != nullptr) before_publishing(lifetimes);
   g_object_times.births.store(lifetimes || ages, std::memory_order_release);
 }
 
-uint32_t ThisThreadNumber() {
-  uint32_t n = tls_thread_number;
-  if (__builtin_expect(n == 0, 0)) {
-    n = g_thread_numbers.fetch_add(1, std::memory_order_relaxed) + 1;
-    tls_thread_number = n;
-  }
+uint32_t NewThreadNumber() {
+  const uint32_t n = g_thread_numbers.fetch_add(1, std::memory_order_relaxed) + 1;
+  tls_thread_number = n;
   return n;
 }
 

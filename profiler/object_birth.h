@@ -42,8 +42,10 @@ inline bool BirthsOn() { return g_object_times.births.load(std::memory_order_rel
 
 // Reads HEAP_PROFILE_LIFETIMES, HEAP_PROFILE_FREE_STACKS and HEAP_PROFILE_AGES (booleans,
 // default off; a privileged process reads none; a malformed value: one line, default used).
-// Called at profiling start under the state lock.
-void ReadObjectTimeSettings();
+// Called at profiling start under the state lock. before_publishing (may be nullptr) is called
+// with the lifetimes setting before any setting is stored (slot_births.h's SetSlotBirths: the
+// births' clock is ready before an allocation can see lifetimes on).
+void ReadObjectTimeSettings(void (*before_publishing)(bool lifetimes));
 
 // A dump was written: later allocations belong to the next interval.
 inline void AdvanceDumpInterval() {
@@ -51,7 +53,12 @@ inline void AdvanceDumpInterval() {
 }
 
 // This thread's number (assigned on first use; never 0).
-uint32_t ThisThreadNumber();
+extern __thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec")));
+uint32_t NewThreadNumber();
+inline uint32_t ThisThreadNumber() {
+  const uint32_t n = tls_thread_number;
+  return __builtin_expect(n != 0, 1) ? n : NewThreadNumber();
+}
 
 // The birth of an object allocated now, on this thread.
 ObjectBirth BirthNow();

@@ -7,6 +7,7 @@
 #include "profiler/object_birth.h"
 #include "profiler/profiler_basics.h"
 #include "profiler/sample_estimate.h"
+#include "profiler/slot_births.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
 
@@ -112,7 +113,18 @@ void TallyLiveRecords(StackTable& table, LivePass* pass) {
         }
       },
       pass);
-  if (pass->ages_on) {  // exact mode's slot records (ages alone keep them in slots)
+  if (pass->lifetimes) {  // exact mode's slot records with a birth word (slot_births.h)
+    ForEachSlotAgeNs(
+        table,
+        [](void* ctx, const Bucket* bucket, size_t size, int64_t age_ns) {
+          auto* p = static_cast<LivePass*>(ctx);
+          const int bin = LifetimeBin(age_ns);
+          p->censored.Add((uint64_t{bucket->stack} << 8) | static_cast<uint64_t>(bin), size,
+                          EstimateBytes(size, p->rate));
+        },
+        pass);
+  }
+  if (pass->ages_on) {  // exact mode's slot records (they keep the interval in the slot)
     table.ForEachSlotAge(
         [](void* ctx, const Bucket* bucket, size_t size, uint32_t interval) {
           const uint64_t id = bucket->id.load(std::memory_order_relaxed);

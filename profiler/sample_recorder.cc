@@ -18,6 +18,7 @@
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/runtime_symbols.h"
+#include "profiler/slot_births.h"
 #include "profiler/sample_estimate.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
@@ -124,11 +125,52 @@ inline __attribute__((always_inline)) bool FindStack(uint32_t size_key, int limi
   return true;
 }
 
+// RecordWithBirth's other cases: the object's birth word looked up (the allocator did not hand
+// one over), else a live-object-map record.
+__attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
+                                                   std::atomic<uint64_t>* slot, Bucket* bucket,
+                                                   StackTable& table) {
+  if (slot != nullptr) {
+    std::atomic<uint64_t>* word = OwnedBirthWord(ptr);
+    if (const uint64_t birth = BirthWordNow(); word != nullptr && birth != 0) {
+      word->store(birth, std::memory_order_relaxed);  // before the slot's release store
+      return table.RecordAllocIn(
+          slot, ptr, bucket, requested,
+          {1, ThisThreadNumber(), g_object_times.interval.load(std::memory_order_relaxed)});
+    }
+  }
+  table.RecordAllocIn(nullptr, ptr, bucket, requested, BirthNow());
+}
+
+// A record with its whole birth (lifetimes): in its slot with the birth in the slot array's
+// birth word (slot_births.h) when the array has one and the birth fits it, else in the
+// live-object map. word: the object's birth word from the allocator (nullptr: none, or not
+// handed over).
+inline __attribute__((always_inline)) void RecordWithBirth(void* ptr, size_t requested,
+                                                           std::atomic<uint64_t>* slot,
+                                                           std::atomic<uint64_t>* word,
+                                                           Bucket* bucket, StackTable& table) {
+  if (__builtin_expect(slot != nullptr && word != nullptr, 1)) {
+    if (const uint64_t birth = BirthWordNow(); __builtin_expect(birth != 0, 1)) {
+      word->store(birth, std::memory_order_relaxed);  // before the slot's release store
+      // The dump interval only when ages are on (object_birth.h).
+      const uint64_t extra =
+          g_object_times.ages.load(std::memory_order_relaxed)
+              ? StackTable::SlotInterval(
+                    {1, 1, g_object_times.interval.load(std::memory_order_relaxed)})
+              : StackTable::kSlotBirthFlag;
+      return table.RecordAllocInSlot(slot, bucket, requested, extra);
+    }
+  }
+  RecordWithBirthSlow(ptr, requested, slot, bucket, table);
+}
+
 // The counted record in the last stack's bucket (found once per stack and size): the object's
 // birth when lifetimes or ages are on, then the profile's estimate and the peak's.
 inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t requested, int64_t rate,
                                                          uint32_t size_key,
                                                          std::atomic<uint64_t>* slot,
+                                                         std::atomic<uint64_t>* birth,
                                                          LastStack& last, StackTable& table) {
   if (__builtin_expect(last.bucket == nullptr, 0)) {
     const uint32_t node = table.NodeOf(last.stack);
@@ -138,9 +180,10 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
     last.peak_cell = nullptr;
   }
   if (__builtin_expect(BirthsOn(), 0)) {  // with its birth (object_birth.h)
-    // Lifetimes need the whole birth: the map. Ages alone: a slot keeps the interval.
+    // Lifetimes need the whole birth: the slot array's birth word (slot_births.h), else the
+    // map. Ages alone: a slot keeps the interval.
     if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
-      table.RecordAllocIn(nullptr, ptr, last.bucket, requested, BirthNow());
+      RecordWithBirth(ptr, requested, slot, birth, last.bucket, table);
     } else {
       table.RecordAllocIn(
           slot, ptr, last.bucket, requested,
@@ -175,6 +218,7 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
 template <Keep kKeep>
 inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, int64_t rate,
                                                   std::atomic<uint64_t>* slot,
+                                                  std::atomic<uint64_t>* birth,
                                                   const Origin& origin) {
   if (__builtin_expect(tls_calibrating, false)) {
     CalibrationSample();
@@ -189,17 +233,18 @@ inline __attribute__((always_inline)) bool Record(void* ptr, size_t requested, i
   if constexpr (kKeep == Keep::kStackOnly) {
     return table.RecordStackIn(slot, last.stack, requested);
   } else {
-    return CountInBucket(ptr, requested, rate, size_key, slot, last, table);
+    return CountInBucket(ptr, requested, rate, size_key, slot, birth, last, table);
   }
 }
 
 // The instance for this record: stack only when it has a slot and no profile is collected.
 inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t requested, int64_t rate,
                                                         std::atomic<uint64_t>* slot,
+                                                        std::atomic<uint64_t>* birth,
                                                         const Origin& origin) {
   if (slot != nullptr && !g_profiler.profiling.load(std::memory_order_relaxed))
-    return Record<Keep::kStackOnly>(ptr, requested, rate, slot, origin);
-  return Record<Keep::kCounted>(ptr, requested, rate, slot, origin);
+    return Record<Keep::kStackOnly>(ptr, requested, rate, slot, birth, origin);
+  return Record<Keep::kCounted>(ptr, requested, rate, slot, birth, origin);
 }
 #pragma GCC diagnostic pop
 
@@ -212,16 +257,17 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
                                     ? GlobalStackTable().SlotForAlloc(ptr)
                                     : nullptr;
   const alloc::SampleOrigin& o = alloc::tls_sample_origin;
-  return RecordEither(ptr, requested, rate, slot, Origin{o.pc, o.sp, o.rbp});
+  return RecordEither(ptr, requested, rate, slot, nullptr, Origin{o.pc, o.sp, o.rbp});
 }
 
 // Exact mode's lean entry (alloc/observer_hooks.h, ExactRecorder): the allocator hands over the
 // slot and the origin, the rate is 1. Only small objects have slots, and slots hold their sizes
 // in kMaxSlotSize's bits.
 static_assert(alloc::kMaxSize < StackTable::kMaxSlotSize, "a small object's size fits its slot");
-bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot, uintptr_t pc,
-                  uintptr_t sp, uintptr_t rbp) {
-  return RecordEither(ptr, requested, 1, slot, Origin{pc, sp, rbp});
+bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
+                  std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame) {
+  return RecordEither(ptr, requested, 1, slot, birth,
+                      Origin{pc, reinterpret_cast<uintptr_t>(frame + 2), frame[0]});
 }
 
 bool OnMaybeSampledFree(void* ptr) {
@@ -270,11 +316,14 @@ void FindStaticAllocatorFrames() {
 
 HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
-void OnSlotFree(const void*, uint64_t value) {
+void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth, const uintptr_t* frame) {
   if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
   const size_t size = StackTable::SlotSize(value);
   const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
   g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
+  // Arrays have birth words only while lifetimes are on (slot_births.h).
+  if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value))
+    CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
   MaybeDump();
   // Last, as a tail call (every free in exact mode): a dump fired just above is then the
   // moment before this free for the peak tracker too.

@@ -31,7 +31,8 @@ bool SampleRecordingOn();
 
 // The slot-free hook set while profiling: exact-mode slot records are freed by the allocator
 // itself (alloc::TakeObjectSlot); this counts their bytes for the deallocation and in-use
-// triggers.
-void OnSlotFree(const void* object, uint64_t value);
+// triggers, and the lifetimes of records with a birth word (slot_births.h).
+void OnSlotFree(const void* object, uint64_t value, std::atomic<uint64_t>* birth,
+                const uintptr_t* frame);
 
 }  // namespace heapkit::prof

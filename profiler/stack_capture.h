@@ -43,8 +43,9 @@ int CaptureFreeStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
 // cached CFI unwinder only: -1 if some frame needs libunwind or on other architectures (the
 // caller then falls back to CaptureStack). 0 if re-entered. Inline (the profiler's exact-mode
 // path calls it for every allocation).
+// free_memo: through the frees' memo (CaptureFreeStack's) instead of the allocations'.
 inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
-                            uint64_t* walk_id);
+                            uint64_t* walk_id, bool free_memo = false);
 
 // The same through the cached CFI unwinder only: -1 if some frame needs libunwind (or on
 // architectures without it). For tests and comparisons.
@@ -65,7 +66,7 @@ bool InStackCapture();
 extern __thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec")));
 
 inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
-                            uint64_t* walk_id) {
+                            uint64_t* walk_id, bool free_memo) {
 #ifdef HEAPKIT_CFI_UNWINDER
   if (tls_in_stack_capture || max_depth <= 0) {
     *walk_id = 0;
@@ -74,10 +75,11 @@ inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pc
   tls_in_stack_capture = true;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
   const CallerRegs regs = {pc, sp, rbp};
-  const int stored = CfiBacktrace(regs, 0, pcs, max_depth, walk_id);
+  const int stored = CfiBacktrace(regs, 0, pcs, max_depth, walk_id, free_memo);
   tls_in_stack_capture = false;
   return stored;
 #else
+  (void)free_memo;
   (void)pc;
   (void)sp;
   (void)rbp;

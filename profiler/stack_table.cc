@@ -179,9 +179,8 @@ void StackTable::RefreshSlotCounts() {
       [](void* table, const void*, uint64_t value) {
         auto* t = static_cast<StackTable*>(table);
         const bool stack_form = (value & kStackSlotTag) != 0;
-        const Bucket* b = __builtin_expect(stack_form, 0)
-                              ? t->StackFormBucket(value)
-                              : t->BucketById(static_cast<uint32_t>(value >> 32));
+        const Bucket* b = __builtin_expect(stack_form, 0) ? t->StackFormBucket(value)
+                                                          : t->BucketById(SlotIdOf(value));
         if (b == nullptr) return;  // a record made after CreateBucketsOfStackSlots
         const auto size = static_cast<int64_t>(SlotSize(value));
         // Only this pass (under count_lock_) writes these: no locked add needed.
@@ -363,7 +362,7 @@ void StackTable::ForEachSlotAge(void (*visit)(void*, const Bucket*, size_t, uint
         const uint32_t age = static_cast<uint32_t>(value >> kStackSizeBits) &
                              ((uint32_t{1} << kSlotIntervalBits) - 1);
         if (age == 0) return;
-        if (const Bucket* b = c->table->BucketById(static_cast<uint32_t>(value >> 32)))
+        if (const Bucket* b = c->table->BucketById(SlotIdOf(value)))
           c->visit(c->ctx, b, SlotSize(value), age - 1);
       },
       &c);

@@ -30,7 +30,8 @@
 // end at 256 KiB), so that SlotSize, on every free of a recorded object, is one mask:
 //  - bucket id << 32 | size (RecordAllocIn): the allocation is counted in its bucket's totals
 //    (while a profile is being collected: the profiler's choice, sample_recorder.cc); bits
-//    19..31 hold the object's dump interval + 1 when ages are recorded (0: none; SlotInterval);
+//    19..31 hold the object's dump interval + 1 when ages are recorded (0: none; SlotInterval),
+//    bit 62 says that the object's birth word is set (kSlotBirthFlag; slot_births.h);
 //  - stack form (RecordStackIn): kStackSlotTag | leaf << 47 | node << 19 | size. The record
 //    names only its stack (a StackRef: the trace-tree node of its callers and, apart, the
 //    dictionary index of its leaf frame; leaf 0: the node is the whole stack, used when the
@@ -209,10 +210,15 @@ class StackTable {
   // slot: from SlotForAlloc for this object (size < kMaxSlotSize), or nullptr (hash map).
   // Inline: the slot record of the common case (same bucket as this thread's batch) is a
   // handful of stores.
-  // birth: kept with a hash-map record (object_birth.h); slot records carry none.
+  // birth: kept with a hash-map record (object_birth.h); a slot record keeps its interval and,
+  // if it has a time, kSlotBirthFlag (the caller wrote the object's birth word).
   void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket, size_t size,
                      const ObjectBirth& birth = {}) {
     if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth);
+    RecordAllocInSlot(slot, bucket, size, SlotInterval(birth));
+  }
+  // The slot record of RecordAllocIn: `extra`, SlotInterval's bits, goes into the value.
+  void RecordAllocInSlot(std::atomic<uint64_t>* slot, Bucket* bucket, size_t size, uint64_t extra) {
     PendingAllocs* p = tls_pending_allocs;
     if (__builtin_expect(
             p != nullptr && p->table == this && p->bucket.load(std::memory_order_relaxed) == bucket,
@@ -234,16 +240,24 @@ class StackTable {
     // A recycled slot array's leftover values need no accounting: slot records are counted
     // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-    slot->store((id << 32) | SlotInterval(birth) | size, std::memory_order_release);
+    slot->store((id << 32) | extra | size, std::memory_order_release);
+  }
+  // A bucket-form slot value whose object's birth word (alloc/object_slots.h "Birth words";
+  // profiler/slot_births.h) was written before the value: RecordAllocIn sets it when the
+  // birth has a time (its caller wrote the word). Bucket ids stay below 2^30 (kIdChunks).
+  static constexpr uint64_t kSlotBirthFlag = uint64_t{1} << 62;
+  static bool SlotHasBirth(uint64_t value) {
+    return (value & (kStackSlotTag | kSlotBirthFlag)) == kSlotBirthFlag;
   }
   // A bucket-form slot value keeps its object's dump interval + 1 (0: none) in the bits between
   // the size and the bucket id, saturated (HEAP_PROFILE_AGES in exact mode: object_birth.h).
   static constexpr int kSlotIntervalBits = 32 - kStackSizeBits;
   static constexpr uint32_t kMaxSlotInterval = (uint32_t{1} << kSlotIntervalBits) - 2;
+  // With kSlotBirthFlag when the birth has a time (see kSlotBirthFlag).
   static uint64_t SlotInterval(const ObjectBirth& birth) {
     if (birth.thread == 0) return 0;  // no birth recorded
     const uint32_t i = birth.interval < kMaxSlotInterval ? birth.interval : kMaxSlotInterval;
-    return uint64_t{i + 1} << kStackSizeBits;
+    return (uint64_t{i + 1} << kStackSizeBits) | (birth.time_ns != 0 ? kSlotBirthFlag : 0);
   }
   // Visits the live bucket-form slot records that carry a dump interval. The visitor must not
   // allocate or sample.
@@ -335,7 +349,7 @@ class StackTable {
     if (value & kStackSlotTag) {
       *stack = StackFormRef(value);
     } else {
-      const Bucket* b = BucketById(static_cast<uint32_t>(value >> 32));
+      const Bucket* b = BucketById(SlotIdOf(value));
       if (b == nullptr) return false;
       *stack = {b->stack, 0};
     }
@@ -358,11 +372,15 @@ class StackTable {
   }
   // The bucket id of a slot value (0: stack form, no bucket).
   static uint32_t SlotBucketId(uint64_t value) {
-    return value & kStackSlotTag ? 0 : static_cast<uint32_t>(value >> 32);
+    return value & kStackSlotTag ? 0 : SlotIdOf(value);
   }
   // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
   const Bucket* SlotBucket(uint64_t value) const {
-    return value & kStackSlotTag ? nullptr : BucketById(static_cast<uint32_t>(value >> 32));
+    return value & kStackSlotTag ? nullptr : BucketById(SlotIdOf(value));
+  }
+  // The bucket id field of a bucket-form slot value (without kSlotBirthFlag).
+  static uint32_t SlotIdOf(uint64_t value) {
+    return static_cast<uint32_t>(value >> 32) & ((uint32_t{1} << 30) - 1);
   }
 
   // Stopped-world-safe lookup of a live record: its stack and requested size (see header
@@ -470,6 +488,8 @@ class StackTable {
   static constexpr int kIdChunkBits = 14;
   static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
   static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
+  static_assert(uint64_t{kIdChunks} * kIdChunkSize <= (uint64_t{1} << 30),
+                "bucket ids leave kSlotBirthFlag's bit free");
 
   std::atomic<uint32_t>* bucket_heads_ = nullptr;  // bucket ids
   const SlotProvider* slots_ = nullptr;

@@ -95,5 +95,65 @@ TEST(ObjectSlotsTest, LargeObjectsAndForeignAddressesHaveNoSlot) {
   EXPECT_EQ(ObjectSlotForAlloc(&local, nullptr, nullptr), nullptr);
 }
 
+// Birth words: arrays made while SetSlotBirths(true) carry one per object, beside the slots; the
+// walk with births and the slot-free hook hand each object's own.
+struct TakenBirth {
+  const void* object = nullptr;
+  uint64_t value = 0;
+  std::atomic<uint64_t>* birth = nullptr;
+};
+TakenBirth g_taken;
+
+TEST(ObjectSlotsTest, BirthWordsBesideTheSlots) {
+  SetSlotBirths(true);
+  constexpr int kN = 600;  // a class no other test here records
+  std::vector<void*> objects;
+  std::vector<std::atomic<uint64_t>*> births;
+  for (int i = 0; i < kN; ++i) {
+    void* p = Malloc(5000);
+    std::atomic<uint64_t>* slot = ObjectSlotForAlloc(p, nullptr, nullptr);
+    std::atomic<uint64_t>* birth = OwnedObjectBirth(p);
+    ASSERT_NE(slot, nullptr) << i;
+    ASSERT_NE(birth, nullptr) << i;
+    EXPECT_NE(birth, slot);
+    EXPECT_EQ(BirthOfSlot(OwnedCachedArray(SpanOf(p)), slot), birth) << i;
+    slot->store(kTag | static_cast<uint64_t>(i));
+    birth->store(0xb1000000u + static_cast<uint64_t>(i));
+    objects.push_back(p);
+    births.push_back(birth);
+  }
+  struct Walk {
+    const std::vector<void*>* objects;
+    int found = 0, wrong = 0;
+  } walk{&objects};
+  ForEachObjectSlotWithBirth(
+      [](void* c, const void* o, uint64_t v, uint64_t b) {
+        auto* w = static_cast<Walk*>(c);
+        if ((v & ~uint64_t{0xffffffff}) != kTag) return;
+        const uint64_t i = v & 0xffffffffu;
+        if (i < w->objects->size() && (*w->objects)[i] == o && b == 0xb1000000u + i)
+          ++w->found;
+        else
+          ++w->wrong;
+      },
+      &walk);
+  EXPECT_EQ(walk.found, kN);
+  EXPECT_EQ(walk.wrong, 0);
+  SetSlotFreeHook([](const void* o, uint64_t v, std::atomic<uint64_t>* b, const uintptr_t*) {
+    g_taken = {o, v, b};
+  });
+  for (int i = 0; i < kN; ++i) {
+    const Span* span = SpanOf(objects[i]);
+    ASSERT_EQ(TakeObjectSlot(span, objects[i], IndexOf(span, objects[i])),
+              kTag | static_cast<uint64_t>(i));
+    EXPECT_EQ(g_taken.object, objects[i]);
+    EXPECT_EQ(g_taken.value, kTag | static_cast<uint64_t>(i));
+    EXPECT_EQ(g_taken.birth, births[i]);
+  }
+  SetSlotFreeHook(nullptr);
+  SetSlotBirths(false);
+  for (void* p : objects) Free(p);
+}
+
 }  // namespace
 }  // namespace heapkit::alloc

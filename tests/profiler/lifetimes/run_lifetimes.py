@@ -22,7 +22,8 @@ objects (the Horvitz-Thompson variance). fd's long half freed (not live), fe not
 Exact mode (TCMALLOC_SAMPLE_PARAMETER=1, object counts / 16): every stack's freed + live objects
 and bytes exact; fb, fd's long half, fc (cross-thread) and fe (live) exact in their decades;
 fa and fd's short half: all under 1 ms but at most 0.1 % (preemption, above). Free stacks
-(HEAP_PROFILE_FREE_STACKS=1, exact run): fc's objects are freed in Freer, fa's in main.
+(HEAP_PROFILE_FREE_STACKS=1, exact run): fc's objects are freed in Freer, fa's in main. The exact
+run twice: births on the TSC where it qualifies, and on CLOCK_MONOTONIC (HEAP_PROFILE_BIRTH_TSC=0).
 pprof-tool: --lifetime='<1ms' shows fa and fd, not fb or fe; --lifetime=cross shows fc alone;
 --lifetime=live ranks fe first.
 google-pprof and go tool pprof read the dumps (when installed). A malformed value: one line.
@@ -171,11 +172,20 @@ def check_sampled(args, syms):
     return path
 
 
-def check_exact(args, syms):
-    workdir = os.path.join(args.workdir, 'exact')
+def check_exact(args, syms, tsc):
+    """The exact run; tsc '0': births on CLOCK_MONOTONIC (HEAP_PROFILE_BIRTH_TSC=0), '1': on the
+    TSC where the machine's counter qualifies (else CLOCK_MONOTONIC too; the log names it)."""
+    workdir = os.path.join(args.workdir, 'exact_tsc' + tsc)
     os.makedirs(workdir)
-    counts, _ = run(args, workdir, {'HEAP_PROFILE_LIFETIMES': '1', 'HEAP_PROFILE_FREE_STACKS': '1',
-                                    'TCMALLOC_SAMPLE_PARAMETER': '1'}, 16)
+    counts, stderr = run(args, workdir, {'HEAP_PROFILE_LIFETIMES': '1',
+                                         'HEAP_PROFILE_FREE_STACKS': '1',
+                                         'TCMALLOC_SAMPLE_PARAMETER': '1',
+                                         'HEAP_PROFILE_BIRTH_TSC': tsc, 'PERFTOOLS_VERBOSE': '1'},
+                         16)
+    clock = [l for l in stderr.splitlines() if 'birth clock' in l]
+    print('exact, HEAP_PROFILE_BIRTH_TSC=%s: %s' % (tsc, clock))
+    check(len(clock) == 1 and (tsc == '1' or clock[0].endswith('CLOCK_MONOTONIC')),
+          'exact: birth clock %r with HEAP_PROFILE_BIRTH_TSC=%s' % (clock, tsc))
     path = last_dump(workdir)
     if not check(path is not None, 'exact: no dump'):
         return
@@ -285,7 +295,8 @@ def main():
             check('# heapkit: lifetime' not in f.read(), 'lifetime lines without the setting')
 
     path = check_sampled(args, syms)
-    check_exact(args, syms)
+    for tsc in ('1', '0'):  # both birth clocks (exact mode's slot births)
+        check_exact(args, syms, tsc)
     if path:
         check_pprof_tool(args, path)
         oracles(args, path)
