@@ -42,7 +42,9 @@ class MappedBytes {
   size_t capacity_ = kInline;
   bool failed_ = false;
   static constexpr size_t kInline = 256;
-  char inline_[kInline];
+  // Aligned as mmap'd memory is for what callers keep in it (ProtoStrings' spans, slot tables):
+  // after the bool above it would start at an odd address.
+  alignas(16) char inline_[kInline];
 };
 
 class MappedArena {
