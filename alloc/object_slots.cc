@@ -6,6 +6,7 @@
 
 #include "alloc/global_state.h"
 #include "alloc/internal/arena.h"
+#include "alloc/internal/atomic_list.h"
 #include "alloc/internal/system_memory.h"
 
 namespace heapkit::alloc {
@@ -197,11 +198,7 @@ SlotArray* NewOrFreeArray(uint32_t cls) {
   auto* a = static_cast<SlotArray*>(internal::ArenaAlloc(SlotArrayBytes(cls, births), 64));
   if (a == nullptr) return nullptr;
   a->births = births ? g_state.sizemap.ObjectsPerSpan(cls) : 0;
-  SlotArray* head = g_made_arrays.load(std::memory_order_relaxed);
-  do {
-    a->next_made = head;
-  } while (!g_made_arrays.compare_exchange_weak(head, a, std::memory_order_release,
-                                                std::memory_order_relaxed));
+  internal::PushFront(&g_made_arrays, a, &SlotArray::next_made);
   return a;
 }
 

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "alloc/internal/arena.h"
+#include "alloc/internal/atomic_list.h"
 #include "alloc/internal/dcheck.h"
 
 // The sampled-allocation table (stack_table.h); its live-object map: live_object_map.cc.
@@ -216,11 +217,7 @@ PendingAllocs* StackTable::NewPending() {
   if (mem == nullptr) return nullptr;
   auto* p = new (mem) PendingAllocs();
   p->table = this;
-  PendingAllocs* head = pending_.load(std::memory_order_relaxed);
-  do {
-    p->next = head;
-  } while (!pending_.compare_exchange_weak(head, p, std::memory_order_release,
-                                           std::memory_order_relaxed));
+  internal::PushFront(&pending_, p, &PendingAllocs::next);
   return p;
 }
 
