@@ -41,10 +41,27 @@ extern constinit BirthClock g_birth_clock;
 // return at once); malloc-free; at profiling start.
 void CalibrateBirthClock();
 
-inline uint64_t BirthTicks() {
+// True where BirthTicks reads the counter: then it makes no call (a path that must stay free of
+// calls tests this first and leaves the other clock to an out-of-line copy).
+inline bool BirthTicksFromCounter() {
 #if defined(__x86_64__)
-  if (__builtin_expect(g_birth_clock.tsc, 1)) return __builtin_ia32_rdtsc() - g_birth_clock.base;
+  return __builtin_expect(g_birth_clock.tsc, 1);
+#else
+  return false;
 #endif
+}
+
+// BirthTicks when BirthTicksFromCounter() is true.
+inline uint64_t CounterBirthTicks() {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc() - g_birth_clock.base;
+#else
+  return 0;
+#endif
+}
+
+inline uint64_t BirthTicks() {
+  if (BirthTicksFromCounter()) return CounterBirthTicks();
   return static_cast<uint64_t>(NowNs()) - g_birth_clock.base;
 }
 

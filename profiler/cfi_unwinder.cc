@@ -363,11 +363,14 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
   m.pc0 = 0;
   m.frames = 0;
   m.checks = 0;
+  m.groups = 0;
   m.check_rbp0 = false;
   m.id = ++m.next_id;
   const int frames = RecordWalk(regs, m);
   if (frames < 0) return -1;
   if (frames == 0) return PlainWalk(regs, drop, out, max);  // deeper than the memo
+  while (m.checks == 0 || m.checks % kCheckGroup != 0) m.check[m.checks++] = {&kMemoPadWord, 0};
+  m.groups = m.checks / kCheckGroup;
   m.pc0 = regs.pc;
   m.sp0 = regs.sp;
   // Kept only when a CFA uses it (then it is a frame pointer): in code without frame pointers

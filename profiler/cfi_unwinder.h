@@ -46,17 +46,23 @@ struct WordCheck {
   const uintptr_t* at;  // a stack word the walk read
   uintptr_t value;      // and what it held
 };
+// The check list is padded to a whole number of groups of kCheckGroup, at least one, with
+// checks of kMemoPadWord (which always holds 0), so that MemoStillValid tests a group with one
+// branch and needs no test before the first.
+constexpr int kCheckGroup = 4;  // MemoStillValid's group is written out for 4
+inline const uintptr_t kMemoPadWord = 0;
 struct WalkMemo {
   uintptr_t pc0 = 0, sp0 = 0, rbp0 = 0;  // pc0 == 0: no memo
   bool check_rbp0 = false;               // some CFA uses the start rbp
   int frames = 0;                        // return addresses in pcs
-  int checks = 0;                        // entries of check
+  int checks = 0;                        // entries of check (a multiple of kCheckGroup)
+  int groups = 0;                        // checks / kCheckGroup (at least 1 in a memo)
   uint64_t id = 0;                       // see "Walk ids"
   uint64_t next_id = 0;
   uintptr_t pcs[kMemoFrames] = {};
   // Every step's return-address word (pcs[i + 1], or the final 0) and the saved rbp words that
-  // a later CFA used, in walk order: at most two per step.
-  WordCheck check[2 * kMemoFrames] = {};
+  // a later CFA used, in walk order: at most two per step; then the padding.
+  WordCheck check[2 * kMemoFrames + kCheckGroup] = {};
 };
 extern __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
 // A second memo, for the captures at frees (HEAP_PROFILE_FREE_STACKS, CaptureFreeStack): a
@@ -99,14 +105,24 @@ inline uint64_t WalkId(const WalkMemo& m, int drop, int max) {
   return (m.id << 16) | (static_cast<uint64_t>(drop) << 8) | static_cast<uint64_t>(max);
 }
 
+// Whether some word of the kCheckGroup checks from c on no longer holds its value.
+inline bool GroupDiffers(const WordCheck* c) {
+  return ((*c[0].at ^ c[0].value) | (*c[1].at ^ c[1].value) | (*c[2].at ^ c[2].value) |
+          (*c[3].at ^ c[3].value)) != 0;
+}
+
 inline bool MemoStillValid(const WalkMemo& m, const CallerRegs& regs) {
   // A start pc is never 0, so pc0 == 0 (no memo) never matches.
   if (regs.pc != m.pc0 || regs.sp != m.sp0) return false;
   if (m.check_rbp0 && regs.rbp != m.rbp0) return false;
-  const WordCheck* c = m.check;
-  const WordCheck* const end = c + m.checks;
-  for (; c != end; ++c)
-    if (*c->at != c->value) return false;
+  // A group of checks at a time, in walk order (upwards from sp0, which is the current sp: the
+  // words read are all above it on this stack), one branch per group.
+  // The first group by its fixed place (the memo is thread-local: its fields are read relative
+  // to the thread pointer, with no address to form), the others in a loop.
+  if (GroupDiffers(m.check)) return false;
+  const int groups = m.groups;
+  for (int g = 1; g < groups; ++g)
+    if (GroupDiffers(m.check + g * kCheckGroup)) return false;
   return true;
 }
 
@@ -120,8 +136,9 @@ inline bool MemoStillValid(const WalkMemo& m, const CallerRegs& regs) {
 // entry, out is left untouched (the caller still has those frames) and the count is returned.
 // Inline: a memo hit is the common case of the profiler's exact mode.
 // free_memo: use tls_cfi_free_memo instead of tls_cfi_memo.
-inline int CfiBacktrace(const CallerRegs& regs, int drop, void** out, int max,
-                        uint64_t* walk_id = nullptr, bool free_memo = false) {
+inline __attribute__((always_inline)) int CfiBacktrace(const CallerRegs& regs, int drop, void** out,
+                                                       int max, uint64_t* walk_id = nullptr,
+                                                       bool free_memo = false) {
   WalkMemo& m = free_memo ? tls_cfi_free_memo : tls_cfi_memo;
   if (__builtin_expect(!MemoStillValid(m, regs), 0))
     return CfiFullWalk(regs, drop, out, max, walk_id, m);

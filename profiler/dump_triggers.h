@@ -12,26 +12,37 @@
 
 namespace heapkit::prof {
 
-// Out-of-line half of MaybeDump: a threshold was crossed.
+// Out-of-line half of MaybeDumpAfterAlloc and MaybeDumpAfterFree: a threshold was crossed.
 void DumpIfTriggered(int64_t alloc, int64_t freed);
 
-// Evaluates the allocation/deallocation/in-use triggers; dumps on this thread if one fired.
-// Called by the sampling callbacks while profiling, after they updated the totals.
-inline void MaybeDump() {
+// The check of MaybeDumpAfterAlloc (below) with the totals in hand (alloc, freed): keeps the peak
+// estimate and says whether DumpIfTriggered(alloc, freed) is due. Makes no call.
+inline bool AllocCrossedDumpTrigger(int64_t alloc, int64_t freed) {
   const ProfilerState& s = g_profiler;
-  const int64_t alloc = s.est_alloc.load(std::memory_order_relaxed);
-  const int64_t freed = s.est_free.load(std::memory_order_relaxed);
   if (alloc - freed > g_profiler.peak_inuse.load(std::memory_order_relaxed))  // racy: an estimate
     g_profiler.peak_inuse.store(alloc - freed, std::memory_order_relaxed);
-  if (alloc < s.thresholds.next_alloc.load(std::memory_order_relaxed) &&
-      freed < s.thresholds.next_free.load(std::memory_order_relaxed) &&
-      alloc - freed <= s.thresholds.next_inuse.load(std::memory_order_relaxed))
-    return;
-  DumpIfTriggered(alloc, freed);
+  return !(alloc < s.thresholds.next_alloc.load(std::memory_order_relaxed) &&
+           freed < s.thresholds.next_free.load(std::memory_order_relaxed) &&
+           alloc - freed <= s.thresholds.next_inuse.load(std::memory_order_relaxed));
 }
 
-// Caller holds the state lock and profiling is on. Writes the next dump file (DumpFiles),
-// logs `reason`, moves the baselines and thresholds on. False if the file could not be written.
+// Evaluates the allocation/deallocation/in-use triggers; dumps on this thread if one fired.
+// Called by the sampling callbacks while profiling, after an allocation updated the totals.
+inline void MaybeDumpAfterAlloc() {
+  const int64_t alloc = g_profiler.est_alloc.load(std::memory_order_relaxed);
+  const int64_t freed = g_profiler.est_free.load(std::memory_order_relaxed);
+  if (__builtin_expect(AllocCrossedDumpTrigger(alloc, freed), 0)) DumpIfTriggered(alloc, freed);
+}
+
+// The same after a free: in use only falls and the allocated total stays, so only the
+// deallocation trigger can newly fire (the others are the allocations' to see).
+inline void MaybeDumpAfterFree() {
+  const ProfilerState& s = g_profiler;
+  const int64_t freed = s.est_free.load(std::memory_order_relaxed);
+  if (__builtin_expect(freed < s.thresholds.next_free.load(std::memory_order_relaxed), 1)) return;
+  DumpIfTriggered(s.est_alloc.load(std::memory_order_relaxed), freed);
+}
+
 bool DumpLocked(const char* reason) HEAPKIT_REQUIRES(g_profiler.lock);
 
 // Caller holds the state lock. Sets the prefix (`prefix` fits PATH_MAX), re-bases the totals on

@@ -9,16 +9,10 @@
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
-namespace {
 
-// This thread's last free stack: a capture whose walk id (stack_capture.h; the free memo's,
-// CaptureFreeStack) is still this one gave the same frames, so the common repeat free from one call
-// site costs the walk memo's check and no allocator-frame scan or trace-tree lookup.
-struct LastFreeStack {
-  uint64_t walk_id = 0;
-  uint32_t node = kNoFreeStack;
-};
 __thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
+
+namespace {
 
 // The free's stack as a trace-tree node (kNoFreeStack if it cannot be had). Inline into its
 // two callers: a frame less for the walk memo to check at every free.
@@ -47,11 +41,7 @@ inline __attribute__((always_inline)) uint32_t FreeStackNode(const uintptr_t* fr
 
 }  // namespace
 
-void CountLifetimeWithFreeStack(uint32_t bucket_id, uint32_t (*node_of)(uint32_t), int bin,
-                                LifetimeEnd end, size_t size, int64_t estimated_bytes,
-                                const uintptr_t* frame) {
-  CountLifetimeOfBucket(bucket_id, node_of, FreeStackNode(frame), bin, end, size, estimated_bytes);
-}
+uint32_t CaptureFreeStackNode(const uintptr_t* frame) { return FreeStackNode(frame); }
 
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes) {

@@ -7,6 +7,7 @@
 
 #include "profiler/lifetime_table.h"
 #include "profiler/object_birth.h"
+#include "profiler/stack_capture.h"
 
 namespace heapkit::prof {
 
@@ -17,13 +18,29 @@ struct Bucket;
 // With HEAP_PROFILE_FREE_STACKS the free's stack is captured here (allocator frames dropped).
 void CountFreedObject(const Bucket* bucket, size_t size, const ObjectBirth& birth,
                       int64_t estimated_bytes);
-// CountLifetimeOfBucket (lifetime_table.h) with the free's stack (allocator frames dropped),
-// for HEAP_PROFILE_FREE_STACKS in exact mode's slot frees: walked from `frame` (where the free
-// entered the allocator, alloc/observer_hooks.h SlotFreeHook) when given and the cached CFI
-// unwinder can, else from here. A repeat free from the thread's last call site costs the walk
-// memo's check, over the frames above the allocator's only when started at `frame`.
-void CountLifetimeWithFreeStack(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
-                                int bin, LifetimeEnd end, size_t size, int64_t estimated_bytes,
-                                const uintptr_t* frame);
+// This thread's last free stack: a capture (the frees' memo, stack_capture.h) whose walk id is
+// still this one gave the same frames, so the common repeat free from one call site costs the
+// walk memo's check and no allocator-frame scan or trace-tree lookup.
+struct LastFreeStack {
+  uint64_t walk_id = 0;
+  uint32_t node = kNoFreeStack;
+};
+extern __thread LastFreeStack tls_last_free_stack __attribute__((tls_model("initial-exec")));
+
+// For HEAP_PROFILE_FREE_STACKS in exact mode's slot frees (slot_births.h), whose walk starts
+// where the free entered the allocator: `frame` (alloc/observer_hooks.h SlotFreeHook) holds the
+// caller's rbp in frame[0] and the return address in frame[1]; frame + 2 is the caller's sp.
+//
+// True if this free's stack is the thread's last free stack (tls_last_free_stack.node): the
+// walk memo's check over the frames above the allocator's and a compare, inline, no call.
+inline __attribute__((always_inline)) bool FreeHasLastStack(const uintptr_t* frame) {
+  return __builtin_expect(frame != nullptr, 1) &&
+         CaptureWouldRepeat(frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0],
+                            kMaxCaptureDepth, tls_last_free_stack.walk_id, /*free_memo=*/true);
+}
+// The free's stack as a trace-tree node (allocator frames dropped; kNoFreeStack if it cannot be
+// had), kept as the thread's last: walked from `frame` when the cached CFI unwinder can, else
+// from here (nullptr: from here).
+uint32_t CaptureFreeStackNode(const uintptr_t* frame);
 
 }  // namespace heapkit::prof

@@ -112,15 +112,17 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
   AddTo(last.cell, size, estimated_bytes);
 }
 
-void CountLifetimeOfBucketSlow(uint32_t bucket_id, uint32_t (*node_of)(uint32_t),
-                               uint32_t free_node, int bin, LifetimeEnd end, size_t size,
-                               int64_t estimated_bytes) {
+void CountLifetimeOfBucketSlow(uint64_t bucket_key, uint32_t (*node_of)(uint32_t), int bin,
+                               size_t size, int64_t estimated_bytes) {
+  const uint32_t bucket_id = BucketIdOfKey(bucket_key);
+  const uint32_t free_node = FreeNodeOfKey(bucket_key);
+  const LifetimeEnd end = EndOfKey(bucket_key);
   const uint32_t alloc_node = bucket_id != 0 ? node_of(bucket_id) : kNoAllocNode;
   if (alloc_node == kNoAllocNode) return;
   Cell* c = FindOrMakeCell(alloc_node, free_node, bin, end);
   if (c == nullptr) return;
-  tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins] = {
-      &c->counters, alloc_node, free_node, end, LifetimeBucketKey(bucket_id, free_node, end)};
+  tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins] = {&c->counters, alloc_node, free_node,
+                                                                end, bucket_key};
   AddTo(&c->counters, size, estimated_bytes);
 }
 

@@ -102,6 +102,11 @@ struct LifetimeCellCache {
 inline uint64_t LifetimeBucketKey(uint32_t bucket_id, uint32_t free_node, LifetimeEnd end) {
   return (uint64_t{free_node} << 32) | (uint64_t(end) << 30) | bucket_id;
 }
+inline uint32_t BucketIdOfKey(uint64_t key) {
+  return static_cast<uint32_t>(key) & ((1u << 30) - 1);
+}
+inline uint32_t FreeNodeOfKey(uint64_t key) { return static_cast<uint32_t>(key >> 32); }
+inline LifetimeEnd EndOfKey(uint64_t key) { return static_cast<LifetimeEnd>((key >> 30) & 3); }
 extern __thread LifetimeCellCache tls_last_cells[kLifetimeBins]
     __attribute__((tls_model("initial-exec")));
 
@@ -109,16 +114,18 @@ extern __thread LifetimeCellCache tls_last_cells[kLifetimeBins]
 // thread's remembered cell of the bin serves when the bucket id, free node and end match;
 // otherwise node_of(bucket_id) names the allocation stack (kNoAllocNode: not counted).
 inline constexpr uint32_t kNoAllocNode = ~0u;
-void CountLifetimeOfBucketSlow(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
-                               uint32_t free_node, int bin, LifetimeEnd end, size_t size,
-                               int64_t estimated_bytes);
+// The slow path takes the cell's key (LifetimeBucketKey) whole: six arguments, so that the
+// inline part reaches it by a tail call.
+void CountLifetimeOfBucketSlow(uint64_t bucket_key, uint32_t (*node_of)(uint32_t bucket_id),
+                               int bin, size_t size, int64_t estimated_bytes);
 inline void CountLifetimeOfBucket(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
                                   uint32_t free_node, int bin, LifetimeEnd end, size_t size,
                                   int64_t estimated_bytes) {
   const LifetimeCellCache& last = tls_last_cells[bin];  // LifetimeBin: below kLifetimeBins
-  if (__builtin_expect(last.bucket_key == LifetimeBucketKey(bucket_id, free_node, end), 1))
+  const uint64_t key = LifetimeBucketKey(bucket_id, free_node, end);
+  if (__builtin_expect(last.bucket_key == key, 1))
     return AddToLifetimeCounters(last.cell, size, estimated_bytes);
-  CountLifetimeOfBucketSlow(bucket_id, node_of, free_node, bin, end, size, estimated_bytes);
+  CountLifetimeOfBucketSlow(key, node_of, bin, size, estimated_bytes);
 }
 
 // Visits every cell (a snapshot of its counters; cells added meanwhile may be missed).

@@ -11,7 +11,8 @@
 //  * config is written under lock at each profiling start (profiler_config.h); afterwards it is
 //    only read, except that InstallDumpSignal (profiler_signals.h) clears dump_signal when the
 //    signal cannot be used, before the helper thread starts.
-//  * The sampling callbacks (any thread) check the thresholds with relaxed loads (MaybeDump,
+//  * The sampling callbacks (any thread) check the thresholds with relaxed loads
+//  (MaybeDumpAfterAlloc, MaybeDumpAfterFree,
 //    dump_triggers.h) and, when one fires, try-lock the state lock and dump on the allocating
 //    thread; a thread that finds the lock taken skips the dump.
 //  * The estimated (un-sampled) totals est_alloc / est_free are kept only while profiling (so

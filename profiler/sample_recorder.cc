@@ -165,6 +165,25 @@ inline __attribute__((always_inline)) void RecordWithBirth(void* ptr, size_t req
   RecordWithBirthSlow(ptr, requested, slot, bucket, table);
 }
 
+// The peak tracker's count of an allocation in the last stack's bucket (while PeakTrackingOn()),
+// through the bucket's cell, looked up once per stack and size; true.
+__attribute__((noinline)) bool CountInPeakFirst(LastStack& last, size_t requested,
+                                                int64_t estimate) {
+  const uint32_t id = last.bucket->id.load(std::memory_order_relaxed);
+  last.peak_cell = PeakCellFor(id);
+  if (last.peak_cell == nullptr) {  // no bucket id, or the arena is exhausted
+    PeakOnAlloc(id, requested, estimate);
+    return true;
+  }
+  return PeakOnAllocAt(last.peak_cell, requested, estimate);
+}
+inline __attribute__((always_inline)) bool CountInPeak(LastStack& last, size_t requested,
+                                                       int64_t estimate) {
+  if (__builtin_expect(last.peak_cell == nullptr, 0))
+    return CountInPeakFirst(last, requested, estimate);
+  return PeakOnAllocAt(last.peak_cell, requested, estimate);
+}
+
 // The counted record in the last stack's bucket (found once per stack and size): the object's
 // birth when lifetimes or ages are on, then the profile's estimate and the peak's.
 inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t requested, int64_t rate,
@@ -196,19 +215,9 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
     const int64_t estimate = EstimateBytes(requested, rate);
     g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed);
     MaybeRestartHelperThread();
-    MaybeDump();
+    MaybeDumpAfterAlloc();
     // Last, as a tail call (every allocation in exact mode), like the free's (OnSlotFree).
-    if (__builtin_expect(PeakTrackingOn(), 0)) {
-      if (__builtin_expect(last.peak_cell == nullptr, 0)) {
-        const uint32_t id = last.bucket->id.load(std::memory_order_relaxed);
-        last.peak_cell = PeakCellFor(id);
-        if (last.peak_cell == nullptr) {  // no bucket id, or the arena is exhausted
-          PeakOnAlloc(id, requested, estimate);
-          return true;
-        }
-      }
-      return PeakOnAllocAt(last.peak_cell, requested, estimate);
-    }
+    if (__builtin_expect(PeakTrackingOn(), 0)) return CountInPeak(last, requested, estimate);
   }
   return true;
 }
@@ -264,10 +273,83 @@ bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
 // slot and the origin, the rate is 1. Only small objects have slots, and slots hold their sizes
 // in kMaxSlotSize's bits.
 static_assert(alloc::kMaxSize < StackTable::kMaxSlotSize, "a small object's size fits its slot");
-bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
-                  std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame) {
+// Its full path: any case, through RecordEither.
+__attribute__((noinline)) bool RecordExactAlloc(void* ptr, size_t requested,
+                                                std::atomic<uint64_t>* slot,
+                                                std::atomic<uint64_t>* birth, uintptr_t pc,
+                                                const uintptr_t* frame) {
   return RecordEither(ptr, requested, 1, slot, birth,
                       Origin{pc, reinterpret_cast<uintptr_t>(frame + 2), frame[0]});
+}
+
+// The allocation after its record crossed a dump trigger: the dump, then the peak tracker.
+__attribute__((noinline)) bool CountExactAllocAfterDumpCheck(LastStack& last, size_t requested,
+                                                             int64_t alloc, int64_t freed) {
+  DumpIfTriggered(alloc, freed);
+  if (__builtin_expect(PeakTrackingOn(), 0)) return CountInPeak(last, requested, requested);
+  return true;
+}
+
+// Exact mode's common case, an allocation from the thread's last call site again, with no
+// call but tail calls (so it saves no registers); anything else goes to RecordExactAlloc
+// untouched, since everything is checked before anything is written. Both kinds of record:
+//  - counted (a profile is collected; Record<Keep::kCounted>): the repeat walk's bucket is known
+//    and is the one this thread's slot batch counts, the birth word (if births are on) needs no
+//    call, and the helper thread is not to be restarted;
+//  - stack only (the leak checker's; Record<Keep::kStackOnly>): the slot takes the stack as is.
+// The steps and their order are Record's.
+bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
+                  std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame) {
+  LastStack& last = tls_last_stack;
+  StackTable& table = GlobalStackTable();
+  if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
+  if (__builtin_expect(tls_calibrating || tls_recording_disabled || slot == nullptr ||
+                           last.key != LastStack::Key(0, g_profiler.config.stack_depth),
+                       0))
+    return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(frame + 2);
+  if (!g_profiler.profiling.load(std::memory_order_relaxed)) {
+    if (!table.StackSlotTakes(last.stack) ||
+        !CaptureWouldRepeat(pc, sp, frame[0], kMaxCaptureDepth, last.walk_id, /*free_memo=*/false))
+      return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+    StackTable::StoreStackSlot(slot, last.stack, requested);
+    return true;
+  }
+  if (__builtin_expect(last.bucket == nullptr ||
+                           g_profiler.helper_restart.load(std::memory_order_relaxed) ||
+                           !table.SlotBatchTakes(last.bucket),
+                       0))
+    return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+  uint64_t extra = 0;
+  uint64_t word = 0;
+  if (__builtin_expect(BirthsOn(), 0)) {  // as CountInBucket's births with a slot
+    // A thread without its number yet, or a birth word that needs a call: the full path.
+    const uint32_t thread = tls_thread_number;
+    if (thread == 0) return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+    if (g_object_times.lifetimes.load(std::memory_order_relaxed)) {
+      if (birth == nullptr || (word = BirthWordNowWithoutCall()) == 0)
+        return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+      extra = g_object_times.ages.load(std::memory_order_relaxed)
+                  ? StackTable::SlotInterval(
+                        {1, 1, g_object_times.interval.load(std::memory_order_relaxed)})
+                  : StackTable::kSlotBirthFlag;
+    } else {  // ages alone: the slot keeps the interval
+      extra = StackTable::SlotInterval(
+          {0, thread, g_object_times.interval.load(std::memory_order_relaxed)});
+    }
+  }
+  if (!CaptureWouldRepeat(pc, sp, frame[0], kMaxCaptureDepth, last.walk_id, /*free_memo=*/false))
+    return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+  if (word != 0) birth->store(word, std::memory_order_relaxed);  // before the slot's release store
+  table.RecordBatchedSlot(slot, last.bucket, requested, extra);
+  const auto estimate = static_cast<int64_t>(requested);  // rate 1
+  const int64_t alloc =
+      g_profiler.est_alloc.fetch_add(estimate, std::memory_order_relaxed) + estimate;
+  const int64_t freed = g_profiler.est_free.load(std::memory_order_relaxed);
+  if (__builtin_expect(AllocCrossedDumpTrigger(alloc, freed), 0))
+    return CountExactAllocAfterDumpCheck(last, requested, alloc, freed);
+  if (__builtin_expect(PeakTrackingOn(), 0)) return CountInPeak(last, requested, estimate);
+  return true;
 }
 
 bool OnMaybeSampledFree(void* ptr) {
@@ -282,7 +364,7 @@ bool OnMaybeSampledFree(void* ptr) {
       PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size,
                  estimate);
     if (__builtin_expect(birth.time_ns != 0, 0)) CountFreedObject(bucket, size, birth, estimate);
-    MaybeDump();
+    MaybeDumpAfterFree();
   }
   return true;
 }
@@ -316,19 +398,48 @@ void FindStaticAllocatorFrames() {
 
 HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
-void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth, const uintptr_t* frame) {
-  if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
+namespace {
+
+// OnSlotFree after the totals and the dump check: the lifetime (with its birth word) and the
+// peak tracker, last, so that a dump fired by this free is the moment before it for both; as
+// tail calls where they can be.
+inline __attribute__((always_inline)) void CountSlotFree(uint64_t value,
+                                                         std::atomic<uint64_t>* birth,
+                                                         const uintptr_t* frame) {
   const size_t size = StackTable::SlotSize(value);
-  const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
-  g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
+  const auto estimate = static_cast<int64_t>(size);  // OnSlotFree
   // Arrays have birth words only while lifetimes are on (slot_births.h).
-  if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value))
+  if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value)) {
+    if (__builtin_expect(!PeakTrackingOn(), 1))
+      return CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
     CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
-  MaybeDump();
-  // Last, as a tail call (every free in exact mode): a dump fired just above is then the
-  // moment before this free for the peak tracker too.
+  }
   if (__builtin_expect(PeakTrackingOn(), 0))
     PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
+}
+
+// OnSlotFree when the free crossed the deallocation trigger (out of line: the common path then
+// makes no call before its tail calls).
+__attribute__((noinline)) void CountSlotFreeAfterDumpCheck(uint64_t value,
+                                                           std::atomic<uint64_t>* birth,
+                                                           const uintptr_t* frame, int64_t freed) {
+  DumpIfTriggered(g_profiler.est_alloc.load(std::memory_order_relaxed), freed);
+  CountSlotFree(value, birth, frame);
+}
+
+}  // namespace
+
+void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth, const uintptr_t* frame) {
+  if (!g_profiler.profiling.load(std::memory_order_relaxed)) return;
+  // Slot records are made at rate 1 only (exact mode: OnExactAlloc, OnSampledAlloc): a record's
+  // estimate is its size, whatever the rate is now.
+  const auto estimate = static_cast<int64_t>(StackTable::SlotSize(value));
+  const int64_t freed =
+      g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed) + estimate;
+  // MaybeDumpAfterFree, with the total this add made.
+  if (__builtin_expect(freed >= g_profiler.thresholds.next_free.load(std::memory_order_relaxed), 0))
+    return CountSlotFreeAfterDumpCheck(value, birth, frame, freed);
+  CountSlotFree(value, birth, frame);
 }
 
 void EnableSampleRecording() {

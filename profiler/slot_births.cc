@@ -32,31 +32,44 @@ std::atomic<uint64_t>* OwnedBirthWord(const void* object) {
 
 namespace {
 
-// A slot free's lifetime (CountFreedSlotObject), with the free's stack or without: two copies,
-// so that the common one keeps nothing live across the clock read but what it counts.
-template <bool kFreeStack>
-inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t value, uint64_t word,
-                                                             int64_t estimated_bytes,
-                                                             const uintptr_t* frame) {
-  const int bin =
-      LifetimeBinOfTicks(static_cast<int64_t>(BirthTicks() - (word >> kBirthThreadBits)));
+// A slot free's lifetime (CountFreedSlotObject), counted with `free_node` (kNoFreeStack: none);
+// now: BirthTicks() at the free.
+inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t now, uint64_t value,
+                                                             uint64_t word, int64_t estimated_bytes,
+                                                             uint32_t free_node) {
+  const int bin = LifetimeBinOfTicks(static_cast<int64_t>(now - (word >> kBirthThreadBits)));
   const uint32_t thread = static_cast<uint32_t>(word & ((uint64_t{1} << kBirthThreadBits) - 1));
   // A thread with no number yet (0) recorded nothing: it is not the allocating one.
   const LifetimeEnd end =
       thread == tls_thread_number ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
   const uint32_t bucket_id = StackTable::SlotIdOf(value);  // SlotHasBirth: bucket form
-  const size_t size = StackTable::SlotSize(value);
-  if constexpr (kFreeStack) {
-    CountLifetimeWithFreeStack(bucket_id, &NodeOfBucket, bin, end, size, estimated_bytes, frame);
-  } else {
-    CountLifetimeOfBucket(bucket_id, &NodeOfBucket, kNoFreeStack, bin, end, size, estimated_bytes);
-  }
+  CountLifetimeOfBucket(bucket_id, &NodeOfBucket, free_node, bin, end, StackTable::SlotSize(value),
+                        estimated_bytes);
 }
 
+// Without the free's stack, on CLOCK_MONOTONIC (a call).
+__attribute__((noinline)) void CountFreedSlotObjectByClockCall(uint64_t value, uint64_t word,
+                                                               int64_t estimated_bytes) {
+  CountSlotLifetime(BirthTicks(), value, word, estimated_bytes, kNoFreeStack);
+}
+
+__attribute__((noinline)) void CountFreedSlotObjectWithNewStack(uint64_t value, uint64_t word,
+                                                                int64_t estimated_bytes,
+                                                                const uintptr_t* frame) {
+  const uint32_t free_node = CaptureFreeStackNode(frame);
+  CountSlotLifetime(BirthTicks(), value, word, estimated_bytes, free_node);
+}
+
+// With the free's stack. Its common case, a repeat free stack and lifetime cell with the counter
+// for a clock, makes no call but its tail calls: it saves no registers. The stack is checked
+// before the clock is read, so that nothing but the free's own words is live across the check.
 __attribute__((noinline)) void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word,
                                                              int64_t estimated_bytes,
                                                              const uintptr_t* frame) {
-  CountSlotLifetime<true>(value, word, estimated_bytes, frame);
+  if (BirthTicksFromCounter() && FreeHasLastStack(frame))
+    return CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes,
+                             tls_last_free_stack.node);
+  CountFreedSlotObjectWithNewStack(value, word, estimated_bytes, frame);
 }
 
 }  // namespace
@@ -66,7 +79,10 @@ void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes
   if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
   if (g_object_times.free_stacks.load(std::memory_order_relaxed))
     return CountFreedSlotObjectWithStack(value, word, estimated_bytes, frame);
-  CountSlotLifetime<false>(value, word, estimated_bytes, nullptr);
+  // The common case makes no call but its tail calls, as CountFreedSlotObjectWithStack's.
+  if (!BirthTicksFromCounter())
+    return CountFreedSlotObjectByClockCall(value, word, estimated_bytes);
+  CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes, kNoFreeStack);
 }
 
 void ForEachSlotAgeNs(StackTable& table,

@@ -31,14 +31,23 @@ inline constexpr int kBirthThreadBits = 16;
 // lifetimes are on; the clock is calibrated once.
 void SetSlotBirths(bool lifetimes);
 
-// The birth word of an allocation now on this thread, or 0 if it does not fit one.
-inline uint64_t BirthWordNow() {
-  const uint64_t ticks = BirthTicks();
-  const uint32_t thread = ThisThreadNumber();
+// The birth word of an allocation at `ticks` on thread number `thread`, or 0 if they do not fit.
+inline uint64_t PackBirthWord(uint64_t ticks, uint32_t thread) {
   if (__builtin_expect((ticks >> (64 - kBirthThreadBits)) != 0 || (thread >> kBirthThreadBits) != 0,
                        0))
     return 0;
   return (ticks << kBirthThreadBits) | thread;
+}
+
+// The birth word of an allocation now on this thread, or 0 if it does not fit one.
+inline uint64_t BirthWordNow() { return PackBirthWord(BirthTicks(), ThisThreadNumber()); }
+
+// BirthWordNow where it makes no call (the counter is the clock and this thread has its
+// number), else 0 (the caller then takes the way that can call).
+inline uint64_t BirthWordNowWithoutCall() {
+  const uint32_t thread = tls_thread_number;
+  if (!BirthTicksFromCounter() || thread == 0) return 0;
+  return PackBirthWord(CounterBirthTicks(), thread);
 }
 
 // The object's birth word (its slot array's), or nullptr if its array has none. For the

@@ -9,6 +9,7 @@
 // Design notes, loader-lock reasoning and costs: stack_capture.cc and profiler/README.md.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -47,6 +48,14 @@ int CaptureFreeStack(void** pcs, int max_depth, int skip, uint64_t* walk_id);
 inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
                             uint64_t* walk_id, bool free_memo = false);
 
+// True if CaptureStackFrom(pc, sp, rbp, pcs, max_depth, &id, free_memo) with id == walk_id on
+// entry would leave pcs untouched: the memo still holds, from this start, the walk that walk_id
+// names. Checked with no copy, walk or call; false on a memo miss, for walk_id 0, while a
+// capture is under way on this thread, and without the cached CFI unwinder. Inline: exact
+// mode's free stacks ask it at every free.
+inline bool CaptureWouldRepeat(uintptr_t pc, uintptr_t sp, uintptr_t rbp, int max_depth,
+                               uint64_t walk_id, bool free_memo);
+
 // The same through the cached CFI unwinder only: -1 if some frame needs libunwind (or on
 // architectures without it). For tests and comparisons.
 int CaptureStackWithCfi(void** pcs, int max_depth, int skip);
@@ -65,8 +74,9 @@ bool InStackCapture();
 // The recursion guard (stack_capture.cc).
 extern __thread bool tls_in_stack_capture __attribute__((tls_model("initial-exec")));
 
-inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pcs, int max_depth,
-                            uint64_t* walk_id, bool free_memo) {
+inline __attribute__((always_inline)) int CaptureStackFrom(uintptr_t pc, uintptr_t sp,
+                                                           uintptr_t rbp, void** pcs, int max_depth,
+                                                           uint64_t* walk_id, bool free_memo) {
 #ifdef HEAPKIT_CFI_UNWINDER
   if (tls_in_stack_capture || max_depth <= 0) {
     *walk_id = 0;
@@ -87,6 +97,32 @@ inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pc
   (void)max_depth;
   *walk_id = 0;
   return -1;
+#endif
+}
+
+inline bool CaptureWouldRepeat(uintptr_t pc, uintptr_t sp, uintptr_t rbp, int max_depth,
+                               uint64_t walk_id, bool free_memo) {
+#ifdef HEAPKIT_CFI_UNWINDER
+  if (tls_in_stack_capture || walk_id == 0) return false;
+  if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
+  // The guard keeps a signal handler's capture from rewriting the memo while it is read here
+  // (the fences keep the compiler from dropping the guard's stores around the reads).
+  tls_in_stack_capture = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const WalkMemo& m = free_memo ? tls_cfi_free_memo : tls_cfi_memo;
+  const bool repeats =
+      MemoStillValid(m, CallerRegs{pc, sp, rbp}) && WalkId(m, 0, max_depth) == walk_id;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tls_in_stack_capture = false;
+  return repeats;
+#else
+  (void)pc;
+  (void)sp;
+  (void)rbp;
+  (void)max_depth;
+  (void)walk_id;
+  (void)free_memo;
+  return false;
 #endif
 }
 

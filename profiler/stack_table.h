@@ -219,28 +219,25 @@ class StackTable {
   }
   // The slot record of RecordAllocIn: `extra`, SlotInterval's bits, goes into the value.
   void RecordAllocInSlot(std::atomic<uint64_t>* slot, Bucket* bucket, size_t size, uint64_t extra) {
-    PendingAllocs* p = tls_pending_allocs;
-    if (__builtin_expect(
-            p != nullptr && p->table == this && p->bucket.load(std::memory_order_relaxed) == bucket,
-            1)) {
-      const uint32_t seq = p->seq.load(std::memory_order_relaxed);
-      p->seq.store(seq + 1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-      p->count.store(p->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      p->bytes.store(p->bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
-                     std::memory_order_relaxed);
-      p->seq.store(seq + 2, std::memory_order_release);
+    if (__builtin_expect(BatchCounts(bucket), 1)) {
+      AddToBatch(size);
     } else {
       CountSlotAlloc(bucket, size);
     }
     if (__builtin_expect(!slots_used_.load(std::memory_order_relaxed), 0))
       slots_used_.store(true, std::memory_order_release);
-    // The owner of the object is the only writer: a plain store suffices. A value still
-    // there belonged to an object whose free was never reported; overwriting drops it.
-    // A recycled slot array's leftover values need no accounting: slot records are counted
-    // live from the slots themselves (SlotForAlloc passes no `stale` visitor).
-    const uint64_t id = bucket->id.load(std::memory_order_relaxed);
-    slot->store((id << 32) | extra | size, std::memory_order_release);
+    StoreSlot(slot, bucket, size, extra);
+  }
+  // True when RecordAllocInSlot(slot, bucket, ...) would be a few stores and no call
+  // (RecordBatchedSlot): this thread's batch (tls_pending_allocs) counts `bucket` and the table
+  // knows that slots are in use.
+  bool SlotBatchTakes(const Bucket* bucket) const {
+    return BatchCounts(bucket) && slots_used_.load(std::memory_order_relaxed);
+  }
+  // RecordAllocInSlot when SlotBatchTakes(bucket).
+  void RecordBatchedSlot(std::atomic<uint64_t>* slot, Bucket* bucket, size_t size, uint64_t extra) {
+    AddToBatch(size);
+    StoreSlot(slot, bucket, size, extra);
   }
   // A bucket-form slot value whose object's birth word (alloc/object_slots.h "Birth words";
   // profiler/slot_births.h) was written before the value: RecordAllocIn sets it when the
@@ -276,10 +273,19 @@ class StackTable {
       stack_slots_used_.store(true, std::memory_order_relaxed);
       slots_used_.store(true, std::memory_order_release);
     }
+    StoreStackSlot(slot, stack, size);
+    return true;
+  }
+  // True when RecordStackIn(slot, stack, ...) would be one store and no call (StoreStackSlot):
+  // the leaf fits the slot and the table knows that stack-form slots are in use.
+  bool StackSlotTakes(StackRef stack) const {
+    return stack.leaf <= kStackLeafMask && stack_slots_used_.load(std::memory_order_relaxed);
+  }
+  // RecordStackIn when StackSlotTakes(stack).
+  static void StoreStackSlot(std::atomic<uint64_t>* slot, StackRef stack, size_t size) {
     slot->store(kStackSlotTag | (uint64_t{stack.leaf} << kStackLeafShift) |
                     (uint64_t{stack.node} << kStackSizeBits) | size,
                 std::memory_order_release);
-    return true;
   }
   // The requested size a slot value of either form holds.
   static size_t SlotSize(uint64_t value) { return value & (kMaxSlotSize - 1); }
@@ -434,6 +440,31 @@ class StackTable {
   }
 
  private:
+  // The pieces of RecordAllocInSlot: whether this thread's batch counts `bucket`, the batch's
+  // count, and the slot's value.
+  bool BatchCounts(const Bucket* bucket) const {
+    const PendingAllocs* p = tls_pending_allocs;
+    return p != nullptr && p->table == this && p->bucket.load(std::memory_order_relaxed) == bucket;
+  }
+  static void AddToBatch(size_t size) {
+    PendingAllocs* p = tls_pending_allocs;
+    const uint32_t seq = p->seq.load(std::memory_order_relaxed);
+    p->seq.store(seq + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    p->count.store(p->count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    p->bytes.store(p->bytes.load(std::memory_order_relaxed) + static_cast<int64_t>(size),
+                   std::memory_order_relaxed);
+    p->seq.store(seq + 2, std::memory_order_release);
+  }
+  // The owner of the object is the only writer: a plain store suffices. A value still there
+  // belonged to an object whose free was never reported; overwriting drops it. A recycled slot
+  // array's leftover values need no accounting: slot records are counted live from the slots
+  // themselves (SlotForAlloc passes no `stale` visitor).
+  static void StoreSlot(std::atomic<uint64_t>* slot, const Bucket* bucket, size_t size,
+                        uint64_t extra) {
+    const uint64_t id = bucket->id.load(std::memory_order_relaxed);
+    slot->store((id << 32) | extra | size, std::memory_order_release);
+  }
   static constexpr int kBucketHashBits = 20;
   static constexpr int kInsertLocks = 64;
 

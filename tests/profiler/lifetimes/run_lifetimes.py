@@ -23,7 +23,9 @@ Exact mode (TCMALLOC_SAMPLE_PARAMETER=1, object counts / 16): every stack's free
 and bytes exact; fb, fd's long half, fc (cross-thread) and fe (live) exact in their decades;
 fa and fd's short half: all under 1 ms but at most 0.1 % (preemption, above). Free stacks
 (HEAP_PROFILE_FREE_STACKS=1, exact run): fc's objects are freed in Freer, fa's in main. The exact
-run twice: births on the TSC where it qualifies, and on CLOCK_MONOTONIC (HEAP_PROFILE_BIRTH_TSC=0).
+run twice: births on the TSC where it qualifies, and on CLOCK_MONOTONIC (HEAP_PROFILE_BIRTH_TSC=0);
+and once more with dumps fired by allocations and by frees during the run (allocation and
+deallocation intervals), the peak tracker and ages on: the same exact counts in the last dump.
 pprof-tool: --lifetime='<1ms' shows fa and fd, not fb or fe; --lifetime=cross shows fc alone;
 --lifetime=live ranks fe first.
 google-pprof and go tool pprof read the dumps (when installed). A malformed value: one line.
@@ -172,16 +174,21 @@ def check_sampled(args, syms):
     return path
 
 
-def check_exact(args, syms, tsc):
+def check_exact(args, syms, tsc, name, extra=None):
     """The exact run; tsc '0': births on CLOCK_MONOTONIC (HEAP_PROFILE_BIRTH_TSC=0), '1': on the
-    TSC where the machine's counter qualifies (else CLOCK_MONOTONIC too; the log names it)."""
-    workdir = os.path.join(args.workdir, 'exact_tsc' + tsc)
+    TSC where the machine's counter qualifies (else CLOCK_MONOTONIC too; the log names it).
+    extra: more settings (the run with dumps during the run)."""
+    workdir = os.path.join(args.workdir, name)
     os.makedirs(workdir)
-    counts, stderr = run(args, workdir, {'HEAP_PROFILE_LIFETIMES': '1',
-                                         'HEAP_PROFILE_FREE_STACKS': '1',
-                                         'TCMALLOC_SAMPLE_PARAMETER': '1',
-                                         'HEAP_PROFILE_BIRTH_TSC': tsc, 'PERFTOOLS_VERBOSE': '1'},
-                         16)
+    env = {'HEAP_PROFILE_LIFETIMES': '1', 'HEAP_PROFILE_FREE_STACKS': '1',
+           'TCMALLOC_SAMPLE_PARAMETER': '1', 'HEAP_PROFILE_BIRTH_TSC': tsc,
+           'PERFTOOLS_VERBOSE': '1'}
+    env.update(extra or {})
+    counts, stderr = run(args, workdir, env, 16)
+    if extra:
+        dumps = [f for f in os.listdir(workdir) if f.endswith('.heap') and '.peak.' not in f]
+        print('exact, %s: %d dumps' % (name, len(dumps)))
+        check(len(dumps) >= 5, 'exact, %s: %d dumps, not one per interval' % (name, len(dumps)))
     clock = [l for l in stderr.splitlines() if 'birth clock' in l]
     print('exact, HEAP_PROFILE_BIRTH_TSC=%s: %s' % (tsc, clock))
     check(len(clock) == 1 and (tsc == '1' or clock[0].endswith('CLOCK_MONOTONIC')),
@@ -296,7 +303,14 @@ def main():
 
     path = check_sampled(args, syms)
     for tsc in ('1', '0'):  # both birth clocks (exact mode's slot births)
-        check_exact(args, syms, tsc)
+        check_exact(args, syms, tsc, 'exact_tsc' + tsc)
+    # Dumps fired by allocations and by frees during the run, with the peak tracker and ages on:
+    # the records around each dump (exact mode's allocation and free paths hand those over to
+    # their out-of-line halves) are still all counted.
+    check_exact(args, syms, '1', 'exact_dumps',
+                {'HEAP_PROFILE_ALLOCATION_INTERVAL': str(2 << 20),
+                 'HEAP_PROFILE_DEALLOCATION_INTERVAL': str(3 << 20),
+                 'HEAP_PROFILE_PEAK': '1', 'HEAP_PROFILE_AGES': '1'})
     if path:
         check_pprof_tool(args, path)
         oracles(args, path)

@@ -131,3 +131,45 @@ __attribute__((noinline)) int RbpMemoProbe(void** a, int* na, void** b1, int* nb
   return *na + *nb1 + *nb2 + vla[0] + g_after_call;
 }
 #endif
+
+#ifdef HEAPKIT_CFI_UNWINDER
+namespace {
+
+__attribute__((noinline)) int RepeatLeaf(uint64_t* walk_id, bool* repeated, void** pcs,
+                                         int max_depth) {
+  heapkit::prof::CallerRegs regs;
+  heapkit::prof::heapkit_caller_regs(&regs);
+  *repeated = heapkit::prof::CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, max_depth, *walk_id,
+                                                /*free_memo=*/false);
+  uint64_t fresh = 0;
+  const int n = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, regs.rbp, pcs, max_depth, &fresh);
+  *walk_id = fresh;
+  return n + g_after_call;
+}
+
+__attribute__((noinline)) int RepeatChain(uint64_t* walk_id, bool* repeated, void** pcs,
+                                          int max_depth, int depth) {
+  const int n = depth <= 0 ? RepeatLeaf(walk_id, repeated, pcs, max_depth)
+                           : RepeatChain(walk_id, repeated, pcs, max_depth, depth - 1);
+  return n + g_after_call;
+}
+
+__attribute__((noinline)) int RepeatSiteA(uint64_t* walk_id, bool* repeated, void** pcs,
+                                          int max_depth) {
+  const int n = RepeatChain(walk_id, repeated, pcs, max_depth, kRepeatChainDepth);
+  return n + g_after_call;
+}
+__attribute__((noinline)) int RepeatSiteB(uint64_t* walk_id, bool* repeated, void** pcs,
+                                          int max_depth) {
+  const int n = RepeatChain(walk_id, repeated, pcs, max_depth, kRepeatChainDepth);
+  return n + g_after_call;
+}
+
+}  // namespace
+
+int RepeatProbeFromSite(int site, uint64_t* walk_id, bool* repeated, void** pcs, int max_depth) {
+  const int n = site == 0 ? RepeatSiteA(walk_id, repeated, pcs, max_depth)
+                          : RepeatSiteB(walk_id, repeated, pcs, max_depth);
+  return n + g_after_call;
+}
+#endif

@@ -32,3 +32,10 @@ int VariedChainFromSite(int site, void** a, int* na, void** b, int* nb, int max_
 // fake saved (rbp, 0) pair, so that a full walk stops after one frame: b1 right after a (the
 // unwinder's memo must notice the rbp), b2 after another capture replaced the memo.
 int RbpMemoProbe(void** a, int* na, void** b1, int* nb1, void** b2, int* nb2, int max_depth);
+
+// x86-64 only: a chain of `kRepeatChainDepth` plain frames reached through one of two call sites
+// (site 0 or 1, same frame size) whose bottom frame asks CaptureWouldRepeat for *walk_id from its
+// own registers (into *repeated), then captures from them through the allocations' memo into
+// pcs with a fresh id (into *walk_id). Returns the depth.
+constexpr int kRepeatChainDepth = 10;
+int RepeatProbeFromSite(int site, uint64_t* walk_id, bool* repeated, void** pcs, int max_depth);

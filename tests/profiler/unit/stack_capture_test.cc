@@ -173,6 +173,78 @@ TEST(StackCapture, CaptureStackFromWalkIds) {
 }
 #endif
 
+#ifdef HEAPKIT_CFI_UNWINDER
+// CaptureWouldRepeat says "the same frames" only for the memo's own walk from the same start,
+// with every checked word unchanged: a frame deep in the chain (the site's, in a later group of
+// the memo's checks than the first) that differs makes it say no.
+TEST(StackCapture, CaptureWouldRepeatChecksEveryFrameOfTheWalk) {
+  // Probes from one call site here, through site 0 or 1 of the chain; whether each one's walk
+  // was the memo's: none before the first, then the same site again, then the other site.
+  constexpr int kSites[] = {0, 0, 1, 1, 0, 0};
+  constexpr bool kRepeats[] = {false, true, false, true, false, true};
+  void* pcs[6][kMaxStackDepth];
+  int n[6] = {};
+  WordCheck checks[6][2 * kMemoFrames + kCheckGroup];
+  int nchecks[6] = {};
+  uint64_t id = 0;
+  for (int probe = 0; probe < 6; ++probe) {
+    bool repeated = !kRepeats[probe];
+    const uint64_t before = id;
+    n[probe] = RepeatProbeFromSite(kSites[probe], &id, &repeated, pcs[probe], kMaxStackDepth);
+    EXPECT_EQ(repeated, kRepeats[probe]) << "probe " << probe;
+    if (kRepeats[probe]) {
+      EXPECT_EQ(id, before) << "probe " << probe;
+    }
+    ASSERT_GE(n[probe], kRepeatChainDepth + 3);
+    const WalkMemo& m = tls_cfi_memo;
+    ASSERT_GE(m.groups, 1);
+    ASSERT_EQ(m.groups * kCheckGroup, m.checks);
+    nchecks[probe] = m.checks;
+    for (int i = 0; i < m.checks; ++i) checks[probe][i] = m.check[i];
+  }
+  for (int probe = 1; probe < 6; ++probe) {
+    ASSERT_EQ(n[probe], n[0]);
+    ASSERT_EQ(nchecks[probe], nchecks[0]);
+  }
+  // The two sites' walks differ in one frame only, the site's return address, far up the chain;
+  // the memo's word that tells them apart is beyond the first group of checks.
+  int differ = -1;
+  for (int i = 0; i < n[0]; ++i) {
+    EXPECT_EQ(pcs[1][i], pcs[0][i]) << i;
+    EXPECT_EQ(pcs[3][i], pcs[2][i]) << i;
+    if (pcs[0][i] == pcs[2][i]) continue;
+    EXPECT_EQ(differ, -1) << "frames " << differ << " and " << i << " differ";
+    differ = i;
+  }
+  EXPECT_GE(differ, kRepeatChainDepth);
+  int word = -1;
+  for (int i = 0; i < nchecks[0] && word < 0; ++i)
+    if (checks[0][i].at == checks[2][i].at && checks[0][i].value != checks[2][i].value) word = i;
+  EXPECT_GE(word, kCheckGroup);
+}
+
+// Only the memo's id repeats, never 0, and not while a capture is under way on the thread.
+TEST(StackCapture, CaptureWouldRepeatOnlyForTheMemosIdOutsideACapture) {
+  void* a[kMaxStackDepth];
+  CallerRegs regs;
+  heapkit_caller_regs(&regs);
+  uint64_t id = 0;
+  ASSERT_GE(CaptureStackFrom(regs.pc, regs.sp, regs.rbp, a, kMaxStackDepth, &id), 3);
+  ASSERT_NE(id, 0u);
+  EXPECT_TRUE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id + 1, false));
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, 0, false));
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth / 2, id, false));
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp - 16, regs.rbp, kMaxStackDepth, id, false));
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, true))
+      << "the frees' memo has ids of its own";
+  tls_in_stack_capture = true;
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
+  tls_in_stack_capture = false;
+  EXPECT_TRUE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
+}
+#endif
+
 void* g_handler_a[kMaxStackDepth];
 void* g_handler_b[kMaxStackDepth];
 volatile int g_handler_na = -1, g_handler_nb = -2;
