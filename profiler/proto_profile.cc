@@ -120,6 +120,7 @@ class ProtoBuilder {
   MappedBytes path_buffer_;  // a maps line's path, NUL-terminated
   MappedBytes pc_ids_;       // open addressing: {pc, id} pairs
   size_t pc_slots_ = 0, pc_count_ = 0;
+  int64_t pairs_ = 0;  // callstack-pair-ids handed out (Lifetime)
 };
 
 void ProtoBuilder::ValueType(Encoder* out, int field, const char* type, const char* unit) {
@@ -264,27 +265,39 @@ void ProtoBuilder::Lifetime(Cursor line) {
                               ? Round(static_cast<double>(count) * static_cast<double>(estimated) /
                                       static_cast<double>(bytes))
                               : count;
+  // The free's stack, when the line has one: then the line becomes a pair of samples, as
+  // tcmalloc's lifetime profiles write stack pairs: allocated_* on the allocation stack,
+  // deallocated_* on the free stack, both labelled with the same callstack-pair-id, so that a
+  // reader shows where the bytes were freed by its own symbolization (sample index
+  // deallocated_space) and can join the two.
+  uint64_t free_pcs[kMaxFrames];
+  int free_n = 0;
+  if (!live && line.Take('|')) free_n = line.Pcs(free_pcs);
+  const int64_t pair = free_n > 0 ? ++pairs_ : 0;
+  auto labels_for = [&](Encoder* labels) {
+    Label(labels, "lifetime", DecadeName(bin_ns), 0, nullptr);
+    Label(labels, "lifetime_ns", nullptr, bin_ns, "nanoseconds");
+    if (!live) Label(labels, "same_thread", same ? "true" : "false", 0, nullptr);
+    if (pair != 0) Label(labels, "callstack-pair-id", nullptr, pair, "count");
+  };
   int64_t values[kAllValues] = {0, 0, 0, 0, objects, estimated};
-  values[live ? 8 : 6] = objects;
-  values[live ? 9 : 7] = estimated;
-  Encoder labels;
-  Label(&labels, "lifetime", DecadeName(bin_ns), 0, nullptr);
-  Label(&labels, "lifetime_ns", nullptr, bin_ns, "nanoseconds");
-  if (!live) Label(&labels, "same_thread", same ? "true" : "false", 0, nullptr);
-  if (line.Take('|')) {
-    line.Spaces();
-    const char* free_start = line.p;
-    while (free_start < line.end && line.end[-1] == ' ') --line.end;
-    if (line.end > free_start) {
-      const int64_t free_stack =
-          strings_.Index(free_start, static_cast<size_t>(line.end - free_start));
-      Encoder label;
-      label.Int64(1, strings_.Index("free_stack"));
-      label.Int64(2, free_stack);
-      labels.Message(3, label);
-    }
+  if (live) {
+    values[8] = objects;
+    values[9] = estimated;
+  } else if (pair == 0) {
+    values[6] = objects;
+    values[7] = estimated;
   }
+  Encoder labels;
+  labels_for(&labels);
   AddSample(pcs, n, values, &labels);
+  if (pair == 0) return;
+  int64_t freed[kAllValues] = {};
+  freed[6] = objects;
+  freed[7] = estimated;
+  Encoder free_labels;
+  labels_for(&free_labels);
+  AddSample(free_pcs, free_n, freed, &free_labels);
 }
 
 // Seconds with a fraction ("1795718736.075") at the cursor, as nanoseconds.

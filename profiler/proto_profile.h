@@ -13,10 +13,12 @@
 //   - one sample per lifetime line (object_times_dump.h) on its allocation stack: freed objects
 //     in allocated_* and deallocated_*, objects live at the dump in allocated_* and
 //     censored_allocated_* (estimated bytes, objects scaled alike), string labels `lifetime`
-//     (the decade: "<1us", "1us-10us", ..., "1000s-1h", ">=1h"), `same_thread` ("true" or
-//     "false"; freed objects only) and `free_stack` (the free's return addresses, leaf first,
-//     as hex; HEAP_PROFILE_FREE_STACKS), and the numeric label `lifetime_ns` (the decade's
-//     lower bound, unit nanoseconds);
+//     (the decade: "<1us", "1us-10us", ..., "1000s-1h", ">=1h") and `same_thread` ("true" or
+//     "false"; freed objects only), and the numeric label `lifetime_ns` (the decade's lower
+//     bound, unit nanoseconds); a freed line with the free's stack (HEAP_PROFILE_FREE_STACKS)
+//     becomes two samples, as tcmalloc writes its lifetime profiles' stack pairs: allocated_*
+//     on the allocation stack, deallocated_* on the free stack, the same labels and a numeric
+//     `callstack-pair-id` (unit count) joining the two;
 //   - every `# heapkit:` line (dump reason, time, memory figures, lifetimes, ages, peak time) as
 //     a Profile.comment, verbatim, so pprof-tool reads the same views from either file;
 //   - time_nanos from the dump time line, or for a peak profile the peak's own unix time;

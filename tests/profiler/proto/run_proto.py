@@ -13,7 +13,9 @@ profile carries every kind of line the profile.proto conversion handles. Checks:
     peak's own time for peak profiles), per stack the four heap values equal to the legacy
     line un-sampled as the pprofs do (rounded: within 1), per lifetime line one sample with
     its estimate in allocated_* and deallocated_* or censored_allocated_*, labels lifetime,
-    lifetime_ns, same_thread and free_stack as the line says; the program's mapping with its
+    lifetime_ns and same_thread as the line says, and for a freed line with its free stack a
+    pair instead (allocated_* on the allocation stack, deallocated_* on the free stack, one
+    callstack-pair-id); the program's mapping with its
     file name and build ID (readelf), locations at return address - 1;
   - go tool pprof -raw reads the .pb.gz files and its totals per sample type equal the legacy
     file's totals as go pprof reads that (within 1 per sample: rounding); skipped with one line
@@ -231,29 +233,52 @@ def check_pair(legacy_path, proto_path, program):
 
 
 def check_lifetimes(name, leg, p):
+    """Per lifetime line one sample on its allocation stack; a freed line with a free stack a
+    pair (tcmalloc's stack pairs): allocated_* on the allocation stack, deallocated_* on the
+    free stack, the same labels and one callstack-pair-id of their own."""
     life = [s for s in p['samples'] if 'lifetime' in s['str']]
-    check(len(life) == len(leg['lifetimes']), '%s: %d lifetime samples, %d lines' %
-          (name, len(life), len(leg['lifetimes'])))
-    for m, s in zip(leg['lifetimes'], life):
+    want = sum(2 if m.group(7) and m.group(7).strip() else 1 for m in leg['lifetimes'])
+    check(len(life) == want, '%s: %d lifetime samples, %d for the lines' % (name, len(life), want))
+    pair_ids, at = set(), 0
+    for m in leg['lifetimes']:
+        if at >= len(life):
+            break
         bin_ns, end, est = int(m.group(1)), m.group(2), int(m.group(5))
         pcs = [int(x, 16) for x in m.group(6).split()]
+        free_pcs = [int(x, 16) for x in (m.group(7) or '').split()]
+        pair = life[at:at + 2] if free_pcs else life[at:at + 1]
+        at += len(pair)
+        s = pair[0]
         v = s['values']
         check(s['pcs'] == pcs, name + ': a lifetime sample on its allocation stack')
-        check(s['num'].get('lifetime_ns') == (bin_ns, 'nanoseconds'), name + ': lifetime_ns')
         idx = min(range(len(DECADES)), key=lambda i: abs(([0] + [10**(3 + k) for k in range(10)]
                                                            + [3600 * 10**9])[i] - bin_ns))
-        check(s['str'].get('lifetime') == DECADES[idx], '%s: lifetime %s for %d ns' %
-              (name, s['str'].get('lifetime'), bin_ns))
+        for t in pair:
+            check(t['num'].get('lifetime_ns') == (bin_ns, 'nanoseconds'), name + ': lifetime_ns')
+            check(t['str'].get('lifetime') == DECADES[idx], '%s: lifetime %s for %d ns' %
+                  (name, t['str'].get('lifetime'), bin_ns))
+            if end != 'live':
+                check(t['str'].get('same_thread') == ('true' if end == 'same' else 'false'),
+                      name + ': same_thread')
+            check('free_stack' not in t['str'], name + ': no free_stack label')
         check(v[5] == est, name + ': allocated_space is the estimated bytes')
         if end == 'live':
             check(v[9] == est and v[7] == 0 and 'same_thread' not in s['str'],
                   name + ': a live line is censored')
-        else:
-            check(v[7] == est and v[9] == 0, name + ': a freed line is deallocated')
-            check(s['str'].get('same_thread') == ('true' if end == 'same' else 'false'),
-                  name + ': same_thread')
-        if m.group(7):
-            check(s['str'].get('free_stack') == m.group(7).strip(), name + ': free_stack')
+        elif not free_pcs:
+            check(v[7] == est and v[9] == 0 and 'callstack-pair-id' not in s['num'],
+                  name + ': a freed line without its free stack is deallocated on one sample')
+        elif check(len(pair) == 2, name + ': a freed line with its free stack is a pair'):
+            f = pair[1]
+            check(v[7] == 0 and v[9] == 0, name + ': the pair\'s allocation sample: allocated_*')
+            check(f['pcs'] == free_pcs, name + ': the pair\'s second sample on the free stack')
+            check(f['values'][7] == est and f['values'][5] == 0 and f['values'][9] == 0,
+                  name + ': the free stack\'s sample: deallocated_*')
+            ids = [t['num'].get('callstack-pair-id') for t in pair]
+            check(ids[0] == ids[1] and ids[0] is not None and ids[0][1] == 'count' and
+                  ids[0][0] > 0 and ids[0][0] not in pair_ids,
+                  name + ': one callstack-pair-id of their own: %r' % ids)
+            pair_ids.add(ids[0][0] if ids[0] else None)
 
 
 def run(args, fmt, period, workdir, extra_env=None):
@@ -298,7 +323,7 @@ def go_totals(path, program):
         if line.startswith('Locations'):
             break
         m = re.match(r'^\s*((?:-?\d+\s+)+)-?\d*:', line) if ':' in line else None
-        if m and not line.strip().startswith(('bytes', 'lifetime', 'free_stack')):
+        if m and not line.strip().startswith(('bytes', 'lifetime', 'callstack-pair-id')):
             vals = line.split(':')[0].split()
             if len(vals) == len(names) and all(re.match(r'^-?\d+$', x) for x in vals):
                 n += 1
