@@ -142,9 +142,9 @@ TEST(LegacyTextToProto, ExactPeakProfileWithALifetimeLine) {
   ASSERT_TRUE(LegacyTextToProto(text.data(), text.size(), &out));
   const TopLevel t = Scan(out);
   EXPECT_EQ(t.count.at(1), 10);  // Go's four sample types and tcmalloc's six
-  EXPECT_EQ(t.count.at(2), 2);   // the record and the lifetime line
+  EXPECT_EQ(t.count.at(2), 3);   // the record, the lifetime line's stack pair (two samples)
   EXPECT_EQ(t.count.at(3), 1);   // the executable mapping
-  EXPECT_EQ(t.count.at(4), 2);   // the allocation stacks' two addresses (the free stack is a label)
+  EXPECT_EQ(t.count.at(4), 3);   // the allocation stacks' two addresses and the free stack's
   EXPECT_EQ(t.count.at(13), 4);  // every comment line
   EXPECT_EQ(t.varint.at(9), 1700000000250000000u);  // the peak's time, not the dump's
   EXPECT_EQ(t.varint.at(12), 1u);                   // exact counts: period 1
