@@ -1,5 +1,7 @@
 #include "profiler/growth_stacks.h"
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -23,10 +25,23 @@ struct GrowthRecord {
 };
 
 HEAPKIT_ALWAYS_WRITTEN_DATA constinit internal::SpinLock g_lock;
-HEAPKIT_ALWAYS_WRITTEN_DATA GrowthRecord* g_records = nullptr;  // newest first; guarded by g_lock
+// Newest first.
+HEAPKIT_ALWAYS_WRITTEN_DATA GrowthRecord* g_records HEAPKIT_GUARDED_BY(g_lock) = nullptr;
 
 bool SameStack(const GrowthRecord& r, void* const* pcs, int depth) {
   return r.depth == depth && std::memcmp(r.pcs, pcs, sizeof(void*) * depth) == 0;
+}
+
+// Counts a growth in the record of this stack, if there is one.
+bool AddToRecord(void* const* pcs, int depth, size_t bytes) HEAPKIT_REQUIRES(g_lock) {
+  for (GrowthRecord* r = g_records; r != nullptr; r = r->next) {
+    if (SameStack(*r, pcs, depth)) {
+      ++r->count;
+      r->bytes += static_cast<int64_t>(bytes);
+      return true;
+    }
+  }
+  return false;
 }
 
 void GrowthSource(void*, RecordVisitor visit, void* visit_ctx) {
@@ -37,7 +52,21 @@ void GrowthSource(void*, RecordVisitor visit, void* visit_ctx) {
   }
 }
 
+// The records' lock across fork: held from before the fork until after it in both processes,
+// so that a child whose allocations grow the heap never waits on a lock that another thread of
+// the parent held at the fork. Nothing is taken while it is held (it is a leaf), so its place
+// among the other handlers' locks does not matter.
+void GrowthForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Lock(); }
+void GrowthForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Unlock(); }
+
 }  // namespace
+
+HEAPKIT_ALWAYS_RUN_CODE void RegisterGrowthForkHandlers() {
+  HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
+  if (registered) return;
+  registered = true;
+  pthread_atfork(&GrowthForkPrepare, &GrowthForkDone, &GrowthForkDone);
+}
 
 HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {
   // Both idempotent and malloc-free; growth may come before any sampling has started.
@@ -53,21 +82,22 @@ HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {
   const int skip = CountAllocatorFrames(pcs, depth);
   void* const* user = pcs + skip;
   const int keep = depth - skip < kMaxStackDepth ? depth - skip : kMaxStackDepth;
-  internal::SpinLockHolder h(&g_lock);
-  for (GrowthRecord* r = g_records; r != nullptr; r = r->next) {
-    if (SameStack(*r, user, keep)) {
-      ++r->count;
-      r->bytes += static_cast<int64_t>(bytes);
-      return;
-    }
+  {
+    internal::SpinLockHolder h(&g_lock);
+    if (AddToRecord(user, keep, bytes)) return;
   }
-  // The arena takes its own lock only (never the allocator's), so allocating here is safe.
+  // A new stack: its record is made with the lock released, so that the lock stays a leaf (the
+  // fork handlers hold it across fork, in any order with the allocator's locks).
   auto* r = static_cast<GrowthRecord*>(internal::ArenaAlloc(sizeof(GrowthRecord)));
   if (r == nullptr) return;  // metadata memory exhausted: this growth goes unrecorded
   r->count = 1;
   r->bytes = static_cast<int64_t>(bytes);
   r->depth = keep;
   std::memcpy(r->pcs, user, sizeof(void*) * keep);
+  internal::SpinLockHolder h(&g_lock);
+  // Another thread's growth from the same new stack got in first: the record made here stays
+  // unused (arena memory is never freed; the race costs one record).
+  if (AddToRecord(user, keep, bytes)) return;
   r->next = g_records;
   g_records = r;
 }

@@ -18,6 +18,9 @@
 namespace heapkit::prof {
 
 void OnHeapGrowth(size_t bytes);
+// Once, before the hook is set (ProfilerStartup): the fork handlers that keep the records'
+// lock consistent in a child (growth_stacks.cc).
+void RegisterGrowthForkHandlers();
 bool WriteGrowthStacks(OutputSink* sink);
 
 }  // namespace heapkit::prof

@@ -8,7 +8,6 @@
 #include "profiler/profiler_state.h"
 #include "profiler/profiler_thread.h"
 #include "profiler/stack_table.h"
-#include "profiler/unloaded_modules.h"
 
 namespace heapkit::prof {
 namespace {
@@ -21,11 +20,9 @@ void ForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   GlobalStackTable().ForkPrepare();
   PeakForkPrepare();
   LifetimeForkPrepare();
-  UnloadedModulesForkPrepare();
 }
 
 void ForkParent() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
-  UnloadedModulesForkDone();
   LifetimeForkDone();
   PeakForkDone();
   GlobalStackTable().ForkParent();
@@ -33,7 +30,6 @@ void ForkParent() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 void ForkChild() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
-  UnloadedModulesForkDone();
   LifetimeForkDone();
   PeakForkDone();
   GlobalStackTable().ForkChild();

@@ -14,6 +14,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
+#include "profiler/unloaded_modules.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/http_endpoint.h"
 #include "profiler/output_sink.h"
@@ -71,6 +72,9 @@ HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   done = true;
   alloc::SetStackCaptureHook(&CaptureStack);
   alloc::SetHeapSampleProvider(&kProvider);
+  // Locks taken whether or not a profile is being collected get their fork handlers now.
+  RegisterGrowthForkHandlers();
+  RegisterUnloadedModulesForkHandlers();
   alloc::SetHeapGrowthHook(&OnHeapGrowth);
   StartFromEnvironment();
   if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();

@@ -1,5 +1,7 @@
 #include "profiler/unloaded_modules.h"
 
+#include <pthread.h>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -7,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "alloc/common.h"
 
 #include "alloc/internal/spin_lock.h"
 
@@ -123,8 +127,17 @@ void NoteAfterDlclose() {
 }
 
 // Held from the fork handlers' prepare to their parent/child step (analysis off).
+namespace {
 void UnloadedModulesForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Lock(); }
 void UnloadedModulesForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Unlock(); }
+}  // namespace
+
+HEAPKIT_ALWAYS_RUN_CODE void RegisterUnloadedModulesForkHandlers() {
+  HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
+  if (registered) return;
+  registered = true;
+  pthread_atfork(&UnloadedModulesForkPrepare, &UnloadedModulesForkDone, &UnloadedModulesForkDone);
+}
 
 void LiveModuleScan::Feed(const char* data, size_t length) {
   for (size_t i = 0; i < length; ++i) {

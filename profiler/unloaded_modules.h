@@ -28,10 +28,12 @@ inline constexpr size_t kMaxUnloadedModuleLines = 2048;
 void NoteBeforeDlclose(void* handle);
 void NoteAfterDlclose();
 
-// fork: the table's lock is taken last in the profiler's prepare handler and released in the
-// parent's and child's.
-void UnloadedModulesForkPrepare();
-void UnloadedModulesForkDone();
+// fork: handlers of their own (registered once, at start-up, ProfilerStartup) hold the table's
+// lock across fork, whether or not a profile is being collected: every dlclose takes it, so a
+// child's dlclose must not find it held by a thread of the parent. Only syscalls run under it
+// (and a dump's writes, after the profiler's lock), so the profiler's prepare handler, which
+// runs first, takes its own locks before it.
+void RegisterUnloadedModulesForkHandlers();
 
 // Which remembered modules are mapped now, from the /proc/self/maps text fed in any pieces
 // (a line is judged when its newline arrives).

@@ -482,6 +482,35 @@ def case_growth(ctx):
           'every growth record is at least one 2 MiB growth: %s' % [r[0] for r in prof['records']])
 
 
+def case_fork_growth(ctx):
+    # A fork while another thread holds the growth stacks' lock (reading them): the child's own
+    # heap growth, recorded under that lock, must not wait forever (the lock is held across
+    # fork and released in the child). 300 forks, each child bounded by a 5 s alarm.
+    p = run(ctx, ['fork_growth', '300'], {}, timeout=600)
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    m = re.search(r'^fork_growth forks (\d+) stuck (\d+)$', p.stdout, re.M)
+    if check(m is not None, 'no fork_growth line: %r' % p.stdout[-300:]):
+        print('fork_growth: %s forks, %s children stuck' % (m.group(1), m.group(2)))
+        check(int(m.group(2)) == 0, '%s of %s children stuck growing the heap after fork' % (
+            m.group(2), m.group(1)))
+
+
+def case_fork_dlclose(ctx):
+    # A fork while another thread is in dlclose (the shared runtime's interposer remembers the
+    # closing module's mappings under a lock): the child's own dlclose must not wait forever.
+    p = run(ctx, ['fork_dlclose', '300'], {}, timeout=600)
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    m = re.search(r'^fork_dlclose forks (\d+) stuck (-?\d+)$', p.stdout, re.M)
+    if not check(m is not None, 'no fork_dlclose line: %r' % p.stdout[-300:]):
+        return
+    if int(m.group(2)) < 0:
+        print('SKIP: libz.so.1 cannot be opened')
+        return
+    print('fork_dlclose: %s forks, %s children stuck' % (m.group(1), m.group(2)))
+    check(int(m.group(2)) == 0, '%s of %s children stuck in dlclose after fork' % (
+        m.group(2), m.group(1)))
+
+
 def case_api(ctx):
     pre = prefix(ctx, 'api')
     p = run(ctx, ['api', pre], {})

@@ -15,11 +15,13 @@
 // derives the same numbers and checks every profile record's leaf frame.
 #include <gperftools/heap-profiler.h>
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,6 +79,96 @@ bool WriteText(const char* path, const std::string& text) {
   void* p = malloc(size_t{48} << 20);
   Touch(p);
   return p;
+}
+
+#ifndef HEAPKIT_WEAK_API
+// Heap growth from `depth` + 1 distinct stacks (one 2 MiB+ block each, kept): as many growth
+// records, so that reading them takes a while.
+[[maybe_unused]] __attribute__((noinline)) void GrowAtDepth(int depth, void** keep) {
+  if (depth > 0) {
+    GrowAtDepth(depth - 1, keep);
+    keep[depth] = malloc((size_t{2} << 20) + static_cast<size_t>(depth) * 4096);
+  } else {
+    keep[0] = malloc(size_t{2} << 20);
+  }
+  Touch(keep[depth]);
+}
+
+std::atomic<bool> g_stop_reading{false};
+void* ReadGrowthStacks(void*) {
+  std::string stacks;
+  while (!g_stop_reading.load(std::memory_order_relaxed)) {
+    stacks.clear();
+    MallocExtension::instance()->GetHeapGrowthStacks(&stacks);
+  }
+  return nullptr;
+}
+
+// Forks `forks` times while another thread keeps reading the growth stacks (their lock held
+// through each read); each child grows the heap (its growth is recorded under that lock) and
+// exits. Returns 1 at the first child that did not exit 0 by itself within 5 s, else 0.
+[[maybe_unused]] int ForkWhileReadingGrowth(int forks) {
+  void* keep[48];
+  GrowAtDepth(47, keep);
+  pthread_t reader;
+  if (pthread_create(&reader, nullptr, &ReadGrowthStacks, nullptr) != 0) exit(4);
+  int stuck = 0;
+  for (int i = 0; i < forks; ++i) {
+    const pid_t child = fork();
+    if (child == 0) {
+      alarm(5);
+      _exit(GrowTheHeap() != nullptr ? 0 : 3);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++stuck;  // one is enough to tell: stop, rather than wait out every stuck child
+      break;
+    }
+  }
+  g_stop_reading.store(true, std::memory_order_relaxed);
+  pthread_join(reader, nullptr);
+  for (void* p : keep) free(p);
+  return stuck;
+}
+#endif
+
+std::atomic<bool> g_stop_closing{false};
+void* OpenAndCloseLibz(void*) {
+  while (!g_stop_closing.load(std::memory_order_relaxed)) {
+    if (void* h = dlopen("libz.so.1", RTLD_NOW)) dlclose(h);
+  }
+  return nullptr;
+}
+
+// Forks `forks` times while another thread keeps calling dlclose (the shared runtime remembers
+// each closing module's mappings under a lock); each child closes a module too and exits.
+// Returns 1 at the first child that did not exit 0 by itself within 5 s, else 0; -1 without
+// libz.
+[[maybe_unused]] int ForkWhileClosingModules(int forks) {
+  void* libz = dlopen("libz.so.1", RTLD_NOW);
+  if (libz == nullptr) return -1;
+  pthread_t closer;
+  if (pthread_create(&closer, nullptr, &OpenAndCloseLibz, nullptr) != 0) exit(4);
+  int stuck = 0;
+  for (int i = 0; i < forks; ++i) {
+    const pid_t child = fork();
+    if (child == 0) {
+      alarm(5);
+      void* h = dlopen("libz.so.1", RTLD_NOW);
+      _exit(h != nullptr && dlclose(h) == 0 ? 0 : 3);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++stuck;  // one is enough to tell: stop, rather than wait out every stuck child
+      break;
+    }
+  }
+  g_stop_closing.store(true, std::memory_order_relaxed);
+  pthread_join(closer, nullptr);
+  dlclose(libz);
+  return stuck;
 }
 
 __attribute__((noinline)) void ChurnC() {
@@ -249,7 +341,13 @@ int main(int argc, char** argv) {
     MallocExtension::instance()->GetHeapGrowthStacks(&stacks);
     if (!WriteText(argv[2], stacks)) return 3;
     free(big);
+  } else if (strcmp(mode, "fork_growth") == 0) {
+    const int forks = atoi(argc > 2 ? argv[2] : "200");
+    printf("fork_growth forks %d stuck %d\n", forks, ForkWhileReadingGrowth(forks));
 #endif
+  } else if (strcmp(mode, "fork_dlclose") == 0) {
+    const int forks = atoi(argc > 2 ? argv[2] : "200");
+    printf("fork_dlclose forks %d stuck %d\n", forks, ForkWhileClosingModules(forks));
   } else if (strcmp(mode, "slowpath") == 0) {
     SlowPath();
   } else if (strcmp(mode, "churn") == 0) {
