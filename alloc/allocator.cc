@@ -9,12 +9,6 @@
 
 #include <cstring>
 
-// glibc's atfork registration behind pthread_atfork (GLIBC_2.3.2); __dso_handle identifies this
-// library so that the handlers go when it is unloaded (crtbeginS.o defines it).
-extern "C" int __register_atfork(void (*prepare)(), void (*parent)(), void (*child)(),
-                                 void* dso_handle);
-extern "C" void* __dso_handle __attribute__((visibility("hidden")));
-
 // The shared libraries' DT_FINI (-Wl,-fini in CMakeLists.txt) instead of crti's _fini: ours
 // has nothing to do (destructors run from .fini_array) and lies at the very end of the text,
 // so calling it at exit would map the last fault-around window of the text in every process.
@@ -23,6 +17,7 @@ heapkit_library_fini() {}
 
 #include "alloc/internal/arena.h"
 #include "alloc/internal/env.h"
+#include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/object_slots.h"
@@ -102,10 +97,7 @@ void PostForkChild() {
 void RegisterAtFork() {
   bool expected = false;
   if (atfork_registered.compare_exchange_strong(expected, true)) {
-    // What pthread_atfork (libc_nonshared's stub) does, called directly: the stub is linked
-    // after all our code, and calling it would map the last fault-around window of the
-    // library's text in every process (common.h, HEAPKIT_ALWAYS_RUN_CODE).
-    __register_atfork(PreFork, PostFork, PostForkChild, __dso_handle);
+    internal::RegisterForkHandlers(PreFork, PostFork, PostForkChild);
   }
 }
 

@@ -25,6 +25,6 @@ extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   if (real == nullptr) return -1;
   heapkit::prof::NoteBeforeDlclose(handle);
   const int result = real(handle);
-  heapkit::prof::NoteAfterDlclose();
+  heapkit::prof::NoteAfterDlclose(real);
   return result;
 }

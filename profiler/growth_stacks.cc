@@ -1,12 +1,11 @@
 #include "profiler/growth_stacks.h"
 
-#include <pthread.h>
-
 #include <cstdint>
 #include <cstring>
 
 #include "alloc/common.h"
 #include "alloc/internal/arena.h"
+#include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/spin_lock.h"
 #include "profiler/allocator_frame_filter.h"
 #include "profiler/cfi_unwinder.h"
@@ -65,7 +64,7 @@ HEAPKIT_ALWAYS_RUN_CODE void RegisterGrowthForkHandlers() {
   HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
   if (registered) return;
   registered = true;
-  pthread_atfork(&GrowthForkPrepare, &GrowthForkDone, &GrowthForkDone);
+  internal::RegisterForkHandlers(&GrowthForkPrepare, &GrowthForkDone, &GrowthForkDone);
 }
 
 HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {

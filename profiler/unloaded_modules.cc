@@ -1,7 +1,5 @@
 #include "profiler/unloaded_modules.h"
 
-#include <pthread.h>
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -11,7 +9,7 @@
 #include <cstring>
 
 #include "alloc/common.h"
-
+#include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/spin_lock.h"
 
 namespace heapkit::prof {
@@ -80,15 +78,6 @@ void SnapshotLines(Module* m) {
   close(fd);
 }
 
-int StillLoaded(dl_phdr_info* info, size_t, void* data) {
-  const Module* m = static_cast<const Module*>(data);
-  const char* name = info->dlpi_name;
-  return name != nullptr && strlen(name) == m->path_length &&
-                 memcmp(name, m->path, m->path_length) == 0
-             ? 1
-             : 0;
-}
-
 }  // namespace
 
 void NoteBeforeDlclose(void* handle) {
@@ -109,17 +98,19 @@ void NoteBeforeDlclose(void* handle) {
   SnapshotLines(&m);
 }
 
-void NoteAfterDlclose() {
-  // dl_iterate_phdr takes the loader's lock: called with ours released.
+void NoteAfterDlclose(int (*real_dlclose)(void* handle)) {
+  // dlopen takes the loader's lock: called with ours released.
   for (int i = 0; i < kMaxUnloadedModules; ++i) {
-    Module copy{};
+    char path[sizeof g_modules[0].path + 1];
     {
       internal::SpinLockHolder h(&g_lock);
       if (!g_modules[i].pending) continue;
-      memcpy(copy.path, g_modules[i].path, g_modules[i].path_length);
-      copy.path_length = g_modules[i].path_length;
+      memcpy(path, g_modules[i].path, g_modules[i].path_length);
+      path[g_modules[i].path_length] = '\0';
     }
-    const bool loaded = dl_iterate_phdr(&StillLoaded, &copy) != 0;
+    void* still = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    const bool loaded = still != nullptr;
+    if (still != nullptr) real_dlclose(still);
     internal::SpinLockHolder h(&g_lock);
     g_modules[i].pending = false;
     if (loaded || g_modules[i].lines_length == 0) g_modules[i].used = false;
@@ -136,7 +127,8 @@ HEAPKIT_ALWAYS_RUN_CODE void RegisterUnloadedModulesForkHandlers() {
   HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
   if (registered) return;
   registered = true;
-  pthread_atfork(&UnloadedModulesForkPrepare, &UnloadedModulesForkDone, &UnloadedModulesForkDone);
+  internal::RegisterForkHandlers(&UnloadedModulesForkPrepare, &UnloadedModulesForkDone,
+                                 &UnloadedModulesForkDone);
 }
 
 void LiveModuleScan::Feed(const char* data, size_t length) {

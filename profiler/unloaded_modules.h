@@ -26,7 +26,13 @@ inline constexpr int kMaxUnloadedModules = 32;
 inline constexpr size_t kMaxUnloadedModuleLines = 2048;
 
 void NoteBeforeDlclose(void* handle);
-void NoteAfterDlclose();
+// real_dlclose: the dlclose the interposer wraps. Whether a module is still loaded is asked with
+// dlopen(path, RTLD_NOLOAD) (the reference it takes is dropped with real_dlclose), not with
+// dl_iterate_phdr: glibc takes the loader's write lock for dl_iterate_phdr alone, outside the
+// load lock that fork holds, and does not reset it in a child, so a fork while this thread
+// walked the modules would leave any dl_iterate_phdr of the child (its own dlclose through this
+// interposer, an exception's unwind) waiting forever.
+void NoteAfterDlclose(int (*real_dlclose)(void* handle));
 
 // fork: handlers of their own (registered once, at start-up, ProfilerStartup) hold the table's
 // lock across fork, whether or not a profile is being collected: every dlclose takes it, so a
