@@ -1,7 +1,6 @@
 #include "profiler/profiler_fork.h"
 
-#include <pthread.h>
-
+#include "alloc/internal/fork_handlers.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/lifetime_table.h"
 #include "profiler/peak_tracker.h"
@@ -43,7 +42,7 @@ void ForkChild() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
 void RegisterProfilerForkHandlers() {
   if (g_atfork_registered) return;
   g_atfork_registered = true;
-  pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
+  internal::RegisterForkHandlers(&ForkPrepare, &ForkParent, &ForkChild);
 }
 
 }  // namespace heapkit::prof
