@@ -81,6 +81,29 @@ bool WriteText(const char* path, const std::string& text) {
   return p;
 }
 
+// Forks `forks` times while `busy` runs on another thread until `stop` is set; each child runs
+// `child` under a 5 s alarm and exits with its result. Returns 1 at the first child that did
+// not exit 0 by itself (one is enough to tell: the rest are not waited out), else 0.
+[[maybe_unused]] int ForkWhileBusy(int forks, void* (*busy)(void*), std::atomic<bool>* stop,
+                                   int (*child)()) {
+  pthread_t thread;
+  if (pthread_create(&thread, nullptr, busy, nullptr) != 0) exit(4);
+  int stuck = 0;
+  for (int i = 0; i < forks && stuck == 0; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      alarm(5);
+      _exit(child());
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    stuck = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  }
+  stop->store(true, std::memory_order_relaxed);
+  pthread_join(thread, nullptr);
+  return stuck;
+}
+
 #ifndef HEAPKIT_WEAK_API
 // Heap growth from `depth` + 1 distinct stacks (one 2 MiB+ block each, kept): as many growth
 // records, so that reading them takes a while.
@@ -104,30 +127,14 @@ void* ReadGrowthStacks(void*) {
   return nullptr;
 }
 
-// Forks `forks` times while another thread keeps reading the growth stacks (their lock held
-// through each read); each child grows the heap (its growth is recorded under that lock) and
-// exits. Returns 1 at the first child that did not exit 0 by itself within 5 s, else 0.
+// Forks while another thread keeps reading the growth stacks (their lock held through each
+// read); each child grows the heap (its growth is recorded under that lock). ForkWhileBusy's
+// result.
 [[maybe_unused]] int ForkWhileReadingGrowth(int forks) {
   void* keep[48];
   GrowAtDepth(47, keep);
-  pthread_t reader;
-  if (pthread_create(&reader, nullptr, &ReadGrowthStacks, nullptr) != 0) exit(4);
-  int stuck = 0;
-  for (int i = 0; i < forks; ++i) {
-    const pid_t child = fork();
-    if (child == 0) {
-      alarm(5);
-      _exit(GrowTheHeap() != nullptr ? 0 : 3);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      ++stuck;  // one is enough to tell: stop, rather than wait out every stuck child
-      break;
-    }
-  }
-  g_stop_reading.store(true, std::memory_order_relaxed);
-  pthread_join(reader, nullptr);
+  const int stuck = ForkWhileBusy(forks, &ReadGrowthStacks, &g_stop_reading,
+                                  [] { return GrowTheHeap() != nullptr ? 0 : 3; });
   for (void* p : keep) free(p);
   return stuck;
 }
@@ -141,32 +148,15 @@ void* OpenAndCloseLibz(void*) {
   return nullptr;
 }
 
-// Forks `forks` times while another thread keeps calling dlclose (the shared runtime remembers
-// each closing module's mappings under a lock); each child closes a module too and exits.
-// Returns 1 at the first child that did not exit 0 by itself within 5 s, else 0; -1 without
-// libz.
+// Forks while another thread keeps calling dlclose (the shared runtime remembers each closing
+// module's mappings); each child closes a module too. ForkWhileBusy's result; -1 without libz.
 [[maybe_unused]] int ForkWhileClosingModules(int forks) {
   void* libz = dlopen("libz.so.1", RTLD_NOW);
   if (libz == nullptr) return -1;
-  pthread_t closer;
-  if (pthread_create(&closer, nullptr, &OpenAndCloseLibz, nullptr) != 0) exit(4);
-  int stuck = 0;
-  for (int i = 0; i < forks; ++i) {
-    const pid_t child = fork();
-    if (child == 0) {
-      alarm(5);
-      void* h = dlopen("libz.so.1", RTLD_NOW);
-      _exit(h != nullptr && dlclose(h) == 0 ? 0 : 3);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      ++stuck;  // one is enough to tell: stop, rather than wait out every stuck child
-      break;
-    }
-  }
-  g_stop_closing.store(true, std::memory_order_relaxed);
-  pthread_join(closer, nullptr);
+  const int stuck = ForkWhileBusy(forks, &OpenAndCloseLibz, &g_stop_closing, [] {
+    void* h = dlopen("libz.so.1", RTLD_NOW);
+    return h != nullptr && dlclose(h) == 0 ? 0 : 3;
+  });
   dlclose(libz);
   return stuck;
 }
