@@ -12,10 +12,11 @@
 //   return address "unsupported" and the whole capture is redone with libunwind, which
 //   handles everything. A frame whose return address is undefined (_start, thread start) ends
 //   the stack.
-// * Misses: dl_iterate_phdr finds the object and its PT_GNU_EH_FRAME binary-search table; the
-//   FDE's CFA program runs up to the return address - 1. Like libunwind's own cache misses,
-//   this takes the loader lock (see stack_capture.cc on why that cannot deadlock); nothing is
-//   allocated.
+// * Misses: glibc's _dl_find_object (2.35 and later: lock-free and async-signal-safe, made for
+//   unwinders) finds the object's PT_GNU_EH_FRAME binary-search table — dl_iterate_phdr, which
+//   takes the loader's write lock, only with an older glibc; the FDE's CFA program runs up to
+//   the return address - 1. Nothing is allocated. (The write lock is one glibc leaves held in a
+//   child forked while another thread walked the modules: profiler/README.md, "Fork".)
 #include "profiler/cfi_unwinder.h"
 
 #include "alloc/common.h"
@@ -24,6 +25,7 @@
 
 #ifdef HEAPKIT_CFI_UNWINDER
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <link.h>
 
@@ -107,10 +109,17 @@ inline uint64_t CacheTag(uintptr_t pc) { return static_cast<uint64_t>(pc) >> kRu
 
 // ---- .eh_frame reading (eh_frame_reader.h, cfa_program.h) ----
 
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+// The .eh_frame_hdr of the object holding pc, or nullptr.
+HEAPKIT_ALWAYS_RUN_CODE const uint8_t* EhFrameHdrOf(uintptr_t pc) {
+  dl_find_object found;
+  if (_dl_find_object(reinterpret_cast<void*>(pc), &found) != 0) return nullptr;
+  return static_cast<const uint8_t*>(found.dlfo_eh_frame);
+}
+#else
 struct FindFde {
   uintptr_t pc;
   const uint8_t* hdr = nullptr;  // .eh_frame_hdr of the object holding pc
-  bool in_object = false;
 };
 
 HEAPKIT_ALWAYS_RUN_CODE int FindObjectCallback(dl_phdr_info* info, size_t, void* data) {
@@ -127,25 +136,30 @@ HEAPKIT_ALWAYS_RUN_CODE int FindObjectCallback(dl_phdr_info* info, size_t, void*
     }
   }
   if (!contains) return 0;
-  f->in_object = true;
   if (eh != nullptr) f->hdr = reinterpret_cast<const uint8_t*>(info->dlpi_addr + eh->p_vaddr);
   return 1;
 }
 
-// The FDE covering pc, from the .eh_frame_hdr binary-search table of the object holding it;
-// nullptr if there is none (or the table is not the datarel sdata4 kind every toolchain emits).
-const uint8_t* FindFdeFor(uintptr_t pc) {
+HEAPKIT_ALWAYS_RUN_CODE const uint8_t* EhFrameHdrOf(uintptr_t pc) {
   FindFde f;
   f.pc = pc;
   dl_iterate_phdr(&FindObjectCallback, &f);
-  if (f.hdr == nullptr) return nullptr;
+  return f.hdr;
+}
+#endif
+
+// The FDE covering pc, from the .eh_frame_hdr binary-search table of the object holding it;
+// nullptr if there is none (or the table is not the datarel sdata4 kind every toolchain emits).
+const uint8_t* FindFdeFor(uintptr_t pc) {
+  const uint8_t* eh = EhFrameHdrOf(pc);
+  if (eh == nullptr) return nullptr;
   // .eh_frame_hdr: version 1, eh_frame_ptr_enc, fde_count_enc, table_enc, then the table.
-  const uintptr_t hdr = reinterpret_cast<uintptr_t>(f.hdr);
-  Reader h{f.hdr, f.hdr + 4 + 16};
-  if (f.hdr[0] != 1 || f.hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return nullptr;
-  h.p = f.hdr + 4;
-  h.Encoded(f.hdr[1], hdr);
-  const uint64_t count = h.Encoded(f.hdr[2], hdr);
+  const uintptr_t hdr = reinterpret_cast<uintptr_t>(eh);
+  Reader h{eh, eh + 4 + 16};
+  if (eh[0] != 1 || eh[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return nullptr;
+  h.p = eh + 4;
+  h.Encoded(eh[1], hdr);
+  const uint64_t count = h.Encoded(eh[2], hdr);
   if (!h.ok || count == 0) return nullptr;
   const auto* table = reinterpret_cast<const int32_t*>(h.p);
   uint64_t lo = 0, hi = count;  // last entry with initial location <= pc
