@@ -34,15 +34,22 @@ inline void MaybeDumpAfterAlloc() {
   if (__builtin_expect(AllocCrossedDumpTrigger(alloc, freed), 0)) DumpIfTriggered(alloc, freed);
 }
 
-// The same after a free: in use only falls and the allocated total stays, so only the
-// deallocation trigger can newly fire (the others are the allocations' to see).
-inline void MaybeDumpAfterFree() {
-  const ProfilerState& s = g_profiler;
-  const int64_t freed = s.est_free.load(std::memory_order_relaxed);
-  if (__builtin_expect(freed < s.thresholds.next_free.load(std::memory_order_relaxed), 1)) return;
-  DumpIfTriggered(s.est_alloc.load(std::memory_order_relaxed), freed);
+// The check of MaybeDumpAfterFree (below) with the freed total in hand: in use only falls and
+// the allocated total stays, so only the deallocation trigger can newly fire on a free (the
+// others are the allocations' to see).
+inline bool FreeCrossedDumpTrigger(int64_t freed) {
+  return freed >= g_profiler.thresholds.next_free.load(std::memory_order_relaxed);
 }
 
+// The same as MaybeDumpAfterAlloc after a free.
+inline void MaybeDumpAfterFree() {
+  const int64_t freed = g_profiler.est_free.load(std::memory_order_relaxed);
+  if (__builtin_expect(FreeCrossedDumpTrigger(freed), 0))
+    DumpIfTriggered(g_profiler.est_alloc.load(std::memory_order_relaxed), freed);
+}
+
+// Caller holds the state lock and profiling is on. Writes the next dump file (DumpFiles),
+// logs `reason`, moves the baselines and thresholds on. False if the file could not be written.
 bool DumpLocked(const char* reason) HEAPKIT_REQUIRES(g_profiler.lock);
 
 // Caller holds the state lock. Sets the prefix (`prefix` fits PATH_MAX), re-bases the totals on

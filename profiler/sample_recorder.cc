@@ -125,6 +125,20 @@ inline __attribute__((always_inline)) bool FindStack(uint32_t size_key, int limi
   return true;
 }
 
+// A slot record's bits beside its bucket id (StackTable::SlotInterval) when its birth word is
+// set: the birth flag, with the dump interval when ages are on (object_birth.h).
+inline __attribute__((always_inline)) uint64_t SlotBitsWithBirthWord() {
+  return g_object_times.ages.load(std::memory_order_relaxed)
+             ? StackTable::SlotInterval(
+                   {1, 1, g_object_times.interval.load(std::memory_order_relaxed)})
+             : StackTable::kSlotBirthFlag;
+}
+
+// The birth a slot record keeps when ages alone are on: the dump interval, on thread `thread`.
+inline ObjectBirth AgesOnlyBirth(uint32_t thread) {
+  return {0, thread, g_object_times.interval.load(std::memory_order_relaxed)};
+}
+
 // RecordWithBirth's other cases: the object's birth word looked up (the allocator did not hand
 // one over), else a live-object-map record.
 __attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
@@ -134,9 +148,7 @@ __attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
     std::atomic<uint64_t>* word = OwnedBirthWord(ptr);
     if (const uint64_t birth = BirthWordNow(); word != nullptr && birth != 0) {
       word->store(birth, std::memory_order_relaxed);  // before the slot's release store
-      return table.RecordAllocIn(
-          slot, ptr, bucket, requested,
-          {1, ThisThreadNumber(), g_object_times.interval.load(std::memory_order_relaxed)});
+      return table.RecordAllocInSlot(slot, bucket, requested, SlotBitsWithBirthWord());
     }
   }
   table.RecordAllocIn(nullptr, ptr, bucket, requested, BirthNow());
@@ -153,13 +165,7 @@ inline __attribute__((always_inline)) void RecordWithBirth(void* ptr, size_t req
   if (__builtin_expect(slot != nullptr && word != nullptr, 1)) {
     if (const uint64_t birth = BirthWordNow(); __builtin_expect(birth != 0, 1)) {
       word->store(birth, std::memory_order_relaxed);  // before the slot's release store
-      // The dump interval only when ages are on (object_birth.h).
-      const uint64_t extra =
-          g_object_times.ages.load(std::memory_order_relaxed)
-              ? StackTable::SlotInterval(
-                    {1, 1, g_object_times.interval.load(std::memory_order_relaxed)})
-              : StackTable::kSlotBirthFlag;
-      return table.RecordAllocInSlot(slot, bucket, requested, extra);
+      return table.RecordAllocInSlot(slot, bucket, requested, SlotBitsWithBirthWord());
     }
   }
   RecordWithBirthSlow(ptr, requested, slot, bucket, table);
@@ -204,9 +210,7 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
     if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
       RecordWithBirth(ptr, requested, slot, birth, last.bucket, table);
     } else {
-      table.RecordAllocIn(
-          slot, ptr, last.bucket, requested,
-          {0, ThisThreadNumber(), g_object_times.interval.load(std::memory_order_relaxed)});
+      table.RecordAllocIn(slot, ptr, last.bucket, requested, AgesOnlyBirth(ThisThreadNumber()));
     }
   } else {
     table.RecordAllocIn(slot, ptr, last.bucket, requested);
@@ -329,13 +333,9 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
     if (g_object_times.lifetimes.load(std::memory_order_relaxed)) {
       if (birth == nullptr || (word = BirthWordNowWithoutCall()) == 0)
         return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
-      extra = g_object_times.ages.load(std::memory_order_relaxed)
-                  ? StackTable::SlotInterval(
-                        {1, 1, g_object_times.interval.load(std::memory_order_relaxed)})
-                  : StackTable::kSlotBirthFlag;
+      extra = SlotBitsWithBirthWord();
     } else {  // ages alone: the slot keeps the interval
-      extra = StackTable::SlotInterval(
-          {0, thread, g_object_times.interval.load(std::memory_order_relaxed)});
+      extra = StackTable::SlotInterval(AgesOnlyBirth(thread));
     }
   }
   if (!CaptureWouldRepeat(pc, sp, frame[0], kMaxCaptureDepth, last.walk_id, /*free_memo=*/false))
@@ -436,8 +436,7 @@ void OnSlotFree(const void*, uint64_t value, std::atomic<uint64_t>* birth, const
   const auto estimate = static_cast<int64_t>(StackTable::SlotSize(value));
   const int64_t freed =
       g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed) + estimate;
-  // MaybeDumpAfterFree, with the total this add made.
-  if (__builtin_expect(freed >= g_profiler.thresholds.next_free.load(std::memory_order_relaxed), 0))
+  if (__builtin_expect(FreeCrossedDumpTrigger(freed), 0))
     return CountSlotFreeAfterDumpCheck(value, birth, frame, freed);
   CountSlotFree(value, birth, frame);
 }
