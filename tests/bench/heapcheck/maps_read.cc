@@ -12,17 +12,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench_clock.h"
 #include "heapcheck/proc_maps.h"
-
-namespace {
-
-double NowUs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {

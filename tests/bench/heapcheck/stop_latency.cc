@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_clock.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace {
@@ -31,12 +32,6 @@ void* Worker(void*) {
   g_started.fetch_add(1);
   for (;;) pause();
   return nullptr;
-}
-
-double NowUs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 }  // namespace
