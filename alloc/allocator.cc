@@ -408,6 +408,49 @@ void FreeOtherLeaf(void* ptr) noexcept {
   FreeInLeaf(ptr, root);
 }
 
+namespace {
+
+// A validated small object of class cls to the thread's cache, or to the central list when the
+// thread has none (out of line: the common case needs no frame for its arguments).
+__attribute__((noinline)) void FreeToCentral(void* ptr, uint32_t cls) {
+  g_state.central[cls].InsertRange(ptr, ptr, 1);
+}
+HEAPKIT_ALWAYS_INLINE void FreeToCache(void* ptr, uint32_t cls) {
+  ThreadCache* tc = GetCache();
+  if (HEAPKIT_UNLIKELY(tc == nullptr)) return FreeToCentral(ptr, cls);
+  if (tc->head(cls) == ptr) InvalidFree(ptr);
+  tc->Deallocate(ptr, cls);
+}
+
+// Exact mode's common free, inline in FreeSlow: the object's slot in the span's cached array
+// holds a record and the span is marked (its count of recorded objects is not kept). Takes the
+// slot (TakeSlot tells the slot-free hook) and fires the probe; false, having done nothing,
+// in any other case (NotifyMaybeSampledFree's). So that only the object and its class stay
+// live across the hook's call.
+HEAPKIT_ALWAYS_INLINE bool TakeRecordedSlot(Span* span, void* ptr, uint64_t index, uint32_t cls) {
+  if (observer.load(std::memory_order_acquire) == nullptr || !sampled_spans::ExactMarked(span) ||
+      index >= g_state.sizemap.ObjectsPerSpan(cls))
+    return false;
+  void* array = OwnedCachedArray(span);
+  const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  if (array == nullptr || TakeSlot(SlotOfArray(array, index), ptr, array, frame) == 0) return false;
+  usdt::SampledFree(ptr);
+  return true;
+}
+
+// FreeSlow's other cases, reached by tail calls (so that the hook sees the same origin).
+__attribute__((noinline)) void FreeSampledSmall(Span* span, void* ptr, uint64_t index,
+                                                uint32_t cls) {
+  NotifyMaybeSampledFree(span, ptr, index);
+  FreeToCache(ptr, cls);
+}
+__attribute__((noinline)) void FreeLarge(Span* span, void* ptr) {
+  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr, 0);
+  g_state.pageheap.Delete(span);
+}
+
+}  // namespace
+
 void FreeSlow(void* ptr) noexcept {
   // Hooked mode sends every free here (observer_hooks.h, MallocHook); the hooks hear of it first.
   if (HEAPKIT_UNLIKELY(g_malloc_hooks_active.load(std::memory_order_relaxed)))
@@ -419,9 +462,7 @@ void FreeSlow(void* ptr) noexcept {
   if (span == nullptr || span->location_ != Span::kInUse) InvalidFree(ptr);
   if (span->sizeclass_ == 0) {
     if (a != span->StartAddress()) InvalidFree(ptr);
-    if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) NotifyMaybeSampledFree(span, ptr, 0);
-    g_state.pageheap.Delete(span);
-    return;
+    return FreeLarge(span, ptr);
   }
   const uint32_t cls = span->sizeclass_;
   // Not an object start: (a - start) is not a multiple of the class size (DivMagic: no
@@ -430,15 +471,11 @@ void FreeSlow(void* ptr) noexcept {
   const unsigned __int128 product =
       static_cast<unsigned __int128>(a - span->StartAddress()) * magic;
   if (static_cast<uint64_t>(product) > magic - 1) InvalidFree(ptr);
-  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED))
-    NotifyMaybeSampledFree(span, ptr, static_cast<uint64_t>(product >> 64));
-  ThreadCache* tc = GetCache();
-  if (tc != nullptr) {
-    if (tc->head(cls) == ptr) InvalidFree(ptr);
-    tc->Deallocate(ptr, cls);
-  } else {
-    g_state.central[cls].InsertRange(ptr, ptr, 1);
+  if (__atomic_load_n(&span->sampled_, __ATOMIC_RELAXED)) {
+    const auto index = static_cast<uint64_t>(product >> 64);
+    if (!TakeRecordedSlot(span, ptr, index, cls)) return FreeSampledSmall(span, ptr, index, cls);
   }
+  FreeToCache(ptr, cls);
 }
 
 void* Calloc(size_t bytes) {

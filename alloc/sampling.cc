@@ -84,10 +84,38 @@ __attribute__((noinline)) void* NotifySample(ThreadCache* tc, void* p, size_t re
 // second page-map lookup, no provider call), the origin in registers (no thread-local stores),
 // and the span marked before the call (in exact mode it stays routed while it lives anyway).
 // Reached by a tail call, like NotifySample, which it falls back to without a recorder.
-// kProbes: also fire the otel_memory:alloc probe afterwards (usdt_probes.h). A separate
-// instantiation, so that without a probe consumer nothing stays live across the recorder's call
-// (a larger frame would cost the recorder's stack-memo check one word per allocation).
+
+// The recorder's call, the slot found and the span marked. kProbes: also fire the
+// otel_memory:alloc probe afterwards (usdt_probes.h). A separate instantiation, so that without
+// a probe consumer nothing stays live across the recorder's call but the thread cache and the
+// object (a larger frame would cost the recorder's stack-memo check one word per allocation).
+#if defined(__x86_64__)
 template <bool kProbes>
+HEAPKIT_ALWAYS_INLINE void* CallExactRecorder(ExactRecorder record, ThreadCache* tc, Span* span,
+                                              void* p, size_t requested,
+                                              std::atomic<uint64_t>* slot) {
+  // A slot's array is the span's cached one (OwnedCachedSlot, SlotOfNewObject).
+  std::atomic<uint64_t>* birth =
+      slot != nullptr ? BirthOfSlot(OwnedCachedArray(span), slot) : nullptr;
+  const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  tc->in_callback_ = true;
+  const bool recorded = record(p, requested, slot, birth, fp[1], fp);
+  tc->in_callback_ = false;
+  if constexpr (kProbes)
+    usdt::SampledAlloc(span, p, requested, recorded,
+                       sample_parameter.load(std::memory_order_relaxed));
+  return p;
+}
+#endif
+
+// The paths to the recorder's call: kCommon, a slot in the span's cached array and the span
+// marked already, makes no call before the recorder's (so that only the thread cache and the
+// object need registers that survive it) and leaves anything else to kWhole, which makes the
+// slot if the span has no array yet and marks the span; kProbed is kWhole with the probe.
+enum class ExactPath { kCommon, kWhole, kProbed };
+__attribute__((noinline)) void* RecordExactWhole(ThreadCache* tc, void* p, size_t requested);
+
+template <ExactPath kPath>
 HEAPKIT_ALWAYS_INLINE void* RecordExactBody(ThreadCache* tc, void* p, size_t requested) {
 #if defined(__x86_64__)
   const ExactRecorder record = exact_recorder.load(std::memory_order_acquire);
@@ -97,33 +125,35 @@ HEAPKIT_ALWAYS_INLINE void* RecordExactBody(ThreadCache* tc, void* p, size_t req
   if (const uint32_t cls = span->sizeclass_; cls != 0 && requested <= UINT32_MAX) {
     const uintptr_t offset = reinterpret_cast<uintptr_t>(p) - span->StartAddress();
     slot = OwnedCachedSlot(span, g_state.sizemap.ObjectIndexOf(cls, offset));
-    if (HEAPKIT_UNLIKELY(slot == nullptr)) slot = SlotOfNewObject(span, p);
+    if (HEAPKIT_UNLIKELY(slot == nullptr)) {
+      if constexpr (kPath == ExactPath::kCommon) return RecordExactWhole(tc, p, requested);
+      slot = SlotOfNewObject(span, p);
+    }
   }
-  // SlotOfNewObject cached the span's array whenever it returned a slot.
-  std::atomic<uint64_t>* birth =
-      slot != nullptr ? BirthOfSlot(OwnedCachedArray(span), slot) : nullptr;
-  sampled_spans::Add(&g_state.pagemap, span, true);
-  const auto* fp = static_cast<const uintptr_t*>(__builtin_frame_address(0));
-  tc->in_callback_ = true;
-  const bool recorded = record(p, requested, slot, birth, fp[1], fp);
-  tc->in_callback_ = false;
-  if constexpr (kProbes)
-    usdt::SampledAlloc(span, p, requested, recorded,
-                       sample_parameter.load(std::memory_order_relaxed));
-  return p;
+  if constexpr (kPath == ExactPath::kCommon) {
+    if (HEAPKIT_UNLIKELY(!sampled_spans::ExactMarked(span)))
+      return RecordExactWhole(tc, p, requested);
+  } else {
+    sampled_spans::Add(&g_state.pagemap, span, true);
+  }
+  return CallExactRecorder<kPath == ExactPath::kProbed>(record, tc, span, p, requested, slot);
 #else
   return NotifySample(tc, p, requested);
 #endif
 }
 
+// Each reached by a tail call, so that the recorder sees the same origin.
+__attribute__((noinline)) void* RecordExactWhole(ThreadCache* tc, void* p, size_t requested) {
+  return RecordExactBody<ExactPath::kWhole>(tc, p, requested);
+}
+
 __attribute__((noinline)) void* RecordExactProbed(ThreadCache* tc, void* p, size_t requested) {
-  return RecordExactBody<true>(tc, p, requested);
+  return RecordExactBody<ExactPath::kProbed>(tc, p, requested);
 }
 
 __attribute__((noinline)) void* RecordExact(ThreadCache* tc, void* p, size_t requested) {
-  // A tail call: the probed copy sees the same caller, so the same origin.
   if (HEAPKIT_UNLIKELY(usdt::ProbesEnabled())) return RecordExactProbed(tc, p, requested);
-  return RecordExactBody<false>(tc, p, requested);
+  return RecordExactBody<ExactPath::kCommon>(tc, p, requested);
 }
 
 }  // namespace
