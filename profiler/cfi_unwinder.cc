@@ -374,7 +374,9 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
                                                                   void** out, int max,
                                                                   uint64_t* walk_id, WalkMemo& m) {
   if (walk_id != nullptr) *walk_id = 0;
+  // First: a memo under rewrite never matches (CaptureWouldRepeat reads it unguarded).
   m.pc0 = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   m.frames = 0;
   m.checks = 0;
   m.groups = 0;

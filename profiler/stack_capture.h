@@ -50,9 +50,9 @@ inline int CaptureStackFrom(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void** pc
 
 // True if CaptureStackFrom(pc, sp, rbp, pcs, max_depth, &id, free_memo) with id == walk_id on
 // entry would leave pcs untouched: the memo still holds, from this start, the walk that walk_id
-// names. Checked with no copy, walk or call; false on a memo miss, for walk_id 0, while a
-// capture is under way on this thread, and without the cached CFI unwinder. Inline: exact
-// mode's free stacks ask it at every free.
+// names. Checked with no copy, walk, call or guard; false on a memo miss, for walk_id 0, while
+// the memo is being rewritten (a capture under way on this thread), and without the cached CFI
+// unwinder. Inline: exact mode's allocations and free stacks ask it every time.
 inline bool CaptureWouldRepeat(uintptr_t pc, uintptr_t sp, uintptr_t rbp, int max_depth,
                                uint64_t walk_id, bool free_memo);
 
@@ -103,18 +103,17 @@ inline __attribute__((always_inline)) int CaptureStackFrom(uintptr_t pc, uintptr
 inline bool CaptureWouldRepeat(uintptr_t pc, uintptr_t sp, uintptr_t rbp, int max_depth,
                                uint64_t walk_id, bool free_memo) {
 #ifdef HEAPKIT_CFI_UNWINDER
-  if (tls_in_stack_capture || walk_id == 0) return false;
+  if (walk_id == 0) return false;
   if (max_depth > kMaxCaptureDepth) max_depth = kMaxCaptureDepth;
-  // The guard keeps a signal handler's capture from rewriting the memo while it is read here
-  // (the fences keep the compiler from dropping the guard's stores around the reads).
-  tls_in_stack_capture = true;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // No guard: a capture by a signal handler may rewrite the memo while it is read here, or
+  // this may run in a handler that interrupted a rewrite, and the memo's own order answers
+  // both. A rewrite first clears pc0 (a memo under rewrite never matches), then takes a fresh
+  // id (CfiFullWalk), so that a check that read any word of a rewrite reads an id other than
+  // walk_id when it reads the id last (the fence keeps that read last).
   const WalkMemo& m = free_memo ? tls_cfi_free_memo : tls_cfi_memo;
-  const bool repeats =
-      MemoStillValid(m, CallerRegs{pc, sp, rbp}) && WalkId(m, 0, max_depth) == walk_id;
+  if (!MemoStillValid(m, CallerRegs{pc, sp, rbp})) return false;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  tls_in_stack_capture = false;
-  return repeats;
+  return WalkId(m, 0, max_depth) == walk_id;
 #else
   (void)pc;
   (void)sp;

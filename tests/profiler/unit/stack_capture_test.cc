@@ -223,8 +223,11 @@ TEST(StackCapture, CaptureWouldRepeatChecksEveryFrameOfTheWalk) {
   EXPECT_GE(word, kCheckGroup);
 }
 
-// Only the memo's id repeats, never 0, and not while a capture is under way on the thread.
-TEST(StackCapture, CaptureWouldRepeatOnlyForTheMemosIdOutsideACapture) {
+// Only the memo's id repeats, never 0. Unguarded, the check relies on the memo's order: a
+// rewrite (a signal handler's capture, or one this check interrupted in a handler) first clears
+// pc0, so a memo under rewrite never repeats, then takes a fresh id, so that no earlier id
+// repeats once any word of a rewrite can have been read.
+TEST(StackCapture, CaptureWouldRepeatOnlyForTheMemosIdOutsideARewrite) {
   void* a[kMaxStackDepth];
   CallerRegs regs;
   heapkit_caller_regs(&regs);
@@ -238,10 +241,19 @@ TEST(StackCapture, CaptureWouldRepeatOnlyForTheMemosIdOutsideACapture) {
   EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp - 16, regs.rbp, kMaxStackDepth, id, false));
   EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, true))
       << "the frees' memo has ids of its own";
-  tls_in_stack_capture = true;
+  // A rewrite stopped after its first store (as a check in a signal handler would see it).
+  const uintptr_t pc0 = tls_cfi_memo.pc0;
+  tls_cfi_memo.pc0 = 0;
   EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
-  tls_in_stack_capture = false;
+  tls_cfi_memo.pc0 = pc0;
   EXPECT_TRUE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
+  // A whole rewrite of the same frames: a fresh id, the earlier one never repeats again.
+  tls_cfi_memo.pc0 = 0;
+  uint64_t id2 = id;
+  ASSERT_GE(CaptureStackFrom(regs.pc, regs.sp, regs.rbp, a, kMaxStackDepth, &id2), 3);
+  EXPECT_NE(id2, id);
+  EXPECT_FALSE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id, false));
+  EXPECT_TRUE(CaptureWouldRepeat(regs.pc, regs.sp, regs.rbp, kMaxStackDepth, id2, false));
 }
 #endif
 
