@@ -11,6 +11,7 @@
 
 #include "alloc/internal/arena.h"
 #include "alloc/internal/spin_lock.h"
+#include "profiler/peak_tracker_state.h"
 
 namespace heapkit::prof {
 namespace {
@@ -34,45 +35,16 @@ inline int64_t Ticks() {
 
 }  // namespace
 
-struct PeakCell {
-  int64_t count, bytes;                    // current raw in-use
-  int64_t interval_count, interval_bytes;  // raw in-use at the interval's peak
-  int64_t start_count, start_bytes;        // raw in-use at the peak since start
-  uint64_t epoch;                          // the epoch of the last fold
-  uint64_t id;                             // its bucket id once PeakCellFor handed it out
-};
-static_assert(sizeof(PeakCell) == 64);
+constinit peak_internal::Tracker peak_internal::g_tracker;
 
 namespace {
 
-constexpr int kChunkBits = 12;
-constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
-constexpr uint32_t kChunks = 16384;  // 64 Mi ids: as many as the stack table has
-
-struct ScopePeak {
-  int64_t peak = 0;        // estimated bytes
-  int64_t peak_ticks = 0;  // Ticks() of the peak
-  int64_t from_ns = 0;     // the scope's start
-  bool rising = false;
-};
-
-// Everything below is guarded by lock (the chunk pointers are written once).
-struct Tracker {
-  internal::SpinLock lock;
-  int64_t inuse = 0;         // estimated bytes
-  uint64_t epoch = 1;        // E; cells start at 0: older than every epoch
-  uint64_t start_epoch = 1;  // F_S, <= epoch
-  ScopePeak start, interval;
-  // What a free's fast path compares a cell's epoch with: `epoch`, or kRising while the
-  // interval's peak is rising (no cell has that epoch, so the free takes the slow path and
-  // freezes): the free's fast path tests one word instead of two.
-  uint64_t free_epoch = ~uint64_t{0};     // kRising
-  int64_t start_ns = 0, start_ticks = 0;  // BeginPeakTracking (ticks-to-time conversion)
-  uint32_t ids_end = 0;  // no cell of an id >= ids_end was ever looked up (the tick's bound)
-  PeakCell* chunks[kChunks] = {};
-};
-constinit Tracker g_tracker;
-constexpr uint64_t kRising = ~uint64_t{0};
+using peak_internal::g_tracker;
+using peak_internal::kChunkBits;
+using peak_internal::kChunks;
+using peak_internal::kChunkSize;
+using peak_internal::kRising;
+using peak_internal::ScopePeak;
 
 // A new chunk of cells for `chunk` (nullptr on arena exhaustion). Lock held.
 __attribute__((noinline)) PeakCell* NewChunk(PeakCell*& chunk) {
@@ -172,31 +144,12 @@ inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id, uint64_t 
   return __builtin_expect(c->epoch == epoch, 1) ? c : nullptr;
 }
 
-// Lock held; releases it.
-__attribute__((noinline)) void AllocLocked(uint32_t id, size_t size, int64_t estimate)
-    HEAPKIT_RELEASE(g_tracker.lock) {
-  Touch(id, 1, static_cast<int64_t>(size));
-  g_tracker.inuse += estimate;
-  if (g_tracker.inuse > g_tracker.interval.peak) NewMaximum();
-  g_tracker.lock.Unlock();
-}
-
 __attribute__((noinline)) void FreeLocked(uint32_t id, size_t size, int64_t estimate)
     HEAPKIT_RELEASE(g_tracker.lock) {
   if (g_tracker.interval.rising) Freeze();  // the moment before this free was the peak
   Touch(id, -1, -static_cast<int64_t>(size));
   g_tracker.inuse -= estimate;
   g_tracker.lock.Unlock();
-}
-
-__attribute__((noinline)) void NewMaximumAndUnlock() HEAPKIT_RELEASE(g_tracker.lock) {
-  NewMaximum();
-  g_tracker.lock.Unlock();
-}
-
-__attribute__((noinline)) void AllocWaiting(uint32_t id, size_t size, int64_t estimate) {
-  g_tracker.lock.Lock();
-  AllocLocked(id, size, estimate);
 }
 
 __attribute__((noinline)) void FreeWaiting(uint32_t id, size_t size, int64_t estimate) {
@@ -206,12 +159,35 @@ __attribute__((noinline)) void FreeWaiting(uint32_t id, size_t size, int64_t est
 
 }  // namespace
 
+namespace peak_internal {
+
+bool AllocLocked(uint32_t id, size_t size, int64_t estimate) {
+  Touch(id, 1, static_cast<int64_t>(size));
+  g_tracker.inuse += estimate;
+  if (g_tracker.inuse > g_tracker.interval.peak) NewMaximum();
+  g_tracker.lock.Unlock();
+  return true;
+}
+
+bool NewMaximumAndUnlock() {
+  NewMaximum();
+  g_tracker.lock.Unlock();
+  return true;
+}
+
+bool AllocWaiting(uint32_t id, size_t size, int64_t estimate) {
+  g_tracker.lock.Lock();
+  return AllocLocked(id, size, estimate);
+}
+
+}  // namespace peak_internal
+
 constinit std::atomic<bool> g_peak_tracking_on{false};
 
-// The two fast paths are leaves: no frame pointer (nothing unwinds through them), and the
-// cell's two counters as two adds (the vectorizer's version costs twice the instructions).
-// (gcc's optimize attribute; clang has none.) The tail calls release the lock in the callee,
-// which the thread-safety analysis cannot follow.
+// The by-id allocation: a leaf (no frame pointer: nothing unwinds through it), the cell's two
+// counters as two adds (the vectorizer's version costs twice the instructions; gcc's optimize
+// attribute, clang has none). The tail calls release the lock in the callee, which the
+// thread-safety analysis cannot follow.
 #if defined(__clang__)
 #define HEAPKIT_PEAK_FAST_PATH HEAPKIT_NO_THREAD_SAFETY_ANALYSIS
 #else
@@ -220,35 +196,18 @@ constinit std::atomic<bool> g_peak_tracking_on{false};
 #endif
 
 HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate) {
+  using peak_internal::AllocLocked;
+  using peak_internal::AllocWaiting;
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0))
-    return AllocWaiting(bucket_id, size, estimate);
+    return (void)AllocWaiting(bucket_id, size, estimate);
   PeakCell* c = ReadyCell(bucket_id, g_tracker.epoch);
-  if (__builtin_expect(c == nullptr, 0)) return AllocLocked(bucket_id, size, estimate);
+  if (__builtin_expect(c == nullptr, 0)) return (void)AllocLocked(bucket_id, size, estimate);
   c->count += 1;
   c->bytes += static_cast<int64_t>(size);
   g_tracker.inuse += estimate;
-  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) return NewMaximumAndUnlock();
+  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0))
+    return (void)peak_internal::NewMaximumAndUnlock();
   g_tracker.lock.Unlock();
-}
-
-HEAPKIT_PEAK_FAST_PATH bool PeakOnAllocAt(PeakCell* c, size_t size, int64_t estimate) {
-  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) {
-    AllocWaiting(c->id, size, estimate);
-    return true;
-  }
-  if (__builtin_expect(c->epoch != g_tracker.epoch, 0)) {
-    AllocLocked(c->id, size, estimate);
-    return true;
-  }
-  c->count += 1;
-  c->bytes += static_cast<int64_t>(size);
-  g_tracker.inuse += estimate;
-  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) {
-    NewMaximumAndUnlock();
-    return true;
-  }
-  g_tracker.lock.Unlock();
-  return true;
 }
 
 PeakCell* PeakCellFor(uint32_t bucket_id) {
@@ -262,13 +221,8 @@ PeakCell* PeakCellFor(uint32_t bucket_id) {
 }
 
 HEAPKIT_PEAK_FAST_PATH void PeakOnFree(uint32_t bucket_id, size_t size, int64_t estimate) {
-  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return FreeWaiting(bucket_id, size, estimate);
-  PeakCell* c = ReadyCell(bucket_id, g_tracker.free_epoch);
-  if (__builtin_expect(c == nullptr, 0)) return FreeLocked(bucket_id, size, estimate);
-  c->count -= 1;
-  c->bytes -= static_cast<int64_t>(size);
-  g_tracker.inuse -= estimate;
-  g_tracker.lock.Unlock();
+  if (__builtin_expect(!PeakOnFreeIfReady(bucket_id, size, estimate), 0))
+    FreeWaiting(bucket_id, size, estimate);
 }
 
 void BeginPeakTracking(int64_t inuse_estimate) {

@@ -49,6 +49,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alloc/internal/thread_annotations.h"
+#include "profiler/peak_tracker_state.h"
 #include "profiler/stack_table.h"
 
 namespace heapkit::prof {
@@ -64,12 +66,52 @@ inline bool PeakTrackingOn() { return g_peak_tracking_on.load(std::memory_order_
 void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate);
 // A sampled free.
 void PeakOnFree(uint32_t bucket_id, size_t size, int64_t estimate);
+// PeakOnFree's common case, inline, for a caller with more to do after it (exact mode's free,
+// which counts the lifetime next, as a tail call): the tracker's lock is free and the bucket's
+// cell needs no fold, nor the peak a freeze. True: the free is counted; false: nothing was
+// done, call PeakOnFree. (The lock is taken and released here, which the analysis cannot see
+// through the try.)
+inline __attribute__((always_inline)) bool PeakOnFreeIfReady(
+    uint32_t bucket_id, size_t size, int64_t estimate) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
+  using namespace peak_internal;
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return false;
+  // Id 0 (no bucket) is never ready: its cell is never folded, so its epoch stays 0.
+  if (PeakCell* chunk = g_tracker.chunks[(bucket_id >> kChunkBits) & (kChunks - 1)];
+      __builtin_expect(chunk != nullptr, 1)) {
+    PeakCell* c = &chunk[bucket_id & (kChunkSize - 1)];
+    if (__builtin_expect(c->epoch == g_tracker.free_epoch, 1)) {
+      c->count -= 1;
+      // Two subtractions from memory; without the barrier GCC's vectorizer makes them two
+      // loads, four shuffles and a store in the caller.
+      asm volatile("" ::: "memory");
+      c->bytes -= static_cast<int64_t>(size);
+      g_tracker.inuse -= estimate;
+      g_tracker.lock.Unlock();
+      return true;
+    }
+  }
+  g_tracker.lock.Unlock();
+  return false;
+}
 
 // The same allocation with its bucket's cell in hand (PeakCellFor, non-null): a caller that
 // keeps the cell per call site skips the lookup by id. Returns true, so that a caller that
-// returns true next can make it a tail call (exact mode: every allocation).
-struct PeakCell;
-bool PeakOnAllocAt(PeakCell* cell, size_t size, int64_t estimate);
+// returns true next ends with it (exact mode: every allocation). Inline: the lock taken with
+// one exchange, every less common case (a contended lock, a cell to fold, a new maximum) left
+// to a tail call, so that the caller saves no registers for it.
+inline __attribute__((always_inline)) bool PeakOnAllocAt(PeakCell* c, size_t size, int64_t estimate)
+    HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
+  using namespace peak_internal;
+  if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return AllocWaiting(c->id, size, estimate);
+  if (__builtin_expect(c->epoch != g_tracker.epoch, 0)) return AllocLocked(c->id, size, estimate);
+  c->count += 1;
+  asm volatile("" ::: "memory");  // two adds to memory (PeakOnFreeIfReady)
+  c->bytes += static_cast<int64_t>(size);
+  g_tracker.inuse += estimate;
+  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) return NewMaximumAndUnlock();
+  g_tracker.lock.Unlock();
+  return true;
+}
 // The cell of bucket `bucket_id` (created if need be; nullptr: id 0, or the arena is
 // exhausted). A cell never moves: a caller may keep the pointer for the life of the process.
 PeakCell* PeakCellFor(uint32_t bucket_id);

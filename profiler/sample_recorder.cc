@@ -324,6 +324,8 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
                            !table.SlotBatchTakes(last.bucket),
                        0))
     return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
+  if (!CaptureWouldRepeat(pc, sp, frame[0], kMaxCaptureDepth, last.walk_id, /*free_memo=*/false))
+    return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
   uint64_t extra = 0;
   uint64_t word = 0;
   if (__builtin_expect(BirthsOn(), 0)) {  // as CountInBucket's births with a slot
@@ -338,8 +340,6 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
       extra = StackTable::SlotInterval(AgesOnlyBirth(thread));
     }
   }
-  if (!CaptureWouldRepeat(pc, sp, frame[0], kMaxCaptureDepth, last.walk_id, /*free_memo=*/false))
-    return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
   if (word != 0) birth->store(word, std::memory_order_relaxed);  // before the slot's release store
   table.RecordBatchedSlot(slot, last.bucket, requested, extra);
   const auto estimate = static_cast<int64_t>(requested);  // rate 1
@@ -400,22 +400,38 @@ HEAPKIT_ALWAYS_RUN_CODE bool SampleRecordingOn() { return g_recording.load(); }
 
 namespace {
 
-// OnSlotFree after the totals and the dump check: the lifetime (with its birth word) and the
-// peak tracker, last, so that a dump fired by this free is the moment before it for both; as
-// tail calls where they can be.
+// The lifetime of a freed slot record (with its birth word), as a tail call where it can be.
+inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t value,
+                                                             std::atomic<uint64_t>* birth,
+                                                             int64_t estimate,
+                                                             const uintptr_t* frame) {
+  // Arrays have birth words only while lifetimes are on (slot_births.h).
+  if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value))
+    return CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
+}
+
+// CountSlotFree when the peak tracker's common case did not serve: the tracker in full, then
+// the lifetime.
+__attribute__((noinline)) void CountSlotFreeInPeak(uint64_t value, std::atomic<uint64_t>* birth,
+                                                   const uintptr_t* frame) {
+  const size_t size = StackTable::SlotSize(value);
+  const auto estimate = static_cast<int64_t>(size);  // OnSlotFree
+  PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
+  CountSlotLifetime(value, birth, estimate, frame);
+}
+
+// OnSlotFree after the totals and the dump check: the peak tracker and the lifetime, last, so
+// that a dump fired by this free is the moment before it for both. The tracker's common case
+// is inline, so that the lifetime is still a tail call.
 inline __attribute__((always_inline)) void CountSlotFree(uint64_t value,
                                                          std::atomic<uint64_t>* birth,
                                                          const uintptr_t* frame) {
   const size_t size = StackTable::SlotSize(value);
   const auto estimate = static_cast<int64_t>(size);  // OnSlotFree
-  // Arrays have birth words only while lifetimes are on (slot_births.h).
-  if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value)) {
-    if (__builtin_expect(!PeakTrackingOn(), 1))
-      return CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
-    CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
-  }
-  if (__builtin_expect(PeakTrackingOn(), 0))
-    PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
+  if (__builtin_expect(PeakTrackingOn(), 0) &&
+      __builtin_expect(!PeakOnFreeIfReady(StackTable::SlotBucketId(value), size, estimate), 0))
+    return CountSlotFreeInPeak(value, birth, frame);
+  CountSlotLifetime(value, birth, estimate, frame);
 }
 
 // OnSlotFree when the free crossed the deallocation trigger (out of line: the common path then

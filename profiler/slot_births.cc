@@ -60,26 +60,21 @@ __attribute__((noinline)) void CountFreedSlotObjectWithNewStack(uint64_t value, 
   CountSlotLifetime(BirthTicks(), value, word, estimated_bytes, free_node);
 }
 
+}  // namespace
+
 // With the free's stack. Its common case, a repeat free stack and lifetime cell with the counter
 // for a clock, makes no call but its tail calls: it saves no registers. The stack is checked
 // before the clock is read, so that nothing but the free's own words is live across the check.
-__attribute__((noinline)) void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word,
-                                                             int64_t estimated_bytes,
-                                                             const uintptr_t* frame) {
+void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word, int64_t estimated_bytes,
+                                   const uintptr_t* frame) {
   if (BirthTicksFromCounter() && FreeHasLastStack(frame))
     return CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes,
                              tls_last_free_stack.node);
   CountFreedSlotObjectWithNewStack(value, word, estimated_bytes, frame);
 }
 
-}  // namespace
-
-void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                          const uintptr_t* frame) {
-  if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
-  if (g_object_times.free_stacks.load(std::memory_order_relaxed))
-    return CountFreedSlotObjectWithStack(value, word, estimated_bytes, frame);
-  // The common case makes no call but its tail calls, as CountFreedSlotObjectWithStack's.
+// The common case makes no call but its tail calls, as CountFreedSlotObjectWithStack's.
+void CountFreedSlotObjectWithoutStack(uint64_t value, uint64_t word, int64_t estimated_bytes) {
   if (!BirthTicksFromCounter())
     return CountFreedSlotObjectByClockCall(value, word, estimated_bytes);
   CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes, kNoFreeStack);
