@@ -49,12 +49,6 @@ std::atomic<Cell*>* Heads() {
   return heads;
 }
 
-// Relaxed adds: any writer adds to a published cell without its chain's lock (the lock
-// orders insertions only); readers see whole values.
-inline void AddTo(LifetimeCounters* c, size_t size, int64_t estimated_bytes) {
-  AddToLifetimeCounters(c, size, estimated_bytes);
-}
-
 // The cell of the key, found or made under its chain's lock (nullptr: arena exhausted).
 __attribute__((noinline)) Cell* FindOrMakeCell(uint32_t alloc_node, uint32_t free_node, int bin,
                                                LifetimeEnd end) {
@@ -109,11 +103,11 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
     if (c == nullptr) return;
     last = {&c->counters, alloc_node, free_node, end, 0};
   }
-  AddTo(last.cell, size, estimated_bytes);
+  AddToLifetimeCounters(last.cell, size, estimated_bytes);
 }
 
 void CountLifetimeOfBucketSlow(uint64_t bucket_key, uint32_t (*node_of)(uint32_t), int bin,
-                               size_t size, int64_t estimated_bytes) {
+                               size_t size) {
   const uint32_t bucket_id = BucketIdOfKey(bucket_key);
   const uint32_t free_node = FreeNodeOfKey(bucket_key);
   const LifetimeEnd end = EndOfKey(bucket_key);
@@ -123,15 +117,15 @@ void CountLifetimeOfBucketSlow(uint64_t bucket_key, uint32_t (*node_of)(uint32_t
   if (c == nullptr) return;
   tls_last_cells[static_cast<unsigned>(bin) % kLifetimeBins] = {&c->counters, alloc_node, free_node,
                                                                 end, bucket_key};
-  AddTo(&c->counters, size, estimated_bytes);
+  AddExactToLifetimeCounters(&c->counters, size);
 }
 
 void ForEachLifetimeCell(void (*visit)(void* ctx, const LifetimeCell& cell), void* ctx) {
   for (Cell* c = g_made.load(std::memory_order_acquire); c != nullptr; c = c->next_made) {
+    const int64_t bytes = c->counters.bytes.load(std::memory_order_relaxed);
     visit(ctx, {c->alloc_node, c->free_node, c->bin, c->end,
-                c->counters.count.load(std::memory_order_relaxed),
-                c->counters.bytes.load(std::memory_order_relaxed),
-                c->counters.estimated_bytes.load(std::memory_order_relaxed)});
+                c->counters.count.load(std::memory_order_relaxed), bytes,
+                bytes + c->counters.estimate_excess.load(std::memory_order_relaxed)});
   }
 }
 

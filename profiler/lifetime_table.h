@@ -75,16 +75,23 @@ void CountLifetime(uint32_t alloc_node, uint32_t free_node, int bin, LifetimeEnd
                    int64_t estimated_bytes);
 
 // A cell's counters (relaxed adds: any writer adds to a published cell without its chain's
-// lock, which orders insertions only; readers see whole values).
+// lock, which orders insertions only; readers see whole values). The estimate is kept as its
+// excess over the raw bytes, so that an object that stands for itself alone (exact mode: every
+// slot record) costs two adds, not three.
 struct LifetimeCounters {
   std::atomic<int64_t> count;
   std::atomic<int64_t> bytes;
-  std::atomic<int64_t> estimated_bytes;
+  std::atomic<int64_t> estimate_excess;  // sum of (estimated bytes - raw bytes)
 };
-inline void AddToLifetimeCounters(LifetimeCounters* c, size_t size, int64_t estimated_bytes) {
+// An object of `size` raw bytes that stands for itself alone (its estimate is its size).
+inline void AddExactToLifetimeCounters(LifetimeCounters* c, size_t size) {
   c->count.fetch_add(1, std::memory_order_relaxed);
   c->bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-  c->estimated_bytes.fetch_add(estimated_bytes, std::memory_order_relaxed);
+}
+inline void AddToLifetimeCounters(LifetimeCounters* c, size_t size, int64_t estimated_bytes) {
+  AddExactToLifetimeCounters(c, size);
+  if (const int64_t excess = estimated_bytes - static_cast<int64_t>(size); excess != 0)
+    c->estimate_excess.fetch_add(excess, std::memory_order_relaxed);
 }
 
 // This thread's last cell per bin (a thread frees mostly from a few call sites, so the key of
@@ -110,22 +117,22 @@ inline LifetimeEnd EndOfKey(uint64_t key) { return static_cast<LifetimeEnd>((key
 extern __thread LifetimeCellCache tls_last_cells[kLifetimeBins]
     __attribute__((tls_model("initial-exec")));
 
-// CountLifetime for an allocation known by its bucket id (exact mode's slot records): the
-// thread's remembered cell of the bin serves when the bucket id, free node and end match;
-// otherwise node_of(bucket_id) names the allocation stack (kNoAllocNode: not counted).
+// CountLifetime for an allocation known by its bucket id that stands for itself alone (exact
+// mode's slot records: estimated at their size): the thread's remembered cell of the bin serves
+// when the bucket id, free node and end match; otherwise node_of(bucket_id) names the
+// allocation stack (kNoAllocNode: not counted).
 inline constexpr uint32_t kNoAllocNode = ~0u;
-// The slow path takes the cell's key (LifetimeBucketKey) whole: six arguments, so that the
-// inline part reaches it by a tail call.
+// The slow path takes the cell's key (LifetimeBucketKey) whole, so that the inline part
+// reaches it by a tail call.
 void CountLifetimeOfBucketSlow(uint64_t bucket_key, uint32_t (*node_of)(uint32_t bucket_id),
-                               int bin, size_t size, int64_t estimated_bytes);
+                               int bin, size_t size);
 inline void CountLifetimeOfBucket(uint32_t bucket_id, uint32_t (*node_of)(uint32_t bucket_id),
-                                  uint32_t free_node, int bin, LifetimeEnd end, size_t size,
-                                  int64_t estimated_bytes) {
+                                  uint32_t free_node, int bin, LifetimeEnd end, size_t size) {
   const LifetimeCellCache& last = tls_last_cells[bin];  // LifetimeBin: below kLifetimeBins
   const uint64_t key = LifetimeBucketKey(bucket_id, free_node, end);
   if (__builtin_expect(last.bucket_key == key, 1))
-    return AddToLifetimeCounters(last.cell, size, estimated_bytes);
-  CountLifetimeOfBucketSlow(key, node_of, bin, size, estimated_bytes);
+    return AddExactToLifetimeCounters(last.cell, size);
+  CountLifetimeOfBucketSlow(key, node_of, bin, size);
 }
 
 // Visits every cell (a snapshot of its counters; cells added meanwhile may be missed).

@@ -98,7 +98,7 @@ inline __attribute__((always_inline)) bool PeakOnFreeIfReady(
 // keeps the cell per call site skips the lookup by id. Returns true, so that a caller that
 // returns true next ends with it (exact mode: every allocation). Inline: the lock taken with
 // one exchange, every less common case (a contended lock, a cell to fold, a new maximum) left
-// to a tail call, so that the caller saves no registers for it.
+// to a tail call, so that the caller keeps nothing across a call for it.
 inline __attribute__((always_inline)) bool PeakOnAllocAt(PeakCell* c, size_t size, int64_t estimate)
     HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   using namespace peak_internal;

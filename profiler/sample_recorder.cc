@@ -295,8 +295,9 @@ __attribute__((noinline)) bool CountExactAllocAfterDumpCheck(LastStack& last, si
 }
 
 // Exact mode's common case, an allocation from the thread's last call site again, with no
-// call but tail calls (so it saves no registers); anything else goes to RecordExactAlloc
-// untouched, since everything is checked before anything is written. Both kinds of record:
+// call but tail calls (so that no value lives across a call); anything else goes to
+// RecordExactAlloc untouched, since everything is checked before anything is written. Both kinds of
+// record:
 //  - counted (a profile is collected; Record<Keep::kCounted>): the repeat walk's bucket is known
 //    and is the one this thread's slot batch counts, the birth word (if births are on) needs no
 //    call, and the helper thread is not to be restarted;
@@ -403,11 +404,10 @@ namespace {
 // The lifetime of a freed slot record (with its birth word), as a tail call where it can be.
 inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t value,
                                                              std::atomic<uint64_t>* birth,
-                                                             int64_t estimate,
                                                              const uintptr_t* frame) {
   // Arrays have birth words only while lifetimes are on (slot_births.h).
   if (__builtin_expect(birth != nullptr, 0) && StackTable::SlotHasBirth(value))
-    return CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), estimate, frame);
+    return CountFreedSlotObject(value, birth->load(std::memory_order_relaxed), frame);
 }
 
 // CountSlotFree when the peak tracker's common case did not serve: the tracker in full, then
@@ -417,7 +417,7 @@ __attribute__((noinline)) void CountSlotFreeInPeak(uint64_t value, std::atomic<u
   const size_t size = StackTable::SlotSize(value);
   const auto estimate = static_cast<int64_t>(size);  // OnSlotFree
   PeakOnFree(StackTable::SlotBucketId(value), size, estimate);
-  CountSlotLifetime(value, birth, estimate, frame);
+  CountSlotLifetime(value, birth, frame);
 }
 
 // OnSlotFree after the totals and the dump check: the peak tracker and the lifetime, last, so
@@ -431,7 +431,7 @@ inline __attribute__((always_inline)) void CountSlotFree(uint64_t value,
   if (__builtin_expect(PeakTrackingOn(), 0) &&
       __builtin_expect(!PeakOnFreeIfReady(StackTable::SlotBucketId(value), size, estimate), 0))
     return CountSlotFreeInPeak(value, birth, frame);
-  CountSlotLifetime(value, birth, estimate, frame);
+  CountSlotLifetime(value, birth, frame);
 }
 
 // OnSlotFree when the free crossed the deallocation trigger (out of line: the common path then

@@ -35,49 +35,42 @@ namespace {
 // A slot free's lifetime (CountFreedSlotObject), counted with `free_node` (kNoFreeStack: none);
 // now: BirthTicks() at the free.
 inline __attribute__((always_inline)) void CountSlotLifetime(uint64_t now, uint64_t value,
-                                                             uint64_t word, int64_t estimated_bytes,
-                                                             uint32_t free_node) {
+                                                             uint64_t word, uint32_t free_node) {
   const int bin = LifetimeBinOfTicks(static_cast<int64_t>(now - (word >> kBirthThreadBits)));
   const uint32_t thread = static_cast<uint32_t>(word & ((uint64_t{1} << kBirthThreadBits) - 1));
   // A thread with no number yet (0) recorded nothing: it is not the allocating one.
   const LifetimeEnd end =
       thread == tls_thread_number ? LifetimeEnd::kSameThread : LifetimeEnd::kOtherThread;
   const uint32_t bucket_id = StackTable::SlotIdOf(value);  // SlotHasBirth: bucket form
-  CountLifetimeOfBucket(bucket_id, &NodeOfBucket, free_node, bin, end, StackTable::SlotSize(value),
-                        estimated_bytes);
+  CountLifetimeOfBucket(bucket_id, &NodeOfBucket, free_node, bin, end, StackTable::SlotSize(value));
 }
 
 // Without the free's stack, on CLOCK_MONOTONIC (a call).
-__attribute__((noinline)) void CountFreedSlotObjectByClockCall(uint64_t value, uint64_t word,
-                                                               int64_t estimated_bytes) {
-  CountSlotLifetime(BirthTicks(), value, word, estimated_bytes, kNoFreeStack);
+__attribute__((noinline)) void CountFreedSlotObjectByClockCall(uint64_t value, uint64_t word) {
+  CountSlotLifetime(BirthTicks(), value, word, kNoFreeStack);
 }
 
 __attribute__((noinline)) void CountFreedSlotObjectWithNewStack(uint64_t value, uint64_t word,
-                                                                int64_t estimated_bytes,
                                                                 const uintptr_t* frame) {
   const uint32_t free_node = CaptureFreeStackNode(frame);
-  CountSlotLifetime(BirthTicks(), value, word, estimated_bytes, free_node);
+  CountSlotLifetime(BirthTicks(), value, word, free_node);
 }
 
 }  // namespace
 
 // With the free's stack. Its common case, a repeat free stack and lifetime cell with the counter
-// for a clock, makes no call but its tail calls: it saves no registers. The stack is checked
-// before the clock is read, so that nothing but the free's own words is live across the check.
-void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                                   const uintptr_t* frame) {
+// for a clock, makes no call but its tail calls. The stack is checked before the clock is
+// read, so that nothing but the free's own words is live across the check.
+void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word, const uintptr_t* frame) {
   if (BirthTicksFromCounter() && FreeHasLastStack(frame))
-    return CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes,
-                             tls_last_free_stack.node);
-  CountFreedSlotObjectWithNewStack(value, word, estimated_bytes, frame);
+    return CountSlotLifetime(CounterBirthTicks(), value, word, tls_last_free_stack.node);
+  CountFreedSlotObjectWithNewStack(value, word, frame);
 }
 
 // The common case makes no call but its tail calls, as CountFreedSlotObjectWithStack's.
-void CountFreedSlotObjectWithoutStack(uint64_t value, uint64_t word, int64_t estimated_bytes) {
-  if (!BirthTicksFromCounter())
-    return CountFreedSlotObjectByClockCall(value, word, estimated_bytes);
-  CountSlotLifetime(CounterBirthTicks(), value, word, estimated_bytes, kNoFreeStack);
+void CountFreedSlotObjectWithoutStack(uint64_t value, uint64_t word) {
+  if (!BirthTicksFromCounter()) return CountFreedSlotObjectByClockCall(value, word);
+  CountSlotLifetime(CounterBirthTicks(), value, word, kNoFreeStack);
 }
 
 void ForEachSlotAgeNs(StackTable& table,

@@ -55,21 +55,19 @@ inline uint64_t BirthWordNowWithoutCall() {
 std::atomic<uint64_t>* OwnedBirthWord(const void* object);
 
 // A slot record (value) with kSlotBirthFlag and birth word `word` was freed (the slot-free
-// hook, on the freeing thread, while profiling): its lifetime is counted (lifetime_table.h),
-// with the free's stack if HEAP_PROFILE_FREE_STACKS is on, walked from `frame` (the hook's:
+// hook, on the freeing thread, while profiling): its lifetime is counted (lifetime_table.h;
+// a slot record is estimated at its size: slot records are made at rate 1 only), with the
+// free's stack if HEAP_PROFILE_FREE_STACKS is on, walked from `frame` (the hook's:
 // where the free entered the allocator; nullptr: from here).
 // Inline, so that the slot-free hook reaches the right one of the two below by one tail call.
-inline void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                                 const uintptr_t* frame);
-void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                                   const uintptr_t* frame);
-void CountFreedSlotObjectWithoutStack(uint64_t value, uint64_t word, int64_t estimated_bytes);
-inline void CountFreedSlotObject(uint64_t value, uint64_t word, int64_t estimated_bytes,
-                                 const uintptr_t* frame) {
+inline void CountFreedSlotObject(uint64_t value, uint64_t word, const uintptr_t* frame);
+void CountFreedSlotObjectWithStack(uint64_t value, uint64_t word, const uintptr_t* frame);
+void CountFreedSlotObjectWithoutStack(uint64_t value, uint64_t word);
+inline void CountFreedSlotObject(uint64_t value, uint64_t word, const uintptr_t* frame) {
   if (!g_object_times.lifetimes.load(std::memory_order_relaxed)) return;
   if (g_object_times.free_stacks.load(std::memory_order_relaxed))
-    return CountFreedSlotObjectWithStack(value, word, estimated_bytes, frame);
-  CountFreedSlotObjectWithoutStack(value, word, estimated_bytes);
+    return CountFreedSlotObjectWithStack(value, word, frame);
+  CountFreedSlotObjectWithoutStack(value, word);
 }
 
 // Visits the live slot records with a birth word: their bucket, size and age (ns). The

@@ -93,6 +93,26 @@ TEST(LifetimeTable, CountsPerKeyFromManyThreads) {
   EXPECT_EQ(cross->second.estimated_bytes, 20000);
 }
 
+// Exact mode's slot records stand for themselves (estimate = size); a cell that also counts
+// sampled records (a rate change mid-run) adds only their excess.
+TEST(LifetimeTable, ExactRecordsAreEstimatedAtTheirSize) {
+  constexpr uint32_t kNode = 910000, kBucket = 123457;
+  uint32_t (*node_of)(uint32_t) = [](uint32_t bucket) {
+    return bucket == kBucket ? kNode : kNoAllocNode;
+  };
+  for (int i = 0; i < 1000; ++i)
+    CountLifetimeOfBucket(kBucket, node_of, kNoFreeStack, 3, LifetimeEnd::kSameThread, 48);
+  CountLifetimeOfBucket(kBucket + 1, node_of, kNoFreeStack, 3, LifetimeEnd::kSameThread, 48);
+  for (int i = 0; i < 10; ++i)
+    CountLifetime(kNode, kNoFreeStack, 3, LifetimeEnd::kSameThread, 16, 700);
+  const std::map<Key, LifetimeCell> cells = Cells();
+  auto it = cells.find({kNode, kNoFreeStack, 3, 0});
+  ASSERT_NE(it, cells.end());
+  EXPECT_EQ(it->second.count, 1010);
+  EXPECT_EQ(it->second.bytes, 1000 * 48 + 10 * 16);
+  EXPECT_EQ(it->second.estimated_bytes, 1000 * 48 + 10 * 700);
+}
+
 TEST(LifetimeTable, MapRecordsKeepTheirBirths) {
   static StackTable t;
   ASSERT_TRUE(t.Init());
