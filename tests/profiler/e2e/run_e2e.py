@@ -602,6 +602,35 @@ def case_slowpath(ctx):
         check(f[name] == [n, b, n, b], '%s exact %s, expected %s' % (name, f[name], [n, b, n, b]))
 
 
+def case_handler_captures(ctx):
+    """Exact mode with lifetimes, free stacks and the peak while a signal handler captures its
+    own stack every 50 us (rewriting the thread's walk memo, which the allocation and free paths
+    check unguarded): every object counted under its own call site."""
+    p = run(ctx, ['handler_captures'],
+            {'HEAPPROFILE': prefix(ctx), 'TCMALLOC_SAMPLE_PARAMETER': '1',
+             'HEAP_PROFILE_LIFETIMES': '1', 'HEAP_PROFILE_FREE_STACKS': '1',
+             'HEAP_PROFILE_PEAK': '1'})
+    check(p.returncode == 0, 'exit status %d' % p.returncode)
+    m = re.search(r'handler_captures (\d+) (\d+)', p.stdout)
+    if not check(m is not None, 'unexpected output %r' % p.stdout):
+        return
+    bursts, captures = int(m.group(1)), int(m.group(2))
+    # About 20 000 signals a second; fewer than 2 000 captures would not test the interleaving.
+    check(captures >= 2000, 'only %d captures in the handler' % captures)
+    n = bursts * 16  # kBurst objects of each site per burst
+    d = dumps(p.stderr)
+    if not check(d and d[-1][1].startswith('Exiting'), 'no exit dump: %s' % d):
+        return
+    prof = parse_profile(d[-1][0])
+    if prof is None:
+        return
+    f = per_function(ctx, prof, ['HandlerSiteA', 'HandlerSiteB'])
+    check(f['HandlerSiteA'] == [0, 0, n, n * 24], 'HandlerSiteA %s, expected [0, 0, %d, %d]' %
+          (f['HandlerSiteA'], n, n * 24))
+    check(f['HandlerSiteB'] == [0, 0, n, n * 40], 'HandlerSiteB %s, expected [0, 0, %d, %d]' %
+          (f['HandlerSiteB'], n, n * 40))
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith('case_')}
 
 

@@ -6,16 +6,24 @@
 //   RetainB    5000 x 8000 B  kept to the end   (40 000 000 B in use)
 //   ChurnC   200000 x  100 B  freed at once      (0 in use, 20 000 000 B allocated)
 // Modes (argv[1]): pattern | idle <sec> | signal <signo> | fork | exec | api | churn <MB> |
-//                  retain <MB> | heap_sample <file> (static build only) | slowpath | globals
+//                  retain <MB> | heap_sample <file> (static build only) | slowpath | globals |
+//                  handler_captures
 // globals: HoldInGlobal allocates kGlobalBlocks x 4 MiB into a global object whose destructor
 // frees them, so the memory is live at exit() and gone after global destructors.
 // slowpath: kSlowThreads fresh threads (empty thread caches, so the allocator's refill/slow
 // paths run) each allocate kSlowPerSize objects of every size 8, s*5/4+8, ... <= kSlowMaxSize
 // through SlowMalloc, SlowNew, SlowCalloc and SlowAlignedNew, all kept to the end. run_e2e.py
 // derives the same numbers and checks every profile record's leaf frame.
+// handler_captures: for about a second the main thread allocates bursts of kBurst objects from
+// HandlerSiteA (24 B), then HandlerSiteB (40 B), and frees them, while a timer signal every
+// 50 us runs a handler that captures its own stack (MallocHook_GetCallerStackTrace: the
+// profiler's capture, which rewrites the thread's walk memo whenever it lands between two
+// allocations' checks of it). Prints "handler_captures <bursts> <captures>"; run_e2e.py checks
+// that exact mode counted every object under its own site.
 #include <gperftools/heap-profiler.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -34,7 +42,11 @@
 #include <string>
 #endif
 
+// The profiler's stack capture (<gperftools/malloc_hook.h>'s C API).
+extern "C" int MallocHook_GetCallerStackTrace(void** result, int max_depth, int skip_count);
+
 #ifdef HEAPKIT_WEAK_API
+#pragma weak MallocHook_GetCallerStackTrace
 #pragma weak HeapProfilerStart
 #pragma weak HeapProfilerStop
 #pragma weak HeapProfilerDump
@@ -260,6 +272,74 @@ void SlowPath() {
   for (int t = 0; t < kSlowThreads; ++t) pthread_join(threads[t], nullptr);
 }
 
+constexpr int kBurst = 16;
+std::atomic<long> g_handler_captures{0};
+
+void CaptureInHandler(int) {
+  const int saved_errno = errno;
+  void* pcs[32];
+#ifdef HEAPKIT_WEAK_API
+  const bool linked = &MallocHook_GetCallerStackTrace != nullptr;  // the preloaded runtime's
+#else
+  const bool linked = true;
+#endif
+  if (linked && MallocHook_GetCallerStackTrace(pcs, 32, 0) > 0)
+    g_handler_captures.fetch_add(1, std::memory_order_relaxed);
+  errno = saved_errno;
+}
+
+__attribute__((noinline)) void* HandlerSiteA() {
+  void* p = malloc(24);
+  Touch(p);
+  return p;
+}
+
+__attribute__((noinline)) void* HandlerSiteB() {
+  void* p = malloc(40);
+  Touch(p);
+  return p;
+}
+
+double MonotonicSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// handler_captures (header). The timer signals this thread only (the profiler has threads too).
+void HandlerCaptures() {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = CaptureInHandler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGRTMIN, &sa, nullptr) != 0) exit(5);
+  sigevent sev;
+  memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGRTMIN;
+  sev._sigev_un._tid = gettid();
+  timer_t timer;
+  if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) exit(6);
+  const itimerspec every{{0, 50000}, {0, 50000}};
+  if (timer_settime(timer, 0, &every, nullptr) != 0) exit(7);
+  long bursts = 0;
+  void* a[kBurst];
+  void* b[kBurst];
+  for (const double end = MonotonicSeconds() + 1.0; MonotonicSeconds() < end;) {
+    for (int k = 0; k < 100; ++k, ++bursts) {
+      for (void*& p : a) p = HandlerSiteA();
+      for (void*& p : b) p = HandlerSiteB();
+      for (int i = 0; i < kBurst; ++i) {
+        free(a[i]);
+        free(b[i]);
+      }
+    }
+  }
+  timer_delete(timer);
+  printf("handler_captures %ld %ld\n", bursts, g_handler_captures.load());
+}
+
 void SleepMs(long ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000};
   while (nanosleep(&ts, &ts) != 0) {
@@ -344,6 +424,8 @@ int main(int argc, char** argv) {
     Churn(atol(argc > 2 ? argv[2] : "64"));
   } else if (strcmp(mode, "globals") == 0) {
     HoldInGlobal();
+  } else if (strcmp(mode, "handler_captures") == 0) {
+    HandlerCaptures();
   } else if (strcmp(mode, "retain") == 0) {
     Retain(atol(argc > 2 ? argv[2] : "64"));
   } else {
