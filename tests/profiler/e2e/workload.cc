@@ -319,6 +319,12 @@ void HandlerCaptures() {
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = SIGRTMIN;
   sev._sigev_un._tid = gettid();
+  // One capture in a handler first, while nothing holds an allocator lock: through the signal
+  // frame the capture goes on with libunwind, whose thread-local state glibc allocates (malloc)
+  // on its first use in a thread when libunwind was loaded on demand (the preloaded runtime);
+  // a first use in a handler that interrupted the allocator would deadlock (profiler/README.md,
+  // "Stack capture").
+  raise(SIGRTMIN);
   timer_t timer;
   if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) exit(6);
   const itimerspec every{{0, 50000}, {0, 50000}};
