@@ -128,21 +128,12 @@ int64_t TicksToNs(int64_t ticks) {
   return ns < g_tracker.start_ns ? g_tracker.start_ns : ns > now_ns ? now_ns : ns;
 }
 
-// The fast paths below (every allocation and free in exact mode) take the lock with one
-// exchange and leave every less common case — a contended lock, a cell to fold or to create,
-// a new maximum, a freeze — to out-of-line functions they tail-call, so that they save no
-// registers. Events that arrive while tracking is off (a race with StopPeakTracking) only
-// move cells that the next BeginPeakTracking re-seeds.
-
-// The cell of bucket `id` if the fast path may update it: it exists and its epoch is `epoch`
-// (g_tracker.epoch: it needs no fold; free_epoch: nor does the peak need a freeze). Id 0 (no
-// bucket) is never ready: its cell is never folded, so its epoch stays 0.
-inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id, uint64_t epoch) {
-  PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
-  if (__builtin_expect(chunk == nullptr, 0)) return nullptr;
-  PeakCell* c = &chunk[id & (kChunkSize - 1)];
-  return __builtin_expect(c->epoch == epoch, 1) ? c : nullptr;
-}
+// The fast paths (peak_tracker.h's inline ones, every allocation and free in exact mode, and
+// PeakOnAlloc / PeakOnFree below) take the lock with one exchange and leave every less common
+// case — a contended lock, a cell to fold or to create, a new maximum, a freeze — to
+// out-of-line functions they tail-call, so that they save no registers. Events that arrive
+// while tracking is off (a race with StopPeakTracking) only move cells that the next
+// BeginPeakTracking re-seeds.
 
 __attribute__((noinline)) void FreeLocked(uint32_t id, size_t size, int64_t estimate)
     HEAPKIT_RELEASE(g_tracker.lock) {
@@ -184,30 +175,22 @@ bool AllocWaiting(uint32_t id, size_t size, int64_t estimate) {
 
 constinit std::atomic<bool> g_peak_tracking_on{false};
 
-// The by-id allocation: a leaf (no frame pointer: nothing unwinds through it), the cell's two
-// counters as two adds (the vectorizer's version costs twice the instructions; gcc's optimize
+// The by-id paths: leaves (no frame pointer: nothing unwinds through them; gcc's optimize
 // attribute, clang has none). The tail calls release the lock in the callee, which the
 // thread-safety analysis cannot follow.
 #if defined(__clang__)
 #define HEAPKIT_PEAK_FAST_PATH HEAPKIT_NO_THREAD_SAFETY_ANALYSIS
 #else
-#define HEAPKIT_PEAK_FAST_PATH \
-  __attribute__((optimize("omit-frame-pointer", "no-tree-slp-vectorize")))
+#define HEAPKIT_PEAK_FAST_PATH __attribute__((optimize("omit-frame-pointer")))
 #endif
 
 HEAPKIT_PEAK_FAST_PATH void PeakOnAlloc(uint32_t bucket_id, size_t size, int64_t estimate) {
-  using peak_internal::AllocLocked;
-  using peak_internal::AllocWaiting;
+  using namespace peak_internal;
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0))
     return (void)AllocWaiting(bucket_id, size, estimate);
   PeakCell* c = ReadyCell(bucket_id, g_tracker.epoch);
   if (__builtin_expect(c == nullptr, 0)) return (void)AllocLocked(bucket_id, size, estimate);
-  c->count += 1;
-  c->bytes += static_cast<int64_t>(size);
-  g_tracker.inuse += estimate;
-  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0))
-    return (void)peak_internal::NewMaximumAndUnlock();
-  g_tracker.lock.Unlock();
+  AddAllocAndUnlock(c, size, estimate);
 }
 
 PeakCell* PeakCellFor(uint32_t bucket_id) {

@@ -75,23 +75,17 @@ inline __attribute__((always_inline)) bool PeakOnFreeIfReady(
     uint32_t bucket_id, size_t size, int64_t estimate) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   using namespace peak_internal;
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return false;
-  // Id 0 (no bucket) is never ready: its cell is never folded, so its epoch stays 0.
-  if (PeakCell* chunk = g_tracker.chunks[(bucket_id >> kChunkBits) & (kChunks - 1)];
-      __builtin_expect(chunk != nullptr, 1)) {
-    PeakCell* c = &chunk[bucket_id & (kChunkSize - 1)];
-    if (__builtin_expect(c->epoch == g_tracker.free_epoch, 1)) {
-      c->count -= 1;
-      // Two subtractions from memory; without the barrier GCC's vectorizer makes them two
-      // loads, four shuffles and a store in the caller.
-      asm volatile("" ::: "memory");
-      c->bytes -= static_cast<int64_t>(size);
-      g_tracker.inuse -= estimate;
-      g_tracker.lock.Unlock();
-      return true;
-    }
+  PeakCell* c = ReadyCell(bucket_id, g_tracker.free_epoch);
+  if (__builtin_expect(c == nullptr, 0)) {
+    g_tracker.lock.Unlock();
+    return false;
   }
+  c->count -= 1;
+  asm volatile("" ::: "memory");  // two subtractions from memory (AddAllocAndUnlock)
+  c->bytes -= static_cast<int64_t>(size);
+  g_tracker.inuse -= estimate;
   g_tracker.lock.Unlock();
-  return false;
+  return true;
 }
 
 // The same allocation with its bucket's cell in hand (PeakCellFor, non-null): a caller that
@@ -104,13 +98,7 @@ inline __attribute__((always_inline)) bool PeakOnAllocAt(PeakCell* c, size_t siz
   using namespace peak_internal;
   if (__builtin_expect(!g_tracker.lock.TryLock(), 0)) return AllocWaiting(c->id, size, estimate);
   if (__builtin_expect(c->epoch != g_tracker.epoch, 0)) return AllocLocked(c->id, size, estimate);
-  c->count += 1;
-  asm volatile("" ::: "memory");  // two adds to memory (PeakOnFreeIfReady)
-  c->bytes += static_cast<int64_t>(size);
-  g_tracker.inuse += estimate;
-  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) return NewMaximumAndUnlock();
-  g_tracker.lock.Unlock();
-  return true;
+  return AddAllocAndUnlock(c, size, estimate);
 }
 // The cell of bucket `bucket_id` (created if need be; nullptr: id 0, or the arena is
 // exhausted). A cell never moves: a caller may keep the pointer for the life of the process.

@@ -54,11 +54,36 @@ struct Tracker {
 };
 extern constinit Tracker g_tracker;
 
-// The allocation's less common cases, for PeakOnAllocAt's tail calls (each returns true): the
+// The allocation's less common cases, for the fast paths' tail calls (each returns true): the
 // lock is taken (AllocWaiting) or held, and released.
 bool AllocWaiting(uint32_t id, size_t size, int64_t estimate);
 bool AllocLocked(uint32_t id, size_t size, int64_t estimate) HEAPKIT_RELEASE(g_tracker.lock);
 bool NewMaximumAndUnlock() HEAPKIT_RELEASE(g_tracker.lock);
+
+// The cell of bucket `id` if a fast path may update it (lock held): it exists and its epoch is
+// `epoch` (g_tracker.epoch: it needs no fold; free_epoch: nor does the peak need a freeze). Id 0
+// (no bucket) is never ready: its cell is never folded, so its epoch stays 0.
+inline __attribute__((always_inline)) PeakCell* ReadyCell(uint32_t id, uint64_t epoch) {
+  PeakCell* chunk = g_tracker.chunks[(id >> kChunkBits) & (kChunks - 1)];
+  if (__builtin_expect(chunk == nullptr, 0)) return nullptr;
+  PeakCell* c = &chunk[id & (kChunkSize - 1)];
+  return __builtin_expect(c->epoch == epoch, 1) ? c : nullptr;
+}
+
+// The allocation in a ready cell (lock held), then the lock released, through NewMaximumAndUnlock
+// when the in-use total passed the interval's peak; true.
+inline __attribute__((always_inline)) bool AddAllocAndUnlock(
+    PeakCell* c, size_t size, int64_t estimate) HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
+  c->count += 1;
+  // Two adds to memory; without the barrier GCC's vectorizer makes them loads, shuffles and a
+  // store.
+  asm volatile("" ::: "memory");
+  c->bytes += static_cast<int64_t>(size);
+  g_tracker.inuse += estimate;
+  if (__builtin_expect(g_tracker.inuse > g_tracker.interval.peak, 0)) return NewMaximumAndUnlock();
+  g_tracker.lock.Unlock();
+  return true;
+}
 
 }  // namespace peak_internal
 }  // namespace heapkit::prof
