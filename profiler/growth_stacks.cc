@@ -51,20 +51,16 @@ void GrowthSource(void*, RecordVisitor visit, void* visit_ctx) {
   }
 }
 
-// The records' lock across fork: held from before the fork until after it in both processes,
-// so that a child whose allocations grow the heap never waits on a lock that another thread of
-// the parent held at the fork. Nothing is taken while it is held (it is a leaf), so its place
-// among the other handlers' locks does not matter.
-void GrowthForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Lock(); }
-void GrowthForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Unlock(); }
-
 }  // namespace
 
+// The records' lock across fork, so that a child whose allocations grow the heap never waits on
+// a lock that another thread of the parent held at the fork (a leaf: nothing is taken while it
+// is held).
 HEAPKIT_ALWAYS_RUN_CODE void RegisterGrowthForkHandlers() {
   HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
   if (registered) return;
   registered = true;
-  internal::RegisterForkHandlers(&GrowthForkPrepare, &GrowthForkDone, &GrowthForkDone);
+  internal::HoldAcrossFork<g_lock>();
 }
 
 HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {

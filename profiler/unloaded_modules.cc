@@ -117,18 +117,11 @@ void NoteAfterDlclose(int (*real_dlclose)(void* handle)) {
   }
 }
 
-// Held from the fork handlers' prepare to their parent/child step (analysis off).
-namespace {
-void UnloadedModulesForkPrepare() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Lock(); }
-void UnloadedModulesForkDone() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS { g_lock.Unlock(); }
-}  // namespace
-
 HEAPKIT_ALWAYS_RUN_CODE void RegisterUnloadedModulesForkHandlers() {
   HEAPKIT_ALWAYS_WRITTEN_DATA static bool registered = false;
   if (registered) return;
   registered = true;
-  internal::RegisterForkHandlers(&UnloadedModulesForkPrepare, &UnloadedModulesForkDone,
-                                 &UnloadedModulesForkDone);
+  internal::HoldAcrossFork<g_lock>();
 }
 
 void LiveModuleScan::Feed(const char* data, size_t length) {
