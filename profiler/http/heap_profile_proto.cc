@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "alloc/internal/hex_digit.h"
-#include "profiler/symbolize/build_id.h"
 #include "profiler/symbolize/symbolizer.h"
+#include "profiler/http/process_symbolizer.h"
 #include "profiler/http/proto_encoder.h"
 #include "alloc/sample_weight.h"
 
@@ -193,58 +193,6 @@ std::vector<Entry> Entries(const Parsed& current, const Parsed* baseline, DeltaM
   return nonzero;
 }
 
-struct MapLine {
-  uint64_t start, limit, offset;
-  std::string path;
-};
-
-std::vector<MapLine> ExecutableMappings(std::string_view maps) {
-  std::vector<MapLine> out;
-  for (const MapsLine& m : pprof::ParseMapsText(maps)) {
-    if (!m.executable || m.path.empty() || m.path[0] != '/') continue;  // [vdso], anonymous code
-    out.push_back({m.start, m.limit, m.offset, std::string(m.path)});
-  }
-  return out;
-}
-
-// One symbolizer for the process, rebuilt only when the executable mappings change (a library
-// loaded or unloaded; data mappings come and go, libdw's own among them): its per-PC cache
-// makes the next scrape cheap. Used by the server thread alone.
-struct SymbolizerCache {
-  std::string key;  // the executable mappings, one "start limit offset path" line each
-  std::unique_ptr<pprof::Symbolizer> symbolizer;
-  std::map<std::string, std::string> build_ids;  // path → hex
-};
-
-SymbolizerCache& Cache() {
-  static SymbolizerCache* cache = new SymbolizerCache;
-  return *cache;
-}
-
-pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<MapLine>& code) {
-  std::string key;
-  for (const MapLine& m : code) {
-    key += std::to_string(m.start) + " " + std::to_string(m.limit) + " " +
-           std::to_string(m.offset) + " " + m.path + "\n";
-  }
-  SymbolizerCache& cache = Cache();
-  if (cache.symbolizer == nullptr || cache.key != key) {
-    pprof::SymbolSearch local;
-    local.standard_search = false;  // local files only: no debuginfod, no network, ever
-    std::vector<std::string> warnings;
-    cache.symbolizer = pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
-    cache.key = std::move(key);
-  }
-  return cache.symbolizer.get();
-}
-
-const std::string& BuildIdOf(const std::string& path) {
-  auto& ids = Cache().build_ids;
-  auto it = ids.find(path);
-  if (it == ids.end()) it = ids.emplace(path, pprof::ReadBuildIdHex(path)).first;
-  return it->second;
-}
-
 // The string table: index 0 is "".
 class Strings {
  public:
@@ -283,28 +231,7 @@ ProtoEncoder ValueType(Strings* s, const char* type, const char* unit) {
   return v;
 }
 
-std::string ReadProcMaps() {
-  std::string text;
-  FILE* f = fopen("/proc/self/maps", "re");
-  if (f == nullptr) return text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  fclose(f);
-  return text;
-}
-
 }  // namespace
-
-std::string FunctionAt(uint64_t address) {
-  const std::string maps = ReadProcMaps();
-  pprof::Symbolizer* symbolizer = SymbolizerFor(maps, ExecutableMappings(maps));
-  const std::vector<pprof::SourceFrame>& frames = symbolizer->Symbolize(address);
-  if (frames.empty() || frames.back().function.empty()) return "";
-  const std::string& name = frames.back().function;
-  // "module+0x1f" and "0x1f" are the symbolizer's placeholders for an unknown function.
-  return name.find("+0x") != std::string::npos || name.rfind("0x", 0) == 0 ? "" : name;
-}
 
 bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error) {
   Parsed parsed;
@@ -422,7 +349,7 @@ class ProfileBuilder {
     return out;
   }
 
-  const std::vector<MapLine> mappings_;
+  const std::vector<CodeMapping> mappings_;
   pprof::Symbolizer* symbolizer_;
   Strings strings_;
   int64_t bytes_key_;

@@ -41,10 +41,6 @@ bool HeapProfileToProto(std::string_view legacy, std::string_view baseline, Heap
                         int64_t time_nanos, int64_t duration_nanos, std::string* proto,
                         HeapTotals* totals, std::string* error, DeltaMode delta = DeltaMode::kAll);
 
-// The function containing `address` in this process (its outermost, non-inlined frame), or ""
-// if unknown: gperftools' /pprof/symbol. Uses the same cached symbolizer as the profiles.
-std::string FunctionAt(uint64_t address);
-
 // Only the totals (for /metrics): no symbolization.
 bool HeapProfileTotals(std::string_view legacy, HeapTotals* totals, std::string* error);
 

@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profiler/http/gzip.h"
 #include "profiler/http/heap_profile_proto.h"
 #include "profiler/http/http_server.h"
 #include "profiler/http/metrics_text.h"
+#include "profiler/http/process_symbolizer.h"
 
 namespace heapkit::prof::http {
 namespace {
@@ -234,12 +236,17 @@ Response Cmdline(char separator) {
 }
 
 // gperftools' remote symbol lookup: GET says whether symbols are served ("num_symbols: 1");
-// POST takes "0xaddr+0xaddr+..." and answers "0xaddr\tname" for each address it knows.
+// POST takes "0xaddr+0xaddr+..." and answers "0xaddr\tname" for each address it knows. One
+// request reads the maps once and caches nothing (process_symbolizer.h); it stops after
+// kSymbolCpuBudgetNs of the server thread's CPU time, answering the addresses looked up so far
+// and saying so in X-Heapkit-Symbols-Truncated (pprof reads an address left out as unknown).
+constexpr size_t kMaxSymbolAddresses = 16384;
+constexpr int64_t kSymbolCpuBudgetNs = 250 * 1000 * 1000;
+
 Response Symbol(const Request& request) {
   if (request.method == "GET") return Text(200, "num_symbols: 1\n");
-  std::string out;
+  std::vector<uint64_t> addresses;
   std::string_view body = request.body;
-  size_t answered = 0;
   while (!body.empty()) {
     const size_t plus = body.find('+');
     std::string_view word = body.substr(0, plus);
@@ -252,16 +259,28 @@ Response Symbol(const Request& request) {
     if (*end != '\0' || digits.size() > 18) {
       return Text(400, "not a hex address: " + Printable(word) + "\n");
     }
-    if (++answered > 16384) return Text(400, "more than 16384 addresses\n");
-    const std::string name = FunctionAt(address);
-    if (name.empty()) continue;
+    if (addresses.size() == kMaxSymbolAddresses) {
+      return Text(400, "more than " + std::to_string(kMaxSymbolAddresses) + " addresses\n");
+    }
+    addresses.push_back(address);
+  }
+  bool complete = true;
+  const std::vector<std::string> names = FunctionsAt(addresses, kSymbolCpuBudgetNs, &complete);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) continue;
     char hex[24];
-    snprintf(hex, sizeof hex, "0x%016llx\t", address);
+    snprintf(hex, sizeof hex, "0x%016llx\t", static_cast<unsigned long long>(addresses[i]));
     out += hex;
-    out += name;
+    out += names[i];
     out += '\n';
   }
-  return Text(200, out);
+  Response r = Text(200, out);
+  if (!complete) {
+    r.extra_headers = "X-Heapkit-Symbols-Truncated: " + std::to_string(names.size()) + " of " +
+                      std::to_string(addresses.size()) + " addresses looked up\r\n";
+  }
+  return r;
 }
 
 // gperftools' /pprof/heap and /pprof/growth: the legacy text, as GetHeapSample and

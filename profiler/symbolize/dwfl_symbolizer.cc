@@ -301,11 +301,28 @@ class DwflSymbolizer final : public Symbolizer {
     auto it = cache_.find(pc);
     if (it != cache_.end()) return it->second;
     std::vector<SourceFrame> frames;
+    LookUp(pc, &frames);
+    return cache_.emplace(pc, std::move(frames)).first->second;
+  }
+
+  void SymbolizeWithoutCaching(uint64_t pc, std::vector<SourceFrame>* frames) override {
+    auto it = cache_.find(pc);
+    if (it != cache_.end()) {
+      *frames = it->second;
+      return;
+    }
+    frames->clear();
+    LookUp(pc, frames);
+  }
+
+ private:
+  // The frames of pc (never none: a placeholder names an unknown address).
+  void LookUp(uint64_t pc, std::vector<SourceFrame>* frames) {
     const Region* region = FindRegion(pc);
     if (region != nullptr && region->module >= 0) {
-      Module(size_t(region->module))->Lookup(pc, &frames);
+      Module(size_t(region->module))->Lookup(pc, frames);
     }
-    if (frames.empty()) {
+    if (frames->empty()) {
       SourceFrame f;
       if (region != nullptr) {
         f.function = Basename(region->path) + "+" + Hex(pc - region->start + region->offset);
@@ -313,12 +330,10 @@ class DwflSymbolizer final : public Symbolizer {
       } else {
         f.function = Hex(pc);
       }
-      frames.push_back(std::move(f));
+      frames->push_back(std::move(f));
     }
-    return cache_.emplace(pc, std::move(frames)).first->second;
   }
 
- private:
   struct Region {
     uint64_t start, limit, offset;
     int module;

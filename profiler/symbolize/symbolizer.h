@@ -81,6 +81,13 @@ class Symbolizer {
   // call instruction (in heap profiles every PC is one, the leaf included). Results are cached per
   // PC. Never empty: an unknown address yields one frame named "0x<pc>" or "module+0xoffset".
   virtual const std::vector<SourceFrame>& Symbolize(uint64_t pc) = 0;
+
+  // Symbolize's answer for `pc` in *frames, without adding it to the per-PC cache (an answer
+  // already cached is copied): for addresses a client chose, which must not grow this object.
+  // Implementations without a cache of their own worth bounding keep the default.
+  virtual void SymbolizeWithoutCaching(uint64_t pc, std::vector<SourceFrame>* frames) {
+    *frames = Symbolize(pc);
+  }
 };
 
 }  // namespace heapkit::pprof

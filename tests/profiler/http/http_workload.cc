@@ -6,6 +6,9 @@
 // With "busy" as argument, worker threads keep allocating and freeing until stdin closes and
 // the main thread counts how long each of its own allocation rounds takes: it prints the
 // slowest round in microseconds on exit (the hostile-client test checks that it stays small).
+// With "mappings N", it first maps N one-page regions that the kernel cannot merge (alternate
+// protections): a process whose /proc/self/maps has thousands of lines.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,9 +46,20 @@ __attribute__((noinline)) void Churn() {
   }
 }
 
+void MapRegions(long count) {
+  const long page = sysconf(_SC_PAGESIZE);
+  char* area = static_cast<char*>(
+      mmap(nullptr, count * 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (area == MAP_FAILED) return;
+  for (long i = 0; i < count; ++i) {
+    mprotect(area + 2 * i * page, page, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[1], "mappings") == 0) MapRegions(atol(argv[2]));
   g_keep.reserve(1 << 17);
   KeepSmall();
   KeepLarge();
