@@ -249,7 +249,8 @@ namespace {
 // the encoded repeated fields, concatenated in Go's order by Finish.
 class ProfileBuilder {
  public:
-  explicit ProfileBuilder(std::string_view maps) : mappings_(ExecutableMappings(maps)) {
+  explicit ProfileBuilder(std::string_view maps)
+      : mappings_(ExecutableMappings(maps)), unnamed_(mappings_.size(), false) {
     for (auto [type, unit] : {std::pair{"alloc_objects", "count"},
                               {"alloc_space", "bytes"},
                               {"inuse_objects", "count"},
@@ -301,13 +302,24 @@ class ProfileBuilder {
     if (!inserted) return it->second;
     ProtoEncoder location;
     location.Varint(1, it->second);
+    size_t mapping = mappings_.size();
     for (size_t m = 0; m < mappings_.size(); ++m) {
-      if (pc >= mappings_[m].start && pc < mappings_[m].limit) location.Varint(2, m + 1);
+      if (pc >= mappings_[m].start && pc < mappings_[m].limit) mapping = m;
     }
+    if (mapping < mappings_.size()) location.Varint(2, mapping + 1);
     location.Varint(3, pc);
     // Return addresses: look up the call instruction (pc - 1). Innermost inline frame
     // first, the physical function last, as profile.proto's Location.line wants.
-    for (const pprof::SourceFrame& f : symbolizer_->Symbolize(pc > 0 ? pc - 1 : pc)) {
+    const std::vector<pprof::SourceFrame>& frames = symbolizer_->Symbolize(pc > 0 ? pc - 1 : pc);
+    if (frames.size() == 1 && frames[0].placeholder) {
+      // Nothing here names it (a stripped binary): the address alone, in a mapping marked as
+      // not symbolized, so that pprof-tool, go pprof or a fleet server names it later from
+      // the unstripped binary or debug file with the mapping's build ID.
+      if (mapping < mappings_.size()) unnamed_[mapping] = true;
+      locations_.Message(kLocation, location);
+      return it->second;
+    }
+    for (const pprof::SourceFrame& f : frames) {
       ProtoEncoder line;
       line.Varint(1, FunctionId(f));
       line.Int64(2, f.line);
@@ -343,13 +355,17 @@ class ProfileBuilder {
       mapping.Varint(4, mappings_[m].offset);
       mapping.Int64(5, strings_.Index(mappings_[m].path));
       mapping.Int64(6, strings_.Index(BuildIdOf(mappings_[m].path)));
-      for (int field = 7; field <= 10; ++field) mapping.Bool(field, true);
+      // has_functions, has_filenames, has_line_numbers, has_inline_frames: all true when every
+      // location of the mapping was named here, all false otherwise (go pprof symbolizes a
+      // mapping only when the first three are false, and then every location of it).
+      for (int field = 7; field <= 10; ++field) mapping.Bool(field, !unnamed_[m]);
       out.Message(kMapping, mapping);
     }
     return out;
   }
 
   const std::vector<CodeMapping> mappings_;
+  std::vector<bool> unnamed_;  // per mapping: a location in it that nothing here could name
   pprof::Symbolizer* symbolizer_;
   Strings strings_;
   int64_t bytes_key_;

@@ -29,11 +29,6 @@ int64_t ThreadCpuNanos() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The symbolizer's placeholders for an unknown function: "module+0x1f", "0x1f".
-bool IsPlaceholder(const std::string& name) {
-  return name.empty() || name.find("+0x") != std::string::npos || name.rfind("0x", 0) == 0;
-}
-
 }  // namespace
 
 std::vector<CodeMapping> ExecutableMappings(std::string_view maps) {
@@ -96,8 +91,7 @@ std::vector<std::string> FunctionsAt(std::span<const uint64_t> addresses, int64_
       break;
     }
     symbolizer->SymbolizeWithoutCaching(address, &frames);
-    const std::string& name = frames.back().function;
-    names.push_back(IsPlaceholder(name) ? std::string() : name);
+    names.push_back(frames.back().placeholder ? std::string() : frames.back().function);
   }
   return names;
 }

@@ -324,6 +324,7 @@ class DwflSymbolizer final : public Symbolizer {
     }
     if (frames->empty()) {
       SourceFrame f;
+      f.placeholder = true;
       if (region != nullptr) {
         f.function = Basename(region->path) + "+" + Hex(pc - region->start + region->offset);
         f.module = region->path;

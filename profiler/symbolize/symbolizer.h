@@ -40,6 +40,9 @@ struct SourceFrame {
   // Declaration line of `function` (DW_AT_decl_line of the subprogram, or of the abstract
   // origin of an inlined instance): where its definition starts, in its own file. 0 if unknown.
   int start_line = 0;
+  // true when nothing named the address: `function` is the "module+0xoffset" or "0x<pc>"
+  // placeholder, the only frame of its address.
+  bool placeholder = false;
 };
 
 // Where binaries and separate debug info are looked for (binary_lookup.h has the order).
