@@ -88,9 +88,8 @@ bool ReadToken(const char* path, std::string* token, std::string* error) {
       text.append(buffer, static_cast<size_t>(n));
     }
     text = Trimmed(text);
-    const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
-      return c > 0x20 && c < 0x7f;
-    });
+    const bool printable =
+        std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
     if (text.size() < kMinTokenBytes || text.size() > kMaxTokenBytes || !printable) {
       *error = where + ": the token must be 16 to 4096 printable bytes without spaces";
     } else {
@@ -122,8 +121,7 @@ std::string_view BearerCredentials(std::string_view header) {
 
 }  // namespace
 
-bool AccessPolicy::Configure(const ServerHooks& hooks, bool other_hosts_reach,
-                             std::string* error) {
+bool AccessPolicy::Configure(const ServerHooks& hooks, bool other_hosts_reach, std::string* error) {
   uids_ = {0, getuid(), geteuid()};
   if (hooks.allow_users != nullptr) {
     std::string_view list = hooks.allow_users;

@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -53,7 +54,10 @@ bool IsLoopback(const Endpoint& e) {
   return IN6_IS_ADDR_LOOPBACK(&a);
 }
 
-enum class Found { kYes, kNo, kError };
+enum class Found { kYes, kNo, kUnowned, kError };
+
+// A socket of these states carries no owner (TIME_WAIT's mini socket reports uid 0).
+bool HasOwner(unsigned state) { return state != TCP_TIME_WAIT && state != 12 /* NEW_SYN_RECV */; }
 
 // /proc/net/tcp{,6}: the line whose local_address is `peer` and rem_address `ours`.
 Found FromProcNet(const Endpoint& peer, const Endpoint& ours, uid_t* uid) {
@@ -84,7 +88,7 @@ Found FromProcNet(const Endpoint& peer, const Endpoint& ours, uid_t* uid) {
     if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %u", l, r, &state, &owner) != 4) continue;
     if (strcmp(l, local) == 0 && strcmp(r, remote) == 0) {
       *uid = owner;
-      found = Found::kYes;
+      found = HasOwner(state) ? Found::kYes : Found::kUnowned;
       break;
     }
   }
@@ -120,7 +124,7 @@ PeerOwner PeerLookup::Find(int fd) {
   }
   Found found = Found::kError;
   uid_t uid = 0;
-  if (netlink_fd_ < 0) {
+  if (netlink_ && netlink_fd_ < 0) {
     netlink_fd_ = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   }
   if (netlink_fd_ >= 0) {
@@ -162,14 +166,14 @@ PeerOwner PeerLookup::Find(int fd) {
              h = NLMSG_NEXT(h, n)) {
           if (h->nlmsg_seq != sequence_) continue;
           stale = false;
-          if (h->nlmsg_type == NLMSG_ERROR &&
-              h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
+          if (h->nlmsg_type == NLMSG_ERROR && h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
             const auto* error = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
             found = error->error == -ENOENT ? Found::kNo : Found::kError;
           } else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
                      h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-            uid = static_cast<const inet_diag_msg*>(NLMSG_DATA(h))->idiag_uid;
-            found = Found::kYes;
+            const auto* entry = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
+            uid = entry->idiag_uid;
+            found = HasOwner(entry->idiag_state) ? Found::kYes : Found::kUnowned;
           }
           break;
         }

@@ -9,7 +9,7 @@
 // is unavailable (a seccomp filter, a kernel without it) /proc/net/tcp{,6} is read instead, at
 // most kMaxProcNetLines lines. Any doubt is kUnknown, which the policy refuses: a loopback
 // address whose socket cannot be found (the client left, or lives in another namespace) is
-// unknown too, never "remote".
+// unknown too, never "remote"; so is a socket in TIME_WAIT, which the kernel reports as uid 0.
 #pragma once
 
 #include <sys/types.h>
@@ -28,7 +28,8 @@ struct PeerOwner {
 // Used by the server's thread only.
 class PeerLookup {
  public:
-  PeerLookup() = default;
+  // `netlink` false: /proc/net/tcp{,6} only, what a process without netlink gets (tests).
+  explicit PeerLookup(bool netlink = true) : netlink_(netlink) {}
   PeerLookup(const PeerLookup&) = delete;
   PeerLookup& operator=(const PeerLookup&) = delete;
   ~PeerLookup();
@@ -36,6 +37,7 @@ class PeerLookup {
   PeerOwner Find(int connection_fd);
 
  private:
+  bool netlink_;
   int netlink_fd_ = -1;
   unsigned sequence_ = 0;
 };
