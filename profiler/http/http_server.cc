@@ -175,7 +175,8 @@ Response Answer(const Server& s, const Connection& c, const std::string& head, s
   request.method = line.substr(0, sp1);
   request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   request.body = std::move(body);
-  if (!ReadHeaders(head, &request)) return Error(400, "a repeated Host, Origin or Authorization");
+  if (!ReadHeaders(head, &request))
+    return Error(400, "a repeated Host, Origin, Referer, Sec-Fetch-Site or Authorization");
   request.peer = c.peer;
   request.admission = s.admission.get();
   return Handle(request, s.hooks);
