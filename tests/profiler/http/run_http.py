@@ -827,6 +827,12 @@ def origin(args):
         fail("a same-origin leak check: %d" % status)
     _, metrics = raw_request(address, "/metrics", [("Host", ours)])
     checks = metric(metrics, "heapkit_leak_checks_total")
+    # Every link of the index is among the paths checked (a new endpoint must join the list).
+    _, index = raw_request(address, "/debug/pprof/", [("Host", ours)])
+    linked = {urllib.parse.urljoin("/debug/pprof/", href)
+              for href in re.findall(r'href="([^"]+)"', index.decode())}
+    if not linked or not linked <= set(ALL_PATHS):
+        fail("index links not checked here: %s" % sorted(linked - set(ALL_PATHS)))
     rebinding = ["rebind.test:%d" % port, "127.0.0.1.evil.example:%d" % port,
                  "localhost:%d.evil.example" % port, "127.0.0.1:%d" % (port + 1), "127.0.0.1",
                  "evil.example"]
@@ -850,6 +856,13 @@ def origin(args):
             if status != 403 or body.count(b"\n") != 1:
                 fail("%s with %s: %d %r" % (path, headers, status, body[:200]))
             refused += 1
+    # A form of another site posting to the symbol lookup.
+    status, body = raw_request(address, "/pprof/symbol", [("Host", ours),
+                                                          ("Origin", "http://evil.example")],
+                               method="POST", body=b"0x1")
+    if status != 403:
+        fail("a cross-origin POST /pprof/symbol: %d %r" % (status, body[:200]))
+    refused += 1
     # Browsers without Fetch Metadata: a foreign Referer on the endpoints that act.
     for path in ("/debug/pprof/leaks", "/debug/pprof/leaks?debug=1", "/debug/pprof/delta_heap"):
         status, body = raw_request(address, path, [("Host", ours),
