@@ -76,16 +76,18 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
     hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");
     hooks.allow_remote = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_REMOTE");
-    char rule[256];
-    ok = api->start_http_endpoint(address, &hooks, message, message_size, rule, sizeof rule);
-    // Always one line: where, and who may read it.
-    if (ok) internal::Log("HTTP endpoint listening on %s (%s)", message, rule);
+    // The whole answer, whatever the size of the caller's buffer.
+    char answer[256], rule[256];
+    ok = api->start_http_endpoint(address, &hooks, answer, sizeof answer, rule, sizeof rule);
+    internal::FormatTo(message, message_size, "%s", answer);
+    if (ok) {
+      g_started = true;
+      internal::FormatTo(g_bound, sizeof g_bound, "%s", answer);
+      // Always one line: where, and who may read it.
+      internal::Log("HTTP endpoint listening on %s (%s)", answer, rule);
+    }
   }
   tls_recording_disabled = was_disabled;
-  if (ok) {
-    g_started = true;
-    internal::FormatTo(g_bound, sizeof g_bound, "%s", message);
-  }
   return ok;
 }
 

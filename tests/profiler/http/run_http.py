@@ -746,7 +746,11 @@ def api(args):
     with open(path, "wb") as f:
         f.write(text)
     values, report = pprof_tool_leaf_values(args.pprof_tool, path, "--inuse_space")
-    proc.communicate(b"", timeout=60)
+    _, err = proc.communicate(b"", timeout=60)
+    # The start line is printed for a server started from code too.
+    if not START_LINE.match(err.decode()) or \
+            START_LINE.match(err.decode()).group(1) != "127.0.0.1:" + m.group(1):
+        fail("no start line naming the bound address: %r" % err.decode()[:300])
     if not 4 * 2**20 <= values.get("KeepFromApi", 0) <= 12 * 2**20:
         fail("KeepFromApi in use %r, it holds 8 MiB:\n%s" % (values.get("KeepFromApi"), report))
     print("api: the server started from code profiles the program (KeepFromApi %d)" %
