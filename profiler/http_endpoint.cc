@@ -41,7 +41,7 @@ void ServerThreadStarted() { SetThreadRecordingDisabled(true); }
 
 internal::SpinLock g_start_lock;
 bool g_started = false;
-char g_bound[64];
+char g_bound[160];  // "unix:" and a path of up to 107 bytes
 
 }  // namespace
 
@@ -72,13 +72,22 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.numeric_property = &MallocExtension_GetNumericProperty;
     hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in
     hooks.server_thread_started = &ServerThreadStarted;
-    ok = api->start_http_endpoint(address, &hooks, message, message_size);
+    // Who may ask (http/access_policy.h); unset in an AT_SECURE process, like every variable.
+    hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
+    hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");
+    hooks.allow_remote = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_REMOTE");
+    // The whole answer, whatever the size of the caller's buffer.
+    char answer[256], rule[256];
+    ok = api->start_http_endpoint(address, &hooks, answer, sizeof answer, rule, sizeof rule);
+    internal::FormatTo(message, message_size, "%s", answer);
+    if (ok) {
+      g_started = true;
+      internal::FormatTo(g_bound, sizeof g_bound, "%s", answer);
+      // Always one line: where, and who may read it.
+      internal::Log("HTTP endpoint listening on %s (%s)", answer, rule);
+    }
   }
   tls_recording_disabled = was_disabled;
-  if (ok) {
-    g_started = true;
-    internal::FormatTo(g_bound, sizeof g_bound, "%s", message);
-  }
   return ok;
 }
 
@@ -94,11 +103,6 @@ void StartHttpEndpointFromEnvironment() {
   char message[256];
   if (!StartHttpEndpoint(address, message, sizeof(message))) {
     internal::Log("%s; the HTTP endpoint is off", message);
-    return;
-  }
-  const size_t length = strlen(address);
-  if (length >= 2 && address[length - 2] == ':' && address[length - 1] == '0') {
-    internal::Log("HTTP endpoint listening on %s", message);
   }
 }
 

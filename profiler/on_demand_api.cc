@@ -57,10 +57,11 @@ pprof::FrameRole ClassifyFrame(std::string_view function, std::string_view modul
 }
 
 bool StartHttpEndpoint(const char* address, const http::ServerHooks* hooks, char* message,
-                       size_t message_size) {
-  std::string bound, error;
-  const bool ok = http::StartServer(address, *hooks, &bound, &error);
+                       size_t message_size, char* rule, size_t rule_size) {
+  std::string bound, who, error;
+  const bool ok = http::StartServer(address, *hooks, &bound, &who, &error);
   snprintf(message, message_size, "%s", ok ? bound.c_str() : error.c_str());
+  snprintf(rule, rule_size, "%s", ok ? who.c_str() : "");
   return ok;
 }
 

@@ -46,7 +46,7 @@ struct ServerHooks;
 }  // namespace http
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 5;
+inline constexpr uint32_t kOnDemandAbiVersion = 6;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion
@@ -71,9 +71,10 @@ struct OnDemandApi {
   // HEAPKIT_HTTP and HeapkitStartHttpServer (profiler/http/http_server.h): binds `address` and
   // starts the endpoint's thread with the runtime's hooks (http/server_hooks.h; copied). false
   // with one line in message (NUL-terminated, truncated to message_size); on success message
-  // gets the bound "host:port". The caller prints it.
+  // gets the bound address ("host:port", "unix:/path") and rule who may ask ("clients: uid
+  // 1000, root; token: none", http/access_policy.h). The caller prints them.
   bool (*start_http_endpoint)(const char* address, const http::ServerHooks* hooks, char* message,
-                              size_t message_size);
+                              size_t message_size, char* rule, size_t rule_size);
 
   // zlib's gzip of [data, data + size) (http/gzip.h), for the profile.proto files
   // (proto_profile_file.h): zlib's memory from alloc(alloc_ctx, bytes), never freed block by

@@ -14,7 +14,7 @@
 #include "pprof-tool/report/output.h"
 #include "pprof-tool/web/connection_threads.h"
 #include "pprof-tool/web/connection_watch.h"
-#include "pprof-tool/web/request_guard.h"
+#include "profiler/http/request_guard.h"
 #include "pprof-tool/web/web_ui.h"
 
 namespace heapkit::pprof {
@@ -54,7 +54,7 @@ namespace {
 // Socket options, connection threads, the method filter, timeouts and the GET handler: refused
 // by *guard, else answered by `ui`. *watch and *guard are set once the port is known.
 void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<ConnectionWatch>& watch,
-                     std::unique_ptr<RequestGuard>& guard) {
+                     std::unique_ptr<web::RequestGuard>& guard) {
   // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second
   // server (or another process of the user) listen on the same port and take requests.
   server.set_socket_options([](int sock) {
@@ -102,8 +102,8 @@ void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<Connect
 
 int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_browser) {
   WebUi ui(input);
-  std::unique_ptr<ConnectionWatch> watch;  // set once the port is known; outlives the server
-  std::unique_ptr<RequestGuard> guard;     // set once the port is known
+  std::unique_ptr<ConnectionWatch> watch;    // set once the port is known; outlives the server
+  std::unique_ptr<web::RequestGuard> guard;  // set once the port is known
   httplib::Server server;
   ConfigureServer(server, ui, watch, guard);
 
@@ -124,7 +124,8 @@ int ServeWebUi(const WebInput& input, const ListenAddress& address, bool open_br
             address.port);
     return 2;
   }
-  guard = std::make_unique<RequestGuard>(address.host, port);
+  guard = std::make_unique<web::RequestGuard>(address.host, port,
+                                              "open the address pprof-tool printed");
   watch = std::make_unique<ConnectionWatch>(port);
   const bool ipv6 = address.host.find(':') != std::string::npos;
   const std::string url =

@@ -13,8 +13,12 @@
 
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
+
+#include "profiler/http/access_policy.h"
+#include "profiler/http/listen_address.h"
 
 namespace heapkit::prof::http {
 namespace {
@@ -29,10 +33,13 @@ const char* Reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
+    case 421: return "Misdirected Request";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -67,11 +74,16 @@ struct Connection {
   size_t sent = 0;
   bool writing = false;
   std::function<Response()> pending;  // a delayed answer, due at deadline_ms
+  PeerOwner peer;                     // found once, at accept
 };
 
 struct Server {
   int listen_fd = -1;
+  int spare_fd = -1;                     // /dev/null, given up to take a connection at EMFILE
+  int64_t listener_paused_until_ms = 0;  // accept failed with nothing to give up: wait
   ServerHooks hooks;
+  std::unique_ptr<Admission> admission;
+  PeerLookup peers;
   std::vector<Connection> connections;
 };
 
@@ -84,32 +96,74 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Content-Length of a head (0 if absent); -1 if malformed.
-long ContentLength(std::string_view head) {
+// Calls f(name, value) for each header line of a head (the request line excluded), the value
+// without its leading spaces.
+template <typename F>
+void ForEachHeader(std::string_view head, F f) {
   size_t at = head.find("\r\n");
   while (at != std::string_view::npos && at + 2 < head.size()) {
     const size_t next = head.find("\r\n", at + 2);
     const std::string_view line = head.substr(at + 2, next - at - 2);
     at = next;
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos ||
-        !EqualsIgnoringCase(line.substr(0, colon), "content-length"))
-      continue;
+    if (colon == std::string_view::npos) continue;
     std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    long n = 0;
-    if (value.empty() || value.size() > 9) return -1;
-    for (char c : value) {
-      if (c < '0' || c > '9') return -1;
-      n = n * 10 + (c - '0');
-    }
-    return n;
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    f(line.substr(0, colon), value);
   }
-  return 0;
 }
 
-// The request line of a complete head: "GET /path?query HTTP/1.1".
-Response Answer(const std::string& head, std::string body, const ServerHooks& hooks) {
+// Content-Length of a head (0 if absent); -1 if malformed.
+long ContentLength(std::string_view head) {
+  long length = 0;
+  bool seen = false;
+  ForEachHeader(head, [&](std::string_view name, std::string_view value) {
+    if (!EqualsIgnoringCase(name, "content-length") || length < 0) return;
+    long n = 0;
+    if (seen || value.empty() || value.size() > 9) {
+      length = -1;
+      return;
+    }
+    for (char c : value) {
+      if (c < '0' || c > '9') {
+        length = -1;
+        return;
+      }
+      n = n * 10 + (c - '0');
+    }
+    seen = true;
+    length = n;
+  });
+  return length;
+}
+
+// The headers the admission reads; false if one of them is repeated (a proxy in front and this
+// server could each read a different one).
+bool ReadHeaders(std::string_view head, Request* request) {
+  struct Wanted {
+    const char* name;
+    std::string* value;
+    int seen;
+  } wanted[] = {{"host", &request->host, 0},
+                {"origin", &request->origin, 0},
+                {"sec-fetch-site", &request->sec_fetch_site, 0},
+                {"referer", &request->referer, 0},
+                {"authorization", &request->authorization, 0}};
+  bool unique = true;
+  ForEachHeader(head, [&](std::string_view name, std::string_view value) {
+    for (Wanted& w : wanted) {
+      if (!EqualsIgnoringCase(name, w.name)) continue;
+      if (++w.seen > 1) unique = false;
+      w.value->assign(value);
+    }
+  });
+  return unique;
+}
+
+// The request line of a complete head: "GET /path?query HTTP/1.1", then the headers.
+Response Answer(const Server& s, const Connection& c, const std::string& head, std::string body) {
   const size_t line_end = head.find("\r\n");
   const std::string line = head.substr(0, line_end);
   const size_t sp1 = line.find(' ');
@@ -121,7 +175,11 @@ Response Answer(const std::string& head, std::string body, const ServerHooks& ho
   request.method = line.substr(0, sp1);
   request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   request.body = std::move(body);
-  return Handle(request, hooks);
+  if (!ReadHeaders(head, &request))
+    return Error(400, "a repeated Host, Origin, Referer, Sec-Fetch-Site or Authorization");
+  request.peer = c.peer;
+  request.admission = s.admission.get();
+  return Handle(request, s.hooks);
 }
 
 void CloseConnection(Connection* c) {
@@ -177,7 +235,7 @@ void TryAnswer(Server* s, Connection* c) {
   }
   if (c->request.size() < c->head_bytes + c->body_bytes) return;
   std::string body = c->request.substr(c->head_bytes, c->body_bytes);
-  StartResponse(s, c, Answer(c->request.substr(0, c->head_bytes - 2), std::move(body), s->hooks));
+  StartResponse(s, c, Answer(*s, *c, c->request.substr(0, c->head_bytes - 2), std::move(body)));
 }
 
 void OnReadable(Server* s, Connection* c) {
@@ -231,18 +289,42 @@ size_t OpenCount(const Server& s) {
   return n;
 }
 
+// Out of descriptors: the spare one is given up to accept the waiting connection and close it
+// (its client sees the connection closed), then taken back. false if there was none to give
+// up, or the connection could not be taken even so.
+bool DropOneConnection(Server* s) {
+  if (s->spare_fd < 0) {
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return false;
+  }
+  close(s->spare_fd);
+  const int fd = accept4(s->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) close(fd);
+  s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd >= 0;
+}
+
 // Accepts what is waiting and reads each new connection at once: a scraper's request usually
 // arrives with its connection, and is answered before anything can evict it.
 void AcceptAll(Server* s) {
   for (int accepted = 0; accepted < 4 * kMaxConnections; ++accepted) {
     const int fd = accept4(s->listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or out of descriptors: try again on the next poll
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if ((errno == EMFILE || errno == ENFILE) && DropOneConnection(s)) continue;
+      // Out of descriptors with none to give up, or out of memory: the connection stays queued
+      // and the listener is left out of poll() for a while rather than polled in a loop.
+      s->listener_paused_until_ms = NowMs() + kAcceptBackoffMs;
+      return;
+    }
     if (OpenCount(*s) >= static_cast<size_t>(kMaxConnections) && !EvictStalest(s)) {
       close(fd);  // every slot is a delayed answer: the client sees the connection closed
       continue;
     }
     Connection c;
     c.fd = fd;
+    c.peer = s->peers.Find(fd);
     c.deadline_ms = NowMs() + kRequestTimeoutMs;
     c.progress_ms = NowMs();
     s->connections.push_back(std::move(c));
@@ -266,8 +348,9 @@ void* Serve(void* arg) {
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
-    fds.push_back({s->listen_fd, POLLIN, 0});
-    int64_t next_deadline = -1;
+    const bool listening = NowMs() >= s->listener_paused_until_ms;
+    fds.push_back({listening ? s->listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd
+    int64_t next_deadline = listening ? -1 : s->listener_paused_until_ms;
     for (const Connection& c : s->connections) {
       const short events = c.pending ? 0 : c.writing ? POLLOUT : POLLIN;
       fds.push_back({c.fd, events, 0});
@@ -329,89 +412,27 @@ void* Serve(void* arg) {
   return nullptr;
 }
 
-bool ParseAddress(const char* address, sockaddr_storage* out, socklen_t* length,
-                  std::string* error) {
-  std::string text(address);
-  std::string host, port;
-  if (!text.empty() && text[0] == '[') {
-    const size_t close = text.find("]:");
-    if (close == std::string::npos) {
-      *error = "HEAPKIT_HTTP: expected [address]:port";
-      return false;
-    }
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    const size_t colon = text.rfind(':');
-    if (colon == std::string::npos) {
-      *error = "HEAPKIT_HTTP: expected host:port or :port";
-      return false;
-    }
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  char* end = nullptr;
-  const long port_number = strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || port_number < 0 || port_number > 65535) {
-    *error = "HEAPKIT_HTTP: bad port";
-    return false;
-  }
-  if (host.empty() || host == "localhost") host = "127.0.0.1";  // loopback unless named
-  memset(out, 0, sizeof *out);
-  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(port_number));
-    *length = sizeof *v4;
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(port_number));
-    *length = sizeof *v6;
-  } else {
-    *error = "HEAPKIT_HTTP: the host must be a numeric IPv4 or IPv6 address or localhost";
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 bool StartServer(const char* address, const ServerHooks& hooks, std::string* bound,
-                 std::string* error) {
-  sockaddr_storage addr;
-  socklen_t length = 0;
-  if (!ParseAddress(address, &addr, &length, error)) return false;
-  const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    *error = std::string("HEAPKIT_HTTP: socket: ") + strerror(errno);
-    return false;
-  }
-  const int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0 || listen(fd, SOMAXCONN) != 0) {
-    *error = std::string("HEAPKIT_HTTP: cannot listen on ") + address + ": " + strerror(errno);
-    close(fd);
-    return false;
-  }
-  sockaddr_storage actual;
-  socklen_t actual_length = sizeof actual;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&actual), &actual_length);
-  char host[INET6_ADDRSTRLEN] = {};
-  int port = 0;
-  if (actual.ss_family == AF_INET) {
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&actual);
-    inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
-    port = ntohs(v4->sin_port);
-    *bound = std::string(host) + ":" + std::to_string(port);
-  } else {
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&actual);
-    inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
-    port = ntohs(v6->sin6_port);
-    *bound = "[" + std::string(host) + "]:" + std::to_string(port);
-  }
+                 std::string* rule, std::string* error) {
+  ListenAddress where;
+  if (!ParseListenAddress(address, &where, error)) return false;
+  AccessPolicy policy;
+  if (!policy.Configure(hooks, !where.unix_socket && !where.loopback, error)) return false;
+  Listener listener;
+  if (!OpenListener(where, &listener, error)) return false;
+  const int fd = listener.fd;
+  *bound = listener.bound;
+  *rule = policy.Description();
+  constexpr const char* kHint = "use the address heapkit's start line names";
+  web::RequestGuard guard = where.unix_socket
+                                ? web::RequestGuard::AnyHost(kHint)
+                                : web::RequestGuard(listener.host, listener.port, kHint);
   auto* server = new Server;
   server->listen_fd = fd;
+  server->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  server->admission = std::make_unique<Admission>(std::move(policy), std::move(guard));
   g_listen_fd = fd;
   pthread_atfork(nullptr, nullptr, &CloseListenerInChild);
   server->hooks = hooks;
@@ -431,6 +452,7 @@ bool StartServer(const char* address, const ServerHooks& hooks, std::string* bou
   if (rc != 0) {
     *error = std::string("HEAPKIT_HTTP: cannot start the thread: ") + strerror(rc);
     close(fd);
+    if (server->spare_fd >= 0) close(server->spare_fd);
     delete server;
     return false;
   }

@@ -18,6 +18,11 @@
 //     a request head of at most kMaxRequestBytes (else 431) and a POST body of at most
 //     kMaxBodyBytes (else 413); kRequestTimeoutMs from accept to the whole request and
 //     kResponseTimeoutMs to read the answer (else closed); one request per connection;
+//   - who may ask: the service's uid, root and those allowed by configuration, from a page of
+//     no other site (access_policy.h); refusals are 403/421 with one line, before any route;
+//   - out of descriptors (EMFILE/ENFILE): a spare descriptor, closed to accept and drop the
+//     waiting connection, and the listener left out of poll() for kAcceptBackoffMs when even
+//     that fails, so the thread never spins on a connection it cannot take;
 //   - symbolization from local files only: no debuginfod client, no network.
 #pragma once
 
@@ -25,6 +30,7 @@
 #include <functional>
 #include <string>
 
+#include "profiler/http/peer_owner.h"
 #include "profiler/http/server_hooks.h"
 
 namespace heapkit::prof::http {
@@ -35,6 +41,7 @@ inline constexpr size_t kMaxRequestBytes = 8192;
 inline constexpr size_t kMaxBodyBytes = 64 * 1024;
 inline constexpr int kRequestTimeoutMs = 5000;
 inline constexpr int kResponseTimeoutMs = 10000;
+inline constexpr int kAcceptBackoffMs = 500;
 
 struct Response {
   int status = 200;
@@ -49,20 +56,33 @@ struct Response {
 
 inline constexpr int kMaxDelaySeconds = 60;
 
+class Admission;
+
 struct Request {
   std::string method;  // "GET" or "POST"
   std::string target;  // "/debug/pprof/heap?debug=1"
   std::string body;    // a POST's (at most kMaxBodyBytes)
+  // The headers the admission reads (empty when absent).
+  std::string host;
+  std::string origin;
+  std::string sec_fetch_site;
+  std::string referer;
+  std::string authorization;
+  PeerOwner peer;                        // who connected (peer_owner.h)
+  const Admission* admission = nullptr;  // the server's rule; nullptr: every request refused
 };
 
-// Answers one request. Runs on the server's thread only (the routes keep state between
-// requests: delta_heap's previous profile, the last leak check's totals).
+// Answers one request: refused unless request.admission admits it (access_policy.h), else
+// routed. Runs on the server's thread only (the routes keep state between requests:
+// delta_heap's previous profile, the last leak check's totals).
 Response Handle(const Request& request, const ServerHooks& hooks);
 
-// Binds `address` ("host:port", ":port", "[v6]:port"; host empty → 127.0.0.1) and starts the
-// thread. false with one line in *error if the address is bad or cannot be bound. *bound gets
-// "host:port" as bound (the port picked for ":0").
+// Binds `address` (listen_address.h: "host:port", ":port", "[v6]:port", "unix:/path"), reads
+// who may ask from hooks (access_policy.h) and starts the thread. false with one line in *error
+// if the address or a setting is bad, or the address cannot be bound. *bound gets the address
+// as bound (the port picked for ":0"), *rule who may ask ("clients: uid 1000, root; token:
+// none").
 bool StartServer(const char* address, const ServerHooks& hooks, std::string* bound,
-                 std::string* error);
+                 std::string* rule, std::string* error);
 
 }  // namespace heapkit::prof::http

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/http/access_policy.h"
 #include "profiler/http/gzip.h"
 #include "profiler/http/heap_profile_proto.h"
 #include "profiler/http/http_server.h"
@@ -318,6 +319,12 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   const std::string_view path = std::string_view(target).substr(0, question);
   const std::string_view query =
       question == std::string::npos ? "" : std::string_view(target).substr(question + 1);
+  // Who may ask, and from where (access_policy.h), before any route. The endpoints that act:
+  // a leak check stops the program's threads, delta_heap moves its baseline.
+  const bool side_effect = path == "/debug/pprof/leaks" || path == "/debug/pprof/delta_heap";
+  Response refusal;
+  if (request.admission == nullptr) return Text(403, "heapkit: refused: no access rule\n");
+  if (request.admission->Refuses(request, side_effect, &refusal)) return refusal;
   if (request.method != "GET" && !(request.method == "POST" && path == "/pprof/symbol")) {
     Response r = Text(
         405, path == "/pprof/symbol" ? "only GET and POST are served\n" : "only GET is served\n");
@@ -355,6 +362,7 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
                         g_leak_checks.seconds};
       r.body += LeakMetricsText(leaks);
     }
+    r.body += RefusalMetricsText();
     return r;
   }
   return Text(404, "unknown path " + Printable(path) + "\n");

@@ -26,6 +26,13 @@ struct ServerHooks {
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;
+
+  // Who may ask (access_policy.h), as the runtime read them from its environment (nullptr when
+  // unset, and in an AT_SECURE process): HEAPKIT_HTTP_ALLOW_USERS, HEAPKIT_HTTP_TOKEN_FILE,
+  // HEAPKIT_HTTP_ALLOW_REMOTE. Read while the server starts, never after.
+  const char* allow_users = nullptr;
+  const char* token_file = nullptr;
+  const char* allow_remote = nullptr;
 };
 
 }  // namespace heapkit::prof::http

@@ -12,13 +12,18 @@ extern "C" {
 #endif
 
 /* Starts the server on `address` ("127.0.0.1:6060", ":0" for a port the system picks, "[::1]:P";
- * an empty host means loopback; host names are refused, never resolved) and turns heap
- * sampling on at the default period unless a period was chosen already. One server per
- * process: a second call (or one after HEAPKIT_HTTP started it) fails.
- * Returns 1 and writes the bound "host:port" into message, or returns 0 and writes one line
- * naming the cause; message is NUL-terminated and truncated to message_size. The server's own
- * allocations never appear in the profiles. Unlike HEAPKIT_HTTP, this call is honoured in a
- * privileged (AT_SECURE) process: the program, not its environment, chose it. */
+ * an empty host means loopback; host names are refused, never resolved; "unix:/path" for a Unix
+ * socket of mode 0600) and turns heap sampling on at the default period unless a period was
+ * chosen already. One server per process: a second call (or one after HEAPKIT_HTTP started it)
+ * fails. Only the process's own uid and root are answered, and no web page of another origin
+ * (profiler/README.md, "Trust model"); HEAPKIT_HTTP_ALLOW_USERS, HEAPKIT_HTTP_TOKEN_FILE and
+ * HEAPKIT_HTTP_ALLOW_REMOTE apply as with HEAPKIT_HTTP. One line on stderr names the address and
+ * that rule.
+ * Returns 1 and writes the bound address ("host:port", "unix:/path") into message, or returns 0
+ * and writes one line naming the cause; message is NUL-terminated and truncated to
+ * message_size. The server's own allocations never appear in the profiles. Unlike
+ * HEAPKIT_HTTP, this call is honoured in a privileged (AT_SECURE) process: the program, not its
+ * environment, chose it (the access variables are ignored there: its own uid and root only). */
 __attribute__((visibility("default"))) int HeapkitStartHttpServer(const char* address,
                                                                   char* message,
                                                                   size_t message_size);

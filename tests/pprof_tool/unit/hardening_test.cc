@@ -10,13 +10,17 @@
 
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/source_files.h"
-#include "pprof-tool/web/request_guard.h"
+#include "profiler/http/request_guard.h"
 
 namespace heapkit::pprof {
 namespace {
 
+using web::RequestGuard;
+
+RequestGuard Guard(const std::string& host, int port) { return RequestGuard(host, port, "hint"); }
+
 TEST(RequestGuard, LoopbackServerAnswersOnlyItsOwnNames) {
-  RequestGuard g("127.0.0.1", 8080);
+  const RequestGuard g = Guard("127.0.0.1", 8080);
   for (const char* host : {"127.0.0.1:8080", "localhost:8080", "LocalHost:8080", "[::1]:8080"}) {
     EXPECT_EQ(g.Refusal(host, "", ""), "") << host;
   }
@@ -24,11 +28,11 @@ TEST(RequestGuard, LoopbackServerAnswersOnlyItsOwnNames) {
                            "localhost:8080.evil.example", "127.0.0.1:80800"}) {
     EXPECT_NE(g.Refusal(host, "", ""), "") << host;
   }
-  EXPECT_EQ(RequestGuard("127.0.0.1", 80).Refusal("localhost", "", ""), "");  // port 80: optional
+  EXPECT_EQ(Guard("127.0.0.1", 80).Refusal("localhost", "", ""), "");  // port 80: optional
 }
 
 TEST(RequestGuard, CrossSiteRequestsAreRefusedWhateverTheAddress) {
-  for (const RequestGuard& g : {RequestGuard("127.0.0.1", 9000), RequestGuard("0.0.0.0", 9000)}) {
+  for (const RequestGuard& g : {Guard("127.0.0.1", 9000), Guard("0.0.0.0", 9000)}) {
     const std::string host = "127.0.0.1:9000";
     EXPECT_EQ(g.Refusal(host, "", "same-origin"), "");
     EXPECT_EQ(g.Refusal(host, "", "none"), "");
@@ -39,14 +43,37 @@ TEST(RequestGuard, CrossSiteRequestsAreRefusedWhateverTheAddress) {
     EXPECT_NE(g.Refusal(host, "null", ""), "");
   }
   // Bound elsewhere on purpose: any Host, but Origin must be that Host.
-  RequestGuard lan("192.168.1.5", 9000);
+  const RequestGuard lan = Guard("192.168.1.5", 9000);
   EXPECT_EQ(lan.Refusal("profiles.lan:9000", "", ""), "");
   EXPECT_EQ(lan.Refusal("profiles.lan:9000", "http://profiles.lan:9000", ""), "");
   EXPECT_NE(lan.Refusal("profiles.lan:9000", "http://other.lan:9000", ""), "");
 }
 
+// The runtime's endpoint: a side effect (a leak check) is refused to a page of another origin
+// even from a browser that sends no Fetch Metadata, by its Referer; a Unix socket answers any
+// Host but keeps the cross-site rule.
+TEST(RequestGuard, SideEffectsRefuseForeignReferers) {
+  const RequestGuard g = Guard("127.0.0.1", 6060);
+  std::string line;
+  const web::RequestHeaders foreign{"127.0.0.1:6060", "", "", "http://evil.example/page"};
+  EXPECT_EQ(g.Judge(foreign, false, &line), RequestGuard::Verdict::kAnswer);
+  EXPECT_EQ(g.Judge(foreign, true, &line), RequestGuard::Verdict::kCrossSite);
+  EXPECT_NE(line.find("Referer"), std::string::npos) << line;
+  const web::RequestHeaders ours{"127.0.0.1:6060", "", "", "http://localhost:6060/debug/pprof/"};
+  EXPECT_EQ(g.Judge(ours, true, &line), RequestGuard::Verdict::kAnswer);
+  const web::RequestHeaders port{"127.0.0.1:6060", "", "", "http://127.0.0.1:6061/"};
+  EXPECT_EQ(g.Judge(port, true, &line), RequestGuard::Verdict::kCrossSite);
+  const web::RequestHeaders rebound{"rebind.test:6060", "", "", ""};
+  EXPECT_EQ(g.Judge(rebound, false, &line), RequestGuard::Verdict::kWrongHost);
+  const RequestGuard unix_socket = RequestGuard::AnyHost("hint");
+  EXPECT_EQ(unix_socket.Judge({"localhost", "", "", ""}, true, &line),
+            RequestGuard::Verdict::kAnswer);
+  EXPECT_EQ(unix_socket.Judge({"localhost", "", "cross-site", ""}, false, &line),
+            RequestGuard::Verdict::kCrossSite);
+}
+
 TEST(RequestGuard, RefusalIsOneLineWithoutControlBytes) {
-  const std::string r = RequestGuard("127.0.0.1", 1).Refusal("a\nb\x1b[31m", "", "");
+  const std::string r = Guard("127.0.0.1", 1).Refusal("a\nb\x1b[31m", "", "");
   EXPECT_EQ(r.find('\n'), std::string::npos);
   EXPECT_EQ(r.find('\x1b'), std::string::npos);
 }

@@ -23,11 +23,27 @@
   attack     slowloris connections and a 10,000-connection loop: a scraper is answered promptly
              throughout
   api        HeapkitStartHttpServer from a program linked to libheapkit; a second call refused
-Exit 77 (skipped) when go, go pprof's sources or prometheus are missing.
+  origin     every path refuses rebinding Hosts (421) and other sites' Origin, Sec-Fetch-Site
+             and, where the endpoint acts, Referer (403); no leak check runs for them; the
+             refusals are counted in /metrics
+  browser    headless chromium: a rebound name reads nothing, a foreign page's <img> of
+             /debug/pprof/leaks runs no check
+  uid        a client of another uid (nobody) is refused; an allowed user and the bearer token
+             let it in, a wrong token does not; bad token files keep the endpoint off
+  prometheus_token  Prometheus running as nobody scrapes with credentials_file (up == 1, the
+             values), and without it is refused (up == 0)
+  unix       HEAPKIT_HTTP=unix:/path: mode 0600, same uid answered, nobody refused; a link or a
+             foreign file at the path refused with one line, a stale socket of ours replaced
+  emfile     the program out of descriptors, a client connected and gone: the server thread
+             stays idle (its CPU time over 2 s)
+  ports      port forms: digits only; the start line names the port
+Exit 77 (skipped) when go, go pprof's sources, prometheus or chromium are missing.
 """
 import argparse
 import os
+import pwd
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -37,6 +53,12 @@ import urllib.parse
 import urllib.request
 
 GOPATH = "/usr/share/gocode"
+NOBODY = pwd.getpwnam("nobody").pw_uid
+# An interpreter nobody may run (this one may live in a private home directory).
+NOBODY_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+# The start line: where, and who may read it (profiler/http/access_policy.h).
+START_LINE = re.compile(r"heapkit: HTTP endpoint listening on (\S+) \(clients: ([^;]+); "
+                        r"token: ([^;)]+)(?:; other hosts: ([^)]+))?\)\n")
 
 
 def fail(message):
@@ -52,10 +74,12 @@ class Program:
         self.proc = subprocess.Popen([args.program, *extra_args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         line = self.proc.stderr.readline().decode()
-        m = re.fullmatch(r"heapkit: HTTP endpoint listening on 127\.0\.0\.1:(\d+)\n", line)
-        if not m:
-            fail("expected the port line, got %r" % line)
-        self.url = "http://127.0.0.1:" + m.group(1)
+        m = START_LINE.fullmatch(line)
+        if not m or not re.fullmatch(r"127\.0\.0\.1:\d+", m.group(1)):
+            fail("expected the start line, got %r" % line)
+        self.start_line = line
+        self.url = "http://" + m.group(1)
+        self.port = int(m.group(1).rsplit(":", 1)[1])
         if self.proc.stdout.readline() != b"ready\n":
             fail("the workload did not start")
 
@@ -233,7 +257,7 @@ def hostile(args):
             socket.create_connection((host, port), timeout=5).close()
         except OSError:
             pass
-    if not codes <= {b"400", b"404", b"405", b""}:
+    if not codes <= {b"400", b"404", b"405", b"421", b""}:  # 421: no Host
         fail("bad requests answered %r" % codes)
     # 4. The endpoint still answers once the hostile connections are gone (their deadlines
     # are 5 s at most).
@@ -258,7 +282,8 @@ def secure(args):
     env = dict(os.environ, HEAPKIT_HTTP="127.0.0.1:99999", LD_PRELOAD=args.preload)
     r = subprocess.run([args.program], input=b"", capture_output=True, env=env, timeout=60)
     lines = r.stderr.decode().splitlines()
-    if r.returncode != 0 or lines != ["heapkit: HEAPKIT_HTTP: bad port; the HTTP endpoint is off"]:
+    if r.returncode != 0 or lines != ["heapkit: HEAPKIT_HTTP: bad port '99999' (1 to 5 digits, "
+                                      "at most 65535); the HTTP endpoint is off"]:
         fail("bad port: rc %d, %r" % (r.returncode, lines))
     # Not a numeric address: refused, never resolved.
     env["HEAPKIT_HTTP"] = "example.com:80"
@@ -350,10 +375,11 @@ class LeakServer:
         self.proc = subprocess.Popen([args.leak_server], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         line = self.proc.stderr.readline().decode()
-        m = re.search(r"HTTP endpoint listening on 127\.0\.0\.1:(\d+)", line)
+        m = START_LINE.fullmatch(line)
         if not m:
-            fail("expected the port line, got %r" % line)
-        self.url = "http://127.0.0.1:" + m.group(1)
+            fail("expected the start line, got %r" % line)
+        self.url = "http://" + m.group(1)
+        self.http_port = int(m.group(1).rsplit(":", 1)[1])
         m = re.fullmatch(r"port (\d+)\n", self.proc.stdout.readline().decode())
         if not m or self.proc.stdout.readline() != b"ready\n":
             fail("the leak server did not start")
@@ -810,18 +836,542 @@ def api(args):
     with open(path, "wb") as f:
         f.write(text)
     values, report = pprof_tool_leaf_values(args.pprof_tool, path, "--inuse_space")
-    proc.communicate(b"", timeout=60)
+    _, err = proc.communicate(b"", timeout=60)
+    # The start line is printed for a server started from code too.
+    if not START_LINE.match(err.decode()) or \
+            START_LINE.match(err.decode()).group(1) != "127.0.0.1:" + m.group(1):
+        fail("no start line naming the bound address: %r" % err.decode()[:300])
     if not 4 * 2**20 <= values.get("KeepFromApi", 0) <= 12 * 2**20:
         fail("KeepFromApi in use %r, it holds 8 MiB:\n%s" % (values.get("KeepFromApi"), report))
     print("api: the server started from code profiles the program (KeepFromApi %d)" %
           values["KeepFromApi"])
 
 
+def raw_request(address, path, headers=(), method="GET", body=b"", timeout=30):
+    """One request with exactly these headers (no Host unless given): (status, body).
+    `address` is (host, port) or a Unix socket's path."""
+    if isinstance(address, str):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(address)
+    else:
+        s = socket.create_connection(address, timeout=timeout)
+    head = "%s %s HTTP/1.1\r\n" % (method, path)
+    for name, value in headers:
+        head += "%s: %s\r\n" % (name, value)
+    if body:
+        head += "Content-Length: %d\r\n" % len(body)
+    s.sendall(head.encode() + b"\r\n" + body)
+    answer = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    s.close()
+    status_line, _, rest = answer.partition(b"\r\n")
+    m = re.match(rb"HTTP/1\.1 (\d+) ", status_line)
+    if not m:
+        return 0, answer
+    return int(m.group(1)), rest.partition(b"\r\n\r\n")[2]
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def request_as_nobody(address, path, headers=()):
+    """raw_request from a process that dropped to nobody before it connected."""
+    code = ("import sys, json\nsys.path.insert(0, %r)\nimport run_http\n"
+            "status, body = run_http.raw_request(%r, %r, %r)\n"
+            "print(json.dumps([status, body.decode('utf-8', 'replace')]))\n"
+            % (os.path.dirname(os.path.abspath(__file__)), address, path, list(headers)))
+    import json
+    r = subprocess.run([NOBODY_PYTHON, "-c", code], capture_output=True, text=True, timeout=60,
+                       preexec_fn=as_nobody, cwd="/")
+    if r.returncode != 0:
+        fail("the client running as nobody failed: %s" % r.stderr[-2000:])
+    status, body = json.loads(r.stdout)
+    return status, body
+
+
+# Every path the index and routes.cc serve (the parameters each takes).
+ALL_PATHS = ["/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/heap?debug=1",
+             "/debug/pprof/allocs", "/debug/pprof/allocs?debug=1", "/debug/pprof/delta_heap",
+             "/debug/pprof/growth", "/debug/pprof/growth?debug=1", "/debug/pprof/leaks",
+             "/debug/pprof/leaks?debug=1", "/debug/pprof/cmdline", "/metrics", "/pprof/heap",
+             "/pprof/growth", "/pprof/cmdline", "/pprof/symbol", "/nonexistent"]
+
+
+def metric(body, name):
+    m = re.search(rb"^" + re.escape(name.encode()) + rb" (\S+)$", body, re.M)
+    return float(m.group(1)) if m else None
+
+
+def origin(args):
+    p = LeakServer(args, {"HEAPCHECK": "normal"})
+    port = p.http_port
+    address = ("127.0.0.1", port)
+    ours = "127.0.0.1:%d" % port
+    # One check of our own: the count the hostile requests must leave as it is.
+    status, _ = raw_request(address, "/debug/pprof/leaks?debug=1", [("Host", ours)])
+    if status != 200:
+        fail("a same-origin leak check: %d" % status)
+    _, metrics = raw_request(address, "/metrics", [("Host", ours)])
+    checks = metric(metrics, "heapkit_leak_checks_total")
+    # Every link of the index is among the paths checked (a new endpoint must join the list).
+    _, index = raw_request(address, "/debug/pprof/", [("Host", ours)])
+    linked = {urllib.parse.urljoin("/debug/pprof/", href)
+              for href in re.findall(r'href="([^"]+)"', index.decode())}
+    if not linked or not linked <= set(ALL_PATHS):
+        fail("index links not checked here: %s" % sorted(linked - set(ALL_PATHS)))
+    rebinding = ["rebind.test:%d" % port, "127.0.0.1.evil.example:%d" % port,
+                 "localhost:%d.evil.example" % port, "127.0.0.1:%d" % (port + 1), "127.0.0.1",
+                 "evil.example"]
+    cross = [[("Origin", "http://evil.example")], [("Origin", "null")],
+             [("Origin", "http://127.0.0.1:%d" % (port + 1))],
+             [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")]]
+    refused = 0
+    for path in ALL_PATHS:
+        for host in rebinding:
+            status, body = raw_request(address, path, [("Host", host)])
+            if status != 421 or body.count(b"\n") != 1 or b"Host" not in body:
+                fail("%s with Host %s: %d %r" % (path, host, status, body[:200]))
+            refused += 1
+        # No Host at all: not this server's name either.
+        status, body = raw_request(address, path)
+        if status != 421:
+            fail("%s without Host: %d %r" % (path, status, body[:200]))
+        refused += 1
+        for headers in cross:
+            status, body = raw_request(address, path, [("Host", ours)] + headers)
+            if status != 403 or body.count(b"\n") != 1:
+                fail("%s with %s: %d %r" % (path, headers, status, body[:200]))
+            refused += 1
+    # A form of another site posting to the symbol lookup.
+    status, body = raw_request(address, "/pprof/symbol", [("Host", ours),
+                                                          ("Origin", "http://evil.example")],
+                               method="POST", body=b"0x1")
+    if status != 403:
+        fail("a cross-origin POST /pprof/symbol: %d %r" % (status, body[:200]))
+    refused += 1
+    # Browsers without Fetch Metadata: a foreign Referer on the endpoints that act.
+    for path in ("/debug/pprof/leaks", "/debug/pprof/leaks?debug=1", "/debug/pprof/delta_heap"):
+        status, body = raw_request(address, path, [("Host", ours),
+                                                   ("Referer", "http://evil.example/page")])
+        if status != 403 or b"Referer" not in body:
+            fail("%s with a foreign Referer: %d %r" % (path, status, body[:200]))
+        refused += 1
+    # What a same-origin browser sends is answered.
+    for headers in ([("Host", "localhost:%d" % port), ("Sec-Fetch-Site", "same-origin"),
+                     ("Referer", "http://localhost:%d/debug/pprof/" % port)],
+                    [("Host", ours), ("Origin", "http://" + ours), ("Sec-Fetch-Site", "none")]):
+        status, body = raw_request(address, "/debug/pprof/heap?debug=1", headers)
+        if status != 200:
+            fail("same-origin %s: %d %r" % (headers, status, body[:200]))
+    status, metrics = raw_request(address, "/metrics", [("Host", ours)])
+    after = metric(metrics, "heapkit_leak_checks_total")
+    counted = sum(metric(metrics, 'heapkit_http_refused_requests_total{reason="%s"}' % r) or 0
+                  for r in ("host", "cross_site"))
+    p.finish()
+    if after != checks:
+        fail("leak checks went from %r to %r: a refused request ran one" % (checks, after))
+    if counted != refused:
+        fail("/metrics counts %r refusals, %d were made" % (counted, refused))
+    print("origin: %d requests over %d paths refused and counted; leak checks stay %d"
+          % (refused, len(ALL_PATHS), checks))
+
+
+def browser(args):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("SKIP: chromium missing")
+        sys.exit(77)
+    import http.server
+    import threading
+    p = LeakServer(args, {"HEAPCHECK": "normal"})
+    port = p.http_port
+    ours = "127.0.0.1:%d" % port
+    profile = os.path.join(args.workdir, "chromium-profile")
+    shutil.rmtree(profile, ignore_errors=True)
+
+    def run_chromium(url, extra=()):
+        r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--no-first-run", "--user-data-dir=" + profile,
+                            "--virtual-time-budget=3000", "--timeout=10000", *extra,
+                            "--dump-dom", url], capture_output=True, text=True, timeout=120)
+        return r.stdout
+    # 1. DNS rebinding: the page's name resolves to 127.0.0.1.
+    dom = run_chromium("http://rebind.test:%d/debug/pprof/cmdline" % port,
+                       ["--host-resolver-rules=MAP rebind.test 127.0.0.1"])
+    if "is not this server's address" not in dom or args.leak_server in dom:
+        fail("chromium on a rebound name got %r" % dom[:500])
+    # The same browser on the real address reads it (the test can see a success).
+    dom = run_chromium("http://%s/debug/pprof/cmdline" % ours)
+    if os.path.basename(args.leak_server) not in dom:
+        fail("chromium on the endpoint's own address got %r" % dom[:500])
+    _, metrics = raw_request(("127.0.0.1", port), "/metrics", [("Host", ours)])
+    before = metric(metrics, "heapkit_leak_checks_total") or 0
+    # 2. A page of another origin embeds the leak check.
+    page = ("<html><body><img src=\"http://%s/debug/pprof/leaks\">"
+            "<img src=\"http://%s/debug/pprof/leaks?debug=1\" referrerpolicy=\"no-referrer\">"
+            "<p>loaded</p></body></html>" % (ours, ours)).encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *a):
+            pass
+    other = http.server.HTTPServer(("127.0.0.2", 0), Page)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    dom = run_chromium("http://evil.test:%d/" % other.server_address[1],
+                       ["--host-resolver-rules=MAP evil.test 127.0.0.2"])
+    other.shutdown()
+    if "loaded" not in dom:
+        fail("the foreign page did not load: %r" % dom[:500])
+    _, metrics = raw_request(("127.0.0.1", port), "/metrics", [("Host", ours)])
+    after = metric(metrics, "heapkit_leak_checks_total") or 0
+    cross = metric(metrics, 'heapkit_http_refused_requests_total{reason="cross_site"}') or 0
+    p.finish()
+    if after != before:
+        fail("a foreign page's <img> ran %d leak checks" % (after - before))
+    if cross < 2:
+        fail("the foreign page's two requests were not refused as cross-site (%r)" % cross)
+    print("browser: rebound name refused, foreign <img> refused (%d), no leak check" % cross)
+
+
+def write_token(path, token, owner=0, mode=0o600):
+    with open(path, "w") as f:
+        f.write(token + "\n")
+    os.chown(path, owner, owner)
+    os.chmod(path, mode)
+
+
+def start_failure(args, env_extra, address="127.0.0.1:0"):
+    """The one stderr line of a workload whose endpoint must stay off."""
+    env = dict(os.environ, HEAPKIT_HTTP=address, LD_PRELOAD=args.preload)
+    env.update(env_extra)
+    r = subprocess.run([args.program], input=b"", capture_output=True, env=env, timeout=60)
+    lines = r.stderr.decode().splitlines()
+    if r.returncode != 0 or len(lines) != 1 or not lines[0].endswith("the HTTP endpoint is off"):
+        fail("%s %s: expected one line and the endpoint off, got rc %d %r"
+             % (address, env_extra, r.returncode, lines))
+    return lines[0]
+
+
+def uid(args):
+    token = "t0ken-" + os.urandom(16).hex()
+    token_file = os.path.join(args.workdir, "token")
+    write_token(token_file, token)
+    ours = lambda p: [("Host", "127.0.0.1:%d" % p.port)]
+    # The default rule: the service's uid and root.
+    p = Program(args)
+    address = ("127.0.0.1", p.port)
+    status, body = raw_request(address, "/debug/pprof/cmdline", ours(p))
+    if status != 200:
+        fail("the service's own uid: %d %r" % (status, body))
+    for path in ("/debug/pprof/cmdline", "/pprof/heap", "/metrics"):
+        status, body = request_as_nobody(address, path, ours(p))
+        if status != 403 or "uid %d" % NOBODY not in body or body.count("\n") != 1:
+            fail("nobody read %s: %d %r" % (path, status, body))
+    _, metrics = raw_request(address, "/metrics", ours(p))
+    if metric(metrics, 'heapkit_http_refused_requests_total{reason="uid"}') != 3:
+        fail("uid refusals not counted: %r" % metrics[-600:])
+    p.finish()
+    # An allow-list by name, and the token.
+    p = Program(args, env_extra={"HEAPKIT_HTTP_ALLOW_USERS": "nobody",
+                                 "HEAPKIT_HTTP_TOKEN_FILE": token_file})
+    m = START_LINE.fullmatch(p.start_line)
+    if "uid %d" % NOBODY not in m.group(2) or m.group(3) != token_file:
+        fail("the start line does not name the rule: %r" % p.start_line)
+    address = ("127.0.0.1", p.port)
+    status, body = request_as_nobody(address, "/debug/pprof/cmdline", ours(p))
+    if status != 200 or args.program not in body:
+        fail("an allowed user: %d %r" % (status, body[:200]))
+    p.finish()
+    p = Program(args, env_extra={"HEAPKIT_HTTP_TOKEN_FILE": token_file})
+    address = ("127.0.0.1", p.port)
+    status, body = request_as_nobody(address, "/metrics",
+                                     ours(p) + [("Authorization", "Bearer " + token)])
+    if status != 200 or "heapkit_heap_inuse_bytes" not in body:
+        fail("nobody with the token: %d %r" % (status, body[:200]))
+    for wrong in ("Bearer " + token[:-1] + "x", "Bearer " + token + "x", "Basic " + token):
+        status, body = request_as_nobody(address, "/metrics", ours(p) + [("Authorization", wrong)])
+        if status != 403:
+            fail("nobody with %r: %d" % (wrong, status))
+    # A wrong token is refused whoever sends it.
+    status, _ = raw_request(address, "/metrics", ours(p) + [("Authorization", "Bearer wrong")])
+    if status != 403:
+        fail("root with a wrong token: %d" % status)
+    p.finish()
+    # Token files that must keep the endpoint off.
+    bad = os.path.join(args.workdir, "token-bad")
+    link = os.path.join(args.workdir, "token-link")
+    cases = []
+    write_token(bad, token, mode=0o640)
+    cases.append(("group-readable", bad, "group or others"))
+    write_token(bad + "2", token, owner=NOBODY)
+    cases.append(("owned by nobody", bad + "2", "owned by uid"))
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(token_file, link)
+    cases.append(("a symbolic link", link, "symbolic link"))
+    write_token(bad + "3", "short")
+    cases.append(("too short", bad + "3", "16 to 4096"))
+    cases.append(("missing", os.path.join(args.workdir, "absent"), "No such file"))
+    for what, path, words in cases:
+        line = start_failure(args, {"HEAPKIT_HTTP_TOKEN_FILE": path})
+        if words not in line:
+            fail("token file %s: %r" % (what, line))
+    line = start_failure(args, {"HEAPKIT_HTTP_ALLOW_USERS": "no-such-user-here"})
+    # Reachable from other hosts: needs the token or HEAPKIT_HTTP_ALLOW_REMOTE.
+    line = start_failure(args, {}, address="0.0.0.0:0")
+    if "other hosts" not in line:
+        fail("0.0.0.0 without a token: %r" % line)
+    env = dict(os.environ, HEAPKIT_HTTP="0.0.0.0:0", LD_PRELOAD=args.preload,
+               HEAPKIT_HTTP_ALLOW_REMOTE="1")
+    proc = subprocess.Popen([args.program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    m = START_LINE.fullmatch(proc.stderr.readline().decode())
+    proc.stdout.readline()
+    if not m or m.group(4) != "any client":
+        fail("0.0.0.0 with HEAPKIT_HTTP_ALLOW_REMOTE: %r" % (m and m.group(0)))
+    port = int(m.group(1).rsplit(":", 1)[1])
+    # A connection from this host still gets the uid rule.
+    status, _ = request_as_nobody(("127.0.0.1", port), "/metrics", [("Host", "x:%d" % port)])
+    proc.communicate(b"", timeout=60)
+    if status != 403:
+        fail("nobody on loopback to a 0.0.0.0 bind: %d" % status)
+    print("uid: nobody refused; allowed by name and by token; wrong tokens and bad files refused")
+
+
+def prometheus_token(args):
+    import json
+    import tempfile
+    if shutil.which("prometheus") is None:
+        print("SKIP: prometheus missing")
+        sys.exit(77)
+    token = "prom-" + os.urandom(16).hex()
+    # Prometheus runs as nobody: its files in a directory of its own.
+    home = tempfile.mkdtemp(prefix="heapkit-prometheus-")
+    os.chmod(home, 0o755)
+    service_token = os.path.join(args.workdir, "service-token")
+    write_token(service_token, token)
+    scraper_token = os.path.join(home, "token")
+    write_token(scraper_token, token, owner=NOBODY)
+    p = Program(args, env_extra={"HEAPKIT_HTTP_TOKEN_FILE": service_token})
+    target = p.url[len("http://"):]
+    config = os.path.join(home, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("scrape_configs:\n"
+                "  - job_name: with_token\n"
+                "    scrape_interval: 1s\n"
+                "    authorization:\n"
+                "      credentials_file: %s\n"
+                "    static_configs:\n"
+                "      - targets: [\"%s\"]\n"
+                "  - job_name: without\n"
+                "    scrape_interval: 1s\n"
+                "    static_configs:\n"
+                "      - targets: [\"%s\"]\n" % (scraper_token, target, target))
+    data = os.path.join(home, "data")
+    os.makedirs(data)
+    os.chown(data, NOBODY, NOBODY)
+    api = "127.0.0.1:%d" % free_port()
+    log = open(os.path.join(args.workdir, "prometheus.log"), "w")
+    server = subprocess.Popen(["prometheus", "--config.file=" + config,
+                               "--storage.tsdb.path=" + data, "--web.listen-address=" + api],
+                              stdout=log, stderr=log, preexec_fn=as_nobody, cwd=home)
+    try:
+        def query(expression):
+            url = "http://%s/api/v1/query?query=%s" % (api, urllib.parse.quote(expression))
+            try:
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    result = json.load(r)["data"]["result"]
+            except (OSError, ValueError, KeyError):
+                return None
+            return float(result[0]["value"][1]) if result else None
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if (query('count_over_time(up{job="with_token"}[1m])') or 0) >= 3 and \
+                    (query('count_over_time(up{job="without"}[1m])') or 0) >= 3 and \
+                    query('heapkit_heap_inuse_bytes{job="with_token"}') is not None:
+                break
+            time.sleep(1)
+        up_token, up_without = query('up{job="with_token"}'), query('up{job="without"}')
+        inuse = query('heapkit_heap_inuse_bytes{job="with_token"}')
+        leaked = query('heapkit_heap_inuse_bytes{job="without"}')
+        if up_token != 1 or up_without != 0:
+            fail("up with the token %r, without %r: %s" % (up_token, up_without,
+                                                          open(log.name).read()[-2000:]))
+        if inuse is None or not 96 * 2**20 <= inuse <= 160 * 2**20 or leaked is not None:
+            fail("heapkit_heap_inuse_bytes: with the token %r, without %r" % (inuse, leaked))
+        status, body = p.get("/metrics")
+        refused = metric(body, 'heapkit_http_refused_requests_total{reason="uid"}')
+        if not refused:
+            fail("the refused scrapes are not counted: %r" % refused)
+        print("prometheus_token: as nobody, up %g with credentials_file (in use %g), up %g "
+              "without (%g refusals counted)" % (up_token, inuse, up_without, refused))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        p.finish()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def unix(args):
+    import stat
+    import tempfile
+    directory = tempfile.mkdtemp(prefix="heapkit-unix-")
+    os.chmod(directory, 0o755)
+    path = os.path.join(directory, "endpoint.sock")
+    env = dict(os.environ, HEAPKIT_HTTP="unix:" + path, LD_PRELOAD=args.preload)
+    env.pop("TCMALLOC_SAMPLE_PARAMETER", None)
+
+    def start():
+        proc = subprocess.Popen([args.program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+        line = proc.stderr.readline().decode()
+        m = START_LINE.fullmatch(line)
+        if not m or m.group(1) != "unix:" + path or proc.stdout.readline() != b"ready\n":
+            fail("unix socket start line: %r" % line)
+        return proc
+    try:
+        proc = start()
+        st = os.lstat(path)
+        if not stat.S_ISSOCK(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o600:
+            fail("the socket's mode is %o" % st.st_mode)
+        status, body = raw_request(path, "/metrics", [("Host", "localhost")])
+        if status != 200 or b"heapkit_heap_inuse_bytes" not in body:
+            fail("same uid over the unix socket: %d %r" % (status, body[:200]))
+        # nobody: the mode keeps it out; with the mode opened, SO_PEERCRED does.
+        code = ("import socket\ns = socket.socket(socket.AF_UNIX)\n"
+                "try:\n    s.connect(%r)\n    print('connected')\n"
+                "except PermissionError:\n    print('denied')\n" % path)
+        r = subprocess.run([NOBODY_PYTHON, "-c", code], capture_output=True, text=True,
+                           preexec_fn=as_nobody, timeout=60)
+        if r.stdout.strip() != "denied":
+            fail("nobody connecting to the 0600 socket: %r %r" % (r.stdout, r.stderr))
+        os.chmod(path, 0o666)
+        status, body = request_as_nobody(path, "/debug/pprof/cmdline", [("Host", "localhost")])
+        if status != 403 or "uid %d" % NOBODY not in body:
+            fail("nobody over an opened unix socket: %d %r" % (status, body))
+        proc.communicate(b"", timeout=60)
+        # A stale socket of ours (nobody listens on it) is replaced.
+        proc = start()
+        proc.communicate(b"", timeout=60)
+        # A link, a foreign file, a socket in use: refused, nothing touched.
+        os.unlink(path)
+        target = os.path.join(directory, "target")
+        with open(target, "w") as f:
+            f.write("keep me\n")
+        os.symlink(target, path)
+        line = start_failure(args, {}, address="unix:" + path)
+        if "symbolic link" not in line or open(target).read() != "keep me\n":
+            fail("a symlink at the path: %r" % line)
+        os.unlink(path)
+        with open(path, "w") as f:
+            f.write("someone's file\n")
+        line = start_failure(args, {}, address="unix:" + path)
+        if "did not create" not in line or open(path).read() != "someone's file\n":
+            fail("a regular file at the path: %r" % line)
+        os.unlink(path)
+        other = socket.socket(socket.AF_UNIX)
+        other.bind(path)
+        os.chown(path, NOBODY, NOBODY)
+        line = start_failure(args, {}, address="unix:" + path)
+        other.close()
+        if "uid %d" % NOBODY not in line or not os.path.exists(path):
+            fail("nobody's socket at the path: %r" % line)
+        os.unlink(path)
+        listening = socket.socket(socket.AF_UNIX)
+        listening.bind(path)
+        listening.listen()
+        line = start_failure(args, {}, address="unix:" + path)
+        listening.close()
+        if "in use" not in line:
+            fail("a live socket at the path: %r" % line)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print("unix: mode 0600, same uid answered, nobody refused, links and foreign files refused")
+
+
+def thread_cpu_ticks(pid, name):
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != name:
+                    continue
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime + stime
+        except OSError:
+            continue
+    fail("no thread named %s" % name)
+
+
+def emfile(args):
+    p = Program(args)
+    pid = p.proc.pid
+    # The lowest free descriptor number becomes the limit: every new descriptor fails (EMFILE).
+    used = {int(fd) for fd in os.listdir("/proc/%d/fd" % pid)}
+    lowest_free = next(n for n in range(len(used) + 1) if n not in used)
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (lowest_free, hard))
+    try:
+        for i in range(3):
+            s = socket.create_connection(("127.0.0.1", p.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            s.close()
+        time.sleep(0.5)
+        before = thread_cpu_ticks(pid, "heapkit-http")
+        time.sleep(2)
+        after = thread_cpu_ticks(pid, "heapkit-http")
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    ticks = os.sysconf("SC_CLK_TCK")
+    # Spinning on poll/accept4 burns the whole 2 s; idle is 0 or a tick of rounding.
+    if after - before > ticks // 10:
+        fail("the server thread used %d ticks (of %d/s) in 2 s out of descriptors"
+             % (after - before, ticks))
+    status, body = p.get("/metrics", timeout=10)
+    p.finish()
+    if status != 200:
+        fail("no /metrics once descriptors are back: %d" % status)
+    print("emfile: the server thread used %d ticks in 2 s with the process out of descriptors"
+          % (after - before))
+
+
+def ports(args):
+    for address in ("127.0.0.1:+0", "127.0.0.1:-0", ": 0", ":+6060", ":0x10", ":", ":123456",
+                    ":65536", "127.0.0.1:0 ", ":6060abc"):
+        line = start_failure(args, {}, address=address)
+        if "bad port" not in line:
+            fail("%r: %r" % (address, line))
+    for address in (":00", ":0", "127.0.0.1:000"):
+        env = dict(os.environ, HEAPKIT_HTTP=address, LD_PRELOAD=args.preload)
+        proc = subprocess.Popen([args.program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+        m = START_LINE.fullmatch(proc.stderr.readline().decode())
+        proc.communicate(b"", timeout=60)
+        if not m or not re.fullmatch(r"127\.0\.0\.1:[1-9]\d*", m.group(1)):
+            fail("%r: the start line does not name the port: %r" % (address, m and m.group(0)))
+    print("ports: bad forms refused with one line; :0, :00 and :000 name the port they got")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
                                       "leaks", "delta", "gperftools", "symbol_cost", "storm",
-                                      "attack", "api"])
+                                      "attack", "api", "origin", "browser", "uid",
+                                      "prometheus_token", "unix", "emfile", "ports"])
     ap.add_argument("--leak-server", dest="leak_server")
     ap.add_argument("--api-server", dest="api_server")
     ap.add_argument("--program", required=True)
@@ -836,6 +1386,9 @@ def main():
             shutil.which("go") is None or
             not os.path.isdir(GOPATH + "/src/github.com/google/pprof/profile")):
         print("skipped: go or golang-github-google-pprof-dev missing")
+        sys.exit(77)
+    if args.check in ("uid", "prometheus_token", "unix") and os.geteuid() != 0:
+        print("SKIP: a client running as nobody needs root")
         sys.exit(77)
     globals()[args.check](args)
     print("PASS")

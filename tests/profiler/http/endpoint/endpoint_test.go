@@ -263,10 +263,11 @@ func TestMetrics(t *testing.T) {
 			if _, err := fmt.Sscan(f[1], &v); err != nil || len(f) != 2 {
 				t.Fatalf("/metrics: bad line %q", line)
 			}
-			if types[f[0]] == "" {
+			name, _, _ := strings.Cut(f[0], "{") // a labelled series: its family's TYPE
+			if types[name] == "" {
 				t.Errorf("/metrics: %s has no # TYPE before it", f[0])
 			}
-			if types[f[0]] == "counter" && !strings.HasSuffix(f[0], "_total") {
+			if types[name] == "counter" && !strings.HasSuffix(name, "_total") {
 				t.Errorf("/metrics: counter %s does not end in _total", f[0])
 			}
 			values[f[0]] = v
