@@ -9,7 +9,10 @@
 //   delta);
 //   - mappings of the executable segments of /proc/self/maps with their hex build IDs; every
 //     location symbolized here (functions, file:line, inline frames) from local files only, and
-//     its mapping marked has_functions/has_filenames/has_line_numbers/has_inline_frames.
+//     its mapping marked has_functions/has_filenames/has_line_numbers/has_inline_frames — except
+//     a location nothing here names (a stripped binary's), which keeps its address alone, its
+//     mapping marked unsymbolized (all four false), so that a reader with the binary or its
+//     debug file (pprof-tool, Google's pprof, a fleet server) names it by build ID.
 #pragma once
 
 #include <cstdint>

@@ -325,10 +325,12 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   Response refusal;
   if (request.admission == nullptr) return Text(403, "heapkit: refused: no access rule\n");
   if (request.admission->Refuses(request, side_effect, &refusal)) return refusal;
-  if (request.method != "GET" && !(request.method == "POST" && path == "/pprof/symbol")) {
-    Response r = Text(
-        405, path == "/pprof/symbol" ? "only GET and POST are served\n" : "only GET is served\n");
-    r.extra_headers = path == "/pprof/symbol" ? "Allow: GET, POST\r\n" : "Allow: GET\r\n";
+  // Go's net/http/pprof serves gperftools' symbol lookup as /debug/pprof/symbol: go pprof posts
+  // there the addresses of mappings that a profile leaves unsymbolized.
+  const bool symbol = path == "/pprof/symbol" || path == "/debug/pprof/symbol";
+  if (request.method != "GET" && !(request.method == "POST" && symbol)) {
+    Response r = Text(405, symbol ? "only GET and POST are served\n" : "only GET is served\n");
+    r.extra_headers = symbol ? "Allow: GET, POST\r\n" : "Allow: GET\r\n";
     return r;
   }
   if (path == "/debug/pprof/heap") return HeapEndpoint(HeapView::kHeap, query, hooks);
@@ -348,7 +350,7 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   if (path == "/pprof/growth") {
     return LegacyText(GrowthSample(hooks), "no heap-growth stacks in this runtime");
   }
-  if (path == "/pprof/symbol") return Symbol(request);
+  if (symbol) return Symbol(request);
   if (path == "/metrics") {
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;

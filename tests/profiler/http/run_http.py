@@ -15,6 +15,9 @@
              identical to a run without HEAPCHECK and without checks
   delta      delta_heap's alloc_* equal the difference of two allocs snapshots, in use absolute
   gperftools /pprof/heap, /pprof/growth, /pprof/cmdline, /pprof/symbol (GET and POST)
+  stripped   a stripped build of the workload: the fetched profile names none of its functions,
+             and pprof-tool (binary argument, build-id --symbol_path) and Google's pprof
+             (PPROF_BINARY_PATH) name them later from the unstripped binary
   symbol_cost a 64 KiB /pprof/symbol request in a process with 2,000 mappings costs the server
              thread at most 50 ms of CPU once warm, and 240,000 distinct addresses grow the
              process's RSS by at most 8 MiB once the code they land in has been looked into
@@ -631,6 +634,72 @@ def gperftools(args):
             fail("/pprof/symbol 0xzz: %d" % e.code)
     p.finish()
     print("gperftools: /pprof/heap, growth, cmdline and symbol answer as gperftools' pprof expects")
+
+
+def stripped(args):
+    if shutil.which("go") is None:
+        print("SKIP: go is not installed")
+        sys.exit(77)
+    work = args.workdir
+    for old in ("binaries", "debug"):  # a previous run's
+        shutil.rmtree(os.path.join(work, old), ignore_errors=True)
+    binary = os.path.join(work, "workload")
+    subprocess.run(["strip", "--strip-all", "-o", binary, args.program], check=True)
+    bid = build_id(args.program)
+    if not bid or build_id(binary) != bid:
+        fail("strip changed or lost the build ID")
+    unstripped_args = argparse.Namespace(**vars(args))
+    unstripped_args.program = binary
+    p = Program(unstripped_args)
+    status, profile = p.get("/debug/pprof/heap")
+    p.finish()
+    if status != 200:
+        fail("/debug/pprof/heap: %d" % status)
+    fetched = os.path.join(work, "heap.pb.gz")
+    with open(fetched, "wb") as f:
+        f.write(profile)
+    wanted = ("KeepSmall", "KeepLarge")
+    alone, report = pprof_tool_leaf_values(args.pprof_tool, fetched, "--inuse_space")
+    if any(w in report for w in wanted):
+        fail("the stripped binary's profile names its functions without the binary:\n" + report)
+    # The unstripped binary as the program argument, then as a build-id debug file.
+    debug_dir = os.path.join(work, "debug")
+    by_id = os.path.join(debug_dir, ".build-id", bid[:2])
+    os.makedirs(by_id, exist_ok=True)
+    shutil.copy(args.program, os.path.join(by_id, bid[2:] + ".debug"))
+    for how, command in (
+            ("binary argument", [args.pprof_tool, "--text", "--inuse_space", "--nodecount=20",
+                                 "--nodefraction=0", args.program, fetched]),
+            ("--symbol_path", [args.pprof_tool, "--text", "--inuse_space", "--nodecount=20",
+                               "--nodefraction=0", "--symbol_path=" + debug_dir, fetched])):
+        out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        if out.returncode != 0 or not all(w in out.stdout for w in wanted):
+            fail("pprof-tool with the %s does not name %s:\n%s%s" % (how, wanted, out.stdout,
+                                                                       out.stderr))
+    # pprof (Google's, built from Debian's source of it: `go tool pprof` never reads a local
+    # file's build ID, so it cannot use a file for a mapping that has one): PPROF_BINARY_PATH
+    # holds a file of the mapping's base name with its build ID.
+    pprof = os.path.join(work, "pprof")
+    built = subprocess.run(["go", "build", "-o", pprof, "."], cwd=GOPATH + "/src/github.com/google/pprof",
+                           capture_output=True, text=True, timeout=600, env=go_env(work))
+    if built.returncode != 0:
+        fail("cannot build pprof from %s: %s" % (GOPATH, built.stderr[-2000:]))
+    binaries = os.path.join(work, "binaries")
+    os.makedirs(binaries, exist_ok=True)
+    def raw_locations():
+        raw = subprocess.run([pprof, "-raw", fetched], capture_output=True, text=True,
+                             timeout=300, env=dict(go_env(work), PPROF_BINARY_PATH=binaries))
+        if raw.returncode != 0:
+            fail("pprof -raw: " + raw.stderr[-2000:])
+        return raw.stdout.split("Locations", 1)[-1].split("Mappings", 1)[0]
+    if any(w in raw_locations() for w in wanted):
+        fail("pprof names the stripped binary's functions without the binary")
+    shutil.copy(args.program, os.path.join(binaries, os.path.basename(binary)))
+    locations = raw_locations()
+    named = [w for w in wanted if w in locations]
+    if named != list(wanted):
+        fail("pprof with PPROF_BINARY_PATH names %s:\n%s" % (named, locations[-3000:]))
+    print("stripped: named later by pprof-tool (binary, --symbol_path) and pprof: %s" % named)
 
 
 def server_thread(pid):
@@ -1369,7 +1438,8 @@ def ports(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
-                                      "leaks", "delta", "gperftools", "symbol_cost", "storm",
+                                      "leaks", "delta", "gperftools", "stripped", "symbol_cost",
+                                      "storm",
                                       "attack", "api", "origin", "browser", "uid",
                                       "prometheus_token", "unix", "emfile", "ports"])
     ap.add_argument("--leak-server", dest="leak_server")

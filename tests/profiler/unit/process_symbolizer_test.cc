@@ -11,9 +11,7 @@ namespace {
 
 __attribute__((noinline)) int ProcessSymbolizerTestTarget(int x) { return x * 3 + 1; }
 
-uint64_t TargetAddress() {
-  return reinterpret_cast<uint64_t>(&ProcessSymbolizerTestTarget) + 2;
-}
+uint64_t TargetAddress() { return reinterpret_cast<uint64_t>(&ProcessSymbolizerTestTarget) + 2; }
 
 TEST(ProcessSymbolizer, NamesCodeAndNothingElse) {
   const std::vector<uint64_t> addresses = {TargetAddress(), 0x10, 1ull << 46};
