@@ -27,7 +27,8 @@ bool IsAnonymousData(const MapsLine& m) {
 
 // Which pages hold data: resident or swapped out (/proc/self/pagemap), or resident (mincore,
 // where pagemap cannot be read: swapped pages then count as absent). Pages no longer mapped,
-// or whose state cannot be told, are absent: never read.
+// or whose state cannot be told, are absent: never read. (alloc/internal/page_residency.h
+// measures RSS: it leaves out pages shared with a fork parent until written, which hold data.)
 class Residency {
  public:
   explicit Residency(MmapArray<uint64_t>* buffer) : buffer_(buffer) {

@@ -16,8 +16,10 @@
 //    API call) upwards, never the dead frames below it; its callee-saved registers.
 // Every region is clamped to readable mappings of /proc/self/maps.
 //
-// Never scanned: the metadata arena and the profiler's table (anonymous mmaps, not PT_LOAD), the
-// checker's own mmap'd snapshot, stacks of threads that exited (gone from /proc/self/task).
+// The program's anonymous memory is added by anonymous_roots.h. Never scanned: the runtime's own
+// mappings (page heap, metadata arena, the profiler's table, the checker's snapshot), stacks of
+// threads that exited (gone from /proc/self/task; their cached stacks left out by
+// anonymous_roots.h).
 #pragma once
 
 #include <cstddef>
