@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "alloc/internal/runtime_mappings.h"
 
@@ -125,6 +126,7 @@ bool PrepareAnonymousRoots(AnonymousRoots* a) {
   // some growth meanwhile; the copy in the stopped world never grows the array.
   const size_t room = internal::RuntimeMappingCount() * 2 + 1024;
   if (!a->excluded.ReservePopulated(room) || !a->excluded.Resize(room)) return false;
+  if (!a->runtime_now.ReservePopulated(room) || !a->runtime_now.Resize(room)) return false;
   // The pagemap entries and the per-page flags (one byte a page) after them.
   return a->residency.ReservePopulated(kResidencyBatch + kResidencyBatch / sizeof(uint64_t)) &&
          a->residency.Resize(kResidencyBatch + kResidencyBatch / sizeof(uint64_t));
@@ -139,49 +141,102 @@ void CopyRuntimeMappingsStopped(AnonymousRoots* a) {
   a->excluded.Resize(n <= room ? n : room);
 }
 
+namespace {
+
+// Appends to out the parts of `r` outside the sorted, disjoint ranges [x, x_end).
+bool AppendOutside(Region r, const Region* x, const Region* x_end, MmapArray<Region>* out) {
+  x = std::lower_bound(x, x_end, r.start, [](const Region& e, uintptr_t v) { return e.end <= v; });
+  for (uintptr_t from = r.start; from < r.end; ++x) {
+    const uintptr_t to = x != x_end && x->start < r.end ? std::max(x->start, from) : r.end;
+    if (from < to && !out->PushBack(Region{from, to})) return false;
+    if (x == x_end || x->start >= r.end) break;
+    from = x->end;
+  }
+  return true;
+}
+
+// The candidate regions [first, end) of out, less what the runtime has mapped NOW. The check
+// itself maps memory after the maps were read (its arrays grow), and such a mapping may land
+// in a range the maps showed as a mapping the check has since unmapped: not in the first copy
+// of the runtime's mappings, resident again, and holding the check's own data. The flood
+// follows at once and maps nothing inside these regions (what it maps lands where nothing is
+// mapped now, and these regions are). False if the runtime's mappings could not all be copied.
+bool LeaveOutRuntimeMappingsNow(AnonymousRoots* a, MmapArray<Region>* out, size_t first) {
+  const size_t room = a->runtime_now.size();
+  const size_t n = internal::CopyRuntimeMappings(
+      reinterpret_cast<internal::RuntimeMapping*>(a->runtime_now.data()), room);
+  if (n > room) return false;
+  a->runtime_now.Resize(n);
+  SortAndMerge(&a->runtime_now);
+  const size_t candidates = out->size();
+  for (size_t i = first; i < candidates; ++i)
+    if (!AppendOutside((*out)[i], a->runtime_now.begin(), a->runtime_now.end(), out)) return false;
+  const size_t kept = out->size() - candidates;
+  std::memmove(out->data() + first, out->data() + candidates, kept * sizeof(Region));
+  out->Resize(first + kept);
+  return true;
+}
+
+}  // namespace
+
 bool AddAnonymousRegions(const ProcMaps& maps, const LoadedModules& modules, AnonymousRoots* a,
                          MmapArray<Region>* out, AnonymousRootsStats* stats) {
   *stats = AnonymousRootsStats{};
+  stats->outcome = AnonymousRootsOutcome::kOutOfMemory;
   if (!a->runtime_complete) {
     stats->outcome = AnonymousRootsOutcome::kRuntimeUnknown;
     return true;
   }
   for (const Region& s : modules.segments)
-    if (!a->excluded.PushBack(s)) {
-      stats->outcome = AnonymousRootsOutcome::kOutOfMemory;
-      return false;
-    }
+    if (!a->excluded.PushBack(s)) return false;
   SortAndMerge(&a->excluded);
-  const Region* excluded = a->excluded.begin();
-  const Region* excluded_end = a->excluded.end();
+  const size_t first = out->size();
   Residency residency(&a->residency);
-  bool ok = true;
-  for (size_t i = 0; ok && i < maps.size(); ++i) {
+  const auto add_run = [&](uintptr_t s, uintptr_t e) { return out->PushBack(Region{s, e}); };
+  uint64_t absent = 0;
+  for (size_t i = 0; i < maps.size(); ++i) {
     const MapsLine& m = maps[i];
-    if (!IsAnonymousData(m) || TopHoldsThreadControlBlock(m.start, m.limit)) continue;
-    // The parts of the line outside every excluded range.
-    const Region* x = std::lower_bound(excluded, excluded_end, m.start,
-                                       [](const Region& r, uintptr_t v) { return r.end <= v; });
-    bool scanned_any = false;
-    for (uintptr_t from = m.start; ok && from < m.limit;) {
-      uintptr_t to = m.limit;
-      if (x != excluded_end && x->start < to) to = x->start > from ? x->start : from;
-      if (from < to) {
-        ok = residency.ForEachResidentRun(from, to, &stats->skipped_bytes,
-                                          [&](uintptr_t s, uintptr_t e) {
-                                            stats->bytes += e - s;
-                                            scanned_any = true;
-                                            return out->PushBack(Region{s, e});
-                                          });
-      }
-      if (x == excluded_end || x->start >= m.limit) break;
-      from = x->end;
-      ++x;
+    if (!IsAnonymousData(m)) continue;
+    // A thread stack? Only the top's resident pages are read: a page the check unmapped since
+    // the maps were read is not read.
+    bool stack = false;
+    const uintptr_t top = m.limit - m.start > 3 * kPage ? m.limit - 3 * kPage : m.start;
+    uint64_t ignored = 0;
+    residency.ForEachResidentRun(top, m.limit, &ignored, [&](uintptr_t s, uintptr_t e) {
+      if (e == m.limit) stack = TopHoldsThreadControlBlock(s, e);
+      return true;
+    });
+    if (stack) continue;
+    // The resident pages of the parts of the line outside every excluded range.
+    const size_t before = out->size();
+    if (!AppendOutside(Region{m.start, m.limit}, a->excluded.begin(), a->excluded.end(), out))
+      return false;
+    const size_t parts = out->size() - before;
+    for (size_t p = 0; p < parts; ++p) {
+      const Region part = (*out)[before + p];
+      if (!residency.ForEachResidentRun(part.start, part.end, &absent, add_run)) return false;
     }
-    if (scanned_any) ++stats->mappings;
+    // The parts themselves go; their resident runs stay.
+    std::memmove(out->data() + before, out->data() + before + parts,
+                 (out->size() - before - parts) * sizeof(Region));
+    out->Resize(out->size() - parts);
   }
-  stats->outcome = ok ? AnonymousRootsOutcome::kScanned : AnonymousRootsOutcome::kOutOfMemory;
-  return ok;
+  if (!LeaveOutRuntimeMappingsNow(a, out, first)) {
+    out->Resize(first);
+    stats->outcome = AnonymousRootsOutcome::kRuntimeUnknown;
+    return true;
+  }
+  const MapsLine* line = nullptr;
+  for (size_t i = first; i < out->size(); ++i) {
+    const Region& r = (*out)[i];
+    stats->bytes += r.end - r.start;
+    const MapsLine* holder = maps.Find(r.start);
+    if (holder != line) ++stats->mappings;
+    line = holder;
+  }
+  stats->skipped_bytes = absent;
+  stats->outcome = AnonymousRootsOutcome::kScanned;
+  return true;
 }
 
 }  // namespace heapkit::check

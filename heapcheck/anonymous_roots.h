@@ -8,7 +8,8 @@
 // "[heap]", or an "[anon:name]" the program gave it), minus
 //  - the runtime's own mappings (alloc/internal/runtime_mappings.h: page heap, metadata arena,
 //    page map, profiler tables, the checker's arrays and stacks), copied in the stopped world
-//    right after the maps are read, so both describe the same moment;
+//    right after the maps are read, so both describe the same moment, and again once the
+//    candidate regions are known (what the check itself mapped since);
 //  - every loaded object's PT_LOAD segments (the bss past a segment's file part is an
 //    anonymous line: the program's are roots already, the runtime's never are);
 //  - thread stacks: those AddThreadRegions scanned from SP (never their dead part below), and
@@ -54,6 +55,7 @@ struct AnonymousRoots {
   // The runtime's mappings (copied in the stopped world), then thread stacks AddThreadRegions
   // scanned (its `stacks` output) and the modules' segments; sorted and merged before use.
   MmapArray<Region> excluded;
+  MmapArray<Region> runtime_now;  // the runtime's mappings again, once the candidates are known
   MmapArray<uint64_t> residency;
   bool runtime_complete = false;
 };
