@@ -12,7 +12,8 @@
 //    candidate regions are known (what the check itself mapped since);
 //  - every loaded object's PT_LOAD segments (the bss past a segment's file part is an
 //    anonymous line: the program's are roots already, the runtime's never are);
-//  - thread stacks: those AddThreadRegions scanned from SP (never their dead part below), and
+//  - thread stacks: a thread's own stack (never its dead part below SP), the part of a coroutine
+//    stack or sigaltstack scanned from SP, and
 //    any line whose top holds a glibc thread control block (tcb == self == its address): the
 //    stacks glibc caches for threads that exited, whose stale frames would hide leaks;
 //  - pages not resident (neither in memory nor swapped: /proc/self/pagemap, or mincore where

@@ -182,7 +182,8 @@ ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp,
       stack_found = true;
       if (tp > sp && tp < current.end && tls_end < current.end) current.end = tls_end;
       if (!maps.AddReadable(from_sp(current), current.end, out)) return kOutOfMemory;
-      if (!note_stack(current, current_in_heap)) return kOutOfMemory;
+      // Only what was scanned: below SP may lie other coroutines' stacks of the same mapping.
+      if (!note_stack(Region{from_sp(current), current.end}, current_in_heap)) return kOutOfMemory;
       if (current_in_heap && !stack_blocks->PushBack(current.start)) return kOutOfMemory;
     }
   }

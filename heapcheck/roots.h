@@ -58,9 +58,10 @@ void InitThreadLayout();
 // (either kind) are appended to *stack_blocks: they are live while the thread runs on them,
 // but only their part above SP is live data (their objects get kLiveObject, not kRootObject).
 //
-// The stacks in mappings (not heap blocks) are appended to *stacks when it is given: the own
-// stack up to the end of struct pthread, and the whole region holding SP otherwise; their dead
-// part below SP is never a root (anonymous_roots.h leaves them out).
+// The stacks in mappings (not heap blocks) are appended to *stacks when it is given, for
+// anonymous_roots.h to leave out: the thread's own stack up to the end of struct pthread (its
+// dead part below SP is never a root), and of another region holding SP the part scanned from
+// SP (below it may lie the stacks of other coroutines carved from the same mapping).
 //
 // kStackNotMapped: no mapping holds the thread's SP or its own stack (the maps were read before
 // the thread started, or the values are wrong): none of its stack was added, and the caller
