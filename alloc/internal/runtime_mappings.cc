@@ -21,6 +21,7 @@ using Slot = std::atomic<uint64_t>;
 constinit std::atomic<Slot*> g_chunks[kMaxChunks] = {};
 constinit std::atomic<size_t> g_chunk_count{0};  // chunks [0, count) are mapped
 constinit std::atomic<size_t> g_free_hint{0};    // a slot index where a free slot may be
+constinit std::atomic<size_t> g_slots_used{0};   // no slot at or above this index was claimed
 constinit std::atomic<size_t> g_noted{0};
 constinit std::atomic<size_t> g_not_noted{0};
 
@@ -66,6 +67,10 @@ bool TryClaim(size_t index, uint64_t word) {
   }
   g_free_hint.store(index + 1, std::memory_order_relaxed);
   g_noted.fetch_add(1, std::memory_order_relaxed);
+  size_t used = g_slots_used.load(std::memory_order_relaxed);
+  while (used < index + 1 &&
+         !g_slots_used.compare_exchange_weak(used, index + 1, std::memory_order_release)) {
+  }
   return true;
 }
 
@@ -111,7 +116,8 @@ void NoteRuntimeMapping(uintptr_t start, size_t bytes) {
 void ForgetRuntimeMapping(uintptr_t start, size_t bytes) {
   const uintptr_t end =
       start + ((bytes + (uintptr_t{1} << kPageShift) - 1) & ~((uintptr_t{1} << kPageShift) - 1));
-  const size_t in_use = g_chunk_count.load(std::memory_order_acquire) * kSlotsPerChunk;
+  // Every slot ever claimed (a slot claimed meanwhile holds another range).
+  const size_t in_use = g_slots_used.load(std::memory_order_acquire);
   for (size_t i = 0; i < in_use; ++i) {
     Slot* slot = SlotAt(i);
     if (slot == nullptr) continue;
