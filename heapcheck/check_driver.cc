@@ -84,6 +84,7 @@ void LogCheckFigures(const char* name, const CheckResult& result) {
         "leak check %s: %zu unreadable ranges inside heap objects not scanned "
         "(%zu bytes: PROT_NONE or unmapped pages)",
         name, result.unreadable_ranges_skipped, result.unreadable_bytes_skipped);
+  LogAnonymousRootsFigures(name, result);
 }
 
 // strict and draconian promise a complete answer: without every thread's roots there is none.

@@ -67,6 +67,7 @@ bool ReadCheckerConfig(Settings* s) {
   s->pid = getpid();
   s->config.scan_globals = ignore_global_live;
   s->config.scan_threads = ignore_thread_live;
+  s->config.scan_anonymous = internal::EnvBool("HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS", true);
   s->config.flood.max_pointer_offset =
       internal::EnvInt64("HEAP_CHECK_MAX_POINTER_OFFSET", 1024, -1, INT64_MAX);
   s->config.flood.source_alignment = static_cast<size_t>(

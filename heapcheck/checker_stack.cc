@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "alloc/internal/system_memory.h"
+
 namespace heapkit::check {
 namespace {
 
@@ -21,11 +23,11 @@ void Trampoline() { g_fn(g_arg); }  // returns to g_caller through uc_link
 
 char* CheckerStack() {
   if (g_stack != nullptr) return g_stack;
-  void* p = mmap(nullptr, kGuardBytes + kStackBytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
+  // The runtime's own mapping (system_memory.h): the checker's frames are never roots.
+  void* p = internal::SystemAlloc(kGuardBytes + kStackBytes, 0);
+  if (p == nullptr) return nullptr;
   if (mprotect(p, kGuardBytes, PROT_NONE) != 0) {
-    munmap(p, kGuardBytes + kStackBytes);
+    internal::SystemFree(p, kGuardBytes + kStackBytes);
     return nullptr;
   }
   g_stack = static_cast<char*>(p) + kGuardBytes;

@@ -82,6 +82,7 @@ struct Scratch {
   MmapArray<PageIndexEntry> page_index;
   MmapArray<Region> unreadable;
   MmapArray<uintptr_t> stack_blocks;  // heap blocks threads use as stacks
+  AnonymousRoots anonymous;
 };
 
 // Heap blocks that threads run on (roots.h): live, their live part already a root region.
@@ -131,6 +132,7 @@ bool PrepareWhileRunning(Scratch& s) {
   s.objects.Clear();
   s.roots.Clear();
   s.registers.Clear();
+  PrepareAnonymousRoots(&s.anonymous);  // refused: the copy below says incomplete
   // Pre-size the snapshot from the profiler's count of recorded live objects (plus slack for
   // unrecorded ones and what threads allocate until they stop) and fault its pages in with one
   // call each, so the stopped phase seldom mremaps or takes a page fault per 4 KiB. The
@@ -153,6 +155,7 @@ bool ReadAddressSpace(Scratch& s) {
     internal::Log("leak check: cannot read /proc/self/maps; no check done");
     return false;
   }
+  CopyRuntimeMappingsStopped(&s.anonymous);  // the same moment as the maps
   if (!s.maps.CollectUnreadable(&s.unreadable)) {
     internal::Log("leak check: out of memory (mmap refused) while reading the address space");
     return false;
@@ -211,8 +214,8 @@ bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp, con
   for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
   s.stack_blocks.Clear();
   auto add = [&](pid_t tid, uintptr_t sp, uintptr_t tp, bool interrupted) {
-    const ThreadRegions added =
-        AddThreadRegions(s.maps, sp, tp, interrupted, tid == getpid(), &s.roots, &s.stack_blocks);
+    const ThreadRegions added = AddThreadRegions(s.maps, sp, tp, interrupted, tid == getpid(),
+                                                 &s.roots, &s.stack_blocks, &s.anonymous.excluded);
     if (added == ThreadRegions::kStackNotMapped) unmapped->Add(tid);
     return added != ThreadRegions::kOutOfMemory;
   };
@@ -229,6 +232,18 @@ bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp, con
     ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
   }
   return ok;
+}
+
+// 3b. The program's anonymous memory (anonymous_roots.h), once the stacks are known.
+bool CollectAnonymousRoots(Scratch& s, const CheckConfig& config, const ThreadStopper& stopper,
+                           AnonymousRootsStats* stats) {
+  *stats = AnonymousRootsStats{};
+  if (!config.scan_globals || !config.scan_anonymous) return true;
+  if (stopper.unstopped_count() > 0) {  // it may unmap its memory under the scan
+    stats->outcome = AnonymousRootsOutcome::kThreadsRunning;
+    return true;
+  }
+  return AddAnonymousRegions(s.maps, s.modules, &s.anonymous, &s.roots, stats);
 }
 
 // 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
@@ -321,6 +336,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   bool ok = SnapshotHeap(s, config);
   if (ok) ResolveObjects(s, out);
   ok = ok && CollectRoots(s, config, entry_sp, regs, reg_count, stopper, &out->stack_not_mapped);
+  ok = ok && CollectAnonymousRoots(s, config, stopper, &out->anonymous);
   ok = ok && FloodHeap(s, config, out);
   ok = ok && RecordLeaks(s, config, baseline, out);
   out->live_objects = s.objects.size();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heapcheck/anonymous_roots.h"
 #include "heapcheck/flood.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/thread_stopper.h"
@@ -23,6 +24,7 @@ struct CheckConfig {
   FloodOptions flood;
   bool scan_globals = true;             // HEAP_CHECK_IGNORE_GLOBAL_LIVE
   bool scan_threads = true;             // HEAP_CHECK_IGNORE_THREAD_LIVE
+  bool scan_anonymous = true;           // HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS (with globals)
   bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
   int stop_timeout_ms = 2000;
 };
@@ -62,6 +64,7 @@ struct CheckResult {
   UnscannedThreads stack_not_mapped;     // stopped, but no mapping held their stack
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;
+  AnonymousRootsStats anonymous;  // the program's anonymous memory scanned as roots
 };
 
 // entry_sp: the lowest live stack address of the calling thread (the check's entry frame);

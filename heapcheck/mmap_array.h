@@ -1,12 +1,15 @@
 // A growable array backed directly by mmap/mremap, for checker data that must never come from
 // the public heap (snapshots, work stacks, leak records).
 //
-// Invariants: memory comes only from anonymous private mappings, so it is never a heap object and
-// never a scanned root (anonymous mappings are not PT_LOAD segments, thread stacks or TLS). T must
-// be trivially copyable: elements are moved by mremap. Not thread-safe.
+// Invariants: memory comes only from the system memory layer (alloc/internal/system_memory.h),
+// so it is never a heap object and never a scanned root (its mappings are noted as the
+// runtime's own, which the anonymous-memory roots leave out: roots.h). T must be trivially
+// copyable: elements are moved by mremap. Not thread-safe.
 #pragma once
 
 #include <sys/mman.h>
+
+#include "alloc/internal/system_memory.h"
 
 #include <cstddef>
 #include <cstring>
@@ -30,14 +33,10 @@ class MmapArray {
     size_t want = capacity_ == 0 ? 4096 / sizeof(T) + 1 : capacity_ * 2;
     if (want < n) want = n;
     size_t bytes = RoundToPage(want * sizeof(T));
-    void* p;
-    if (data_ == nullptr) {
-      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-               -1, 0);
-    } else {
-      p = mremap(data_, RoundToPage(capacity_ * sizeof(T)), bytes, MREMAP_MAYMOVE);
-    }
-    if (p == MAP_FAILED) return false;
+    void* p = data_ == nullptr
+                  ? internal::SystemAlloc(bytes, 0)
+                  : internal::SystemResize(data_, RoundToPage(capacity_ * sizeof(T)), bytes);
+    if (p == nullptr) return false;
     data_ = static_cast<T*>(p);
     capacity_ = bytes / sizeof(T);
     return true;
@@ -64,7 +63,7 @@ class MmapArray {
   }
   void Clear() { size_ = 0; }
   void Release() {
-    if (data_ != nullptr) munmap(data_, RoundToPage(capacity_ * sizeof(T)));
+    if (data_ != nullptr) internal::SystemFree(data_, RoundToPage(capacity_ * sizeof(T)));
     data_ = nullptr;
     size_ = capacity_ = 0;
   }

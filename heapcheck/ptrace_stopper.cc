@@ -23,6 +23,7 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/system_memory.h"
 
 namespace heapkit::check {
 namespace {
@@ -266,9 +267,8 @@ const char* PtraceStopper::Unavailable() {
 
 bool PtraceStopper::Add(pid_t tid, StoppedThread* out) {
   if (g_requests == nullptr) {
-    void* p = mmap(nullptr, kMaxTraced * sizeof(Request), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return false;
+    void* p = internal::SystemAlloc(kMaxTraced * sizeof(Request), 0);
+    if (p == nullptr) return false;
     g_requests = static_cast<Request*>(p);
   }
   if (count_ >= kMaxTraced) return false;
@@ -291,10 +291,10 @@ TraceOutcome PtraceStopper::outcome(size_t i) const {
 bool PtraceStopper::StartHelper() {
   if (g_helper_stack == nullptr) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    void* p = mmap(nullptr, kHelperStackSize + page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) {
-      start_error_ = errno;
+    // The runtime's own mapping: the helper's frames (registers it read) are never roots.
+    void* p = internal::SystemAlloc(kHelperStackSize + page, 0);
+    if (p == nullptr) {
+      start_error_ = ENOMEM;
       return false;
     }
     mprotect(p, page, PROT_NONE);

@@ -51,6 +51,32 @@ void PrintUnscannedWarnings(const CheckResult& result) {
   }
 }
 
+// What anonymous memory the roots held (anonymous_roots.h): a report's reader should know that
+// other allocators' arenas counted, or why they did not.
+void PrintAnonymousRoots(const CheckResult& result) {
+  const AnonymousRootsStats& a = result.anonymous;
+  switch (a.outcome) {
+    case AnonymousRootsOutcome::kScanned:
+      internal::LogRaw(
+          "Roots included %llu bytes of anonymous memory in %zu mappings (other allocators' "
+          "arenas, direct mmaps; HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS=false leaves them out)",
+          static_cast<unsigned long long>(a.bytes), a.mappings);
+      break;
+    case AnonymousRootsOutcome::kThreadsRunning:
+      internal::LogRaw(
+          "WARNING: anonymous mappings were not scanned (a thread kept running and may unmap "
+          "them): objects only they point to are reported as leaks");
+      break;
+    case AnonymousRootsOutcome::kRuntimeUnknown:
+      internal::LogRaw(
+          "WARNING: anonymous mappings were not scanned (the runtime's own mappings could not "
+          "all be listed): objects only they point to are reported as leaks");
+      break;
+    case AnonymousRootsOutcome::kOff:
+    case AnonymousRootsOutcome::kOutOfMemory: break;
+  }
+}
+
 const char* ProgramPath(char* buf, size_t size) {
   ssize_t n = readlink("/proc/self/exe", buf, size - 1);
   if (n <= 0) return program_invocation_name;
@@ -250,6 +276,7 @@ void PrintReport(const CheckResult& result, const LeakGroups& groups, const Repo
                    static_cast<unsigned long long>(reported.bytes),
                    static_cast<unsigned long long>(reported.objects));
   PrintUnscannedWarnings(result);
+  PrintAnonymousRoots(result);
   internal::LogRaw("The %zu largest leaks:", to_print);
   size_t printed = 0;
   for (const LeakGroup& g : groups) {
@@ -261,6 +288,16 @@ void PrintReport(const CheckResult& result, const LeakGroups& groups, const Repo
 }
 
 }  // namespace
+
+void LogAnonymousRootsFigures(const char* check_name, const CheckResult& result) {
+  const AnonymousRootsStats& a = result.anonymous;
+  if (a.outcome != AnonymousRootsOutcome::kScanned) return;
+  internal::Log(
+      "leak check %s: %llu bytes of anonymous memory scanned as roots in %zu mappings (%llu "
+      "bytes of them not resident, not read)",
+      check_name, static_cast<unsigned long long>(a.bytes), a.mappings,
+      static_cast<unsigned long long>(a.skipped_bytes));
+}
 
 void ReportNoLeaks(const CheckResult& result, const char* check_name) {
   internal::LogRaw(

@@ -38,6 +38,9 @@ using ReportTotals = LeakTotals;
 // Returns the totals reported (0/0: nothing reported; the caller prints "No leaks found").
 ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options);
 
+// The verbose line on the anonymous memory scanned as roots (PERFTOOLS_VERBOSE > 0).
+void LogAnonymousRootsFigures(const char* check_name, const CheckResult& result);
+
 // `No leaks found for check "<name>" (but no 100% guarantee ...): found N reachable ...`
 void ReportNoLeaks(const CheckResult& result, const char* check_name);
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,8 +19,26 @@ struct StartupStderr {
   bool terminal = false;
   dev_t dev = 0;
   ino_t ino = 0;
+  int copy = -1;  // a close-on-exec duplicate, when stderr is a file or a terminal
 };
 StartupStderr g_stderr;
+
+// The lowest number the duplicate may take: far above the descriptors a program usually has
+// (and above FD_SETSIZE's range where the limit allows), below the soft limit.
+int CopyFloor() {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur > 1024 + 64)
+    return 1024;
+  return limit.rlim_cur > 64 ? static_cast<int>(limit.rlim_cur) - 32 : 3;
+}
+
+// Whether descriptor fd is still the file stderr was at start-up.
+bool IsStartupStderr(int fd) {
+  struct stat st;
+  return g_stderr.open && fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_stderr.dev &&
+         st.st_ino == g_stderr.ino;
+}
 char g_report_prefix[PATH_MAX];
 int g_report_file = -1;       // HEAP_CHECK_REPORT_PATH's file, once opened
 pid_t g_report_file_pid = 0;  // the process that opened it (a forked child opens its own)
@@ -28,11 +47,11 @@ int CreateReportFile(const char* path) {
   return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-bool StderrUnchanged() {
-  struct stat st;
-  return g_stderr.open && fstat(STDERR_FILENO, &st) == 0 && st.st_dev == g_stderr.dev &&
-         st.st_ino == g_stderr.ino;
-}
+bool StderrUnchanged() { return IsStartupStderr(STDERR_FILENO); }
+
+// The start-up duplicate, while it still is that file (a program that closes every descriptor
+// may have closed it, and its number may now be another file's).
+int StartupStderrCopy() { return IsStartupStderr(g_stderr.copy) ? g_stderr.copy : -1; }
 
 // HEAP_CHECK_REPORT_PATH's <prefix>.<pid>, opened on the first report of this process.
 int ExplicitReportFile() {
@@ -67,6 +86,11 @@ void RememberReportDestination(const char* report_path_prefix) {
     g_stderr.dev = st.st_dev;
     g_stderr.ino = st.st_ino;
     g_stderr.terminal = isatty(STDERR_FILENO) == 1;
+    // Not for a pipe or a socket: its reader waits for every writer to close it, and a copy
+    // kept here would keep a caller (`out=$(daemon 2>&1)`) waiting on a program that closed
+    // stderr to let it go on.
+    if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+      g_stderr.copy = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, CopyFloor());
   }
   if (report_path_prefix != nullptr && report_path_prefix[0] != '\0') {
     if (std::strlen(report_path_prefix) >= sizeof(g_report_prefix)) {
@@ -89,6 +113,7 @@ ReportDestination::ReportDestination(const char* dump_directory, const char* che
     fd = STDERR_FILENO;
     terminal_ = g_stderr.terminal;
   }
+  if (fd < 0 && (fd = StartupStderrCopy()) >= 0) terminal_ = g_stderr.terminal;
   if (fd < 0 && create_file) {
     char path[PATH_MAX + 64];
     internal::FormatTo(path, sizeof(path), "%s/%s.%d.%s-end.report", dump_directory,

@@ -8,9 +8,14 @@
 //      log_path idea; one file per process, created O_EXCL|O_NOFOLLOW, mode 0600, kept open for
 //      the process's later reports);
 //   2. else descriptor 2 still the same file: stderr;
-//   3. else (closed, or now another file): <dump directory>/<prog>.<pid>.<check>-end.report,
-//      next to the .heap file, created the same way; when stderr was a terminal, one line on
-//      the terminal (/dev/tty) names it.
+//   3. else (closed, or now another file) the duplicate of stderr taken at start-up, while it
+//      is still that file: a close-on-exec descriptor numbered above the program's usual ones
+//      (F_DUPFD_CLOEXEC from 1024, or near the soft limit when that is lower), kept only when
+//      stderr is a file or a terminal — never a pipe or socket, whose reader would wait for
+//      it to close. A program that closed every descriptor closed it too (or its number is
+//      another file now: device and inode tell);
+//   4. else <dump directory>/<prog>.<pid>.<check>-end.report, next to the .heap file, created
+//      the same way; when stderr was a terminal, one line on the terminal (/dev/tty) names it.
 // The logger (alloc/internal/log.h) is pointed at the chosen descriptor for the report's
 // duration and back afterwards.
 #pragma once

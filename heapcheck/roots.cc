@@ -53,6 +53,7 @@ int ModuleCallback(dl_phdr_info* info, size_t, void* data) {
     if ((ph.p_flags & PF_W) && !runtime) {
       if (!modules->writable.PushBack(r)) return 1;
     }
+    if (!modules->segments.PushBack(r)) return 1;
     if (loader && (ph.p_flags & PF_X)) {
       if (!modules->loader_text.PushBack(r)) return 1;
     }
@@ -73,6 +74,7 @@ bool ReadWord(const ProcMaps& maps, uintptr_t address, uintptr_t* out) {
 bool CollectModules(LoadedModules* modules, uintptr_t runtime_code) {
   modules->writable.Clear();
   modules->loader_text.Clear();
+  modules->segments.Clear();
   ModuleWalk walk{modules, runtime_code};
   return dl_iterate_phdr(ModuleCallback, &walk) == 0;
 }
@@ -151,7 +153,7 @@ bool OwnStack(const ProcMaps& maps, uintptr_t tp, uintptr_t tls_end, bool main_t
 
 ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp, bool interrupted,
                                bool main_thread, MmapArray<Region>* out,
-                               MmapArray<uintptr_t>* stack_blocks) {
+                               MmapArray<uintptr_t>* stack_blocks, MmapArray<Region>* stacks) {
   constexpr ThreadRegions kOutOfMemory = ThreadRegions::kOutOfMemory;
   // TLS block + struct pthread: [tp + sizeof(pthread) - static_size, tp + sizeof(pthread)).
   // (x86-64: TLS_TCB_AT_TP, the static TLS blocks sit right below the thread pointer.)
@@ -165,6 +167,10 @@ ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp,
   bool own_in_heap = false;
   const bool have_own = OwnStack(maps, tp, tls_end, main_thread, &own, &own_in_heap);
   bool stack_found = have_own;
+  auto note_stack = [&](const Region& r, bool in_heap) {
+    return in_heap || stacks == nullptr || stacks->PushBack(r);
+  };
+  if (have_own && !note_stack(own, own_in_heap)) return kOutOfMemory;
   if (sp != 0 && have_own && sp >= own.start && sp < own.end) {
     if (!maps.AddReadable(from_sp(own), own.end, out)) return kOutOfMemory;
   } else if (sp != 0) {
@@ -176,6 +182,8 @@ ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp,
       stack_found = true;
       if (tp > sp && tp < current.end && tls_end < current.end) current.end = tls_end;
       if (!maps.AddReadable(from_sp(current), current.end, out)) return kOutOfMemory;
+      // Only what was scanned: below SP may lie other coroutines' stacks of the same mapping.
+      if (!note_stack(Region{from_sp(current), current.end}, current_in_heap)) return kOutOfMemory;
       if (current_in_heap && !stack_blocks->PushBack(current.start)) return kOutOfMemory;
     }
   }
@@ -198,6 +206,25 @@ ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t tp,
 #endif
   }
   return stack_found ? ThreadRegions::kAdded : ThreadRegions::kStackNotMapped;
+}
+
+bool TopHoldsThreadControlBlock(uintptr_t start, uintptr_t end) {
+#if defined(__x86_64__)
+  // tcbhead_t { void* tcb; dtv_t* dtv; void* self; ... } at the thread pointer, which glibc
+  // puts sizeof(struct pthread) below the stack's end, rounded down to the TLS alignment.
+  constexpr uintptr_t kSlack = 4096;
+  if (end - start < g_pthread_size + 3 * sizeof(uintptr_t)) return false;
+  uintptr_t a = end - g_pthread_size;
+  const uintptr_t lowest = a - start > kSlack ? a - kSlack : start;
+  for (a &= ~uintptr_t{15}; a >= lowest; a -= 16) {
+    const auto* w = reinterpret_cast<const uintptr_t*>(a);
+    if (w[0] == a && w[2] == a) return true;
+  }
+#else
+  (void)start;
+  (void)end;
+#endif
+  return false;
 }
 
 }  // namespace heapkit::check

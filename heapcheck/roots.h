@@ -16,8 +16,10 @@
 //    API call) upwards, never the dead frames below it; its callee-saved registers.
 // Every region is clamped to readable mappings of /proc/self/maps.
 //
-// Never scanned: the metadata arena and the profiler's table (anonymous mmaps, not PT_LOAD), the
-// checker's own mmap'd snapshot, stacks of threads that exited (gone from /proc/self/task).
+// The program's anonymous memory is added by anonymous_roots.h. Never scanned: the runtime's own
+// mappings (page heap, metadata arena, the profiler's table, the checker's snapshot), stacks of
+// threads that exited (gone from /proc/self/task; their cached stacks left out by
+// anonymous_roots.h).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +34,7 @@ namespace heapkit::check {
 struct LoadedModules {
   MmapArray<Region> writable;     // writable PT_LOAD segments of every object
   MmapArray<Region> loader_text;  // executable segments of the dynamic loader (ld.so)
+  MmapArray<Region> segments;     // every PT_LOAD segment of every object, the runtime's too
 };
 
 // dl_iterate_phdr walk; call with the world running. False on out-of-memory.
@@ -55,13 +58,24 @@ void InitThreadLayout();
 // (either kind) are appended to *stack_blocks: they are live while the thread runs on them,
 // but only their part above SP is live data (their objects get kLiveObject, not kRootObject).
 //
+// The stacks in mappings (not heap blocks) are appended to *stacks when it is given, for
+// anonymous_roots.h to leave out: the thread's own stack up to the end of struct pthread (its
+// dead part below SP is never a root), and of another region holding SP the part scanned from
+// SP (below it may lie the stacks of other coroutines carved from the same mapping).
+//
 // kStackNotMapped: no mapping holds the thread's SP or its own stack (the maps were read before
 // the thread started, or the values are wrong): none of its stack was added, and the caller
 // must say so, since what only that stack points to would be reported as leaked.
 enum class ThreadRegions { kAdded, kStackNotMapped, kOutOfMemory };
 ThreadRegions AddThreadRegions(const ProcMaps& maps, uintptr_t sp, uintptr_t thread_pointer,
                                bool interrupted, bool main_thread, MmapArray<Region>* out,
-                               MmapArray<uintptr_t>* stack_blocks);
+                               MmapArray<uintptr_t>* stack_blocks,
+                               MmapArray<Region>* stacks = nullptr);
+
+// True when the top of the readable range [start, end) holds a glibc thread control block
+// (header.tcb == header.self == its own address, within sizeof(struct pthread) + 4 KiB of the
+// end): a thread stack, a live thread's or one glibc caches for a thread that exited.
+bool TopHoldsThreadControlBlock(uintptr_t start, uintptr_t end);
 
 // The current thread pointer (%fs base on x86-64).
 uintptr_t CurrentThreadPointer();

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "alloc/internal/env.h"
+#include "alloc/internal/system_memory.h"
 #include "alloc/internal/log.h"
 #include "heapcheck/task_status.h"
 
@@ -181,9 +182,9 @@ namespace {
 // The slots' mapping (once) and the suspend handler. False if either is refused.
 bool PrepareSuspension(int sig) {
   if (g_slots == nullptr) {
-    void* p = mmap(nullptr, kMaxThreads * sizeof(Slot), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return false;
+    // The runtime's own mapping: registers saved by a past check are not roots of the next.
+    void* p = internal::SystemAlloc(kMaxThreads * sizeof(Slot), 0);
+    if (p == nullptr) return false;
     g_slots = static_cast<Slot*>(p);
   }
   struct sigaction action;

@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "alloc/internal/runtime_mappings.h"
+
 namespace heapkit::internal {
 
 size_t SystemPageSize() { return 4096; }
@@ -29,13 +31,43 @@ void* SystemAlloc(size_t bytes, size_t alignment) {
   uintptr_t end = start + bytes + extra;
   if (end > aligned + bytes)
     munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  NoteRuntimeMapping(aligned, bytes);
   return reinterpret_cast<void*>(aligned);
 }
 
 void SystemFree(void* start, size_t bytes) {
   int saved_errno = errno;
+  // Forgotten first: a check that runs in between scans these pages once as the program's
+  // (conservative), never the program's next mapping at this address as the runtime's.
+  ForgetRuntimeMapping(reinterpret_cast<uintptr_t>(start), bytes);
   munmap(start, bytes);
   errno = saved_errno;
+}
+
+void* SystemResize(void* start, size_t old_bytes, size_t new_bytes) {
+  const size_t page = SystemPageSize();
+  old_bytes = (old_bytes + page - 1) & ~(page - 1);
+  new_bytes = (new_bytes + page - 1) & ~(page - 1);
+  if (new_bytes == 0 || new_bytes > (size_t{1} << 46)) return nullptr;
+  int saved_errno = errno;
+  // The destination is reserved and noted before the contents move into it.
+  void* target =
+      mmap(nullptr, new_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (target == MAP_FAILED) {
+    errno = saved_errno;
+    return nullptr;
+  }
+  NoteRuntimeMapping(reinterpret_cast<uintptr_t>(target), new_bytes);
+  void* moved = mremap(start, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  if (moved == MAP_FAILED) {
+    ForgetRuntimeMapping(reinterpret_cast<uintptr_t>(target), new_bytes);
+    munmap(target, new_bytes);
+    errno = saved_errno;
+    return nullptr;
+  }
+  ForgetRuntimeMapping(reinterpret_cast<uintptr_t>(start), old_bytes);
+  errno = saved_errno;
+  return moved;
 }
 
 bool SystemRelease(void* start, size_t bytes) {

@@ -1,6 +1,9 @@
 // The operating-system memory layer: every mmap/munmap/madvise of the runtime goes through here.
+// What it maps is noted as the runtime's own (runtime_mappings.h) until it is unmapped: the leak
+// checker scans every other anonymous mapping for pointers.
 //
-// All functions are malloc-free and thread-safe (they only make system calls).
+// All functions are malloc-free, lock-free and thread-safe (system calls and the table of
+// runtime_mappings.h).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +16,11 @@ void* SystemAlloc(size_t bytes, size_t alignment);
 
 // Unmaps memory obtained from SystemAlloc (any page-aligned sub-range).
 void SystemFree(void* start, size_t bytes);
+
+// Moves memory obtained from SystemAlloc to a mapping of new_bytes (mremap: the pages move, the
+// contents stay; new pages read as zero) and returns its start, or nullptr (the old mapping
+// intact) on failure.
+void* SystemResize(void* start, size_t old_bytes, size_t new_bytes);
 
 // Gives the physical pages back (madvise MADV_DONTNEED); the range stays mapped and reads as
 // zero afterwards. Returns false if the kernel refused.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -107,7 +108,7 @@ TEST(ClosedStderr, ReportGoesNextToTheHeapFile) {
   EXPECT_EQ(r.signal, 0);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "done\n");
-  EXPECT_EQ(r.err, "");  // closed: nothing can reach it
+  EXPECT_EQ(r.err, "");  // a pipe: no copy is kept (its reader waits for every writer to close)
   const std::vector<std::string> reports = FilesIn(dir, "._main_-end.report");
   ASSERT_EQ(reports.size(), 1u);
   const std::string report = ReadFile(reports[0]);
@@ -129,6 +130,72 @@ TEST(ClosedStderr, NeverWritesIntoTheFileThatTookDescriptorTwo) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(ReadFile(log), "program log\n");
   ASSERT_EQ(FilesIn(dir, "._main_-end.report").size(), 1u);
+}
+
+// Runs command (a shell command line) with the checker preloaded and stderr redirected to the
+// file err_path; the report files go to dir.
+ProcessResult RunWithStderrInFile(const std::string& command, const std::string& dir,
+                                  const std::string& err_path) {
+  return RunProcess({"/bin/sh", "-c", command + " 2>'" + err_path + "'"},
+                    {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir}, 60);
+}
+
+// stderr is a file (`prog 2>err`): the checker keeps a copy of it from start-up, and a program
+// that closed descriptor 2 still gets its report there, not in a file nobody is told about.
+TEST(ClosedStderr, ReportReachesStderrThatWasAFile) {
+  const std::string dir = ScratchDir("closed_file");
+  const std::string err = dir + "/err";
+  ProcessResult r = RunWithStderrInFile(std::string("exec ") + HC_CLOSE_STDERR, dir, err);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string report = ReadFile(err);
+  EXPECT_NE(report.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("Exiting with error code"), std::string::npos) << report;
+  EXPECT_TRUE(FilesIn(dir, ".report").empty());
+}
+
+// Another file took descriptor 2: the report goes to stderr as it was, never into that file.
+TEST(ClosedStderr, ReopenedDescriptorTwoReportGoesToTheOriginalFile) {
+  const std::string dir = ScratchDir("reopened_file");
+  const std::string err = dir + "/err", log = dir + "/program.log";
+  ProcessResult r = RunWithStderrInFile(
+      std::string("exec ") + HC_CLOSE_STDERR + " reopen '" + log + "'", dir, err);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ReadFile(log), "program log\n");
+  EXPECT_NE(ReadFile(err).find("detected leaks of 123 bytes"), std::string::npos);
+}
+
+// tar closes descriptors 1 and 2 at exit (gnulib's close_stdout): `tar czf x.tgz dir 2>err`
+// under the checker leaves its report in err.
+TEST(ClosedStderr, TarReportReachesItsStderrFile) {
+  if (access("/bin/tar", X_OK) != 0) GTEST_SKIP() << "tar not installed";
+  const std::string dir = ScratchDir("tar");
+  const std::string err = dir + "/err";
+  ASSERT_EQ(mkdir((dir + "/in").c_str(), 0700), 0);
+  ProcessResult r = RunWithStderrInFile(
+      "cd '" + dir + "' && echo data > in/file && exec /bin/tar czf x.tgz in", dir, err);
+  const std::string report = ReadFile(err);
+  if (r.exit_code == 0) GTEST_SKIP() << "this tar leaks nothing: " << report;
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(report.find("Leak check _main_ detected leaks of"), std::string::npos) << report;
+  EXPECT_TRUE(FilesIn(dir, ".report").empty());
+}
+
+// A program that closes every descriptor closed the checker's copy too, and its number is now
+// the program's file: the report goes next to the .heap file, as when no copy was kept, and
+// never into the program's file.
+TEST(ClosedStderr, ProgramClosingEveryDescriptorGetsTheReportFile) {
+  const std::string dir = ScratchDir("close_all");
+  const std::string err = dir + "/err", log = dir + "/program.log";
+  ProcessResult r = RunWithStderrInFile(
+      std::string("exec ") + HC_CLOSE_STDERR + " close-all '" + log + "'", dir, err);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ReadFile(err), "");
+  EXPECT_EQ(ReadFile(log), "");
+  const std::vector<std::string> reports = FilesIn(dir, "._main_-end.report");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(ReadFile(reports[0]).find("detected leaks of 123 bytes"), std::string::npos);
 }
 
 // HEAP_CHECK_REPORT_PATH=<prefix>: the report goes to <prefix>.<pid>, stderr stays the

@@ -10,12 +10,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "alloc/internal/runtime_mappings.h"
+#include "alloc/internal/system_memory.h"
 #include "alloc/live_objects.h"
 #include "alloc/object_slots.h"
 #include "heapcheck/mmap_array.h"
@@ -255,6 +258,79 @@ TEST(MmapArray, GrowsAndKeepsContents) {
   for (uint64_t i = 0; i < 100000; ++i) ASSERT_EQ(a[i], i * 3);
   a.Clear();
   EXPECT_TRUE(a.empty());
+}
+
+// How many bytes of [start, end) the runtime's noted mappings cover (pieces may be split).
+size_t NotedBytes(uintptr_t start, uintptr_t end) {
+  std::vector<heapkit::internal::RuntimeMapping> all(heapkit::internal::RuntimeMappingCount() + 64);
+  const size_t n = heapkit::internal::CopyRuntimeMappings(all.data(), all.size());
+  EXPECT_LE(n, all.size());
+  size_t covered = 0;
+  for (size_t i = 0; i < n && i < all.size(); ++i) {
+    const uintptr_t s = std::max(all[i].start, start), e = std::min(all[i].end, end);
+    if (s < e) covered += e - s;
+  }
+  return covered;
+}
+
+// The runtime's mappings are noted from SystemAlloc to SystemFree; a hole punched into one
+// leaves both sides noted; a resize notes the new place and forgets the old.
+TEST(RuntimeMappings, NotedFromAllocUntilFree) {
+  using namespace heapkit::internal;
+  constexpr size_t kBytes = 64 << 12;
+  auto* p = static_cast<char*>(SystemAlloc(kBytes, 0));
+  ASSERT_NE(p, nullptr);
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  EXPECT_EQ(NotedBytes(start, start + kBytes), kBytes);
+  SystemFree(p + 8 * 4096, 4 * 4096);  // a hole in the middle
+  EXPECT_EQ(NotedBytes(start, start + kBytes), kBytes - 4 * 4096);
+  EXPECT_EQ(NotedBytes(start + 8 * 4096, start + 12 * 4096), 0u);
+  EXPECT_EQ(NotedBytes(start + 12 * 4096, start + kBytes), kBytes - 12 * 4096);
+  p[0] = 42;
+  SystemFree(p + 12 * 4096, kBytes - 12 * 4096);
+  auto* moved = static_cast<char*>(SystemResize(p, 8 * 4096, 512 * 4096));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved[0], 42);
+  const auto moved_start = reinterpret_cast<uintptr_t>(moved);
+  EXPECT_EQ(NotedBytes(moved_start, moved_start + 512 * 4096), 512u * 4096);
+  if (moved != p) {
+    EXPECT_EQ(NotedBytes(start, start + 8 * 4096), 0u);
+  }
+  SystemFree(moved, 512 * 4096);
+  EXPECT_EQ(NotedBytes(moved_start, moved_start + 512 * 4096), 0u);
+}
+
+// The checker's own arrays are the runtime's: never scanned as the program's anonymous memory.
+TEST(RuntimeMappings, CheckerArraysAreNoted) {
+  MmapArray<uint64_t> a;
+  for (uint64_t i = 0; i < 200000; ++i) ASSERT_TRUE(a.PushBack(i));  // grown by SystemResize
+  const auto start = reinterpret_cast<uintptr_t>(a.data());
+  const uintptr_t end = (start + a.size() * sizeof(uint64_t) + 4095) & ~uintptr_t{4095};
+  EXPECT_EQ(NotedBytes(start, end), end - start);
+}
+
+// Many threads noting and forgetting at once (the table is lock-free): every range is noted
+// while it lives and gone after.
+TEST(RuntimeMappings, ConcurrentNotesAndForgets) {
+  using heapkit::internal::SystemAlloc;
+  using heapkit::internal::SystemFree;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        const size_t bytes = size_t(1 + i % 7) << 12;
+        void* p = SystemAlloc(bytes, 0);
+        if (p == nullptr) continue;
+        const auto s = reinterpret_cast<uintptr_t>(p);
+        if (NotedBytes(s, s + bytes) != bytes) wrong.fetch_add(1);
+        SystemFree(p, bytes);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(heapkit::internal::RuntimeMappingsNotNoted(), 0u);
 }
 
 std::atomic<int> g_started{0};

@@ -126,6 +126,46 @@ TEST(Accuracy, ReallocInPlaceIsCountedByTheProfiler) {
   EXPECT_LT(std::stoll(m[2]), 260000 + 4096);
 }
 
+// A program's own arena (anonymous_roots.cc): the objects only it points to are live; pointers
+// in PROT_NONE or unmapped memory, on the cached stack of a thread that exited, or dropped, are
+// not roots. With HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS=false, LeakSanitizer's answer: the arena's
+// objects are leaks too.
+Totals TruthWithoutAnonymousRoots(const std::string& out) {
+  static const std::regex re(
+      "truth without anonymous roots: leaked ([0-9]+) bytes in ([0-9]+) objects");
+  std::smatch m;
+  Totals t;
+  if (std::regex_search(out, m, re)) t = {std::stoll(m[1]), std::stoll(m[2])};
+  return t;
+}
+
+TEST(Accuracy, ObjectsHeldFromTheProgramsOwnArenaAreLive) {
+  const ProcessResult r = RunChecked({HC_ANONYMOUS_ROOTS}, true, {"PERFTOOLS_VERBOSE=1"});
+  const Totals truth = Truth(r.out), got = Checker(r.err);
+  ASSERT_EQ(truth.objects, 7) << r.out;
+  EXPECT_EQ(got.bytes, truth.bytes) << r.err;
+  EXPECT_EQ(got.objects, truth.objects) << r.err;
+  EXPECT_EQ(r.exit_code, 1);
+  // The report says what it scanned; the untouched 4 GiB reservation is not read.
+  EXPECT_NE(r.err.find("bytes of anonymous memory in"), std::string::npos) << r.err;
+  static const std::regex figures(
+      "([0-9]+) bytes of anonymous memory scanned as roots in [0-9]+ mappings \\(([0-9]+) bytes");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, figures)) << r.err;
+  EXPECT_LT(std::stoll(m[1]), 64ll << 20);
+  EXPECT_GE(std::stoll(m[2]), 4ll << 30);
+}
+
+TEST(Accuracy, WithoutAnonymousRootsTheArenasObjectsAreLeaks) {
+  const ProcessResult r =
+      RunChecked({HC_ANONYMOUS_ROOTS}, true, {"HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS=false"});
+  const Totals truth = TruthWithoutAnonymousRoots(r.out), got = Checker(r.err);
+  ASSERT_EQ(truth.objects, 107) << r.out;
+  EXPECT_EQ(got.bytes, truth.bytes) << r.err;
+  EXPECT_EQ(got.objects, truth.objects) << r.err;
+  EXPECT_EQ(r.err.find("anonymous memory"), std::string::npos) << r.err;
+}
+
 // The key-value service (kv_service.cc): two workers, a map of shared_ptr<Entry>, a cache, and
 // 1,049 leaked Connection + 4 KiB buffer pairs. At least what LSan finds, never more than the
 // truth, and within 2 % of it: in about half the runs the deque's map keeps dangling pointers

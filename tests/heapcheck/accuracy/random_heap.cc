@@ -15,8 +15,10 @@
 // where a pointer keeps its target alive iff its offset is at most the target's size (one past
 // the end included) and at most HEAP_CHECK_MAX_POINTER_OFFSET's default, 1024. A checker that
 // takes a past-the-end pointer for the next object, or a stale or unwritten word for a pointer,
-// disagrees with it. All bookkeeping lives in anonymous mmap memory, which no checker scans, and
-// nothing is allocated after the frees (so a stale pointer never lands in a new object).
+// disagrees with it. All bookkeeping lives in anonymous mmap memory, made PROT_NONE before the
+// program exits (heapkit and valgrind scan readable anonymous memory: its object addresses would
+// keep every object alive), and nothing is allocated after the frees (so a stale pointer never
+// lands in a new object).
 //
 // Prints "truth: leaked B bytes in N objects".
 #include <pthread.h>
@@ -52,13 +54,26 @@ struct Rng {
   uint64_t Below(uint64_t n) { return Next() % n; }
 };
 
-// Bookkeeping in anonymous mmap memory.
+// Bookkeeping in anonymous mmap memory, hidden from the checker at the end (HideBookkeeping).
+struct Mapping {
+  void* start;
+  size_t bytes;
+};
+Mapping g_bookkeeping[16];
+int g_bookkeeping_count;
+
 template <typename T>
 T* MapArray(size_t n) {
-  void* p =
-      mmap(nullptr, n * sizeof(T) + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) std::abort();
+  const size_t bytes = n * sizeof(T) + 1;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED || g_bookkeeping_count == 16) std::abort();
+  g_bookkeeping[g_bookkeeping_count++] = {p, bytes};
   return static_cast<T*>(p);
+}
+
+void HideBookkeeping() {
+  for (int i = 0; i < g_bookkeeping_count; ++i)
+    if (mprotect(g_bookkeeping[i].start, g_bookkeeping[i].bytes, PROT_NONE) != 0) std::abort();
 }
 
 struct Object {
@@ -269,5 +284,7 @@ int main(int argc, char** argv) {
   unsigned long long bytes, objects;
   Truth(m, &bytes, &objects);
   std::printf("truth: leaked %llu bytes in %llu objects\n", bytes, objects);
+  std::fflush(stdout);
+  HideBookkeeping();
   return 0;
 }
