@@ -3,7 +3,8 @@
 --remote-debugging-pipe: no extra package), with real input events:
 
   - at first the picture is at its own size: every node label is drawn at least 10 px tall
-    (its computed font size times the screen transform), and the zoom reads 100%;
+    (its computed font size times the screen transform), the zoom reads 100%, and the graph's
+    root node (its topmost) is in view;
   - the zoom buttons are shown; the wheel zooms in around the pointer (the picture's point
     under it stays put); a drag pans by the distance dragged; with the graph focused, the arrow
     keys pan, '-' zooms out and '0' fits the whole picture into its box; "+" and "1:1" work;
@@ -141,13 +142,18 @@ STATE = r"""(function () {
     return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a;
   });
   var heights = labels.map(function (t) { return t.getBoundingClientRect().height; });
+  var nodes = Array.prototype.filter.call(port.querySelectorAll('g.node'), function (n) {
+    var title = n.querySelector('title');
+    return !title || title.textContent !== 'legend';
+  }).map(function (n) { return n.getBoundingClientRect(); });
+  var root = nodes.reduce(function (x, y) { return y.top < x.top ? y : x; });
   var bar = document.getElementById('graph-controls'), readout = document.getElementById('graph-zoom');
   return {ready: svg.dataset.hkReady, zoom: Number(svg.dataset.hkZoom),
           readout: readout ? readout.textContent : '',
           viewport: port.id === 'viewport',
           transform: port.getAttribute('transform'), a: m.a, e: m.e, f: m.f,
           box: [b.left, b.top, b.right, b.bottom], picture: [p.left, p.top, p.right, p.bottom],
-          labels: labels.length, min_px: Math.min.apply(null, px),
+          root: [root.left, root.top, root.right, root.bottom], labels: labels.length, min_px: Math.min.apply(null, px),
           min_height: Math.min.apply(null, heights),
           buttons: !bar || bar.hidden ? [] : Array.prototype.map.call(
               bar.querySelectorAll('button'), function (x) { return x.dataset.zoom; }),
@@ -214,6 +220,9 @@ def check(b, shots):
         return fail("the graph was not set up for pan and zoom (%r)" % s)
     if s["zoom"] != 1 or s["readout"] != "100%":
         fail("the graph does not start at its own size: zoom %r, %r" % (s["zoom"], s["readout"]))
+    root, box = s["root"], s["box"]
+    if not (root[0] >= box[0] and root[2] <= box[2] and root[1] >= box[1] and root[3] <= box[3]):
+        fail("the first view does not show the graph's root node: %r in %r" % (root, box))
     if s["buttons"] != ["in", "out", "fit", "natural"]:
         fail("the zoom buttons are %r" % s["buttons"])
 
