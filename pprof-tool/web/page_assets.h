@@ -77,7 +77,7 @@ inline constexpr const char* kPageScript = R"JS(
   var vb = port && svg.viewBox.baseVal;
   if (vb && vb.width > 0 && vb.height > 0) {
     var x0 = vb.x, y0 = vb.y, w = vb.width, h = vb.height;
-    var natural = svg.getBoundingClientRect().width / w;  // CSS px per picture unit
+    var natural = svg.width.baseVal.value / w || 1;  // CSS px per picture unit (pt: 4/3)
     var s = natural, tx = 0, ty = 0, drag = null;
     var shown = document.getElementById('graph-zoom');
     svg.removeAttribute('viewBox');  // the group's transform alone maps the picture to the box
