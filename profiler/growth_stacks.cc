@@ -11,6 +11,7 @@
 #include "profiler/cfi_unwinder.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/stack_capture.h"
+#include "profiler/thread_recording.h"
 
 namespace heapkit::prof {
 namespace {
@@ -64,6 +65,9 @@ HEAPKIT_ALWAYS_RUN_CODE void RegisterGrowthForkHandlers() {
 }
 
 HEAPKIT_ALWAYS_RUN_CODE void OnHeapGrowth(size_t bytes) {
+  // A thread that keeps its allocations out of the profiles (thread_recording.h) keeps its
+  // growths out too: the HTTP endpoint's server thread, whose symbolizer grows the heap.
+  if (tls_recording_disabled) return;
   // Both idempotent and malloc-free; growth may come before any sampling has started.
   InitStackCapture();
   InitAllocatorFrames();

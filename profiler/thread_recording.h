@@ -1,8 +1,9 @@
 // Whether the calling thread's sampled allocations are recorded: one initial-exec thread-local
 // flag (reading it never allocates), read by the recorder (sample_recorder.h) on every sampled
-// allocation and set by whoever must keep its own allocations out of the profiles
-// (HeapLeakChecker::Disabler, the profiler's helper thread while it is created, the HTTP
-// endpoint's thread). Frees of recorded objects are accounted whatever the flag says.
+// allocation and by the heap growth stacks (growth_stacks.h) on every growth, and set by
+// whoever must keep its own allocations out of the profiles (HeapLeakChecker::Disabler, the
+// profiler's helper thread while it is created, the HTTP endpoint's thread). Frees of recorded
+// objects are accounted whatever the flag says.
 #pragma once
 
 namespace heapkit::prof {

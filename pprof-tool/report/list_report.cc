@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -52,36 +53,56 @@ bool ListReport(const StackSamples& samples, const std::string& regex, const Rep
   }
   const bool sb = options.show_bytes;
   auto fmt = [&](double v) { return v == 0 ? std::string(".") : FormatValue(v, samples.unit, sb); };
+  // One routine per function and file, by name (the maps' order) unless by weight.
+  struct Routine {
+    const std::string* fn;
+    const std::string* file;
+    const std::map<int, LineStat>* lines;
+    double flat, cum;
+  };
+  std::vector<Routine> routines;
   for (const auto& [fn, files] : stats) {
     for (const auto& [file, lines] : files) {
-      *out +=
-          "ROUTINE ======================== " + fn + " in " + (file.empty() ? "??" : file) + "\n";
-      double f = 0, c = totals[fn].cum;
+      double f = 0;
       for (const auto& [l, st] : lines) f += st.flat;
-      *out += Pad(FormatValue(f, samples.unit, sb), 10) + " " +
-              Pad(FormatValue(c, samples.unit, sb), 10) + " (flat, cum) " +
-              FormatPercent(c, samples.total) + " of Total\n";
-      std::vector<std::string> src;
-      std::string why = "no file name";
-      if (!file.empty())
-        ReadSourceFile(options.sources ? *options.sources : SourceAccess(), file, &src, &why);
-      int lo = lines.begin()->first, hi = lines.rbegin()->first;
-      if (src.empty()) {
-        *out += "         .          .           (source not available: " + why + ")\n";
-        for (const auto& [l, st] : lines) {
-          *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " +
-                  Pad(std::to_string(l), 6) + ":\n";
-        }
-        continue;
-      }
-      lo = std::max(1, lo - 3);
-      hi = std::min(int(src.size()), hi + 3);
-      for (int l = lo; l <= hi; ++l) {
-        auto it = lines.find(l);
-        LineStat st = it == lines.end() ? LineStat() : it->second;
+      routines.push_back({&fn, &file, &lines, f, totals[fn].cum});
+    }
+  }
+  if (options.list_by_weight) {
+    std::stable_sort(routines.begin(), routines.end(), [](const Routine& a, const Routine& b) {
+      if (a.flat != b.flat) return std::fabs(a.flat) > std::fabs(b.flat);
+      return std::fabs(a.cum) > std::fabs(b.cum);
+    });
+  }
+  for (const Routine& routine : routines) {
+    const std::string& fn = *routine.fn;
+    const std::string& file = *routine.file;
+    const std::map<int, LineStat>& lines = *routine.lines;
+    *out += "ROUTINE ======================== " + fn + " in " + (file.empty() ? "??" : file) + "\n";
+    const double f = routine.flat, c = routine.cum;
+    *out += Pad(FormatValue(f, samples.unit, sb), 10) + " " +
+            Pad(FormatValue(c, samples.unit, sb), 10) + " (flat, cum) " +
+            FormatPercent(c, samples.total) + " of Total\n";
+    std::vector<std::string> src;
+    std::string why = "no file name";
+    if (!file.empty())
+      ReadSourceFile(options.sources ? *options.sources : SourceAccess(), file, &src, &why);
+    int lo = lines.begin()->first, hi = lines.rbegin()->first;
+    if (src.empty()) {
+      *out += "         .          .           (source not available: " + why + ")\n";
+      for (const auto& [l, st] : lines) {
         *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " +
-                Pad(std::to_string(l), 6) + ": " + src[size_t(l - 1)] + "\n";
+                Pad(std::to_string(l), 6) + ":\n";
       }
+      continue;
+    }
+    lo = std::max(1, lo - 3);
+    hi = std::min(int(src.size()), hi + 3);
+    for (int l = lo; l <= hi; ++l) {
+      auto it = lines.find(l);
+      LineStat st = it == lines.end() ? LineStat() : it->second;
+      *out += Pad(fmt(st.flat), 10) + " " + Pad(fmt(st.cum), 10) + " " + Pad(std::to_string(l), 6) +
+              ": " + src[size_t(l - 1)] + "\n";
     }
   }
   return true;

@@ -20,6 +20,9 @@ struct ReportOptions {
   int top_n = 0;          // --top=N: at most N lines (0 = all)
   GraphOptions graph;     // text reports use node_fraction (node_count only if given)
   const SourceAccess* sources = nullptr;  // --list's files (source_files.h); null: defaults
+  // --list's routines by weight (flat, then cum, both descending; go pprof's web source view)
+  // instead of by name (its --list).
+  bool list_by_weight = false;
 };
 
 // --text / --top: header lines, then "flat flat% sum% cum cum% name" rows.

@@ -1,6 +1,7 @@
 // The web UI's style sheet and script, embedded in the binary: pages load nothing from the
 // network. The script is small and optional (the pages read without it): sortable top table,
-// pan/zoom of the call graph, the timeline's hover text, and the flame graph frame's height.
+// pan/zoom of the call graph (its buttons: kGraphControls), the timeline's hover text, and the
+// flame graph frame's height.
 #pragma once
 
 namespace heapkit::pprof {
@@ -21,12 +22,33 @@ table.top th { cursor: pointer; background: #eee; padding: 3px 8px; text-align: 
 table.top td { padding: 2px 8px; text-align: right; }
 table.top td.name, table.top th.name { text-align: left; }
 table.top tr:hover { background: #ffd; }
-#graph { border: 1px solid #ccc; height: 80vh; overflow: hidden; cursor: move; }
-#graph svg { width: 100%; height: 100%; }
+#graph { border: 1px solid #ccc; height: 80vh; overflow: auto; }
+#graph svg { display: block; }
+#graph.pannable { overflow: hidden; cursor: grab; touch-action: none; user-select: none; }
+#graph.pannable.dragging { cursor: grabbing; }
+#graph:focus-visible { outline: 2px solid #0366d6; outline-offset: 1px; }
+#graph-controls[hidden] { display: none; }
+#graph-controls { display: flex; gap: 4px; align-items: center; margin-bottom: 4px; }
+#graph-controls button { min-width: 2.4em; }
+#graph-controls span { color: #444; font-size: 90%; margin-left: 6px; }
 #flame { width: 100%; height: 85vh; border: 0; }
 pre { font-size: 90%; }
 #tl-info { white-space: pre; font-family: monospace; font-size: 90%; margin-top: 6px; }
 )CSS";
+
+// The call graph's zoom buttons (above its box); hidden until the script makes them work.
+inline constexpr const char* kGraphControls =
+    "<div id=\"graph-controls\" role=\"toolbar\" aria-label=\"Zoom the call graph\" "
+    "aria-controls=\"graph\" hidden>"
+    "<button type=\"button\" data-zoom=\"in\" aria-label=\"Zoom in\" title=\"Zoom in "
+    "(+)\">+</button>"
+    "<button type=\"button\" data-zoom=\"out\" aria-label=\"Zoom out\" title=\"Zoom out (-)\">"
+    "&minus;</button>"
+    "<button type=\"button\" data-zoom=\"fit\" title=\"The whole graph (0)\">Fit</button>"
+    "<button type=\"button\" data-zoom=\"natural\" title=\"The graph at its own size "
+    "(1)\">1:1</button>"
+    "<span id=\"graph-zoom\" aria-live=\"polite\"></span>"
+    "<span>drag or arrow keys: pan; wheel, + and &minus;: zoom; 0: fit</span></div>";
 
 inline constexpr const char* kPageScript = R"JS(
 (function () {
@@ -45,30 +67,104 @@ inline constexpr const char* kPageScript = R"JS(
       rows.forEach(function (r) { body.appendChild(r); });
     });
   });
-  // Call graph: wheel zooms around the pointer, dragging pans (both through the viewBox).
+  // Call graph (web_ui.cc puts graphviz's picture in <g id="viewport">): shown at its own size,
+  // as the CLI's --svg draws it, and moved by that group's transform: drag or the arrow keys
+  // pan; the wheel (around the pointer), + and - zoom; 0 or "Fit" shows it whole (never larger
+  // than its own size), 1 or "1:1" its own size again. Without the script the box scrolls.
   var box = document.getElementById('graph');
   var svg = box && box.querySelector('svg');
-  if (svg) {
-    var vb = svg.viewBox.baseVal;
-    var drag = null;
+  var port = svg && svg.querySelector('#viewport');
+  var vb = port && svg.viewBox.baseVal;
+  if (vb && vb.width > 0 && vb.height > 0) {
+    var x0 = vb.x, y0 = vb.y, w = vb.width, h = vb.height;
+    var natural = svg.width.baseVal.value / w || 1;  // CSS px per picture unit (pt: 4/3)
+    var s = natural, tx = 0, ty = 0, drag = null;
+    var shown = document.getElementById('graph-zoom');
+    svg.removeAttribute('viewBox');  // the group's transform alone maps the picture to the box
+    svg.setAttribute('width', '100%');
+    svg.setAttribute('height', '100%');
+    box.classList.add('pannable');
+    var fitScale = function () {
+      return Math.min(box.clientWidth / w, box.clientHeight / h, natural);
+    };
+    var apply = function () {
+      port.setAttribute('transform', 'translate(' + tx + ' ' + ty + ') scale(' + s + ') translate(' +
+                        -x0 + ' ' + -y0 + ')');
+      svg.dataset.hkZoom = (s / natural).toFixed(3);
+      if (shown) shown.textContent = Math.round(100 * s / natural) + '%';
+    };
+    // The graph's topmost node (its root; the legend aside): where a wide picture is shown.
+    var root = null;
+    port.querySelectorAll('g.node').forEach(function (n) {
+      var title = n.querySelector('title');
+      if (title && title.textContent === 'legend') return;
+      if (!root || n.getBoundingClientRect().top < root.getBoundingClientRect().top) root = n;
+    });
+    var show = function (scale) {  // at this scale, the picture's top at the box's top, and
+      s = scale;                   // across: the picture centred if it fits, else its root
+      tx = (box.clientWidth - w * s) / 2;
+      ty = 0;
+      apply();
+      if (tx >= 0 || !root) return;
+      var r = root.getBoundingClientRect(), b = box.getBoundingClientRect();
+      tx += b.left + box.clientLeft + box.clientWidth / 2 - (r.left + r.right) / 2;
+      tx = Math.min(0, Math.max(box.clientWidth - w * s, tx));
+      apply();
+    };
+    var zoom = function (k, cx, cy) {  // keeps the picture's point under (cx, cy) in place
+      var next = Math.min(Math.max(s * k, fitScale() / 4), natural * 8);
+      if (cx === undefined) { cx = box.clientWidth / 2; cy = box.clientHeight / 2; }
+      tx = cx - (cx - tx) * next / s;
+      ty = cy - (cy - ty) * next / s;
+      s = next;
+      apply();
+    };
+    var pan = function (dx, dy) { tx += dx; ty += dy; apply(); };
+    var actions = {
+      'in': function () { zoom(1.25); }, 'out': function () { zoom(0.8); },
+      'fit': function () { show(fitScale()); }, 'natural': function () { show(natural); }
+    };
     box.addEventListener('wheel', function (e) {
       e.preventDefault();
-      var r = svg.getBoundingClientRect();
-      var k = e.deltaY < 0 ? 0.8 : 1.25;
-      var px = vb.x + (e.clientX - r.left) / r.width * vb.width;
-      var py = vb.y + (e.clientY - r.top) / r.height * vb.height;
-      vb.x = px - (px - vb.x) * k; vb.y = py - (py - vb.y) * k;
-      vb.width *= k; vb.height *= k;
+      var unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? box.clientHeight : 1;
+      var dy = Math.max(-300, Math.min(300, e.deltaY * unit));
+      var r = box.getBoundingClientRect();
+      zoom(Math.exp(-dy / 500), e.clientX - r.left - box.clientLeft, e.clientY - r.top - box.clientTop);
+    }, {passive: false});
+    box.addEventListener('pointerdown', function (e) {
+      if (e.button !== 0) return;
+      drag = [e.clientX, e.clientY];
+      box.setPointerCapture(e.pointerId);
+      box.classList.add('dragging');
     });
-    box.addEventListener('mousedown', function (e) { drag = [e.clientX, e.clientY]; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    window.addEventListener('mousemove', function (e) {
+    box.addEventListener('pointermove', function (e) {
       if (!drag) return;
-      var r = svg.getBoundingClientRect();
-      vb.x -= (e.clientX - drag[0]) * vb.width / r.width;
-      vb.y -= (e.clientY - drag[1]) * vb.height / r.height;
+      pan(e.clientX - drag[0], e.clientY - drag[1]);
       drag = [e.clientX, e.clientY];
     });
+    var drop = function () { drag = null; box.classList.remove('dragging'); };
+    box.addEventListener('pointerup', drop);
+    box.addEventListener('pointercancel', drop);
+    var keys = {
+      'ArrowLeft': function () { pan(60, 0); }, 'ArrowRight': function () { pan(-60, 0); },
+      'ArrowUp': function () { pan(0, 60); }, 'ArrowDown': function () { pan(0, -60); },
+      '+': actions['in'], '=': actions['in'], '-': actions.out, '_': actions.out,
+      '0': actions.fit, '1': actions.natural
+    };
+    box.addEventListener('keydown', function (e) {
+      var act = !e.ctrlKey && !e.metaKey && !e.altKey && keys[e.key];
+      if (!act) return;
+      e.preventDefault();
+      act();
+    });
+    var bar = document.getElementById('graph-controls');
+    if (bar) {
+      bar.hidden = false;
+      bar.querySelectorAll('button[data-zoom]').forEach(function (b) {
+        b.addEventListener('click', actions[b.dataset.zoom]);
+      });
+    }
+    show(natural);
     svg.dataset.hkReady = '1';
   }
   // Timeline: hovering a dump shows its reason line and values beside the chart.

@@ -26,6 +26,13 @@ constexpr int kReadTimeoutSeconds = 2;
 constexpr int kWriteTimeoutSeconds = 10;
 constexpr size_t kMaxConnectionThreads = 256;
 constexpr int kDrainSeconds = 2;
+// Every page is whole in its answer (page_assets.h): its inline style and script, the inline
+// call graph, the flame graph's picture in an <object> from this server. The policy lets a
+// page load nothing else from anywhere, nor send anything anywhere but this server's forms.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src 'self'; object-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'self'";
 
 }  // namespace
 
@@ -94,6 +101,7 @@ void ConfigureServer(httplib::Server& server, WebUi& ui, std::unique_ptr<Connect
     watch->Answered(req.remote_addr, req.remote_port);
     res.status = r.status;
     res.set_header("Cache-Control", "no-store");
+    res.set_header("Content-Security-Policy", kContentSecurityPolicy);
     res.set_content(std::move(r.body), r.content_type.c_str());
   });
 }

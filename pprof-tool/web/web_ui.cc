@@ -9,6 +9,7 @@
 #include "pprof-tool/report/name_pattern.h"
 #include "pprof-tool/report/reports.h"
 #include "pprof-tool/web/page.h"
+#include "pprof-tool/web/page_assets.h"
 #include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
 
@@ -193,13 +194,22 @@ WebResponse WebUi::Graph(const View& v) {
   for (const std::string& l : graph.LegendLines(view.show_bytes)) req.legend.push_back(l);
   std::string svg;
   if (!RenderImage(req, &svg, &error)) return Error(400, error);
-  size_t start = svg.find("<svg");
-  if (start != std::string::npos) {
-    svg.erase(0, start);
-    svg.insert(4, " preserveAspectRatio=\"xMidYMin meet\"");  // at the top of its box, not centred
+  // The picture keeps graphviz's own size (its labels as large as the CLI's --svg draws them);
+  // its content goes into a group that the page script pans and zooms (page_assets.h).
+  const size_t start = svg.find("<svg");
+  const size_t open_end = start == std::string::npos ? start : svg.find('>', start);
+  const size_t close = svg.rfind("</svg>");
+  if (open_end == std::string::npos || close == std::string::npos || close < open_end) {
+    return Error(500, "graphviz wrote no SVG picture");
   }
+  svg = svg.substr(start, open_end + 1 - start) + "<g id=\"viewport\">" +
+        svg.substr(open_end + 1, close - open_end - 1) + "</g></svg>";
   // The legend is the picture's own box (as in go pprof): printed above it too, it was doubled.
-  return Html(v, "Call graph", {}, "<div id=\"graph\">" + svg + "</div>");
+  return Html(v, "Call graph", {},
+              std::string(kGraphControls) +
+                  "<div id=\"graph\" tabindex=\"0\" role=\"region\" "
+                  "aria-label=\"Call graph\">" +
+                  svg + "</div>");
 }
 
 // The top table of `samples` (flat flat% sum% cum cum% name, each name a link to its peek);
@@ -312,6 +322,7 @@ WebResponse WebUi::Source(const View& v) {
   ro.sources = &in_.sources;
   ro.show_bytes = view.show_bytes;
   ro.graph = view.Graph(false);
+  ro.list_by_weight = true;  // the heaviest routine first, as go pprof's source view
   if (!ListReport(*lines, regex, ro, &out, &error)) return Error(404, error);
   return Html(v, "Source", {}, "<pre>" + EscapeXmlLines(out) + "</pre>");
 }

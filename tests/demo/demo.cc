@@ -89,6 +89,10 @@ int Churn() {
 }  // namespace demo
 
 int main(int argc, char** argv) {
+  // The leak checker writes its report to stderr at exit; into a pipe (`run_demo.sh | less`, a
+  // CI log) stdout is block-buffered and its lines would come out after the report, at exit's
+  // final flush. Line buffering writes each line when it is printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc > 1 && std::strcmp(argv[1], "churn") == 0) return demo::Churn();
   for (int i = 0; i < 2000; ++i) demo::CacheRequest(i, 4096);
   char* greeting = demo::FormatGreeting("heapkit");

@@ -134,6 +134,56 @@ TEST_F(WebUiTest, ViewsAndBadRequests) {
   }
 }
 
+// The call graph page: graphviz's picture whole, at its own size (its width and height kept),
+// its content in the group the page script pans and zooms, and the zoom buttons before it.
+TEST_F(WebUiTest, GraphKeepsItsOwnSizeInAPannableGroup) {
+  WebUi ui(input_);
+  const std::string body = ui.Handle("/ui/", {}).body;
+  const size_t svg = body.find("<svg"), open_end = body.find('>', svg);
+  ASSERT_NE(open_end, std::string::npos);
+  const std::string tag = body.substr(svg, open_end - svg);
+  EXPECT_NE(tag.find(" width=\""), std::string::npos) << tag;
+  EXPECT_NE(tag.find(" viewBox=\""), std::string::npos) << tag;
+  EXPECT_EQ(tag.find("preserveAspectRatio"), std::string::npos) << tag;
+  const std::string group = "<g id=\"viewport\">";
+  EXPECT_EQ(body.compare(open_end + 1, group.size(), group), 0) << body.substr(open_end, 40);
+  EXPECT_NE(body.find("</g></svg></div>"), std::string::npos);
+  EXPECT_LT(body.find("id=\"graph-controls\""), svg);
+  for (const char* zoom : {"in", "out", "fit", "natural"}) {
+    EXPECT_NE(body.find(std::string("data-zoom=\"") + zoom + "\""), std::string::npos) << zoom;
+  }
+  EXPECT_NE(body.find("<div id=\"graph\" tabindex=\"0\""), std::string::npos);  // keyboard
+}
+
+// The source view lists its routines heaviest first (flat, then cum), not by name as --list
+// does: here Keep (1000 B flat) before Grow (10 B) before main (0 flat).
+TEST(Web, SourceViewListsRoutinesByWeight) {
+  std::vector<Profile> dumps = {Dump("w.heap", 10)};
+  NamesSymbolizer symbolizer;
+  WebInput input;
+  input.profile = &dumps[0];
+  input.dumps = &dumps;
+  input.symbolizer = &symbolizer;
+  input.series = ClassifyDumps(dumps);
+  WebUi ui(input);
+  for (const Params& params : {Params{}, Params{{"f", "Grow|Keep|main"}}}) {
+    const WebResponse r = ui.Handle("/ui/source", params);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const size_t keep = r.body.find("ROUTINE ======================== Keep ");
+    const size_t grow = r.body.find("ROUTINE ======================== Grow ");
+    ASSERT_NE(keep, std::string::npos) << r.body;
+    ASSERT_NE(grow, std::string::npos) << r.body;
+    EXPECT_LT(keep, grow) << r.body;
+    // Each routine shows its weight: flat and cum, and cum's share of the total.
+    EXPECT_NE(r.body.find("1000B      1000B (flat, cum) 99.01% of Total", keep), std::string::npos)
+        << r.body.substr(keep, 200);
+    const size_t main_routine = r.body.find("ROUTINE ======================== main ");
+    if (params.empty()) continue;  // the ten largest by flat: main (0 flat) is not among them
+    ASSERT_NE(main_routine, std::string::npos) << r.body;
+    EXPECT_LT(grow, main_routine) << r.body;
+  }
+}
+
 TEST(Web, AnswerCacheKeepsTheLastAnswersWithinItsBounds) {
   AnswerCache cache(2, 100);
   auto answer = [](const std::string& body) { return WebResponse{200, "text/plain", body}; };

@@ -8,6 +8,9 @@
 #  - the flame graph's SVG script ran and set up its frames;
 #  - the pictures: distinct band colours, a time axis and file numbers on the timeline, header
 #    lines printed once, the flame graph's frame as tall as its picture;
+#  - the call graph view at its own size, panned and zoomed with real input events
+#    (graph_view_check.py, through the DevTools protocol), nothing refused under the
+#    server's Content-Security-Policy;
 #  - a screenshot of every view (top, call graph, flame graph, peek, source, timeline) is kept in
 #    <work dir>/screenshots/ as the run's artifact, and none is blank.
 # The server is killed on exit whatever happens.
@@ -106,6 +109,17 @@ for shot in top:/ui/top graph:/ui/ flamegraph:/ui/flamegraph peek:/ui/peek?f=Fil
     fail=1
   fi
 done
+
+# The call graph: labels readable at first, wheel, drag, keys and buttons (its own browser).
+if ! HOME="$work/home" timeout 120 python3 "$(dirname "$0")/graph_view_check.py" "$chrome" "$url" "$work"; then
+  echo "FAIL: the call graph view (graph_view_check.py)"
+  fail=1
+fi
+# No page asked for anything the server's policy refuses (it logs "Refused to ...").
+if grep -l "Content Security Policy\|Refused to" "$work"/*.log; then
+  echo "FAIL: a page was refused something under its Content-Security-Policy (the logs above)"
+  fail=1
+fi
 
 [ $fail -eq 0 ] && echo "PASS: top, graph, flame graph and timeline pages in Chromium; screenshots in $work/screenshots"
 exit $fail

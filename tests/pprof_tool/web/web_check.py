@@ -4,7 +4,8 @@
   - profiles the program with HEAP_PROFILE_INUSE_INTERVAL so it writes several dumps;
   - --timeline=x.svg on the dumps is well-formed SVG naming the largest function;
   - starts `pprof-tool --http=127.0.0.1:0` on the dumps, reads the port from its first line,
-    fetches every view (200, names the known functions), bad requests (unknown page, bad
+    fetches every view (200, names the known functions; the source view's routines heaviest
+    first; the Content-Security-Policy), bad requests (unknown page, bad
     regex, unknown sample type, huge query) answer 4xx with one line and the server lives on;
   - SIGTERM ends the server with exit 0. The server is killed whatever happens.
 Usage: web_check.py <pprof-tool> <libheapkit.so> <program> <work dir>
@@ -170,6 +171,18 @@ def check_server(dumps):
             for n in needles:
                 if n not in body:
                     fail("%s: does not name %s" % (path, n))
+        # The source view: the routines heaviest first (flat, then cum), each with its weight.
+        status, body = get(port, "/ui/source")
+        scale = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
+        weights = [(float(f) * scale[fu], float(c) * scale[cu]) for f, fu, c, cu in re.findall(
+            r"ROUTINE =+ \S+ in [^\n]*\n\s*([\d.]+)([kMG]?B)\s+([\d.]+)([kMG]?B) \(flat, cum\)", body)]
+        if len(weights) < 3 or weights != sorted(weights, reverse=True):
+            fail("/ui/source: the routines are not heaviest first: %r" % weights)
+        # Every answer carries the policy that lets a page load nothing from elsewhere.
+        with urllib.request.urlopen("http://127.0.0.1:%d/ui/" % port, timeout=60) as r:
+            policy = r.headers.get("Content-Security-Policy", "")
+        if not policy.startswith("default-src 'none';"):
+            fail("/ui/: Content-Security-Policy %r" % policy)
         # Filters really apply: ignoring FillVector removes it from the table.
         status, body = get(port, "/ui/top?i=FillVector")
         if status != 200 or "app::FillVector" in body or "app::FillString" not in body:

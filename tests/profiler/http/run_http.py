@@ -23,6 +23,8 @@
              process's RSS by at most 8 MiB once the code they land in has been looked into
   storm      a scrape storm leaves the profile's sampled totals unchanged (the server's own
              allocations are never sampled)
+  growth_server  symbolizing scrapes grow the heap, not the growth profile, which holds no
+             frame of the endpoint or libdw (the server thread's growths are not recorded)
   attack     slowloris connections and a 10,000-connection loop: a scraper is answered promptly
              throughout
   api        HeapkitStartHttpServer from a program linked to libheapkit; a second call refused
@@ -812,6 +814,62 @@ def storm(args):
         fail("the scrapes changed the profile: %r -> %r" % (before, after))
 
 
+def growth_server(args):
+    """The heap growths of the endpoint's own thread stay out of /debug/pprof/growth, as its
+    allocations stay out of the heap profile: after a storm of symbolizing scrapes and symbol
+    lookups (the idle workload allocates nothing meanwhile) the heap has grown, the growth
+    profile has not, and it holds no frame of the endpoint or of libdw."""
+    import random
+    p = Program(args, extra_args=["mappings", "1000"])
+    ranges = code_ranges(p.proc.pid)
+    rng = random.Random(11)
+
+    def growth_bytes():
+        status, text = p.get("/pprof/growth")
+        m = re.match(rb"heap profile: *\d+: *(\d+) ", text)
+        if status != 200 or not m:
+            fail("/pprof/growth: %d %r" % (status, text[:100]))
+        return int(m.group(1))
+
+    def reserved():
+        return metric(p.get("/metrics")[1], "heapkit_heap_reserved_bytes")
+
+    grown_before, reserved_before = growth_bytes(), reserved()
+    for i in range(40):
+        for path in ("/debug/pprof/heap", "/debug/pprof/allocs", "/debug/pprof/growth"):
+            status, _ = p.get(path)
+            if status != 200:
+                fail("%s: %d" % (path, status))
+        addresses = set()
+        while len(addresses) < 1000:
+            start, end = rng.choice(ranges)
+            addresses.add(rng.randrange(start, end))
+        post_symbols(p, sorted(addresses))
+    grown_after, reserved_after = growth_bytes(), reserved()
+    status, proto = p.get("/debug/pprof/growth")
+    path = os.path.join(args.workdir, "growth.pb.gz")
+    with open(path, "wb") as f:
+        f.write(proto)
+    traces = subprocess.run([args.pprof_tool, "--traces", path], capture_output=True, text=True,
+                            timeout=300)
+    p.finish()
+    print("growth_server: the heap reserved %+.1f MiB during the storm, the growth profile "
+          "%+.1f MiB (%d B in all)" % ((reserved_after - reserved_before) / 2**20,
+                                       (grown_after - grown_before) / 2**20, grown_after))
+    if traces.returncode != 0 or "-----------" not in traces.stdout:
+        fail("pprof-tool --traces on the growth profile: %s" % traces.stderr)
+    if reserved_after <= reserved_before:
+        fail("the storm did not grow the heap (%d -> %d B): this check shows nothing"
+             % (reserved_before, reserved_after))
+    if grown_after != grown_before:
+        fail("the server thread's growths are in the growth profile: %d -> %d B"
+             % (grown_before, grown_after))
+    server = re.compile(r"heapkit::prof::http|ModuleIndex|Symboliz|\bdw(fl|arf)_|libdw|libelf")
+    frames = sorted({line.strip() for line in traces.stdout.splitlines() if server.search(line)})
+    if frames:
+        fail("the growth profile holds the endpoint's frames: %s" % frames[:5])
+
+
 def attack(args):
     import threading
     p = Program(args, extra_args=["busy"])
@@ -1439,7 +1497,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
                                       "leaks", "delta", "gperftools", "stripped", "symbol_cost",
-                                      "storm",
+                                      "storm", "growth_server",
                                       "attack", "api", "origin", "browser", "uid",
                                       "prometheus_token", "unix", "emfile", "ports"])
     ap.add_argument("--leak-server", dest="leak_server")
