@@ -123,13 +123,16 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   // "Snapshot checks"): it stops its threads throughout unless HEAP_CHECK_FORK_SNAPSHOT=all.
   CheckConfig config = s.config;
   if (when != CheckWhen::kRunning) config.fork_snapshot = s.snapshot_ending_checks;
-  // Recording off while we work: the symbolizer uses the normal heap.
+  // Recording off while we work: the symbolizer uses the normal heap. A snapshot check keeps
+  // it on until its result is in: the program runs on meanwhile, and what it allocates
+  // unrecorded would be a root, never a leak, in every later check.
   const int64_t saved_rate = alloc::GetSampleParameter();
-  alloc::SetSampleParameter(0);
+  if (!config.fork_snapshot) alloc::SetSampleParameter(0);
   alignas(CheckResult) static unsigned char storage[sizeof(CheckResult)];
   static CheckResult* result = nullptr;
   if (result == nullptr) result = new (storage) CheckResult();
   bool ok = RunLeakCheck(config, entry_sp, regs, reg_count, baseline, result);
+  alloc::SetSampleParameter(0);
   bool clean = true;
   if (ok) {
     // These modes promise a complete answer: without every thread's roots there is none.

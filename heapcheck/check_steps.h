@@ -26,11 +26,11 @@ namespace heapkit::check {
 
 // The thread that runs the check, as the process it runs in sees it.
 struct CheckingThread {
-  pid_t pid;                  // the process (== the main thread's tid)
-  pid_t tid;                  // the checking thread
-  uintptr_t thread_pointer;   // its %fs base
-  uintptr_t entry_sp;         // the check's entry frame: its stack is scanned from here up
-  const uintptr_t* regs;      // its callee-saved registers at entry
+  pid_t pid;                 // the process (== the main thread's tid)
+  pid_t tid;                 // the checking thread
+  uintptr_t thread_pointer;  // its %fs base
+  uintptr_t entry_sp;        // the check's entry frame: its stack is scanned from here up
+  const uintptr_t* regs;     // its callee-saved registers at entry
   int reg_count;
 };
 

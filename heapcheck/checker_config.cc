@@ -104,7 +104,7 @@ bool ReadCheckerConfig(Settings* s) {
       static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
   ReadForkSnapshot(s);
   s->config.snapshot_timeout_ms =
-      static_cast<int>(internal::EnvInt64("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS", 120000, 1, 3600000));
+      static_cast<int>(internal::EnvInt64("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS", 600000, 1, 3600000));
   s->report.test_pointer_alignment = s->config.test_pointer_alignment;
   s->report.flood = s->config.flood;
   s->check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);

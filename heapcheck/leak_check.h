@@ -36,7 +36,7 @@ struct CheckConfig {
   // Flood in a forked snapshot instead of with the threads stopped (HEAP_CHECK_FORK_SNAPSHOT;
   // the driver turns it off for the exit and signal checks unless that setting says `all`).
   bool fork_snapshot = false;
-  int snapshot_timeout_ms = 120000;  // HEAP_CHECK_SNAPSHOT_TIMEOUT_MS: the wait for the copy
+  int snapshot_timeout_ms = 600000;  // HEAP_CHECK_SNAPSHOT_TIMEOUT_MS: the wait for the copy
 };
 
 struct LeakRecord {

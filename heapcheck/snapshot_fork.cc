@@ -52,15 +52,11 @@ const char* RefusalCause(int error) {
   switch (error) {
     case EAGAIN:
       return "the process limit (RLIMIT_NPROC, a pids cgroup or kernel.pid_max) is reached";
-    case ENOMEM:
-      return "no memory to commit the copy (vm.overcommit_memory=2 with a large heap?)";
+    case ENOMEM: return "no memory to commit the copy (vm.overcommit_memory=2 with a large heap?)";
     case EPERM:
-    case EACCES:
-      return "a seccomp filter or security policy refuses it";
-    case ENOSYS:
-      return "the system call is not available";
-    default:
-      return "the kernel refused it";
+    case EACCES: return "a seccomp filter or security policy refuses it";
+    case ENOSYS: return "the system call is not available";
+    default: return "the kernel refused it";
   }
 }
 
@@ -175,9 +171,10 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
   // write end open) before the parent's copy of it is closed.
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    internal::Log("leak check: cannot make a pipe for the snapshot (%s); checking with the "
-                  "threads stopped",
-                  errno == EMFILE || errno == ENFILE ? "too many open files" : "refused");
+    internal::Log(
+        "leak check: cannot make a pipe for the snapshot (%s); checking with the "
+        "threads stopped",
+        errno == EMFILE || errno == ENFILE ? "too many open files" : "refused");
     return false;
   }
   const pid_t parent = getpid();
@@ -214,14 +211,14 @@ ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out)
   bool memory = true;
   if (whole && h.analysed == 1) {
     memory = out->leaks.Resize(h.leak_count) && out->pcs.Resize(h.pc_count);
-    whole = memory &&
-            ReadBefore(read_fd_, out->leaks.data(), h.leak_count * sizeof(LeakRecord), deadline,
-                       &timed_out) &&
-            ReadBefore(read_fd_, out->pcs.data(), h.pc_count * sizeof(uintptr_t), deadline,
-                       &timed_out);
+    whole =
+        memory &&
+        ReadBefore(read_fd_, out->leaks.data(), h.leak_count * sizeof(LeakRecord), deadline,
+                   &timed_out) &&
+        ReadBefore(read_fd_, out->pcs.data(), h.pc_count * sizeof(uintptr_t), deadline, &timed_out);
     uint64_t end = 0;
-    whole = whole && ReadBefore(read_fd_, &end, sizeof end, deadline, &timed_out) &&
-            end == kWireEnd;
+    whole =
+        whole && ReadBefore(read_fd_, &end, sizeof end, deadline, &timed_out) && end == kWireEnd;
     for (size_t i = 0; whole && i < out->leaks.size(); ++i) {
       const LeakRecord& r = out->leaks[i];
       whole = static_cast<uint64_t>(r.pc_offset) + r.depth <= h.pc_count;

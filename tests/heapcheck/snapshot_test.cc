@@ -134,8 +134,9 @@ TEST(SnapshotCheck, CopyThatDiesIsReapedAndTheCheckStopsTheThreads) {
   const Summary s = ParseSummary(r.out);
   EXPECT_EQ(s.checks, 4);
   EXPECT_EQ(s.mismatches, 0);
-  EXPECT_EQ(Count(r.err, "died by signal 31 before sending its result; checking with the "
-                         "threads stopped"),
+  EXPECT_EQ(Count(r.err,
+                  "died by signal 31 before sending its result; checking with the "
+                  "threads stopped"),
             4u);
   EXPECT_EQ(Count(r.err, kSnapshotLine), 0u);
   EXPECT_EQ(CountStopped(r.err), 3u);

@@ -210,8 +210,8 @@ int main(int argc, char** argv) {
   // addresses), on a stack of our own that is unmapped afterwards (glibc would give a cached
   // stack, with the leaks' addresses in its dead frames, to the next thread).
   constexpr size_t kMakerStack = 1 << 20;
-  void* stack = mmap(nullptr, kMakerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+  void* stack =
+      mmap(nullptr, kMakerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstack(&attr, stack, kMakerStack);
