@@ -105,11 +105,15 @@ bool PrepareWhileRunning(Scratch& s, bool populate) {
   // call each, so the stopped phase seldom mremaps or takes a page fault per 4 KiB. The
   // flood's work stack is only reserved: it grows as deep as the heap's pointer graph is
   // wide (a tree or a list: a few pages), seldom to one entry per object.
-  if (!populate) return true;
   const size_t recorded = prof::RecordedLiveObjects();
   const size_t expect = recorded + recorded / 64 + (1 << 12);
-  s.objects.ReservePopulated(expect);
-  s.states.ReservePopulated(expect);
+  if (populate) {
+    s.objects.ReservePopulated(expect);
+    s.states.ReservePopulated(expect);
+  } else {  // address space only: no page for the fork to copy
+    s.objects.Reserve(expect);
+    s.states.Reserve(expect);
+  }
   s.work.Reserve(expect);
   return true;
 }

@@ -36,8 +36,8 @@ struct CheckingThread {
 
 // World running: what takes locks or may allocate inside libc (the loaded modules, the ignore
 // list). `populate`: size the snapshot arrays from the profiler's count and fault them in now
-// (the stop-the-world check: fewer faults while stopped); a forked snapshot leaves them
-// unpopulated, so the fork copies no page table for them and the copy faults in fresh pages.
+// (the stop-the-world check: fewer faults while stopped); for a forked snapshot they are only
+// reserved, so the fork copies no page-table entry for them and the copy faults in its own.
 // False (said in one line) if the check cannot be done.
 bool PrepareCheck(bool populate);
 

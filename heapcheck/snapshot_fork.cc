@@ -21,9 +21,10 @@
 namespace heapkit::check {
 namespace {
 
-// What the copy sends: this header, the leak records, the pcs, kWireEnd.
-constexpr uint64_t kWireMagic = 0x70616e736b636568;  // "heckusnap", little-endian-ish
-constexpr uint64_t kWireEnd = 0x646e65746f687370;
+// What the copy sends: this header, the leak records, the pcs, kWireEnd. The two markers
+// ("hcksnap1", "hcksend1" in memory order) tell a whole result from one cut short.
+constexpr uint64_t kWireMagic = 0x3170616e736b6368;
+constexpr uint64_t kWireEnd = 0x31646e65736b6368;
 struct WireHeader {
   uint64_t magic;
   uint64_t analysed;  // 1: a result follows; 0: the analysis failed (the copy said why)

@@ -191,8 +191,8 @@ int main(int argc, char** argv) {
     config.fork_snapshot = snapshot;
     g_copy_private_kib = 0;
     g_sampling = snapshot;
-    const bool ok = hc::RunLeakCheck(config, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)),
-                                     regs, 6, nullptr, &result);
+    const bool ok = hc::RunLeakCheck(
+        config, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), regs, 6, nullptr, &result);
     g_sampling = false;
     if (!ok) {
       fprintf(stderr, "check failed\n");
@@ -206,24 +206,25 @@ int main(int argc, char** argv) {
     fork_s[snapshot].push_back(result.seconds_forking);
     total[snapshot].push_back(result.seconds_total);
     if (snapshot) copy_mib.push_back(g_copy_private_kib.load() / 1024.0);
-    printf("check %2d %-14s pause %8.2f ms (fork %7.2f ms)  total %8.1f ms  live %llu%s\n", i,
-           snapshot ? "snapshot" : "stop-the-world", result.seconds_stopped * 1e3,
-           result.seconds_forking * 1e3, result.seconds_total * 1e3,
-           static_cast<unsigned long long>(result.live_objects),
-           snapshot ? (" copy private " + std::to_string(g_copy_private_kib.load() / 1024) +
-                       " MiB")
-                          .c_str()
-                    : "");
+    printf(
+        "check %2d %-14s pause %8.2f ms (fork %7.2f ms)  total %8.1f ms  live %llu%s\n", i,
+        snapshot ? "snapshot" : "stop-the-world", result.seconds_stopped * 1e3,
+        result.seconds_forking * 1e3, result.seconds_total * 1e3,
+        static_cast<unsigned long long>(result.live_objects),
+        snapshot
+            ? (" copy private " + std::to_string(g_copy_private_kib.load() / 1024) + " MiB").c_str()
+            : "");
     fflush(stdout);
   }
   g_stop = true;
   for (pthread_t t : busy) pthread_join(t, nullptr);
   pthread_join(sampler, nullptr);
-  printf("summary %zu MiB%s: stop-the-world pause median %.1f ms (total %.1f ms); snapshot pause "
-         "median %.2f ms, of it fork %.2f ms (total %.1f ms); %.2f ms per GiB; copy private "
-         "memory median %.0f MiB\n",
-         mib, g_write ? " write" : "", Median(pause[0]) * 1e3, Median(total[0]) * 1e3,
-         Median(pause[1]) * 1e3, Median(fork_s[1]) * 1e3, Median(total[1]) * 1e3,
-         Median(pause[1]) * 1e3 / (mib / 1024.0), Median(copy_mib));
+  printf(
+      "summary %zu MiB%s: stop-the-world pause median %.1f ms (total %.1f ms); snapshot pause "
+      "median %.2f ms, of it fork %.2f ms (total %.1f ms); %.2f ms per GiB; copy private "
+      "memory median %.0f MiB\n",
+      mib, g_write ? " write" : "", Median(pause[0]) * 1e3, Median(total[0]) * 1e3,
+      Median(pause[1]) * 1e3, Median(fork_s[1]) * 1e3, Median(total[1]) * 1e3,
+      Median(pause[1]) * 1e3 / (mib / 1024.0), Median(copy_mib));
   return 0;
 }
