@@ -123,7 +123,7 @@ TEST(SnapshotCheck, ForkRefusedByRlimitNprocFallsBackOnce) {
   ExpectRefusedOnce(r, "the process limit (RLIMIT_NPROC, a pids cgroup or kernel.pid_max)");
 }
 
-// The copy is killed (by a seccomp filter, at its first prctl): one line per check, and the
+// The copy is killed (by a seccomp filter, when it names itself): one line per check, and the
 // check is done again with the threads stopped; the program goes on, every result exact.
 TEST(SnapshotCheck, CopyThatDiesIsReapedAndTheCheckStopsTheThreads) {
   const ProcessResult r = RunService("copy_dies", "4");

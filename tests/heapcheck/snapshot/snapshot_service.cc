@@ -9,7 +9,7 @@
 //   snapshot_service soak <seconds>       checks until the time is up
 //   snapshot_service seccomp <checks>     fork refused by a seccomp filter (EPERM)
 //   snapshot_service nproc <checks>       fork refused by RLIMIT_NPROC (as nobody when root)
-//   snapshot_service copy_dies <checks>   the copy is killed (seccomp: its first prctl)
+//   snapshot_service copy_dies <checks>   the copy is killed (seccomp: its PR_SET_NAME)
 // Output: "check <i> <api|live> <bytes> <objects> <ok|MISMATCH>" per check, then
 // "truth: leaked B bytes in N objects" and "summary: <checks> checks, <mismatches> mismatches".
 #include <gperftools/heap-checker.h>
@@ -132,7 +132,8 @@ void CollectProfile(void* ctx, const char* data, size_t n) {
 
 // fork/vfork and clone without CLONE_THREAD fail with EPERM (clone3: ENOSYS, so that glibc
 // creates threads with clone, whose flags a filter can read). `kill_prctl`: instead, the
-// process that calls prctl(PR_SET_PDEATHSIG) is killed (the snapshot copy's first prctl).
+// process that calls prctl(PR_SET_NAME) is killed: the snapshot copy names itself, nothing else
+// here does (not the ptrace helper, which a later check may need).
 void InstallSeccomp(bool kill_prctl) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     perror("PR_SET_NO_NEW_PRIVS");
@@ -161,7 +162,7 @@ void InstallSeccomp(bool kill_prctl) {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 3),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PDEATHSIG, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_NAME, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
