@@ -45,6 +45,8 @@ ProcessResult RunService(const std::string& mode, const std::string& amount,
   env.push_back("PERFTOOLS_VERBOSE=1");  // each check's line says how it held the heap still
   env.push_back("HEAP_CHECK_MAX_LEAKS=1");
   env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  // 8 threads that never pause, on a loaded CI machine: time for each to take the signal.
+  env.push_back("HEAP_CHECK_STOP_TIMEOUT_MS=20000");
   ProcessResult r = RunProcess({HC_SNAPSHOT_SERVICE, mode, amount}, env, 120);
   // Every worker was stopped and scanned (a thread left running could explain a difference).
   EXPECT_EQ(r.err.find("could not be stopped"), std::string::npos) << r.err.substr(0, 4000);
