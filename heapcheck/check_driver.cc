@@ -58,6 +58,9 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
 
 namespace {
 
+// When a check runs: a running program goes on after it; at exit or at a signal it ends.
+enum class CheckWhen { kRunning, kAtSignal, kAtExit };
+
 // A forked child's report starts with a line naming it (its .heap file carries its pid).
 void PrintForkedChildHeader(const char* name) {
   if (std::strcmp(name, "_main_") != 0 || getpid() == g_settings.pid) return;
@@ -71,14 +74,23 @@ bool SaysNoLeaks(const ReportDestination& destination) {
   return destination.ReadByAPerson() || internal::Verbose();
 }
 
-// The check's figures, for HEAPCHECK's verbose runs.
+// The check's figures, for HEAPCHECK's verbose runs: its pause (threads stopped -> resumed)
+// and its whole time, and how the address space was held still.
 void LogCheckFigures(const char* name, const CheckResult& result) {
+  char how[96];
+  if (result.from_snapshot) {
+    internal::FormatTo(how, sizeof how, "flood in a forked snapshot, the fork %llu us",
+                       static_cast<unsigned long long>(result.seconds_forking * 1e6));
+  } else {
+    internal::FormatTo(how, sizeof how, "threads stopped throughout");
+  }
   internal::Log(
       "leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-      "(%zu with ptrace) for %llu us",
+      "(%zu with ptrace) for %llu us; the check took %llu us (%s)",
       name, static_cast<unsigned long long>(result.live_objects),
       static_cast<unsigned long long>(result.unrecorded_objects), result.threads_stopped,
-      result.threads_traced, static_cast<unsigned long long>(result.seconds_stopped * 1e6));
+      result.threads_traced, static_cast<unsigned long long>(result.seconds_stopped * 1e6),
+      static_cast<unsigned long long>(result.seconds_total * 1e6), how);
   if (result.unreadable_ranges_skipped > 0)
     internal::Log(
         "leak check %s: %zu unreadable ranges inside heap objects not scanned "
@@ -103,17 +115,25 @@ void SayIncomplete(const char* name, const CheckResult& result, Mode mode) {
 }
 
 bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
-                        const MmapArray<uintptr_t>* baseline, bool exit_check, uint64_t* bytes,
+                        const MmapArray<uintptr_t>* baseline, CheckWhen when, uint64_t* bytes,
                         uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
-  // Recording off while we work: the symbolizer uses the normal heap.
+  const bool exit_check = when == CheckWhen::kAtExit;
+  // A process about to end gains nothing from running on during its check (README.md,
+  // "Snapshot checks"): it stops its threads throughout unless HEAP_CHECK_FORK_SNAPSHOT=all.
+  CheckConfig config = s.config;
+  if (when != CheckWhen::kRunning) config.fork_snapshot = s.snapshot_ending_checks;
+  // Recording off while we work: the symbolizer uses the normal heap. A snapshot check keeps
+  // it on until its result is in: the program runs on meanwhile, and what it allocates
+  // unrecorded would be a root, never a leak, in every later check.
   const int64_t saved_rate = alloc::GetSampleParameter();
-  alloc::SetSampleParameter(0);
+  if (!config.fork_snapshot) alloc::SetSampleParameter(0);
   alignas(CheckResult) static unsigned char storage[sizeof(CheckResult)];
   static CheckResult* result = nullptr;
   if (result == nullptr) result = new (storage) CheckResult();
-  bool ok = RunLeakCheck(s.config, entry_sp, regs, reg_count, baseline, result);
+  bool ok = RunLeakCheck(config, entry_sp, regs, reg_count, baseline, result);
+  alloc::SetSampleParameter(0);
   bool clean = true;
   if (ok) {
     // These modes promise a complete answer: without every thread's roots there is none.
@@ -157,7 +177,7 @@ struct CheckCall {
   const uintptr_t* regs;
   int reg_count;
   const MmapArray<uintptr_t>* baseline;
-  bool exit_check;
+  CheckWhen when;
   uint64_t* bytes;
   uint64_t* objects;
   bool clean;
@@ -165,8 +185,8 @@ struct CheckCall {
 
 void CheckAndReportCall(void* arg) {
   auto* c = static_cast<CheckCall*>(arg);
-  c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline,
-                                c->exit_check, c->bytes, c->objects);
+  c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline, c->when,
+                                c->bytes, c->objects);
 }
 
 }  // namespace
@@ -175,9 +195,9 @@ namespace {
 
 bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                                   int reg_count, const MmapArray<uintptr_t>* baseline,
-                                  bool exit_check, uint64_t* bytes, uint64_t* objects) {
+                                  CheckWhen when, uint64_t* bytes, uint64_t* objects) {
   // On the checker's own stack: the caller's may be small (checker_stack.h).
-  CheckCall call{name, entry_sp, regs, reg_count, baseline, exit_check, bytes, objects, true};
+  CheckCall call{name, entry_sp, regs, reg_count, baseline, when, bytes, objects, true};
   RunOnCheckerStack(&CheckAndReportCall, &call);
   return call.clean;
 }
@@ -186,8 +206,8 @@ bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const ui
 
 bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
                     const MmapArray<uintptr_t>* baseline, uint64_t* bytes, uint64_t* objects) {
-  return CheckAndReportOnCheckerStack(name, entry_sp, regs, reg_count, baseline, false, bytes,
-                                      objects);
+  return CheckAndReportOnCheckerStack(name, entry_sp, regs, reg_count, baseline,
+                                      CheckWhen::kRunning, bytes, objects);
 }
 
 void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
@@ -196,8 +216,8 @@ void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, false, &bytes,
-                               &objects);
+  CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main,
+                               CheckWhen::kAtSignal, &bytes, &objects);
 }
 
 void NoteMainStarted() {
@@ -221,8 +241,8 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   s.global_check_pending = false;
   RunHeapCleanupsOnce();
   uint64_t bytes, objects;
-  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main, true, &bytes,
-                                   &objects))
+  if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main,
+                                   CheckWhen::kAtExit, &bytes, &objects))
     return;
   fflush(nullptr);
   _exit(s.exit_code);

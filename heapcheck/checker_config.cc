@@ -31,6 +31,27 @@ const char* KeepCopy(const char* name, const char* value, char* buf, size_t size
   return buf;
 }
 
+// HEAP_CHECK_FORK_SNAPSHOT: true (checks of a running program flood in a forked snapshot),
+// false (every check stops the threads throughout), all (the exit and signal checks too).
+void ReadForkSnapshot(Settings* s) {
+  s->config.fork_snapshot = true;
+  s->snapshot_ending_checks = false;
+  const char* value = internal::EnvRaw("HEAP_CHECK_FORK_SNAPSHOT");
+  if (value == nullptr) return;
+  bool on = true;
+  if (Equals(value, "all")) {
+    s->snapshot_ending_checks = true;
+  } else if (internal::ParseBool(value, &on)) {
+    s->config.fork_snapshot = on;
+  } else {
+    char shown[internal::kPrintableValueSize];
+    internal::Log(
+        "ignoring HEAP_CHECK_FORK_SNAPSHOT='%s': must be true, false or all; using "
+        "default true",
+        internal::PrintableValue(value, shown, sizeof(shown)));
+  }
+}
+
 }  // namespace
 
 bool ReadCheckerConfig(Settings* s) {
@@ -82,6 +103,9 @@ bool ReadCheckerConfig(Settings* s) {
   s->config.test_pointer_alignment = internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
   s->config.stop_timeout_ms =
       static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
+  ReadForkSnapshot(s);
+  s->config.snapshot_timeout_ms =
+      static_cast<int>(internal::EnvInt64("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS", 600000, 1, 3600000));
   s->report.test_pointer_alignment = s->config.test_pointer_alignment;
   s->report.flood = s->config.flood;
   s->check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);

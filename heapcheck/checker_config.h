@@ -36,6 +36,9 @@ struct Settings {
   int report_clean = -1;
   const char* report_path = nullptr;  // HEAP_CHECK_REPORT_PATH (report_destination.h)
   const char* at_signal = nullptr;    // HEAP_CHECK_AT_SIGNAL (signal_check.h)
+  // HEAP_CHECK_FORK_SNAPSHOT=all: the checks of a process about to end (at exit, at a signal)
+  // flood in a forked snapshot too (config.fork_snapshot is for the checks of a running one).
+  bool snapshot_ending_checks = false;
   CheckConfig config;
   ReportOptions report;
 };

@@ -3,64 +3,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstring>
-
 #include "alloc/internal/log.h"
-#include "alloc/live_objects.h"
-#include "heapcheck/ignore_list.h"
-#include "heapcheck/proc_maps.h"
+#include "heapcheck/check_steps.h"
 #include "heapcheck/roots.h"
+#include "heapcheck/snapshot_fork.h"
 #include "heapcheck/thread_stopper.h"
-#include "profiler/sampled_objects.h"
-#include "profiler/stack_capture.h"
 
 namespace heapkit::check {
 namespace {
-
-bool InRegions(const MmapArray<Region>& regions, uintptr_t pc) {
-  for (const Region& r : regions)
-    if (pc >= r.start && pc < r.end) return true;
-  return false;
-}
-
-struct SnapshotState {
-  MmapArray<HeapObject>* objects;
-  const MmapArray<Region>* loader_text;  // for root objects allocated by the dynamic loader
-  bool ok;
-};
-
-// HeapObject::aux values while the snapshot is built.
-constexpr uint32_t kNeedsLookup = 1;  // no side slot: ask the profiler's table (step 2)
-
-void CollectObject(void* ctx, void* object, size_t size) {
-  auto* s = static_cast<SnapshotState*>(ctx);
-  if (!s->objects->PushBack({reinterpret_cast<uintptr_t>(object), size, 0, 0})) s->ok = false;
-}
-
-// Applies an object's record (requested size, loader-allocated -> root); false if none.
-bool ApplyRecord(HeapObject* o, const prof::AllocationStack& stack, size_t requested,
-                 const MmapArray<Region>& loader_text) {
-  if (requested < o->size) o->size = requested;
-  if (stack.leaf != nullptr && InRegions(loader_text, reinterpret_cast<uintptr_t>(stack.leaf)))
-    o->flags |= kRootObject;
-  return true;
-}
-
-// Exact mode gives most objects' records with the walk (side slots): decoded here, in one pass
-// over memory the walk just touched, instead of a table lookup per object later.
-void CollectObjectWithSlot(void* ctx, void* object, size_t size, uint64_t slot) {
-  auto* s = static_cast<SnapshotState*>(ctx);
-  HeapObject o{reinterpret_cast<uintptr_t>(object), size, 0, kNeedsLookup};
-  prof::AllocationStack stack{};
-  size_t requested = 0;
-  if (slot != 0 && prof::DecodeAllocationSlot(slot, &stack, &requested)) {
-    ApplyRecord(&o, stack, requested, *s->loader_text);
-    o.aux = 0;
-  }
-  if (!s->objects->PushBack(o)) s->ok = false;
-}
 
 double Now() {
   timespec ts;
@@ -68,285 +18,116 @@ double Now() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-// All scratch memory of a check, kept between checks (mappings are reused).
-struct Scratch {
-  ProcMaps maps;
-  LoadedModules modules;
-  MmapArray<uintptr_t> ignored;
-  MmapArray<HeapObject> objects;
-  MmapArray<Region> roots;
-  MmapArray<uintptr_t> registers;
-  MmapArray<uint8_t> states;
-  MmapArray<uint8_t> states_unaligned;
-  MmapArray<uint32_t> work;
-  MmapArray<PageIndexEntry> page_index;
-  MmapArray<Region> unreadable;
-  MmapArray<uintptr_t> stack_blocks;  // heap blocks threads use as stacks
-  AnonymousRoots anonymous;
-};
-
-// Heap blocks that threads run on (roots.h): live, their live part already a root region.
-void MarkStackBlocks(const MmapArray<uintptr_t>& blocks, MmapArray<HeapObject>* objects) {
-  for (uintptr_t start : blocks) {
-    HeapObject* o = std::lower_bound(objects->begin(), objects->end(), start,
-                                     [](const HeapObject& a, uintptr_t b) { return a.start < b; });
-    if (o != objects->end() && o->start == start) o->flags |= kLiveObject;
-  }
-}
-
-alignas(Scratch) unsigned char g_scratch_storage[sizeof(Scratch)];
-Scratch* g_scratch = nullptr;
-
-Scratch& GetScratch() {
-  if (g_scratch == nullptr) g_scratch = new (g_scratch_storage) Scratch();
-  return *g_scratch;
-}
-
-}  // namespace
-
-bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
-  Scratch& s = GetScratch();
-  s.objects.Clear();
-  out->Clear();
-  ThreadStopper stopper;
-  if (!stopper.StopAll(2000)) return false;
-  SnapshotState st{&s.objects, nullptr, true};
-  alloc::ForEachLiveObject(CollectObject, &st);
-  stopper.ResumeAll();
-  for (const HeapObject& o : s.objects)
-    if (!out->PushBack(o.start)) return false;
-  std::sort(out->begin(), out->end());
-  return st.ok;
-}
-
-namespace {
-
-// World running: what takes locks or may allocate inside libc (the loaded modules, the ignore
-// list), and the scratch arrays sized and faulted in. False (said in one line) if the check
-// cannot be done.
-bool PrepareWhileRunning(Scratch& s) {
-  if (!CollectModules(&s.modules) || !IgnoreListCopySorted(&s.ignored)) {
-    internal::Log("leak check: out of memory while collecting roots; no check done");
-    return false;
-  }
-  s.objects.Clear();
-  s.roots.Clear();
-  s.registers.Clear();
-  PrepareAnonymousRoots(&s.anonymous);  // refused: the copy below says incomplete
-  // Pre-size the snapshot from the profiler's count of recorded live objects (plus slack for
-  // unrecorded ones and what threads allocate until they stop) and fault its pages in with one
-  // call each, so the stopped phase seldom mremaps or takes a page fault per 4 KiB. The
-  // flood's work stack is only reserved: it grows as deep as the heap's pointer graph is
-  // wide (a tree or a list: a few pages), seldom to one entry per object.
-  const size_t recorded = prof::RecordedLiveObjects();
-  const size_t expect = recorded + recorded / 64 + (1 << 12);
-  s.objects.ReservePopulated(expect);
-  s.states.ReservePopulated(expect);
-  s.work.Reserve(expect);
-  return true;
-}
-
-// 0. The address space, read with the world stopped: every thread's stack and TLS is in it,
-// and no thread can start, exit or map memory between this read and the scan (a maps read
-// taken before the stop missed the stacks of threads started since). System calls only.
-// False (said in one line) if the check cannot be done.
-bool ReadAddressSpace(Scratch& s) {
-  if (!s.maps.Read()) {
-    internal::Log("leak check: cannot read /proc/self/maps; no check done");
-    return false;
-  }
-  CopyRuntimeMappingsStopped(&s.anonymous);  // the same moment as the maps
-  if (!s.maps.CollectUnreadable(&s.unreadable)) {
-    internal::Log("leak check: out of memory (mmap refused) while reading the address space");
-    return false;
-  }
-  return true;
-}
-
-// 1. Snapshot of the live heap, with the records of objects that have side slots, sorted by
-// address (the allocator walks its page map in address order: sorting is only a fallback).
-bool SnapshotHeap(Scratch& s, const CheckConfig& config) {
-  SnapshotState st{&s.objects, &s.modules.loader_text, true};
-  alloc::ForEachLiveObjectWithSlot(CollectObjectWithSlot, &st);
-  bool ok = st.ok;
-  const size_t n = s.objects.size();
-  const auto by_start = [](const HeapObject& a, const HeapObject& b) { return a.start < b.start; };
-  if (!std::is_sorted(s.objects.begin(), s.objects.end(), by_start))
-    std::sort(s.objects.begin(), s.objects.end(), by_start);
-  ok = ok && s.states.Resize(n) && s.work.Resize(n);
-  if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
-  return ok;
-}
-
-// 2. Sizes (and the first frame) of the other objects from the profiler's table; root
-// objects.
-void ResolveObjects(Scratch& s, CheckResult* out) {
-  size_t ignored_index = 0;
-  for (HeapObject& o : s.objects) {
-    if (o.aux == kNeedsLookup) {
-      o.aux = 0;
-      prof::AllocationStack stack{};
-      size_t requested = 0;
-      if (prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested)) {
-        ApplyRecord(&o, stack, requested, s.modules.loader_text);
-      } else {
-        o.flags |= kRootObject;
-        ++out->unrecorded_objects;
-      }
-    }
-    while (ignored_index < s.ignored.size() && s.ignored[ignored_index] < o.start) ++ignored_index;
-    if (ignored_index < s.ignored.size() && s.ignored[ignored_index] == o.start)
-      o.flags |= kRootObject;
-  }
-}
-
-// 3. Roots: writable segments of the loaded modules, every thread's stack and TLS, the
-// registers of the stopped threads and the checking thread's (regs). A thread whose stack no
-// mapping holds goes to *unmapped (the report names it).
-bool CollectRoots(Scratch& s, const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
-                  int reg_count, const ThreadStopper& stopper, UnscannedThreads* unmapped) {
-  bool ok = true;
-  if (config.scan_globals) {
-    for (const Region& r : s.modules.writable)
-      ok = ok && s.maps.AddReadable(r.start, r.end, &s.roots);
-  }
-  if (!ok || !config.scan_threads) return ok;
-  for (int i = 0; i < reg_count; ++i) ok = ok && s.registers.PushBack(regs[i]);
-  s.stack_blocks.Clear();
-  auto add = [&](pid_t tid, uintptr_t sp, uintptr_t tp, bool interrupted) {
-    const ThreadRegions added = AddThreadRegions(s.maps, sp, tp, interrupted, tid == getpid(),
-                                                 &s.roots, &s.stack_blocks, &s.anonymous.excluded);
-    if (added == ThreadRegions::kStackNotMapped) unmapped->Add(tid);
-    return added != ThreadRegions::kOutOfMemory;
-  };
-  ok = ok && add(gettid(), entry_sp, CurrentThreadPointer(), false);
-  for (size_t t = 0; ok && t < stopper.slot_count(); ++t) {
-    const StoppedThread* th = stopper.thread(t);
-    if (th == nullptr) continue;
-    for (int r = 0; r < th->register_count; ++r) ok = ok && s.registers.PushBack(th->registers[r]);
-    ok = ok && add(th->tid, th->sp, th->thread_pointer, true);
-  }
-  if (ok) MarkStackBlocks(s.stack_blocks, &s.objects);
-  if (ok && !s.registers.empty()) {
-    uintptr_t b = reinterpret_cast<uintptr_t>(s.registers.data());
-    ok = s.roots.PushBack({b, b + s.registers.size() * sizeof(uintptr_t)});
-  }
-  return ok;
-}
-
-// 3b. The program's anonymous memory (anonymous_roots.h), once the stacks are known.
-bool CollectAnonymousRoots(Scratch& s, const CheckConfig& config, const ThreadStopper& stopper,
-                           AnonymousRootsStats* stats) {
-  *stats = AnonymousRootsStats{};
-  if (!config.scan_globals || !config.scan_anonymous) return true;
-  if (stopper.unstopped_count() > 0) {  // it may unmap its memory under the scan
-    stats->outcome = AnonymousRootsOutcome::kThreadsRunning;
-    return true;
-  }
-  return AddAnonymousRegions(s.maps, s.modules, &s.anonymous, &s.roots, stats);
-}
-
-// 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
-// the same without); again with any alignment when leaks were found and the config asks.
-bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
-  const size_t n = s.objects.size();
-  PageIndex index;
-  const size_t cap = PageIndexCapacity(s.objects.data(), n);
-  if (s.page_index.Resize(cap)) {
-    memset(s.page_index.data(), 0, cap * sizeof(PageIndexEntry));
-    index = BuildPageIndex(s.objects.data(), n, s.page_index.data(), cap);
-  }
-  FloodStats stats;
-  FloodOptions flood = config.flood;
-  flood.unreadable = s.unreadable.data();
-  flood.unreadable_count = s.unreadable.size();
-  bool ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), flood, s.states.data(),
-                  s.work.data(), &stats, &index);
-  out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
-  out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
-  if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
-    FloodOptions any = flood;
-    any.source_alignment = 1;
-    ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), any, s.states_unaligned.data(),
-               s.work.data(), nullptr, &index);
-  }
-  return ok;
-}
-
-// 5. Leak records (stacks copied: the table may change once the world runs again) and the
-// reachable totals. Objects in `baseline` (nullptr: none) are not reported.
-bool RecordLeaks(const Scratch& s, const CheckConfig& config, const MmapArray<uintptr_t>* baseline,
-                 CheckResult* out) {
-  bool ok = true;
-  for (size_t i = 0; ok && i < s.objects.size(); ++i) {
-    const HeapObject& o = s.objects[i];
-    const uint8_t state = s.states[i];
-    if (state == kReachable) {
-      ++out->reachable_objects;
-      out->reachable_bytes += o.size;
-      continue;
-    }
-    if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
-      continue;
-    prof::AllocationStack stack{};
-    size_t requested = 0;
-    if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
-      stack = {};
-    LeakRecord rec{};
-    rec.address = o.start;
-    rec.bytes = o.size;
-    rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
-    rec.state = state;
-    rec.unaligned_reachable = config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
-    void* frames[prof::kMaxStackDepth];
-    const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
-    rec.depth = static_cast<uint16_t>(depth);
-    for (int d = 0; d < depth; ++d)
-      ok = ok && out->pcs.PushBack(reinterpret_cast<uintptr_t>(frames[d]));
-    ok = ok && out->leaks.PushBack(rec);
-    out->leaked_bytes += o.size;
-  }
-  return ok;
-}
-
-}  // namespace
-
-bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
-                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
-  Scratch& s = GetScratch();
+// The analysis' part of a result (not its timings, which add up over a fallback).
+void ClearAnalysis(CheckResult* out) {
   out->leaks.Clear();
   out->pcs.Clear();
   out->leaked_bytes = out->reachable_objects = out->reachable_bytes = 0;
   out->live_objects = out->unrecorded_objects = 0;
   out->unreadable_ranges_skipped = out->unreadable_bytes_skipped = 0;
+  out->threads_stopped = out->threads_traced = 0;
   out->unstopped = UnscannedThreads{};
   out->stack_not_mapped = UnscannedThreads{};
-  if (!PrepareWhileRunning(s)) return false;
+  out->anonymous = AnonymousRootsStats{};
+  out->from_snapshot = false;
+}
 
-  ThreadStopper stopper;
-  if (!stopper.StopAll(config.stop_timeout_ms)) {
-    internal::Log("leak check: cannot list threads in /proc/self/task; no check done");
-    return false;
-  }
-  const double t0 = Now();
-  if (!ReadAddressSpace(s)) {
-    stopper.ResumeAll();
-    return false;
-  }
-  bool ok = SnapshotHeap(s, config);
-  if (ok) ResolveObjects(s, out);
-  ok = ok && CollectRoots(s, config, entry_sp, regs, reg_count, stopper, &out->stack_not_mapped);
-  ok = ok && CollectAnonymousRoots(s, config, stopper, &out->anonymous);
-  ok = ok && FloodHeap(s, config, out);
-  ok = ok && RecordLeaks(s, config, baseline, out);
-  out->live_objects = s.objects.size();
+bool StopThreads(ThreadStopper& stopper, const CheckConfig& config) {
+  if (stopper.StopAll(config.stop_timeout_ms)) return true;
+  internal::Log("leak check: cannot list threads in /proc/self/task; no check done");
+  return false;
+}
+
+void NoteThreads(const ThreadStopper& stopper, CheckResult* out) {
   out->threads_stopped = stopper.stopped_count();
   out->threads_traced = stopper.traced_count();
   for (size_t i = 0; i < stopper.unstopped_count(); ++i)
     out->unstopped.Add(i < ThreadStopper::kMaxUnstoppedListed ? stopper.unstopped_tids()[i] : 0);
-  out->seconds_stopped = Now() - t0;
+}
+
+struct Analysis {
+  const CheckConfig* config;
+  const CheckingThread* self;
+  const ThreadStopper* stopper;
+  const MmapArray<uintptr_t>* baseline;
+};
+
+bool AnalyzeInCopy(void* ctx, CheckResult* out) {
+  const auto* a = static_cast<const Analysis*>(ctx);
+  return AnalyzeFrozenProcess(*a->config, *a->self, *a->stopper, a->baseline, out);
+}
+
+// The stop-the-world check: stop, analyze in place, resume.
+bool CheckWithThreadsStopped(const CheckConfig& config, const CheckingThread& self,
+                             const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  if (!PrepareCheck(/*populate=*/true)) return false;
+  ThreadStopper stopper;
+  const double stopping = Now();
+  if (!StopThreads(stopper, config)) return false;
+  const bool ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  NoteThreads(stopper, out);
   stopper.ResumeAll();
-  if (!ok) internal::Log("leak check: out of memory (mmap refused) during the check; no result");
+  out->seconds_stopped += Now() - stopping;
+  return ok;
+}
+
+enum class SnapshotCheck { kDone, kFallBack };
+
+// The snapshot check: stop, fork, resume, wait for the copy's result (*ok: whether there is
+// one). kFallBack: the copy was lost (said); the caller checks with the threads stopped.
+SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& self,
+                              const MmapArray<uintptr_t>* baseline, CheckResult* out, bool* ok) {
+  *ok = false;
+  // After a refusal, prepared as for the stop-the-world check that the refusal leads to.
+  if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return SnapshotCheck::kDone;
+  ThreadStopper stopper;
+  const double stopping = Now();
+  if (!StopThreads(stopper, config)) return SnapshotCheck::kDone;
+  ForkedSnapshot snapshot;
+  Analysis analysis{&config, &self, &stopper, baseline};
+  const bool forked = snapshot.Start(&AnalyzeInCopy, &analysis, out);
+  // Refused (said once): today's check, in this same stop.
+  if (!forked) *ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  NoteThreads(stopper, out);
+  stopper.ResumeAll();
+  out->seconds_stopped += Now() - stopping;
+  if (!forked) return SnapshotCheck::kDone;
+  out->seconds_forking = snapshot.seconds_forking();
+  switch (snapshot.Finish(config.snapshot_timeout_ms, out)) {
+    case ForkedSnapshot::Outcome::kResult:
+      out->from_snapshot = true;
+      *ok = true;
+      return SnapshotCheck::kDone;
+    case ForkedSnapshot::Outcome::kNoResult: return SnapshotCheck::kDone;
+    case ForkedSnapshot::Outcome::kLost: break;
+  }
+  ClearAnalysis(out);
+  return SnapshotCheck::kFallBack;
+}
+
+}  // namespace
+
+bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
+  out->Clear();
+  ThreadStopper stopper;
+  if (!stopper.StopAll(2000)) return false;
+  const bool listed = ListLiveObjects();
+  stopper.ResumeAll();
+  return listed && CopyListedObjectStarts(out);
+}
+
+bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  const double start = Now();
+  ClearAnalysis(out);
+  out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;
+  // Who runs the check, as this process sees it: the copy's getpid() would be its own.
+  const CheckingThread self{getpid(), gettid(), CurrentThreadPointer(), entry_sp, regs, reg_count};
+  bool ok = false;
+  if (!config.fork_snapshot ||
+      CheckInSnapshot(config, self, baseline, out, &ok) == SnapshotCheck::kFallBack)
+    ok = CheckWithThreadsStopped(config, self, baseline, out);
+  out->seconds_total = Now() - start;
   return ok;
 }
 

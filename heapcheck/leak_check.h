@@ -1,7 +1,15 @@
 // One leak check: stop the world, snapshot the live heap, collect roots, flood, record leaks,
-// restart the world. Everything between stop and restart is malloc-free and lock-free with
-// respect to the allocator (the allocator's enumeration and the profiler's lookup are
-// stopped-world safe by contract); memory comes from mmap (MmapArray).
+// restart the world. The analysis (check_steps.h) is malloc-free and lock-free with respect to
+// the allocator (the allocator's enumeration and the profiler's lookup are stopped-world safe
+// by contract); memory comes from mmap (MmapArray).
+//
+// Two ways to hold the address space still for the analysis (README.md, "Snapshot checks"):
+//  - a forked snapshot (CheckConfig::fork_snapshot, snapshot_fork.h): the threads are stopped
+//    only while the process forks a copy-on-write copy of itself, then resumed; the analysis
+//    runs in the copy, which sends the result back. The pause is the stop plus the fork.
+//  - stop-the-world: the threads stay stopped for the whole analysis. Used when the snapshot
+//    is off (the exit check, HEAP_CHECK_FORK_SNAPSHOT=false), when the fork is refused, and
+//    when the copy is lost (died, hung): the results are the same, only the pause differs.
 //
 // Object sizes are the REQUESTED sizes from the profiler's table (like gperftools), so reports
 // show what the program asked for and slack bytes past the request are not scanned.
@@ -27,6 +35,10 @@ struct CheckConfig {
   bool scan_anonymous = true;           // HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS (with globals)
   bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
   int stop_timeout_ms = 2000;
+  // Flood in a forked snapshot instead of with the threads stopped (HEAP_CHECK_FORK_SNAPSHOT;
+  // the driver turns it off for the exit and signal checks unless that setting says `all`).
+  bool fork_snapshot = false;
+  int snapshot_timeout_ms = 600000;  // HEAP_CHECK_SNAPSHOT_TIMEOUT_MS: the wait for the copy
 };
 
 struct LeakRecord {
@@ -58,9 +70,12 @@ struct CheckResult {
   uint64_t live_objects = 0;
   uint64_t unrecorded_objects = 0;
   size_t threads_stopped = 0;
-  size_t threads_traced = 0;  // of those, stopped with ptrace (they block the suspend signal)
-  double seconds_stopped = 0;
-  UnscannedThreads unstopped;            // alive but not stopped
+  size_t threads_traced = 0;   // of those, stopped with ptrace (they block the suspend signal)
+  double seconds_stopped = 0;  // the pause: threads stopped -> resumed (every stop of the check)
+  double seconds_total = 0;    // the whole check, preparation to result
+  double seconds_forking = 0;  // of the pause, the fork (its page-table copy); 0: no fork
+  bool from_snapshot = false;  // the analysis ran in a forked snapshot
+  UnscannedThreads unstopped;  // alive but not stopped
   UnscannedThreads stack_not_mapped;     // stopped, but no mapping held their stack
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;

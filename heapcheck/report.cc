@@ -275,6 +275,11 @@ void PrintReport(const CheckResult& result, const LeakGroups& groups, const Repo
   internal::LogRaw("Leak check %s detected leaks of %llu bytes in %llu objects", options.check_name,
                    static_cast<unsigned long long>(reported.bytes),
                    static_cast<unsigned long long>(reported.objects));
+  internal::LogRaw(
+      "Leak check %s paused the program for %llu us of its %llu us (%s)", options.check_name,
+      static_cast<unsigned long long>(result.seconds_stopped * 1e6),
+      static_cast<unsigned long long>(result.seconds_total * 1e6),
+      result.from_snapshot ? "the flood ran in a forked snapshot" : "threads stopped throughout");
   PrintUnscannedWarnings(result);
   PrintAnonymousRoots(result);
   internal::LogRaw("The %zu largest leaks:", to_print);

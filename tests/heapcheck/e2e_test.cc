@@ -1,6 +1,9 @@
 // End-to-end leak-check scenarios: scenarios/scenarios.cc run under HEAPCHECK with
 // LD_PRELOAD=libheapkit.so (built -O0 with frame pointers and -O2 without) and linked
 // statically with libheapkit.a. Every expectation is exact: bytes, objects and exit status.
+// The *Snapshot flavours run the same scenarios with HEAP_CHECK_FORK_SNAPSHOT=all, so that every
+// check, the exit check included, floods in a forked snapshot (heapcheck/snapshot_fork.h): the
+// results must be the same, and the verbose line must say the snapshot was taken.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,7 +19,12 @@
 namespace heapkit::test {
 namespace {
 
-enum class Flavor { kPreloadO0, kPreloadO2, kStaticO2 };
+enum class Flavor { kPreloadO0, kPreloadO2, kStaticO2, kPreloadO2Snapshot, kStaticO2Snapshot };
+
+bool IsSnapshot(Flavor f) {
+  return f == Flavor::kPreloadO2Snapshot || f == Flavor::kStaticO2Snapshot;
+}
+bool IsStatic(Flavor f) { return f == Flavor::kStaticO2 || f == Flavor::kStaticO2Snapshot; }
 
 struct Scenario {
   std::string name;              // test name
@@ -156,11 +164,15 @@ class HeapcheckE2E : public ::testing::TestWithParam<Param> {};
 TEST_P(HeapcheckE2E, Scenario) {
   const Scenario& s = GetParam().scenario;
   const Flavor flavor = GetParam().flavor;
-  std::string program = flavor == Flavor::kPreloadO0   ? HC_SCENARIOS_O0
-                        : flavor == Flavor::kPreloadO2 ? HC_SCENARIOS_O2
-                                                       : HC_SCENARIOS_STATIC;
+  std::string program = flavor == Flavor::kPreloadO0 ? HC_SCENARIOS_O0
+                        : IsStatic(flavor)           ? HC_SCENARIOS_STATIC
+                                                     : HC_SCENARIOS_O2;
   std::vector<std::string> env = s.env;
-  if (flavor != Flavor::kStaticO2) env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
+  if (!IsStatic(flavor)) env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
+  if (IsSnapshot(flavor)) {
+    env.push_back("HEAP_CHECK_FORK_SNAPSHOT=all");
+    env.push_back("PERFTOOLS_VERBOSE=1");
+  }
   env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
   env.push_back("HEAP_CHECK_REPORT_CLEAN=true");  // stderr is a pipe: the clean line on demand
   std::vector<std::string> argv = {program, s.arg};
@@ -211,6 +223,13 @@ TEST_P(HeapcheckE2E, Scenario) {
   }
   for (const auto& want : s.stderr_has) EXPECT_NE(r.err.find(want), std::string::npos) << want;
   for (const auto& want : s.stdout_has) EXPECT_NE(r.out.find(want), std::string::npos) << want;
+  // Every check that ran took the snapshot path (not the stop-the-world fallback).
+  if (IsSnapshot(flavor) && s.bytes != -2) {
+    EXPECT_NE(r.err.find("(flood in a forked snapshot, the fork "), std::string::npos);
+    EXPECT_EQ(r.err.find("(threads stopped throughout)"), std::string::npos);
+    EXPECT_EQ(r.err.find("leak check: cannot fork a snapshot"), std::string::npos);
+    EXPECT_EQ(r.err.find("snapshot process"), std::string::npos);
+  }
 }
 
 // Forked children are checked when they leave through exit(): a report headed with the child's
@@ -288,15 +307,20 @@ std::vector<Param> AllParams() {
   for (const auto& s : Scenarios()) {
     out.push_back({s, Flavor::kPreloadO0});
     out.push_back({s, Flavor::kPreloadO2});
+    out.push_back({s, Flavor::kPreloadO2Snapshot});
     if (s.static_too) out.push_back({s, Flavor::kStaticO2});
+    if (s.static_too) out.push_back({s, Flavor::kStaticO2Snapshot});
   }
   return out;
 }
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
-  const char* f = info.param.flavor == Flavor::kPreloadO0   ? "PreloadO0"
-                  : info.param.flavor == Flavor::kPreloadO2 ? "PreloadO2"
-                                                            : "StaticO2";
+  const Flavor flavor = info.param.flavor;
+  const char* f = flavor == Flavor::kPreloadO0           ? "PreloadO0"
+                  : flavor == Flavor::kPreloadO2         ? "PreloadO2"
+                  : flavor == Flavor::kStaticO2          ? "StaticO2"
+                  : flavor == Flavor::kPreloadO2Snapshot ? "PreloadO2Snapshot"
+                                                         : "StaticO2Snapshot";
   return info.param.scenario.name + "_" + f;
 }
 

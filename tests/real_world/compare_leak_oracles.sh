@@ -26,6 +26,12 @@ echo "heapkit:  exit $hk_rc, ${hk_bytes:-?} B in ${hk_objects:-?} objects (direc
 [[ ${hk_bytes:-} == "$want_bytes" && ${hk_objects:-} == "$want_objects" ]] ||
   fail "heapkit total ${hk_bytes:-?} B in ${hk_objects:-?} objects, want $want_bytes in $want_objects"
 (( hk_direct + hk_indirect == want_bytes )) || fail "heapkit direct + indirect = $((hk_direct + hk_indirect))"
+# Run with HEAP_CHECK_FORK_SNAPSHOT=all and PERFTOOLS_VERBOSE=1 (the .fork_snapshot test): the
+# same totals from a check that flooded in a forked snapshot.
+if [[ ${HEAP_CHECK_FORK_SNAPSHOT:-} == all ]]; then
+  grep -q '(flood in a forked snapshot, the fork ' "$work/hk" ||
+    fail "the check did not flood in a forked snapshot"
+fi
 
 if [[ $lsan_prog != - ]]; then
   timeout 60 env LSAN_OPTIONS=exitcode=23 "$lsan_prog" 2>"$work/lsan"

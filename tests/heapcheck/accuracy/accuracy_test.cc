@@ -1,11 +1,14 @@
 // Leak-check accuracy against programs that know their true leaks (this directory): the
 // checker's totals must equal the truth each program prints, and be at least what LSan finds
-// on the same program when the compiler has -fsanitize=leak.
+// on the same program when the compiler has -fsanitize=leak. Each runs twice: with the threads
+// stopped throughout (the exit check's default) and with HEAP_CHECK_FORK_SNAPSHOT=all, which
+// floods in a forked snapshot (heapcheck/snapshot_fork.h): the totals must be the same.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "run_process.h"
@@ -48,17 +51,38 @@ Totals Lsan(const std::string& err) {
   return {0, 0};
 }
 
+enum class Path { kStopped, kSnapshot };
+
+std::string PathName(const testing::TestParamInfo<Path>& info) {
+  return info.param == Path::kStopped ? "ThreadsStopped" : "ForkSnapshot";
+}
+
+// The check took the path asked for (its verbose line says which).
+void ExpectPath(const ProcessResult& r, Path path) {
+  const char* want = path == Path::kSnapshot ? "(flood in a forked snapshot, the fork "
+                                             : "(threads stopped throughout)";
+  EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err.substr(0, 2000);
+}
+
 ProcessResult RunChecked(const std::vector<std::string>& argv, bool preload = true,
-                         std::vector<std::string> env = {}) {
+                         Path path = Path::kStopped, std::vector<std::string> env = {}) {
   env.push_back("HEAPCHECK=normal");
   env.push_back("HEAP_CHECK_MAX_LEAKS=2");
   env.push_back("HEAP_CHECK_DUMP_DIRECTORY=/tmp");
+  env.push_back("PERFTOOLS_VERBOSE=1");
+  if (path == Path::kSnapshot) env.push_back("HEAP_CHECK_FORK_SNAPSHOT=all");
   if (preload) env.push_back(std::string("LD_PRELOAD=") + HC_LIBHEAPKIT);
-  return RunProcess(argv, env, 120);
+  ProcessResult r = RunProcess(argv, env, 120);
+  ExpectPath(r, path);
+  return r;
 }
 
-TEST(Accuracy, PastTheEndPointersDoNotHideTheNextBlock) {
-  const ProcessResult r = RunChecked({HC_PAST_THE_END});
+class Accuracy : public testing::TestWithParam<Path> {};
+INSTANTIATE_TEST_SUITE_P(Paths, Accuracy, testing::Values(Path::kStopped, Path::kSnapshot),
+                         PathName);
+
+TEST_P(Accuracy, PastTheEndPointersDoNotHideTheNextBlock) {
+  const ProcessResult r = RunChecked({HC_PAST_THE_END}, true, GetParam());
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 1000) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
@@ -66,8 +90,8 @@ TEST(Accuracy, PastTheEndPointersDoNotHideTheNextBlock) {
   EXPECT_EQ(r.exit_code, 1);
 }
 
-TEST(Accuracy, NeverWrittenLeakedBlocksAreDirectLeaks) {
-  const ProcessResult r = RunChecked({HC_NEVER_WRITTEN});
+TEST_P(Accuracy, NeverWrittenLeakedBlocksAreDirectLeaks) {
+  const ProcessResult r = RunChecked({HC_NEVER_WRITTEN}, true, GetParam());
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 100) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
@@ -79,8 +103,8 @@ TEST(Accuracy, NeverWrittenLeakedBlocksAreDirectLeaks) {
 
 // Grow and shrink in place, move, to and from large blocks: the checker scans each block's new
 // size (realloc_paths.cc).
-TEST(Accuracy, ReallocPathsScanTheNewSize) {
-  const ProcessResult r = RunChecked({HC_REALLOC_PATHS, "check"}, false);
+TEST_P(Accuracy, ReallocPathsScanTheNewSize) {
+  const ProcessResult r = RunChecked({HC_REALLOC_PATHS, "check"}, false, GetParam());
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 2) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
@@ -95,7 +119,7 @@ TEST(Accuracy, ReallocPathsScanTheNewSize) {
 
 // Under the checker every block has a byte past its requested size, malloc_usable_size agrees
 // with nallocx, and aligned blocks stay aligned; without it, class sizes fit exactly.
-TEST(Accuracy, CheckerLayoutReservesAByteAndKeepsAlignment) {
+TEST(AccuracyLayout, CheckerLayoutReservesAByteAndKeepsAlignment) {
   const ProcessResult on = RunChecked({HC_REALLOC_PATHS, "layout"}, false);
   EXPECT_NE(on.out.find("layout: 90 sizes, 90 with a byte past the end, 0 mismatches"),
             std::string::npos)
@@ -109,7 +133,7 @@ TEST(Accuracy, CheckerLayoutReservesAByteAndKeepsAlignment) {
 
 // A realloc kept in place is an allocation of its new size for the profiler (as in gperftools
 // and heaptrack): 1,000 grown from 100 to 110 bytes and 1,000 shrunk from 200 to 150.
-TEST(Accuracy, ReallocInPlaceIsCountedByTheProfiler) {
+TEST(AccuracyLayout, ReallocInPlaceIsCountedByTheProfiler) {
   const ProcessResult r =
       RunProcess({HC_REALLOC_PATHS, "profile"}, {"TCMALLOC_SAMPLE_PARAMETER=1"}, 120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -139,8 +163,8 @@ Totals TruthWithoutAnonymousRoots(const std::string& out) {
   return t;
 }
 
-TEST(Accuracy, ObjectsHeldFromTheProgramsOwnArenaAreLive) {
-  const ProcessResult r = RunChecked({HC_ANONYMOUS_ROOTS}, true, {"PERFTOOLS_VERBOSE=1"});
+TEST_P(Accuracy, ObjectsHeldFromTheProgramsOwnArenaAreLive) {
+  const ProcessResult r = RunChecked({HC_ANONYMOUS_ROOTS}, true, GetParam());
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 7) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
@@ -156,9 +180,9 @@ TEST(Accuracy, ObjectsHeldFromTheProgramsOwnArenaAreLive) {
   EXPECT_GE(std::stoll(m[2]), 4ll << 30);
 }
 
-TEST(Accuracy, WithoutAnonymousRootsTheArenasObjectsAreLeaks) {
-  const ProcessResult r =
-      RunChecked({HC_ANONYMOUS_ROOTS}, true, {"HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS=false"});
+TEST_P(Accuracy, WithoutAnonymousRootsTheArenasObjectsAreLeaks) {
+  const ProcessResult r = RunChecked({HC_ANONYMOUS_ROOTS}, true, GetParam(),
+                                     {"HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS=false"});
   const Totals truth = TruthWithoutAnonymousRoots(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 107) << r.out;
   EXPECT_EQ(got.bytes, truth.bytes) << r.err;
@@ -171,8 +195,8 @@ TEST(Accuracy, WithoutAnonymousRootsTheArenasObjectsAreLeaks) {
 // truth, and within 2 % of it: in about half the runs the deque's map keeps dangling pointers
 // that land on five of the buffers (heapcheck/README.md, Limits); without the checker's layout
 // 4-5 % were missing.
-TEST(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
-  const ProcessResult r = RunChecked({HC_KV_SERVICE});
+TEST_P(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
+  const ProcessResult r = RunChecked({HC_KV_SERVICE}, true, GetParam());
   const Totals truth = Truth(r.out), got = Checker(r.err);
   ASSERT_EQ(truth.objects, 2098) << r.out;
   EXPECT_LE(got.bytes, truth.bytes) << r.err;
@@ -191,10 +215,10 @@ TEST(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
 
 // ---- The random-heap generator (random_heap.cc) -------------------------------------------------
 
-void CheckSeeds(unsigned long long first, unsigned long long count) {
+void CheckSeeds(unsigned long long first, unsigned long long count, Path path = Path::kStopped) {
   for (unsigned long long seed = first; seed < first + count; ++seed) {
     for (const char* program : {HC_RANDOM_HEAP_O0, HC_RANDOM_HEAP_O2}) {
-      const ProcessResult r = RunChecked({program, std::to_string(seed)});
+      const ProcessResult r = RunChecked({program, std::to_string(seed)}, true, path);
       const Totals truth = Truth(r.out), got = Checker(r.err);
       ASSERT_GE(truth.objects, 0) << program << " " << seed << "\n" << r.out << r.err;
       EXPECT_EQ(got.bytes, truth.bytes) << program << " seed " << seed << "\n" << r.err;
@@ -205,9 +229,19 @@ void CheckSeeds(unsigned long long first, unsigned long long count) {
 }
 
 // 200 seeds in eight tests (ctest runs them in parallel), each built -O0 and -O2.
-class RandomHeap : public testing::TestWithParam<int> {};
-TEST_P(RandomHeap, TotalsEqualTheTruth) { CheckSeeds(1 + GetParam() * 25ull, 25); }
-INSTANTIATE_TEST_SUITE_P(Seeds, RandomHeap, testing::Range(0, 8));
+// The same seeds through the forked snapshot.
+class RandomHeap : public testing::TestWithParam<std::tuple<int, Path>> {};
+TEST_P(RandomHeap, TotalsEqualTheTruth) {
+  CheckSeeds(1 + std::get<0>(GetParam()) * 25ull, 25, std::get<1>(GetParam()));
+}
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomHeap,
+                         testing::Combine(testing::Range(0, 8),
+                                          testing::Values(Path::kStopped, Path::kSnapshot)),
+                         [](const testing::TestParamInfo<std::tuple<int, Path>>& info) {
+                           return std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) == Path::kStopped ? "_ThreadsStopped"
+                                                                             : "_ForkSnapshot");
+                         });
 
 // Thousands of seeds, on demand: HEAPCHECK_RANDOM_SEEDS=<first>:<count> (heapcheck/README.md).
 TEST(RandomHeapSweep, SeedsFromTheEnvironment) {
