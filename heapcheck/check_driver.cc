@@ -12,6 +12,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/heap_cleanups.h"
 #include "heapcheck/report_destination.h"
@@ -43,6 +44,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (mode == nullptr || mode[0] == '\0') return;
   Settings& s = g_settings;
   if (!ReadCheckerConfig(&s)) return;
+  InstallCheckGateForkHandler();
   RememberReportDestination(s.report_path);
   // Read now, like every setting: a program may overwrite its environment before it exits.
   SuspendSignal();
@@ -106,9 +108,7 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
                         uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
-  // Recording off while we work: the symbolizer uses the normal heap.
-  const int64_t saved_rate = alloc::GetSampleParameter();
-  alloc::SetSampleParameter(0);
+  // The caller holds the check gate: this result, like the checker's stack, is its own.
   alignas(CheckResult) static unsigned char storage[sizeof(CheckResult)];
   static CheckResult* result = nullptr;
   if (result == nullptr) result = new (storage) CheckResult();
@@ -146,7 +146,6 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
           "whole-program memory leaks");
     }
   }
-  alloc::SetSampleParameter(saved_rate);
   return clean;
 }
 
@@ -175,6 +174,14 @@ namespace {
 bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                                   int reg_count, const MmapArray<uintptr_t>* baseline,
                                   bool exit_check, uint64_t* bytes, uint64_t* objects) {
+  *bytes = *objects = 0;
+  // One check at a time (check_gate.h): the checker's stack, the scratch and the result are
+  // the holder's. A check asked for from inside one is refused (said in one line): no report.
+  CheckGate gate(GateWait::kUntilFree);
+  if (!gate.held()) return true;
+  // Recording off while we work (the symbolizer uses the normal heap), until the gate is
+  // released.
+  gate.PauseRecording();
   // On the checker's own stack: the caller's may be small (checker_stack.h).
   CheckCall call{name, entry_sp, regs, reg_count, baseline, exit_check, bytes, objects, true};
   RunOnCheckerStack(&CheckAndReportCall, &call);

@@ -15,6 +15,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include "heapcheck/leak_check.h"
 #include "heapcheck/report.h"
 
@@ -36,6 +38,8 @@ struct Settings {
   int report_clean = -1;
   const char* report_path = nullptr;  // HEAP_CHECK_REPORT_PATH (report_destination.h)
   const char* at_signal = nullptr;    // HEAP_CHECK_AT_SIGNAL (signal_check.h)
+  // HEAP_CHECK_LIVE_MIN_INTERVAL_MS: the least time between two live checks (live_leak_check.h).
+  int64_t live_min_interval_ms = 1000;
   CheckConfig config;
   ReportOptions report;
 };

@@ -9,6 +9,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/live_objects.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/ignore_list.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/roots.h"
@@ -104,6 +105,8 @@ Scratch& GetScratch() {
 }  // namespace
 
 bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
+  CheckGate gate(GateWait::kUntilFree);  // check_gate.h: one check or snapshot at a time
+  if (!gate.held()) return false;
   Scratch& s = GetScratch();
   s.objects.Clear();
   out->Clear();
@@ -298,6 +301,10 @@ bool RecordLeaks(const Scratch& s, const CheckConfig& config, const MmapArray<ui
 
 bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
                   int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
+    internal::Log("leak check: run without holding the check gate; no check done");
+    return false;
+  }
   Scratch& s = GetScratch();
   out->leaks.Clear();
   out->pcs.Clear();
