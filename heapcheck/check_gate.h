@@ -24,6 +24,13 @@
 // while it holds it (a check started from inside a check) is refused with one line, not
 // deadlocked.
 //
+// Loader lock: a waiter inside a library constructor that dlopen runs (a Disabler or a named
+// check in a static initializer) waits holding the loader's lock. The holder needs only the
+// loader's write lock (dl_iterate_phdr, before the stop), which dlopen does not hold while
+// constructors run, so checks go on; a report with leaks, though, names pprof-tool through
+// dladdr (follow_up_tool.h), which takes the loader's lock: that report and such a waiter
+// would wait for each other. Not handled yet.
+//
 // Fork: a child forked while another thread held the gate finds it free (that thread does not
 // exist in the child), with the sampling parameter the holder had paused restored. A child
 // forked by the holder itself (a check that forks) keeps it held: the code that returns in the
