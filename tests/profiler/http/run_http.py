@@ -382,7 +382,12 @@ class LeakServer:
             return e.code, e.read()
 
     def finish(self):
-        out, err = self.proc.communicate(b"", timeout=60)
+        # Not communicate(): it reads the pipe itself and loses what readline() buffered past
+        # the port line (a line printed right after it).
+        self.proc.stdin.close()
+        err = self.proc.stderr.read()
+        self.proc.stdout.read()
+        self.proc.wait(timeout=60)
         if self.proc.returncode != 0:
             fail("leak server exited with %d: %s" % (self.proc.returncode, err.decode()[-2000:]))
         return err.decode()
