@@ -12,6 +12,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/heap_cleanups.h"
 #include "heapcheck/report_destination.h"
@@ -43,6 +44,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (mode == nullptr || mode[0] == '\0') return;
   Settings& s = g_settings;
   if (!ReadCheckerConfig(&s)) return;
+  InstallCheckGateForkHandler();
   RememberReportDestination(s.report_path);
   // Read now, like every setting: a program may overwrite its environment before it exits.
   SuspendSignal();
@@ -115,8 +117,8 @@ void SayIncomplete(const char* name, const CheckResult& result, Mode mode) {
 }
 
 bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
-                        const MmapArray<uintptr_t>* baseline, CheckWhen when, uint64_t* bytes,
-                        uint64_t* objects) {
+                        const MmapArray<uintptr_t>* baseline, CheckWhen when, CheckGate* gate,
+                        uint64_t* bytes, uint64_t* objects) {
   *bytes = *objects = 0;
   Settings& s = g_settings;
   const bool exit_check = when == CheckWhen::kAtExit;
@@ -124,16 +126,16 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
   // "Snapshot checks"): it stops its threads throughout unless HEAP_CHECK_FORK_SNAPSHOT=all.
   CheckConfig config = s.config;
   if (when != CheckWhen::kRunning) config.fork_snapshot = s.snapshot_ending_checks;
-  // Recording off while we work: the symbolizer uses the normal heap. A snapshot check keeps
-  // it on until its result is in: the program runs on meanwhile, and what it allocates
-  // unrecorded would be a root, never a leak, in every later check.
-  const int64_t saved_rate = alloc::GetSampleParameter();
-  if (!config.fork_snapshot) alloc::SetSampleParameter(0);
+  // Recording off while we work (until the gate is released): the symbolizer uses the normal
+  // heap. A snapshot check keeps it on until its result is in: the program runs on meanwhile,
+  // and what it allocates unrecorded would be a root, never a leak, in every later check.
+  if (!config.fork_snapshot) gate->PauseRecording();
+  // The caller holds the check gate: this result, like the checker's stack, is its own.
   alignas(CheckResult) static unsigned char storage[sizeof(CheckResult)];
   static CheckResult* result = nullptr;
   if (result == nullptr) result = new (storage) CheckResult();
   bool ok = RunLeakCheck(config, entry_sp, regs, reg_count, baseline, result);
-  alloc::SetSampleParameter(0);
+  gate->PauseRecording();
   bool clean = true;
   if (ok) {
     // These modes promise a complete answer: without every thread's roots there is none.
@@ -167,7 +169,6 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
           "whole-program memory leaks");
     }
   }
-  alloc::SetSampleParameter(saved_rate);
   return clean;
 }
 
@@ -178,6 +179,7 @@ struct CheckCall {
   int reg_count;
   const MmapArray<uintptr_t>* baseline;
   CheckWhen when;
+  CheckGate* gate;
   uint64_t* bytes;
   uint64_t* objects;
   bool clean;
@@ -186,7 +188,7 @@ struct CheckCall {
 void CheckAndReportCall(void* arg) {
   auto* c = static_cast<CheckCall*>(arg);
   c->clean = CheckAndReportHere(c->name, c->entry_sp, c->regs, c->reg_count, c->baseline, c->when,
-                                c->bytes, c->objects);
+                                c->gate, c->bytes, c->objects);
 }
 
 }  // namespace
@@ -196,8 +198,13 @@ namespace {
 bool CheckAndReportOnCheckerStack(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
                                   int reg_count, const MmapArray<uintptr_t>* baseline,
                                   CheckWhen when, uint64_t* bytes, uint64_t* objects) {
+  *bytes = *objects = 0;
+  // One check at a time (check_gate.h): the checker's stack, the scratch and the result are
+  // the holder's. A check asked for from inside one is refused (said in one line): no report.
+  CheckGate gate(GateWait::kUntilFree);
+  if (!gate.held()) return true;
   // On the checker's own stack: the caller's may be small (checker_stack.h).
-  CheckCall call{name, entry_sp, regs, reg_count, baseline, when, bytes, objects, true};
+  CheckCall call{name, entry_sp, regs, reg_count, baseline, when, &gate, bytes, objects, true};
   RunOnCheckerStack(&CheckAndReportCall, &call);
   return call.clean;
 }

@@ -134,6 +134,8 @@ bool ReadCheckerConfig(Settings* s) {
   }
   s->report_path = internal::EnvRaw("HEAP_CHECK_REPORT_PATH");
   s->at_signal = internal::EnvRaw("HEAP_CHECK_AT_SIGNAL");
+  s->live_min_interval_ms =
+      internal::EnvInt64("HEAP_CHECK_LIVE_MIN_INTERVAL_MS", 1000, 0, 24 * 3600 * 1000);
   if (internal::EnvRaw("HEAP_CHECK_REPORT_CLEAN") != nullptr)
     s->report_clean = internal::EnvBool("HEAP_CHECK_REPORT_CLEAN", false) ? 1 : 0;
   return true;

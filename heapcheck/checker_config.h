@@ -15,6 +15,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include "heapcheck/leak_check.h"
 #include "heapcheck/report.h"
 
@@ -39,6 +41,8 @@ struct Settings {
   // HEAP_CHECK_FORK_SNAPSHOT=all: the checks of a process about to end (at exit, at a signal)
   // flood in a forked snapshot too (config.fork_snapshot is for the checks of a running one).
   bool snapshot_ending_checks = false;
+  // HEAP_CHECK_LIVE_MIN_INTERVAL_MS: the least time between two live checks (live_leak_check.h).
+  int64_t live_min_interval_ms = 1000;
   CheckConfig config;
   ReportOptions report;
 };

@@ -11,7 +11,7 @@
 namespace heapkit::check {
 
 // Runs fn(arg) on the checker's stack; on the caller's own stack if that cannot be mapped.
-// Not reentrant (checks are serialised by the caller).
+// Not reentrant: one stack, one saved context; the caller holds the check gate (check_gate.h).
 void RunOnCheckerStack(void (*fn)(void*), void* arg);
 
 }  // namespace heapkit::check

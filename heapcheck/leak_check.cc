@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "alloc/internal/log.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/check_steps.h"
 #include "heapcheck/roots.h"
 #include "heapcheck/snapshot_fork.h"
@@ -108,6 +109,8 @@ SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& s
 }  // namespace
 
 bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
+  CheckGate gate(GateWait::kUntilFree);  // check_gate.h: one check or snapshot at a time
+  if (!gate.held()) return false;
   out->Clear();
   ThreadStopper stopper;
   if (!stopper.StopAll(2000)) return false;
@@ -118,6 +121,10 @@ bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
 
 bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
                   int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
+    internal::Log("leak check: run without holding the check gate; no check done");
+    return false;
+  }
   const double start = Now();
   ClearAnalysis(out);
   out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;

@@ -85,11 +85,13 @@ struct CheckResult {
 // entry_sp: the lowest live stack address of the calling thread (the check's entry frame);
 // regs/reg_count: the calling thread's callee-saved registers at entry.
 // baseline: sorted object addresses that are excluded from the report (named checks).
-// False if the check could not run (logged).
+// False if the check could not run (logged). The caller holds the check gate (check_gate.h),
+// which also covers what it keeps of the result.
 bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
                   int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out);
 
-// Sorted addresses of all live heap objects (stops the world briefly).
+// Sorted addresses of all live heap objects (stops the world briefly). Takes the check gate
+// (waits for a running check); false if the snapshot could not be taken.
 bool SnapshotLiveObjects(MmapArray<uintptr_t>* out);
 
 // Spills the callee-saved registers of the caller into regs[0..6).

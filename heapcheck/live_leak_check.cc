@@ -1,6 +1,7 @@
 #include "heapcheck/live_leak_check.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <new>
@@ -8,16 +9,15 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "heapcheck/check_driver.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/leak_check.h"
 #include "heapcheck/leak_groups.h"
 
 namespace heapkit::check {
 namespace {
 
-internal::SpinLock g_live_check_lock;
-
 // The live checks' result (mmap'd arrays), kept apart from the exit check's. Built on first
-// use under g_live_check_lock (no guard variable: the runtime has no C++ runtime to call).
+// use by the check gate's holder (no guard variable: the runtime has no C++ runtime to call).
 alignas(CheckResult) unsigned char g_result_storage[sizeof(CheckResult)];
 CheckResult* g_result = nullptr;
 
@@ -77,34 +77,97 @@ void WriteMaps(LeakProfileSink sink, void* ctx) {
   close(fd);
 }
 
-}  // namespace
+// The last live check, for the spacing and for kTooSoon's answer. Written by the live check
+// with the gate held; read before the gate is tried (a refusal costs no wait), so under a lock
+// of its own (a leaf: nothing is taken while it is held).
+struct LastLiveCheck {
+  bool ran = false;
+  int64_t ended = 0;  // CLOCK_MONOTONIC
+  int64_t duration = 0;
+  LeakCheckAnswer answer;  // as it was given, status kChecked or kFailed
+};
+internal::SpinLock g_last_lock;
+LastLiveCheck g_last;
 
-__attribute__((noinline)) int WriteLeakProfileNow(LeakProfileSink sink, void* ctx, uint64_t* bytes,
-                                                  uint64_t* objects) {
-  *bytes = *objects = 0;
-  if (!CheckerActive()) return 0;
-  internal::SpinLockHolder h(&g_live_check_lock);
+int64_t Nanos(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// kTooSoon in *answer (with the last check's figures) when the spacing is not kept at now.
+bool TooSoon(int64_t now, LeakCheckAnswer* answer) {
+  internal::SpinLockHolder h(&g_last_lock);
+  if (!g_last.ran) return false;
+  const int64_t next = LiveCheckNextStart(g_last.ended, g_last.duration,
+                                          CheckerSettings().live_min_interval_ms * 1000000);
+  if (now >= next) return false;
+  *answer = g_last.answer;
+  answer->status = LeakCheckAnswer::kTooSoon;
+  answer->retry_after_seconds = static_cast<double>(next - now) / 1e9;
+  return true;
+}
+
+void NoteLastCheck(int64_t started, const LeakCheckAnswer& answer) {
+  const int64_t ended = Nanos(CLOCK_MONOTONIC);
+  internal::SpinLockHolder h(&g_last_lock);
+  g_last.ran = true;
+  g_last.ended = ended;
+  g_last.duration = ended - started;
+  g_last.answer = answer;
+}
+
+// The check and its profile, with the gate held. false: the check could not run.
+__attribute__((noinline)) bool CheckAndWrite(LeakProfileSink sink, void* ctx,
+                                             LeakCheckAnswer* answer) {
   uintptr_t regs[6];
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   CheckResult& result = LiveResult();
   if (!RunLeakCheck(CheckerSettings().config, sp, regs, 6, ObjectsLiveAtMainStart(), &result))
-    return -1;
+    return false;
+  answer->seconds_stopped = result.seconds_stopped;
   LeakGroups groups(result);
-  if (!groups.Build()) return -1;
+  if (!groups.Build()) return false;
   for (const LeakRecord& r : result.leaks) {
-    *bytes += r.bytes;
-    ++*objects;
+    answer->bytes += r.bytes;
+    ++answer->objects;
   }
   char header[128];
-  internal::FormatTo(
-      header, sizeof header, "heap profile: %6llu: %8llu [%6llu: %8llu] @ heapprofile\n",
-      static_cast<unsigned long long>(*objects), static_cast<unsigned long long>(*bytes),
-      static_cast<unsigned long long>(*objects), static_cast<unsigned long long>(*bytes));
+  internal::FormatTo(header, sizeof header,
+                     "heap profile: %6llu: %8llu [%6llu: %8llu] @ heapprofile\n",
+                     static_cast<unsigned long long>(answer->objects),
+                     static_cast<unsigned long long>(answer->bytes),
+                     static_cast<unsigned long long>(answer->objects),
+                     static_cast<unsigned long long>(answer->bytes));
   Write(sink, ctx, header);
   WriteRecords(groups, sink, ctx);
   WriteMaps(sink, ctx);
-  return 1;
+  return true;
+}
+
+}  // namespace
+
+void WriteLeakProfileNow(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer) {
+  *answer = LeakCheckAnswer{};
+  if (!CheckerActive()) {
+    answer->status = LeakCheckAnswer::kOff;
+    return;
+  }
+  if (TooSoon(Nanos(CLOCK_MONOTONIC), answer)) return;
+  CheckGate gate(GateWait::kBriefly);
+  if (!gate.held()) {
+    answer->status = LeakCheckAnswer::kBusy;
+    answer->retry_after_seconds = 1;
+    return;
+  }
+  const int64_t started = Nanos(CLOCK_MONOTONIC);
+  if (TooSoon(started, answer)) return;  // another live caller ran one meanwhile
+  answer->status =
+      CheckAndWrite(sink, ctx, answer) ? LeakCheckAnswer::kChecked : LeakCheckAnswer::kFailed;
+  answer->ended_unix_nanos = Nanos(CLOCK_REALTIME);
+  answer->seconds = static_cast<double>(Nanos(CLOCK_MONOTONIC) - started) / 1e9;
+  NoteLastCheck(started, *answer);
 }
 
 }  // namespace heapkit::check

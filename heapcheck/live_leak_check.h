@@ -11,22 +11,41 @@
 // HEAPCHECK_SUPPRESSIONS are not applied: they match symbolized frames, which is the reader's
 // business here.
 //
-// One live check at a time (a lock); the caller must not hold allocator or profiler locks, and
-// its own allocations should be unrecorded (they are then roots, never leaks). The check's
-// scratch memory is leak_check.cc's, shared with the exit check and HeapLeakChecker's named
-// checks, which do not take this lock: a live check must not overlap one of those (a program
-// that runs named checks while it is scraped is not supported yet).
+// Admission (the endpoint's policy; README.md, "One check at a time"):
+//   - one check at a time: the live check only tries the check gate (check_gate.h, a few ms at
+//     most); while another check runs (the program's own, or a live one) it answers kBusy;
+//   - spacing: a live check may start only at LiveCheckNextStart() after the last one ended:
+//     the last end + max(HEAP_CHECK_LIVE_MIN_INTERVAL_MS, kLiveCheckSpacing x the last check's
+//     duration). Checks then take at most 1 / (1 + kLiveCheckSpacing) = 5 % of wall time
+//     whatever the heap's size, so a client asking back to back costs the program at most that
+//     share of its threads' time. The duration, not only the pause: it bounds the work the
+//     check does while the program runs on (the flood, the profile's text) as well as the
+//     stop. Earlier: kTooSoon, with the last check's time and totals (its profile is not kept:
+//     memory held for a client, and a stale profile read as a new one).
+// The caller must not hold allocator or profiler locks, and its own allocations should be
+// unrecorded (they are then roots, never leaks).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/http/server_hooks.h"
+
 namespace heapkit::check {
 
 using LeakProfileSink = void (*)(void* ctx, const char* data, size_t length);
+using prof::http::LeakCheckAnswer;
 
-// 1: checked, profile written; 0: HEAPCHECK is off (nothing written); -1: the check could not
-// run (threads not listable, out of memory; nothing written). *bytes / *objects: leaked totals.
-int WriteLeakProfileNow(LeakProfileSink sink, void* ctx, uint64_t* bytes, uint64_t* objects);
+inline constexpr int64_t kLiveCheckSpacing = 19;
+
+// When (CLOCK_MONOTONIC nanoseconds) the next live check may start, the last having ended at
+// last_end after last_duration.
+inline int64_t LiveCheckNextStart(int64_t last_end, int64_t last_duration, int64_t min_interval) {
+  const int64_t spacing = kLiveCheckSpacing * last_duration;
+  return last_end + (spacing > min_interval ? spacing : min_interval);
+}
+
+// The live check, if admitted; *answer says what happened (server_hooks.h).
+void WriteLeakProfileNow(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer);
 
 }  // namespace heapkit::check

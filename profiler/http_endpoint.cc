@@ -19,8 +19,8 @@
 
 namespace heapkit::check {
 // heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.
-__attribute__((weak)) int WriteLeakProfileNow(void (*sink)(void*, const char*, size_t), void* ctx,
-                                              uint64_t* bytes, uint64_t* objects);
+__attribute__((weak)) void WriteLeakProfileNow(void (*sink)(void*, const char*, size_t), void* ctx,
+                                               prof::http::LeakCheckAnswer* answer);
 }  // namespace heapkit::check
 
 namespace heapkit::prof {

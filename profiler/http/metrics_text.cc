@@ -102,6 +102,14 @@ std::string LeakMetricsText(const LeakMetrics& leaks) {
   Metric(&out, "heapkit_leak_check_duration_seconds", "gauge",
          "How long the last leak check took (the program's threads stopped for part of it).",
          leaks.seconds);
+  Metric(&out, "heapkit_leak_check_pause_seconds", "gauge",
+         "How long the last leak check stopped the program's threads.", leaks.pause_seconds);
+  Metric(&out, "heapkit_leak_checks_refused_busy_total", "counter",
+         "Leak check requests refused (503) because another check was running.",
+         static_cast<double>(leaks.refused_busy));
+  Metric(&out, "heapkit_leak_checks_refused_too_soon_total", "counter",
+         "Leak check requests refused (429) because the last live check ended too recently.",
+         static_cast<double>(leaks.refused_too_soon));
   return out;
 }
 

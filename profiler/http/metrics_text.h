@@ -16,12 +16,16 @@ using NumericProperty = int (*)(const char* name, size_t* value);
 // `totals` from the heap sample (nullptr: the sampled counters are left out).
 std::string MetricsText(NumericProperty property, const HeapTotals* totals);
 
-// The last /debug/pprof/leaks check (present once one has run).
+// /debug/pprof/leaks (present once a check was asked for): checks run and refused, and the
+// last check's figures.
 struct LeakMetrics {
-  uint64_t checks;
-  uint64_t bytes;
-  uint64_t objects;
-  double seconds;
+  uint64_t checks = 0;
+  uint64_t refused_busy = 0;      // 503: another check was running
+  uint64_t refused_too_soon = 0;  // 429: within the spacing after the last live check
+  uint64_t bytes = 0;
+  uint64_t objects = 0;
+  double seconds = 0;        // the last check, as the endpoint timed it
+  double pause_seconds = 0;  // of which the program's threads were stopped
 };
 std::string LeakMetricsText(const LeakMetrics& leaks);
 

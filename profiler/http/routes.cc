@@ -28,14 +28,8 @@ std::string& PreviousDeltaSample() {
   return *previous;
 }
 
-// The last /debug/pprof/leaks check, for /metrics.
-struct LeakCheckTotals {
-  uint64_t checks = 0;
-  uint64_t bytes = 0;
-  uint64_t objects = 0;
-  double seconds = 0;
-};
-LeakCheckTotals g_leak_checks;
+// /debug/pprof/leaks for /metrics: the checks run and refused, and the last check's figures.
+LeakMetrics g_leak_checks;
 
 Response Text(int status, std::string body) {
   Response r;
@@ -194,7 +188,27 @@ Response Growth(std::string_view query, const ServerHooks& hooks) {
   return Encode(sample, "", HeapView::kGrowth, NowNanos(), 0);
 }
 
-// A whole-program leak check now; the unreachable objects by allocation stack.
+// "Retry-After: N" (whole seconds, at least 1: HTTP has no finer unit).
+std::string RetryAfter(double seconds) {
+  const long whole = static_cast<long>(seconds);
+  return "Retry-After: " + std::to_string(whole < seconds || whole < 1 ? whole + 1 : whole) +
+         "\r\n";
+}
+
+// "2026-12-01T22:50:01Z" for a CLOCK_REALTIME time.
+std::string UtcTime(int64_t unix_nanos) {
+  const time_t seconds = static_cast<time_t>(unix_nanos / 1000000000);
+  tm utc;
+  char text[32];
+  if (gmtime_r(&seconds, &utc) == nullptr || strftime(text, sizeof text, "%FT%TZ", &utc) == 0)
+    return "?";
+  return text;
+}
+
+// A whole-program leak check now, if the runtime admits it (server_hooks.h LeakCheckAnswer:
+// one check at a time, spaced so that checks take a bounded share of the program's time); the
+// unreachable objects by allocation stack. Refused: 503 (another check runs) or 429 (too soon
+// after the last: its time and totals, not its profile), each with Retry-After.
 Response Leaks(std::string_view query, const ServerHooks& hooks) {
   bool text = false;
   int seconds = 0;
@@ -202,15 +216,40 @@ Response Leaks(std::string_view query, const ServerHooks& hooks) {
   if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
   if (hooks.leak_profile == nullptr) return Text(404, "no leak checker in this runtime\n");
   std::string sample;
-  uint64_t bytes = 0, objects = 0;
+  LeakCheckAnswer answer;
   const int64_t start = NowNanos();
-  const int rc = hooks.leak_profile(&AppendTo, &sample, &bytes, &objects);
-  if (rc == 0) return Text(503, "the leak checker is off: run the program with HEAPCHECK set\n");
-  if (rc < 0) return Text(500, "the leak check could not run (see the program's stderr)\n");
+  hooks.leak_profile(&AppendTo, &sample, &answer);
+  switch (answer.status) {
+    case LeakCheckAnswer::kOff:
+      return Text(503, "the leak checker is off: run the program with HEAPCHECK set\n");
+    case LeakCheckAnswer::kFailed:
+      return Text(500, "the leak check could not run (see the program's stderr)\n");
+    case LeakCheckAnswer::kBusy: {
+      g_leak_checks.refused_busy += 1;
+      Response r = Text(503, "another leak check is running in the program; retry later\n");
+      r.extra_headers = RetryAfter(answer.retry_after_seconds);
+      return r;
+    }
+    case LeakCheckAnswer::kTooSoon: {
+      g_leak_checks.refused_too_soon += 1;
+      char line[320];
+      snprintf(line, sizeof line,
+               "too soon after the last leak check (ended %s, %.3f s, threads stopped %.3f s, "
+               "%llu bytes leaked in %llu objects); the next may start in %.3f s\n",
+               UtcTime(answer.ended_unix_nanos).c_str(), answer.seconds, answer.seconds_stopped,
+               static_cast<unsigned long long>(answer.bytes),
+               static_cast<unsigned long long>(answer.objects), answer.retry_after_seconds);
+      Response r = Text(429, line);
+      r.extra_headers = RetryAfter(answer.retry_after_seconds);
+      return r;
+    }
+    case LeakCheckAnswer::kChecked: break;
+  }
   g_leak_checks.checks += 1;
-  g_leak_checks.bytes = bytes;
-  g_leak_checks.objects = objects;
+  g_leak_checks.bytes = answer.bytes;
+  g_leak_checks.objects = answer.objects;
   g_leak_checks.seconds = static_cast<double>(NowNanos() - start) / 1e9;
+  g_leak_checks.pause_seconds = answer.seconds_stopped;
   if (text) return Text(200, sample);
   return Encode(sample, "", HeapView::kLeaks, start, 0);
 }
@@ -359,11 +398,8 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = MetricsText(hooks.numeric_property, sampled ? &totals : nullptr);
-    if (g_leak_checks.checks > 0) {
-      LeakMetrics leaks{g_leak_checks.checks, g_leak_checks.bytes, g_leak_checks.objects,
-                        g_leak_checks.seconds};
-      r.body += LeakMetricsText(leaks);
-    }
+    if (g_leak_checks.checks + g_leak_checks.refused_busy + g_leak_checks.refused_too_soon > 0)
+      r.body += LeakMetricsText(g_leak_checks);
     r.body += RefusalMetricsText();
     return r;
   }

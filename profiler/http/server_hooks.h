@@ -10,6 +10,27 @@ namespace heapkit::prof::http {
 
 using TextSink = void (*)(void* ctx, const char* data, size_t length);
 
+// What a live leak check request (ServerHooks::leak_profile) came to. The runtime decides the
+// admission (heapcheck/live_leak_check.h): one check at a time, and a spacing between live
+// checks that bounds the share of the program's time they take.
+struct LeakCheckAnswer {
+  enum Status : int {
+    kChecked,  // checked: the profile was written
+    kOff,      // HEAPCHECK is off: nothing written
+    kFailed,   // the check could not run (threads not listable, out of memory; said on stderr)
+    kBusy,     // another check (the program's own, or a live one) is running
+    kTooSoon,  // the last live check ended too recently
+  };
+  Status status = kFailed;
+  // kChecked: this check's; kTooSoon: the last live check's (zero if none ran).
+  uint64_t bytes = 0;              // leaked
+  uint64_t objects = 0;            // leaked
+  double seconds = 0;              // the whole check, in the runtime
+  double seconds_stopped = 0;      // of which the program's threads were stopped
+  int64_t ended_unix_nanos = 0;    // when it ended (CLOCK_REALTIME)
+  double retry_after_seconds = 0;  // kBusy, kTooSoon: when to ask again
+};
+
 struct ServerHooks {
   // The legacy heap profile of the sampled live objects (GetHeapSample's text); empty when
   // sampling is off.
@@ -18,11 +39,11 @@ struct ServerHooks {
   void (*growth_stacks)(TextSink sink, void* ctx) = nullptr;
   // MallocExtension_GetNumericProperty.
   int (*numeric_property)(const char* name, size_t* value) = nullptr;
-  // A whole-program leak check now (HEAPCHECK active): writes the unreachable objects as a
-  // legacy heap profile ("@ heapprofile", exact counts, one line per allocation stack) and
-  // returns 1; 0 when HEAPCHECK is off, -1 when the check could not run. *bytes / *objects get
-  // the leaked totals. nullptr: no checker in this runtime.
-  int (*leak_profile)(TextSink sink, void* ctx, uint64_t* bytes, uint64_t* objects) = nullptr;
+  // A whole-program leak check now, if admitted (HEAPCHECK active, no other check running, the
+  // spacing since the last live check kept): writes the unreachable objects as a legacy heap
+  // profile ("@ heapprofile", exact counts, one line per allocation stack); *answer says what
+  // happened. nullptr: no checker in this runtime.
+  void (*leak_profile)(TextSink sink, void* ctx, LeakCheckAnswer* answer) = nullptr;
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;

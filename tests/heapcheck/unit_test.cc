@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -21,6 +22,9 @@
 #include "alloc/internal/system_memory.h"
 #include "alloc/live_objects.h"
 #include "alloc/object_slots.h"
+#include "alloc/observer_hooks.h"
+#include "heapcheck/check_gate.h"
+#include "heapcheck/live_leak_check.h"
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
@@ -524,6 +528,136 @@ TEST(ThreadStopper, StopsASignalBlockingThreadWithPtraceAndDetaches) {
   }
   g_stop = true;
   pthread_join(t, nullptr);
+}
+
+// ---- one check at a time (check_gate.h) ----
+
+std::atomic<int> g_gate_step{0};
+std::atomic<bool> g_gate_waiter_held{false};
+std::atomic<pid_t> g_gate_waiter_tid{0};
+
+void* GateWaiter(void*) {
+  g_gate_waiter_tid.store(gettid());
+  g_gate_step.store(1);
+  CheckGate gate(GateWait::kUntilFree);
+  g_gate_waiter_held.store(gate.held());
+  return nullptr;
+}
+
+// While one thread holds the gate, another waiting for it is stopped by the holder's stopper
+// like any thread (its wait is interrupted by the suspend signal), and gets the gate after.
+TEST(CheckGate, AWaiterIsStoppedWhileItWaitsAndGetsTheGateAfter) {
+  g_gate_step = 0;
+  g_gate_waiter_held = false;
+  pthread_t waiter;
+  {
+    CheckGate gate(GateWait::kUntilFree);
+    ASSERT_TRUE(gate.held());
+    EXPECT_TRUE(CheckGateHeldHere());
+    pthread_create(&waiter, nullptr, GateWaiter, nullptr);
+    while (g_gate_step.load() == 0) usleep(100);
+    usleep(20000);  // in its futex wait by now
+    ThreadStopper stopper;
+    ASSERT_TRUE(stopper.StopAll(2000));
+    bool stopped = false;
+    for (size_t i = 0; i < stopper.slot_count(); ++i) {
+      const StoppedThread* t = stopper.thread(i);
+      stopped = stopped || (t != nullptr && t->tid == g_gate_waiter_tid.load());
+    }
+    EXPECT_TRUE(stopped) << "the waiting thread was not stopped";
+    EXPECT_EQ(stopper.unstopped_count(), 0u);
+    stopper.ResumeAll();
+    usleep(10000);
+    EXPECT_FALSE(g_gate_waiter_held.load()) << "the waiter went through a held gate";
+  }
+  EXPECT_FALSE(CheckGateHeldHere());
+  pthread_join(waiter, nullptr);
+  EXPECT_TRUE(g_gate_waiter_held.load());
+}
+
+void* TryBriefly(void* held) {
+  CheckGate gate(GateWait::kBriefly);
+  *static_cast<bool*>(held) = gate.held();
+  return nullptr;
+}
+
+// The live check's way: a held gate is "busy" after a few ms, a free one is taken.
+TEST(CheckGate, BriefWaitGivesUpWhileHeld) {
+  bool held = true;
+  pthread_t t;
+  {
+    CheckGate gate(GateWait::kUntilFree);
+    ASSERT_TRUE(gate.held());
+    pthread_create(&t, nullptr, TryBriefly, &held);
+    pthread_join(t, nullptr);
+    EXPECT_FALSE(held);
+  }
+  pthread_create(&t, nullptr, TryBriefly, &held);
+  pthread_join(t, nullptr);
+  EXPECT_TRUE(held);
+}
+
+TEST(CheckGate, ACheckAskedForInsideACheckIsRefusedNotDeadlocked) {
+  CheckGate outer(GateWait::kUntilFree);
+  ASSERT_TRUE(outer.held());
+  CheckGate inner(GateWait::kUntilFree);
+  EXPECT_FALSE(inner.held());
+  EXPECT_TRUE(CheckGateHeldHere());  // the outer hold stays
+}
+
+std::atomic<int> g_holder_step{0};
+
+void* HoldGateWithRecordingPaused(void*) {
+  CheckGate gate(GateWait::kUntilFree);
+  gate.PauseRecording();
+  g_holder_step.store(1);
+  while (g_holder_step.load() != 2) usleep(100);
+  return nullptr;
+}
+
+// A child forked while another thread held the gate (with recording paused) finds it free and
+// the sampling parameter restored; a child forked by the holder keeps the hold.
+TEST(CheckGate, ForkedChildFindsAGateAnotherThreadHeldFree) {
+  InstallCheckGateForkHandler();
+  const int64_t rate = alloc::GetSampleParameter();
+  g_holder_step = 0;
+  pthread_t holder;
+  pthread_create(&holder, nullptr, HoldGateWithRecordingPaused, nullptr);
+  while (g_holder_step.load() != 1) usleep(100);
+  EXPECT_EQ(alloc::GetSampleParameter(), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    const bool restored = alloc::GetSampleParameter() == rate;
+    CheckGate gate(GateWait::kBriefly);
+    _exit(gate.held() && restored ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  g_holder_step.store(2);
+  pthread_join(holder, nullptr);
+  EXPECT_EQ(alloc::GetSampleParameter(), rate);
+  {
+    CheckGate gate(GateWait::kUntilFree);
+    ASSERT_TRUE(gate.held());
+    child = fork();
+    if (child == 0) _exit(CheckGateHeldHere() ? 0 : 1);
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  }
+}
+
+// The spacing of live checks: the floor, or 19 times the last check's duration.
+TEST(LiveLeakCheck, NextStartKeepsChecksToAShareOfTheTime) {
+  constexpr int64_t kMs = 1000000;
+  EXPECT_EQ(LiveCheckNextStart(1000 * kMs, 2 * kMs, 1000 * kMs), 2000 * kMs);  // the floor
+  EXPECT_EQ(LiveCheckNextStart(1000 * kMs, 2000 * kMs, 1000 * kMs), 39000 * kMs);
+  EXPECT_EQ(LiveCheckNextStart(1000 * kMs, 10 * kMs, 0), 1190 * kMs);  // no floor: the share
+  // Whatever the durations, checks back to back take at most 1/20 of the time.
+  for (int64_t d : {int64_t{1}, 5 * kMs, 600 * kMs, 2100 * kMs}) {
+    const int64_t next = LiveCheckNextStart(0, d, 0);
+    EXPECT_LE(static_cast<double>(d) / static_cast<double>(d + next), 0.05 + 1e-12);
+  }
 }
 
 }  // namespace

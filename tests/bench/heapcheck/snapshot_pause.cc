@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "heapcheck/check_driver.h"
+#include "heapcheck/check_gate.h"
 #include "heapcheck/leak_check.h"
 #include "heapcheck/thread_stopper.h"
 
@@ -191,8 +192,11 @@ int main(int argc, char** argv) {
     config.fork_snapshot = snapshot;
     g_copy_private_kib = 0;
     g_sampling = snapshot;
-    const bool ok = hc::RunLeakCheck(
-        config, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), regs, 6, nullptr, &result);
+    hc::CheckGate gate(hc::GateWait::kUntilFree);  // every check holds it (check_gate.h)
+    const bool ok =
+        gate.held() &&
+        hc::RunLeakCheck(config, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), regs, 6,
+                         nullptr, &result);
     g_sampling = false;
     if (!ok) {
       fprintf(stderr, "check failed\n");

@@ -4,6 +4,8 @@
 // whole program again and again through both checks of a running program: the API's
 // NoGlobalLeaks() and the live endpoint's WriteLeakProfileNow(). Every check must find exactly
 // the known leaks: no false leak from an object in flight between the workers, none missed.
+// Live checks are spaced (HEAP_CHECK_LIVE_MIN_INTERVAL_MS and the share rule): a round whose
+// live check would come too soon runs the API's instead.
 // Before exit the leaks are freed, so the exit check is clean.
 //
 //   snapshot_service soak <seconds>       checks until the time is up
@@ -34,10 +36,7 @@
 #include <ctime>
 #include <string>
 
-namespace heapkit::check {
-int WriteLeakProfileNow(void (*sink)(void*, const char*, size_t), void* ctx, uint64_t* bytes,
-                        uint64_t* objects);
-}  // namespace heapkit::check
+#include "heapcheck/live_leak_check.h"
 
 namespace {
 
@@ -242,18 +241,24 @@ int main(int argc, char** argv) {
   }
   while (soak ? Now() < until : checks < static_cast<int>(amount)) {
     uint64_t bytes = 0, objects = 0;
-    const bool api = checks % 2 == 0;
+    bool api = checks % 2 == 0;
+    if (!api) {
+      std::string profile;
+      heapkit::check::LeakCheckAnswer answer;
+      heapkit::check::WriteLeakProfileNow(CollectProfile, &profile, &answer);
+      // Live checks are spaced (live_leak_check.h): too soon, this round's check is the API's.
+      api = answer.status == heapkit::check::LeakCheckAnswer::kTooSoon;
+      bytes = answer.bytes;
+      objects = answer.objects;
+      if (answer.status != heapkit::check::LeakCheckAnswer::kChecked ||
+          profile.rfind("heap profile:", 0) != 0) {
+        bytes = objects = ~uint64_t{0};
+      }
+    }
     if (api) {
       HeapLeakChecker::NoGlobalLeaks();
       bytes = static_cast<uint64_t>(main_checker->BytesLeaked());
       objects = static_cast<uint64_t>(main_checker->ObjectsLeaked());
-    } else {
-      std::string profile;
-      if (heapkit::check::WriteLeakProfileNow(CollectProfile, &profile, &bytes, &objects) != 1) {
-        bytes = objects = ~uint64_t{0};
-      } else if (profile.rfind("heap profile:", 0) != 0) {
-        bytes = objects = ~uint64_t{0};
-      }
     }
     const bool ok = bytes == g_truth_bytes && objects == g_truth_objects;
     mismatches += ok ? 0 : 1;
