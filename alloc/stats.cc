@@ -118,6 +118,11 @@ void ReleaseFreeMemory() {
   g_state.pageheap.ReleaseAtLeastNPages(static_cast<Length>(-1));
 }
 
+void ReleaseTransferCaches() {
+  EnsureInit();
+  for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].ReleaseTransferCache();
+}
+
 void ReleaseToSystem(size_t bytes) {
   EnsureInit();
   g_state.pageheap.ReleaseAtLeastNPages(PagesFor(bytes));

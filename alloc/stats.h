@@ -47,5 +47,9 @@ bool GetAggressiveDecommit();
 size_t CurrentThreadCacheBytes();
 // Returns the calling thread's cache to the central tier (MallocExtension::MarkThreadIdle).
 void MarkThreadIdle();
+// Returns the transfer caches' parked batches to their spans (the HTTP endpoint, after it
+// freed its symbolizer: what its thread cache parked there would stay resident). The program's
+// next refills of those classes take objects from the spans.
+void ReleaseTransferCaches();
 
 }  // namespace heapkit::alloc

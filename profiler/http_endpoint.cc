@@ -8,10 +8,12 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/stats.h"
 #include "gperftools/malloc_extension_c.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/http/server_hooks.h"
+#include "profiler/memory_breakdown.h"
 #include "profiler/on_demand_library.h"
 #include "profiler/output_sink.h"
 #include "profiler/profiler_config.h"
@@ -35,6 +37,17 @@ void HeapSample(http::TextSink sink, void* ctx) {
 void GrowthStacks(http::TextSink sink, void* ctx) {
   CallbackSink out(sink, ctx);
   WriteGrowthStacks(&out);
+}
+
+void MemoryFigures(http::TextSink sink, void* ctx) {
+  CallbackSink out(sink, ctx);
+  AppendMemoryBreakdown(&out);
+}
+
+void ReturnMemory(size_t bytes) {
+  alloc::MarkThreadIdle();
+  alloc::ReleaseTransferCaches();
+  alloc::ReleaseToSystem(bytes);
 }
 
 void ServerThreadStarted() { SetThreadRecordingDisabled(true); }
@@ -72,6 +85,8 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.numeric_property = &MallocExtension_GetNumericProperty;
     hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in
     hooks.server_thread_started = &ServerThreadStarted;
+    hooks.memory_figures = &MemoryFigures;
+    hooks.return_memory = &ReturnMemory;
     // Who may ask (http/access_policy.h); unset in an AT_SECURE process, like every variable.
     hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
     hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");

@@ -19,6 +19,7 @@
 
 #include "profiler/http/access_policy.h"
 #include "profiler/http/listen_address.h"
+#include "profiler/http/process_symbolizer.h"
 
 namespace heapkit::prof::http {
 namespace {
@@ -356,6 +357,10 @@ void* Serve(void* arg) {
       fds.push_back({c.fd, events, 0});
       if (next_deadline < 0 || c.deadline_ms < next_deadline) next_deadline = c.deadline_ms;
     }
+    const int64_t drop_symbolizer_ms = SymbolizerDropDeadlineMs();
+    if (drop_symbolizer_ms >= 0 && (next_deadline < 0 || drop_symbolizer_ms < next_deadline)) {
+      next_deadline = drop_symbolizer_ms;
+    }
     int timeout = -1;
     if (next_deadline >= 0) {
       const int64_t wait = next_deadline - NowMs();
@@ -366,6 +371,9 @@ void* Serve(void* arg) {
       continue;
     }
     const int64_t now = NowMs();
+    if (drop_symbolizer_ms >= 0 && now >= drop_symbolizer_ms) {
+      DropSymbolizer(s->hooks.numeric_property, s->hooks.return_memory);
+    }
     for (size_t i = 1; i < fds.size(); ++i) {
       Connection* c = &s->connections[i - 1];
       if (c->fd < 0) continue;

@@ -15,12 +15,19 @@ namespace {
 struct SymbolizerCache {
   std::string key;  // the executable mappings, one "start limit offset path" line each
   std::unique_ptr<pprof::Symbolizer> symbolizer;
+  int64_t last_use_ms = 0;
   std::map<std::string, std::string> build_ids;  // path → hex
 };
 
 SymbolizerCache& Cache() {
   static SymbolizerCache* cache = new SymbolizerCache;
   return *cache;
+}
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t ThreadCpuNanos() {
@@ -54,7 +61,43 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<CodeMa
     cache.symbolizer = pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
     cache.key = std::move(key);
   }
+  cache.last_use_ms = MonotonicMs();
   return cache.symbolizer.get();
+}
+
+int64_t SymbolizerDropDeadlineMs() {
+  const SymbolizerCache& cache = Cache();
+  return cache.symbolizer == nullptr ? -1 : cache.last_use_ms + kSymbolizerIdleMs;
+}
+
+size_t DropSymbolizer(int (*property)(const char* name, size_t* value),
+                      void (*return_memory)(size_t bytes)) {
+  SymbolizerCache& cache = Cache();
+  if (cache.symbolizer == nullptr) return 0;
+  size_t before = 0, after = 0;
+  const bool measured =
+      property != nullptr && property("generic.current_allocated_bytes", &before) != 0;
+  cache.symbolizer.reset();
+  cache.key.clear();
+  cache.key.shrink_to_fit();
+  // The program's threads allocate meanwhile: the difference is what this thread freed, give
+  // or take their activity in the microseconds between the two reads.
+  if (measured) property("generic.current_allocated_bytes", &after);
+  const size_t freed = before > after ? before - after : 0;
+  if (return_memory != nullptr) return_memory(freed);
+  return freed;
+}
+
+size_t CachedBytes() {
+  // A map node holds its two strings and three pointers and a colour; strings beyond the
+  // 15 bytes kept inline own a block of their capacity.
+  size_t bytes = 0;
+  for (const auto& [path, hex] : Cache().build_ids) {
+    bytes += sizeof(std::pair<const std::string, std::string>) + 4 * sizeof(void*);
+    if (path.capacity() > 15) bytes += path.capacity() + 1;
+    if (hex.capacity() > 15) bytes += hex.capacity() + 1;
+  }
+  return bytes;
 }
 
 const std::string& BuildIdOf(const std::string& path) {

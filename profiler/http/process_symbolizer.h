@@ -1,11 +1,16 @@
 // This process's own symbolizer, for the HTTP endpoint's profiles and /pprof/symbol: one
-// pprof::Symbolizer over the executable mappings of /proc/self/maps, rebuilt only when those
-// change (a library loaded or unloaded; data mappings come and go, libdw's own among them), so
-// that its per-PC cache makes the next scrape cheap. Local files only: no debuginfod, no network.
-// Used by the server's thread alone (no lock).
+// pprof::Symbolizer over the executable mappings of /proc/self/maps, rebuilt when those change
+// (a library loaded or unloaded; data mappings come and go, libdw's own among them). Local
+// files only: no debuginfod, no network. Used by the server's thread alone (no lock).
 //
-// Memory: the per-PC cache holds the PCs of the profiles, which the program's own code bounds;
-// addresses a client sends (/pprof/symbol) are looked up without caching (FunctionsAt).
+// Memory: the symbolizer is the endpoint's one large allocation (libdwfl's sessions, the
+// modules' symbol tables and inline trees, the ELF sections libelf reads: megabytes for a
+// service linked with a few libraries), so it lives only while requests use it: it is dropped once
+// the server has been idle for kSymbolizerIdleMs and before /metrics is answered, and the heap it
+// freed is returned to the OS (DropSymbolizer). A burst of requests (a profile, then pprof's
+// /pprof/symbol batches) shares one; each scrape after an idle second builds it again
+// (tests/bench/profiler/RESULTS.md has the cost). Addresses a client sends (/pprof/symbol) are
+// looked up without caching (FunctionsAt).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +35,20 @@ std::vector<CodeMapping> ExecutableMappings(std::string_view maps);
 
 // The symbolizer for `maps` (this process's maps text; `code` its ExecutableMappings).
 pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<CodeMapping>& code);
+
+// How long an unused symbolizer is kept.
+constexpr int64_t kSymbolizerIdleMs = 1000;
+
+// When the symbolizer should be dropped (CLOCK_MONOTONIC ms), -1 when there is none.
+int64_t SymbolizerDropDeadlineMs();
+
+// Destroys the symbolizer, if any, and hands `return_memory` (ServerHooks' return_memory) the
+// heap bytes that freed, so that they leave the process's RSS. Returns those bytes.
+size_t DropSymbolizer(int (*property)(const char* name, size_t* value),
+                      void (*return_memory)(size_t bytes));
+
+// Heap bytes the endpoint keeps between answers in its caches (the build IDs), by their sizes.
+size_t CachedBytes();
 
 // A file's GNU build ID as lower-case hex ("" if none), read once per path.
 const std::string& BuildIdOf(const std::string& path);

@@ -352,13 +352,23 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   }
   if (symbol) return Symbol(request);
   if (path == "/metrics") {
+    // The figures never count a symbolizer a profile scrape left: it is dropped first.
+    DropSymbolizer(hooks.numeric_property, hooks.return_memory);
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;
     std::string error;
     const bool sampled = !sample.empty() && HeapProfileTotals(sample, &totals, &error);
+    std::string figures;
+    if (hooks.memory_figures != nullptr) hooks.memory_figures(&AppendTo, &figures);
+    MetricsInput input;
+    input.property = hooks.numeric_property;
+    input.totals = sampled ? &totals : nullptr;
+    input.memory_figures = figures;
+    const size_t baseline = PreviousDeltaSample().capacity();  // 15: inline, no heap block
+    input.endpoint_heap_bytes = CachedBytes() + (baseline > 15 ? baseline + 1 : 0);
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = MetricsText(hooks.numeric_property, sampled ? &totals : nullptr);
+    r.body = MetricsText(input);
     if (g_leak_checks.checks > 0) {
       LeakMetrics leaks{g_leak_checks.checks, g_leak_checks.bytes, g_leak_checks.objects,
                         g_leak_checks.seconds};

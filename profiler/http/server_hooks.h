@@ -23,6 +23,12 @@ struct ServerHooks {
   // returns 1; 0 when HEAPCHECK is off, -1 when the check could not run. *bytes / *objects get
   // the leaked totals. nullptr: no checker in this runtime.
   int (*leak_profile)(TextSink sink, void* ctx, uint64_t* bytes, uint64_t* objects) = nullptr;
+  // The process's memory figures, profiler/memory_breakdown.h's "# heapkit: memory <key>
+  // <bytes>" lines (what partitions RSS for /metrics); nullptr: none.
+  void (*memory_figures)(TextSink sink, void* ctx) = nullptr;
+  // Returns to the OS about `bytes` of heap the server's thread has just freed: its thread
+  // cache is emptied and that many bytes of free page-heap spans are released.
+  void (*return_memory)(size_t bytes) = nullptr;
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;
