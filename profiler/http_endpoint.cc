@@ -44,10 +44,15 @@ void MemoryFigures(http::TextSink sink, void* ctx) {
   AppendMemoryBreakdown(&out);
 }
 
-void ReturnMemory(size_t bytes) {
+// The freed symbolizer's objects leave the server thread's cache and the transfer caches for
+// their spans, the spans that became free go to the page heap, and the page heap's free spans
+// are returned to the OS: those it had before too (the age rule, page_heap.h, would return
+// them within half a second of the program's next allocations; the bytes just freed alone do
+// not say which spans they were, and a never-touched span returned frees no memory).
+void ReturnMemory() {
   alloc::MarkThreadIdle();
   alloc::ReleaseTransferCaches();
-  alloc::ReleaseToSystem(bytes);
+  alloc::ReleaseFreeMemory();
 }
 
 void ServerThreadStarted() { SetThreadRecordingDisabled(true); }

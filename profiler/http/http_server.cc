@@ -372,7 +372,7 @@ void* Serve(void* arg) {
     }
     const int64_t now = NowMs();
     if (drop_symbolizer_ms >= 0 && now >= drop_symbolizer_ms) {
-      DropSymbolizer(s->hooks.numeric_property, s->hooks.return_memory);
+      DropSymbolizer(s->hooks.return_memory);
     }
     for (size_t i = 1; i < fds.size(); ++i) {
       Connection* c = &s->connections[i - 1];

@@ -93,12 +93,14 @@ double ProcessStartSeconds() {
   return static_cast<double>(boot) + static_cast<double>(ticks) / static_cast<double>(hz);
 }
 
-// The build ID of the object this code is in (libheapkit.so, or the program it is linked
-// into), read once.
-const std::string& RuntimeBuildId() {
-  static const std::string* id = [] {
+// The build ID of the runtime: the object that holds the allocator's `property` function
+// (libheapkit.so, or the program it is linked into; this code may be in the on-demand
+// library), read once.
+const std::string& RuntimeBuildId(NumericProperty property) {
+  static const std::string* id = [property] {
     Dl_info info{};
-    const bool found = dladdr(reinterpret_cast<void*>(&RuntimeBuildId), &info) != 0 &&
+    const bool found = property != nullptr &&
+                       dladdr(reinterpret_cast<void*>(property), &info) != 0 &&
                        info.dli_fname != nullptr && info.dli_fname[0] == '/';
     return new std::string(found ? pprof::ReadBuildIdHex(info.dli_fname) : "");
   }();
@@ -232,7 +234,8 @@ std::string MetricsText(const MetricsInput& input) {
   }
   Family(&out, "heapkit_build_info", "gauge",
          "The heapkit runtime in this process: its version and build ID (always 1).");
-  std::string labels = "version=\"" HEAPKIT_VERSION "\",build_id=\"" + RuntimeBuildId() + "\"";
+  std::string labels =
+      "version=\"" HEAPKIT_VERSION "\",build_id=\"" + RuntimeBuildId(property) + "\"";
   Labelled(&out, "heapkit_build_info", labels.c_str(), 1);
   if (totals != nullptr) {
     Metric(&out, "heapkit_allocated_objects_total", "counter",

@@ -70,22 +70,13 @@ int64_t SymbolizerDropDeadlineMs() {
   return cache.symbolizer == nullptr ? -1 : cache.last_use_ms + kSymbolizerIdleMs;
 }
 
-size_t DropSymbolizer(int (*property)(const char* name, size_t* value),
-                      void (*return_memory)(size_t bytes)) {
+void DropSymbolizer(void (*return_memory)()) {
   SymbolizerCache& cache = Cache();
-  if (cache.symbolizer == nullptr) return 0;
-  size_t before = 0, after = 0;
-  const bool measured =
-      property != nullptr && property("generic.current_allocated_bytes", &before) != 0;
+  if (cache.symbolizer == nullptr) return;
   cache.symbolizer.reset();
   cache.key.clear();
   cache.key.shrink_to_fit();
-  // The program's threads allocate meanwhile: the difference is what this thread freed, give
-  // or take their activity in the microseconds between the two reads.
-  if (measured) property("generic.current_allocated_bytes", &after);
-  const size_t freed = before > after ? before - after : 0;
-  if (return_memory != nullptr) return_memory(freed);
-  return freed;
+  if (return_memory != nullptr) return_memory();
 }
 
 size_t CachedBytes() {

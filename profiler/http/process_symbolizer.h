@@ -42,10 +42,9 @@ constexpr int64_t kSymbolizerIdleMs = 1000;
 // When the symbolizer should be dropped (CLOCK_MONOTONIC ms), -1 when there is none.
 int64_t SymbolizerDropDeadlineMs();
 
-// Destroys the symbolizer, if any, and hands `return_memory` (ServerHooks' return_memory) the
-// heap bytes that freed, so that they leave the process's RSS. Returns those bytes.
-size_t DropSymbolizer(int (*property)(const char* name, size_t* value),
-                      void (*return_memory)(size_t bytes));
+// Destroys the symbolizer, if any, then calls `return_memory` (ServerHooks' return_memory) so
+// that the heap it freed leaves the process's RSS.
+void DropSymbolizer(void (*return_memory)());
 
 // Heap bytes the endpoint keeps between answers in its caches (the build IDs), by their sizes.
 size_t CachedBytes();

@@ -353,7 +353,7 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   if (symbol) return Symbol(request);
   if (path == "/metrics") {
     // The figures never count a symbolizer a profile scrape left: it is dropped first.
-    DropSymbolizer(hooks.numeric_property, hooks.return_memory);
+    DropSymbolizer(hooks.return_memory);
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;
     std::string error;

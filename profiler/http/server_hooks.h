@@ -26,9 +26,9 @@ struct ServerHooks {
   // The process's memory figures, profiler/memory_breakdown.h's "# heapkit: memory <key>
   // <bytes>" lines (what partitions RSS for /metrics); nullptr: none.
   void (*memory_figures)(TextSink sink, void* ctx) = nullptr;
-  // Returns to the OS about `bytes` of heap the server's thread has just freed: its thread
-  // cache is emptied and that many bytes of free page-heap spans are released.
-  void (*return_memory)(size_t bytes) = nullptr;
+  // Returns to the OS the heap the server's thread has just freed: its thread cache and the
+  // transfer caches go back to the spans, and the page heap's free spans are released.
+  void (*return_memory)() = nullptr;
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;
