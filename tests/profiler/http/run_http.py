@@ -344,7 +344,7 @@ def prometheus(args):
         deadline = time.time() + 120
         values = {}
         names = ["heapkit_heap_inuse_bytes", "heapkit_heap_mapped_bytes",
-                 "heapkit_metadata_bytes", "process_resident_memory_bytes",
+                 "heapkit_metadata_resident_bytes", "process_resident_memory_bytes",
                  "heapkit_allocated_bytes_total", "heapkit_freed_objects_total"]
         while time.time() < deadline:
             # A few scrapes: the counter has a rate over them.
