@@ -123,9 +123,9 @@ void ReleaseTransferCaches() {
   for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].ReleaseTransferCache();
 }
 
-void ReleaseToSystem(size_t bytes) {
+size_t ReleaseToSystem(size_t bytes) {
   EnsureInit();
-  g_state.pageheap.ReleaseAtLeastNPages(PagesFor(bytes));
+  return g_state.pageheap.ReleaseAtLeastNPages(PagesFor(bytes)) << kPageShift;
 }
 
 void SetReleaseRate(double rate) {

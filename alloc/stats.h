@@ -37,7 +37,9 @@ size_t FormatStats(char* buffer, size_t size);
 
 // Returns the calling thread's cached objects and, for ReleaseFreeMemory, every free page.
 void ReleaseFreeMemory();
-void ReleaseToSystem(size_t bytes);
+// Releases free page-heap spans, oldest first, until at least `bytes` were released; returns
+// the bytes released (0: no free span left).
+size_t ReleaseToSystem(size_t bytes);
 void SetReleaseRate(double rate);
 double GetReleaseRate();
 void SetMaxTotalThreadCacheBytes(size_t bytes);

@@ -48,11 +48,20 @@ void MemoryFigures(http::TextSink sink, void* ctx) {
 // their spans, the spans that became free go to the page heap, and the page heap's free spans
 // are returned to the OS: those it had before too (the age rule, page_heap.h, would return
 // them within half a second of the program's next allocations; the bytes just freed alone do
-// not say which spans they were, and a never-touched span returned frees no memory).
+// not say which spans they were, and a never-touched span returned frees no memory). A MiB at
+// a time, so that the page heap's lock is never held across the madvise of a large free heap,
+// and no more than was free at the start (the program frees meanwhile).
 void ReturnMemory() {
   alloc::MarkThreadIdle();
   alloc::ReleaseTransferCaches();
-  alloc::ReleaseFreeMemory();
+  alloc::AllocatorStats stats;
+  alloc::GetAllocatorStats(&stats);
+  constexpr size_t kStep = size_t{1} << 20;
+  for (size_t left = stats.pageheap_free_bytes; left > 0;) {
+    const size_t released = alloc::ReleaseToSystem(left < kStep ? left : kStep);
+    if (released == 0) break;
+    left -= released < left ? released : left;
+  }
 }
 
 void ServerThreadStarted() { SetThreadRecordingDisabled(true); }
