@@ -7,7 +7,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "profiler/symbolize/build_id.h"
 
@@ -182,8 +181,8 @@ std::string MetricsText(const MetricsInput& input) {
          "heapkit_endpoint_heap_bytes).",
          inuse);
   Metric(&out, "heapkit_endpoint_heap_bytes", "gauge",
-         "Heap bytes the HTTP endpoint itself holds between answers (its caches and the "
-         "delta_heap baseline); not in heapkit_heap_inuse_bytes.",
+         "Heap bytes the HTTP endpoint itself holds between answers (the names of the "
+         "profiles' PCs, the build IDs, the delta_heap baseline); not in heapkit_heap_inuse_bytes.",
          endpoint);
   Metric(&out, "heapkit_heap_mapped_bytes", "gauge",
          "Bytes of heap address space obtained from the OS and not released to it.", mapped);
