@@ -101,6 +101,7 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.server_thread_started = &ServerThreadStarted;
     hooks.memory_figures = &MemoryFigures;
     hooks.return_memory = &ReturnMemory;
+    hooks.endpoint_heap_bytes = &SetEndpointHeapBytes;
     // Who may ask (http/access_policy.h); unset in an AT_SECURE process, like every variable.
     hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
     hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");

@@ -347,7 +347,13 @@ void* Serve(void* arg) {
   Server* s = static_cast<Server*>(arg);
   if (s->hooks.server_thread_started != nullptr) s->hooks.server_thread_started();
   std::vector<pollfd> fds;
+  size_t told_heap_bytes = 0;
   for (;;) {
+    const size_t heap_bytes = EndpointHeapBytes();
+    if (heap_bytes != told_heap_bytes && s->hooks.endpoint_heap_bytes != nullptr) {
+      s->hooks.endpoint_heap_bytes(heap_bytes);
+      told_heap_bytes = heap_bytes;
+    }
     fds.clear();
     const bool listening = NowMs() >= s->listener_paused_until_ms;
     fds.push_back({listening ? s->listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd

@@ -313,6 +313,11 @@ Response Index() {
 
 }  // namespace
 
+size_t EndpointHeapBytes() {
+  const size_t baseline = PreviousDeltaSample().capacity();  // 15: inline, no heap block
+  return CachedBytes() + (baseline > 15 ? baseline + 1 : 0);
+}
+
 Response Handle(const Request& request, const ServerHooks& hooks) {
   const std::string& target = request.target;
   const size_t question = target.find('?');
@@ -364,8 +369,7 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
     input.property = hooks.numeric_property;
     input.totals = sampled ? &totals : nullptr;
     input.memory_figures = figures;
-    const size_t baseline = PreviousDeltaSample().capacity();  // 15: inline, no heap block
-    input.endpoint_heap_bytes = CachedBytes() + (baseline > 15 ? baseline + 1 : 0);
+    input.endpoint_heap_bytes = EndpointHeapBytes();
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = MetricsText(input);

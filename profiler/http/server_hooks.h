@@ -29,6 +29,9 @@ struct ServerHooks {
   // Returns to the OS the heap the server's thread has just freed: its thread cache and the
   // transfer caches go back to the spans, and the page heap's free spans are released.
   void (*return_memory)() = nullptr;
+  // Told the heap bytes the endpoint keeps between answers whenever they change (the dumps'
+  // memory figures count them apart: memory_breakdown.h's heapkit_endpoint).
+  void (*endpoint_heap_bytes)(uint64_t bytes) = nullptr;
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;

@@ -47,6 +47,8 @@
   fetch_memory  the first and the 100th symbolized /debug/pprof/heap leave RSS and
              heapkit_heap_inuse_bytes within FETCH_BOUND_MIB of where they were, for a stripped
              copy of the workload and its -g build (the profile names the -g build's functions)
+  memory_view  a HEAPPROFILE dump after a profile scrape counts the endpoint's caches apart
+             (`# heapkit: memory heapkit_endpoint`, its own row in `pprof-tool --memory`)
 Exit 77 (skipped) when go, go pprof's sources, prometheus or chromium are missing.
 """
 import argparse
@@ -85,6 +87,8 @@ class Program:
         self.proc = subprocess.Popen([args.program, *extra_args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         line = self.proc.stderr.readline().decode()
+        if line == "Starting tracking the heap\n":  # HEAPPROFILE's line (gperftools')
+            line = self.proc.stderr.readline().decode()
         m = START_LINE.fullmatch(line)
         if not m or not re.fullmatch(r"127\.0\.0\.1:\d+", m.group(1)):
             fail("expected the start line, got %r" % line)
@@ -1554,6 +1558,34 @@ def fetch_memory(args):
                     name, tag, (rss - rss0) / 2**20, (inuse - inuse0) / 2**20, FETCH_BOUND_MIB))
 
 
+def memory_view(args):
+    prefix = os.path.join(args.workdir, "dump")
+    for old in os.listdir(args.workdir):
+        if old.startswith("dump."):
+            os.remove(os.path.join(args.workdir, old))
+    p = Program(args, env_extra={"HEAPPROFILE": prefix, "HEAP_PROFILE_TIME_INTERVAL": "1"})
+    status, _ = p.get("/debug/pprof/heap")
+    if status != 200:
+        fail("/debug/pprof/heap: %d" % status)
+    status, body = p.get("/metrics")
+    held = metric(body, "heapkit_endpoint_heap_bytes")
+    time.sleep(2.5)  # a dump every second: the last ones come after the server told its bytes
+    p.finish()
+    dumps = sorted(f for f in os.listdir(args.workdir) if re.fullmatch(r"dump\.\d+\.heap", f))
+    if not dumps:
+        fail("no HEAPPROFILE dump")
+    dump = os.path.join(args.workdir, dumps[-1])
+    with open(dump, "rb") as f:
+        m = re.search(rb"^# heapkit: memory heapkit_endpoint (\d+)$", f.read(), re.M)
+    if not m or int(m.group(1)) == 0 or int(m.group(1)) != held:
+        fail("the dump's heapkit_endpoint line: %r, /metrics said %r" % (m and m.group(0), held))
+    out = subprocess.run([args.pprof_tool, "--memory", dump], capture_output=True, text=True,
+                         timeout=120)
+    row = [l.strip() for l in out.stdout.splitlines() if "HTTP endpoint" in l]
+    print("memory_view: heapkit_endpoint %s bytes; %s" % (m.group(1).decode(), row))
+    if out.returncode != 0 or not row:
+        fail("pprof-tool --memory has no endpoint row:\n" + out.stdout + out.stderr)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
@@ -1561,7 +1593,7 @@ def main():
                                       "storm",
                                       "attack", "api", "origin", "browser", "uid",
                                       "prometheus_token", "unix", "emfile", "ports",
-                                      "metrics_rss", "fetch_memory"])
+                                      "metrics_rss", "fetch_memory", "memory_view"])
     ap.add_argument("--leak-server", dest="leak_server")
     ap.add_argument("--api-server", dest="api_server")
     ap.add_argument("--program", required=True)
