@@ -14,6 +14,7 @@
 // are looked up without caching (FunctionsAt).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
