@@ -276,6 +276,20 @@ void CentralFreeList::InsertRange(void* head, void* tail, int n, const SpanAffin
   }
 }
 
+void CentralFreeList::ReleaseTransferCache() {
+  if (!ready_.load(std::memory_order_acquire)) return;
+  SpinLockHolder h(&lock_);
+  for (int i = 0; i < used_slots_; ++i) {
+    void* p = slots_[i].head;
+    for (int k = 0; k < slots_[i].count && p != nullptr; ++k) {
+      void* next = *static_cast<void**>(p);
+      ReleaseToSpans(p, SpanAffinity{});
+      p = next;
+    }
+  }
+  used_slots_ = 0;
+}
+
 size_t CentralFreeList::FreeObjectsInSpans() {
   SpinLockHolder h(&lock_);
   return free_in_spans_;

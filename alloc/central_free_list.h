@@ -95,6 +95,10 @@ class alignas(64) CentralFreeList {
   // frees end ownership" above).
   void InsertRange(void* head, void* tail, int n, const SpanAffinity& who = SpanAffinity{});
 
+  // Returns every parked batch to the spans (a span whose objects all came back goes to the
+  // page heap), so that their memory can leave the process: ReleaseTransferCaches.
+  void ReleaseTransferCache();
+
   // Statistics (take the lock).
   size_t FreeObjectsInSpans();  // including never-carved objects
   size_t TransferObjects();

@@ -118,9 +118,14 @@ void ReleaseFreeMemory() {
   g_state.pageheap.ReleaseAtLeastNPages(static_cast<Length>(-1));
 }
 
-void ReleaseToSystem(size_t bytes) {
+void ReleaseTransferCaches() {
   EnsureInit();
-  g_state.pageheap.ReleaseAtLeastNPages(PagesFor(bytes));
+  for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].ReleaseTransferCache();
+}
+
+size_t ReleaseToSystem(size_t bytes) {
+  EnsureInit();
+  return g_state.pageheap.ReleaseAtLeastNPages(PagesFor(bytes)) << kPageShift;
 }
 
 void SetReleaseRate(double rate) {

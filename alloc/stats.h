@@ -37,7 +37,9 @@ size_t FormatStats(char* buffer, size_t size);
 
 // Returns the calling thread's cached objects and, for ReleaseFreeMemory, every free page.
 void ReleaseFreeMemory();
-void ReleaseToSystem(size_t bytes);
+// Releases free page-heap spans, oldest first, until at least `bytes` were released; returns
+// the bytes released (0: no free span left).
+size_t ReleaseToSystem(size_t bytes);
 void SetReleaseRate(double rate);
 double GetReleaseRate();
 void SetMaxTotalThreadCacheBytes(size_t bytes);
@@ -47,5 +49,9 @@ bool GetAggressiveDecommit();
 size_t CurrentThreadCacheBytes();
 // Returns the calling thread's cache to the central tier (MallocExtension::MarkThreadIdle).
 void MarkThreadIdle();
+// Returns the transfer caches' parked batches to their spans (the HTTP endpoint, after it
+// freed its symbolizer: what its thread cache parked there would stay resident). The program's
+// next refills of those classes take objects from the spans.
+void ReleaseTransferCaches();
 
 }  // namespace heapkit::alloc

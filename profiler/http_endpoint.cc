@@ -8,10 +8,12 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/stats.h"
 #include "gperftools/malloc_extension_c.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/http/server_hooks.h"
+#include "profiler/memory_breakdown.h"
 #include "profiler/on_demand_library.h"
 #include "profiler/output_sink.h"
 #include "profiler/profiler_config.h"
@@ -35,6 +37,31 @@ void HeapSample(http::TextSink sink, void* ctx) {
 void GrowthStacks(http::TextSink sink, void* ctx) {
   CallbackSink out(sink, ctx);
   WriteGrowthStacks(&out);
+}
+
+void MemoryFigures(http::TextSink sink, void* ctx) {
+  CallbackSink out(sink, ctx);
+  AppendMemoryBreakdown(&out);
+}
+
+// The freed symbolizer's objects leave the server thread's cache and the transfer caches for
+// their spans, the spans that became free go to the page heap, and the page heap's free spans
+// are returned to the OS: those it had before too (the age rule, page_heap.h, would return
+// them within half a second of the program's next allocations; the bytes just freed alone do
+// not say which spans they were, and a never-touched span returned frees no memory). A MiB at
+// a time, so that the page heap's lock is never held across the madvise of a large free heap,
+// and no more than was free at the start (the program frees meanwhile).
+void ReturnMemory() {
+  alloc::MarkThreadIdle();
+  alloc::ReleaseTransferCaches();
+  alloc::AllocatorStats stats;
+  alloc::GetAllocatorStats(&stats);
+  constexpr size_t kStep = size_t{1} << 20;
+  for (size_t left = stats.pageheap_free_bytes; left > 0;) {
+    const size_t released = alloc::ReleaseToSystem(left < kStep ? left : kStep);
+    if (released == 0) break;
+    left -= released < left ? released : left;
+  }
 }
 
 void ServerThreadStarted() { SetThreadRecordingDisabled(true); }
@@ -72,6 +99,9 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.numeric_property = &MallocExtension_GetNumericProperty;
     hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in
     hooks.server_thread_started = &ServerThreadStarted;
+    hooks.memory_figures = &MemoryFigures;
+    hooks.return_memory = &ReturnMemory;
+    hooks.endpoint_heap_bytes = &SetEndpointHeapBytes;
     // Who may ask (http/access_policy.h); unset in an AT_SECURE process, like every variable.
     hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
     hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");

@@ -1,5 +1,6 @@
 #include "profiler/memory_breakdown.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -222,7 +223,13 @@ RoundingSums SumRecordedObjects() {
   return sums;
 }
 
+std::atomic<uint64_t> g_endpoint_heap_bytes{0};
+
 }  // namespace
+
+void SetEndpointHeapBytes(uint64_t bytes) {
+  g_endpoint_heap_bytes.store(bytes, std::memory_order_relaxed);
+}
 
 void AppendMemoryBreakdown(OutputSink* sink) {
   alloc::AllocatorStats s;
@@ -263,6 +270,9 @@ void AppendMemoryBreakdown(OutputSink* sink) {
   Line(sink, "anonymous", smaps.anonymous);
   Line(sink, "other_anonymous", Minus(smaps.anonymous, ours));
   Line(sink, "swap", smaps.swap);
+  const uint64_t endpoint = g_endpoint_heap_bytes.load(std::memory_order_relaxed);
+  const uint64_t live_resident = Minus(m.heap_in_use.resident, free_in_spans);
+  Line(sink, "heapkit_endpoint", endpoint < live_resident ? endpoint : live_resident);
   const RoundingSums rounding = SumRecordedObjects();
   Line(sink, "recorded_requested", static_cast<uint64_t>(rounding.requested));
   Line(sink, "recorded_usable", static_cast<uint64_t>(rounding.usable));

@@ -31,6 +31,9 @@
 //   other_anonymous         anonymous minus the allocator's resident pages: direct mmaps, brk,
 //                           other allocators
 //   swap                    the process's swapped bytes (not part of rss)
+//   heapkit_endpoint        heap bytes the HTTP endpoint keeps between answers (the names of the
+//                           profiles' PCs, build IDs, the delta_heap baseline; by their sizes):
+//                           part of live_heap_resident, as the endpoint last said
 //   recorded_requested      requested and usable bytes of the live objects, estimated from the
 //   recorded_usable         profiler's records (exact in exact mode): the rounding share
 // A reader computes the unexplained rest as rss minus the resident lines.
@@ -47,11 +50,16 @@
 // no allocator lock held except for short snapshots.
 #pragma once
 
+#include <cstdint>
+
 #include "profiler/output_sink.h"
 
 namespace heapkit::prof {
 
 void AppendMemoryBreakdown(OutputSink* sink);
+
+// What the HTTP endpoint tells after its answers (ServerHooks::endpoint_heap_bytes).
+void SetEndpointHeapBytes(uint64_t bytes);
 
 // A HEAPPROFILE dump's comment block: the memory figures, then the residency per stack when
 // HEAP_PROFILE_RESIDENCY is on (stack_residency.h).

@@ -95,7 +95,9 @@ bool BuildMemoryTable(const Profile& profile, std::vector<MemoryRow>* rows, int6
   double requested = 0;
   for (const RawSample& s : profile.samples) requested += s.value.inuse_bytes;
   const int64_t live_exact = f("live_heap");
-  const int64_t live_resident = f("live_heap_resident");
+  // The HTTP endpoint's caches are live objects too, not the program's: their own row.
+  const int64_t endpoint = f("heapkit_endpoint");
+  const int64_t live_resident = f("live_heap_resident") - endpoint;
   const double recorded_usable = static_cast<double>(f("recorded_usable"));
   const double share =
       recorded_usable > 0
@@ -109,6 +111,7 @@ bool BuildMemoryTable(const Profile& profile, std::vector<MemoryRow>* rows, int6
   heading("Heap (allocator, resident)");
   add("live objects, requested bytes", live_requested);
   add("size-class rounding of live objects", live_resident - live_requested);
+  if (endpoint > 0) add("heapkit's HTTP endpoint (its caches between answers)", endpoint);
   add("free objects in thread caches", f("thread_cache_free"));
   add("free objects in transfer caches", f("transfer_cache_free"));
   add("free objects in central lists (stranded in partly used spans)", f("central_free"));

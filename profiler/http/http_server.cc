@@ -19,6 +19,7 @@
 
 #include "profiler/http/access_policy.h"
 #include "profiler/http/listen_address.h"
+#include "profiler/http/process_symbolizer.h"
 
 namespace heapkit::prof::http {
 namespace {
@@ -346,7 +347,13 @@ void* Serve(void* arg) {
   Server* s = static_cast<Server*>(arg);
   if (s->hooks.server_thread_started != nullptr) s->hooks.server_thread_started();
   std::vector<pollfd> fds;
+  size_t told_heap_bytes = 0;
   for (;;) {
+    const size_t heap_bytes = EndpointHeapBytes();
+    if (heap_bytes != told_heap_bytes && s->hooks.endpoint_heap_bytes != nullptr) {
+      s->hooks.endpoint_heap_bytes(heap_bytes);
+      told_heap_bytes = heap_bytes;
+    }
     fds.clear();
     const bool listening = NowMs() >= s->listener_paused_until_ms;
     fds.push_back({listening ? s->listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd
@@ -355,6 +362,10 @@ void* Serve(void* arg) {
       const short events = c.pending ? 0 : c.writing ? POLLOUT : POLLIN;
       fds.push_back({c.fd, events, 0});
       if (next_deadline < 0 || c.deadline_ms < next_deadline) next_deadline = c.deadline_ms;
+    }
+    const int64_t drop_symbolizer_ms = SymbolizerDropDeadlineMs();
+    if (drop_symbolizer_ms >= 0 && (next_deadline < 0 || drop_symbolizer_ms < next_deadline)) {
+      next_deadline = drop_symbolizer_ms;
     }
     int timeout = -1;
     if (next_deadline >= 0) {
@@ -366,6 +377,9 @@ void* Serve(void* arg) {
       continue;
     }
     const int64_t now = NowMs();
+    if (drop_symbolizer_ms >= 0 && now >= drop_symbolizer_ms) {
+      DropSymbolizer(s->hooks.return_memory);
+    }
     for (size_t i = 1; i < fds.size(); ++i) {
       Connection* c = &s->connections[i - 1];
       if (c->fd < 0) continue;

@@ -10,7 +10,8 @@
 //     check, which stops them for its duration);
 //   - its own allocations (answers, the symbolizer's index) go through the program's allocator
 //     with the thread's recording off (ServerHooks::server_thread_started): never sampled into
-//     the profiles, never reported as leaks;
+//     the profiles, never reported as leaks; the symbolizer is dropped when the thread is idle
+//     (process_symbolizer.h) and what it keeps is told to the runtime after each answer;
 //   - caps: kMaxConnections open at once; a new connection over the cap evicts the open one
 //     that made progress least recently (sent or read nothing for longest; delayed answers
 //     excepted), so idle and slowloris clients go first and a scraper that sends its request
@@ -76,6 +77,11 @@ struct Request {
 // routed. Runs on the server's thread only (the routes keep state between requests:
 // delta_heap's previous profile, the last leak check's totals).
 Response Handle(const Request& request, const ServerHooks& hooks);
+
+// Heap bytes the routes' state and the symbolizer's caches hold between answers (the
+// delta_heap baseline, process_symbolizer.h's CachedBytes): /metrics' heapkit_endpoint_heap_bytes
+// and, through ServerHooks::endpoint_heap_bytes, the dumps' memory figures.
+size_t EndpointHeapBytes();
 
 // Binds `address` (listen_address.h: "host:port", ":port", "[v6]:port", "unix:/path"), reads
 // who may ask from hooks (access_policy.h) and starts the thread. false with one line in *error

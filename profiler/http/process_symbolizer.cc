@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "profiler/symbolize/build_id.h"
 #include "profiler/symbolize/symbolizer.h"
@@ -12,15 +13,100 @@
 namespace heapkit::prof::http {
 namespace {
 
+size_t HeapBytesOf(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+// The frames of one PC, kept across symbolizers: the names own their linkage names (a
+// SourceFrame's points into the symbolizer that made it).
+struct NamedPc {
+  std::vector<pprof::SourceFrame> frames;
+  std::vector<std::string> linkage_names;
+};
+
+// The symbolizer the profiles use: the names of the PCs looked up before, else the libdwfl
+// symbolizer, built on the first PC not named yet and dropped when idle (DropSymbolizer).
+class ProcessSymbolizer final : public pprof::Symbolizer {
+ public:
+  // The maps text the symbolizer is built from on a miss; valid until the next call.
+  void SetMaps(std::string_view maps) { maps_ = maps; }
+
+  const std::vector<pprof::SourceFrame>& Symbolize(uint64_t pc) override {
+    auto it = named_.find(pc);
+    if (it != named_.end()) return it->second->frames;
+    const std::vector<pprof::SourceFrame>& frames = Inner()->Symbolize(pc);
+    if (named_bytes_ >= kMaxNamedBytes) return frames;  // valid while the symbolizer lives
+    auto named = std::make_unique<NamedPc>();
+    named->frames = frames;
+    named->linkage_names.reserve(frames.size());  // no reallocation: the pointers stay valid
+    size_t bytes = sizeof(NamedPc) + 6 * sizeof(void*) + frames.size() * sizeof(frames[0]) +
+                   frames.size() * sizeof(std::string);
+    for (pprof::SourceFrame& f : named->frames) {
+      named->linkage_names.emplace_back(f.linkage_name != nullptr ? f.linkage_name : "");
+      f.linkage_name = f.linkage_name != nullptr ? named->linkage_names.back().c_str() : nullptr;
+      bytes += HeapBytesOf(f.function) + HeapBytesOf(f.file) + HeapBytesOf(f.module) +
+               HeapBytesOf(named->linkage_names.back());
+    }
+    named_bytes_ += bytes;
+    return named_.emplace(pc, std::move(named)).first->second->frames;
+  }
+
+  void SymbolizeWithoutCaching(uint64_t pc, std::vector<pprof::SourceFrame>* frames) override {
+    auto it = named_.find(pc);
+    if (it != named_.end()) {
+      *frames = it->second->frames;
+    } else {
+      Inner()->SymbolizeWithoutCaching(pc, frames);
+    }
+  }
+
+  bool has_inner() const { return inner_ != nullptr; }
+  void DropInner() { inner_.reset(); }
+  void Forget() {
+    inner_.reset();
+    named_.clear();
+    named_bytes_ = 0;
+  }
+  size_t named_bytes() const { return named_bytes_; }
+
+ private:
+  // What the names may take: the PCs of the profiles, which the program's code bounds; a
+  // program with more gets the rest named by the symbolizer on every scrape.
+  static constexpr size_t kMaxNamedBytes = 512 * 1024;
+
+  pprof::Symbolizer* Inner() {
+    if (inner_ == nullptr) {
+      pprof::SymbolSearch local;
+      local.standard_search = false;  // local files only: no debuginfod, no network, ever
+      std::vector<std::string> warnings;
+      inner_ = pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps_), local, &warnings);
+    }
+    return inner_.get();
+  }
+
+  std::string_view maps_;
+  std::unique_ptr<pprof::Symbolizer> inner_;
+  std::unordered_map<uint64_t, std::unique_ptr<NamedPc>> named_;
+  size_t named_bytes_ = 0;
+};
+
 struct SymbolizerCache {
   std::string key;  // the executable mappings, one "start limit offset path" line each
-  std::unique_ptr<pprof::Symbolizer> symbolizer;
+  ProcessSymbolizer symbolizer;
+  int64_t last_use_ms = 0;
+  // A profile was made since the memory was last returned: its answer's buffers (the legacy
+  // text, the encoder's, zlib's) went back to the thread cache, not to the OS.
+  bool used = false;
   std::map<std::string, std::string> build_ids;  // path → hex
 };
 
 SymbolizerCache& Cache() {
   static SymbolizerCache* cache = new SymbolizerCache;
   return *cache;
+}
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t ThreadCpuNanos() {
@@ -47,14 +133,38 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<CodeMa
            std::to_string(m.offset) + " " + m.path + "\n";
   }
   SymbolizerCache& cache = Cache();
-  if (cache.symbolizer == nullptr || cache.key != key) {
-    pprof::SymbolSearch local;
-    local.standard_search = false;  // local files only: no debuginfod, no network, ever
-    std::vector<std::string> warnings;
-    cache.symbolizer = pprof::Symbolizer::ForMappings(pprof::ParseMapsText(maps), local, &warnings);
+  if (cache.key != key) {  // a library loaded or unloaded: the names may be another's
+    cache.symbolizer.Forget();
     cache.key = std::move(key);
   }
-  return cache.symbolizer.get();
+  cache.symbolizer.SetMaps(maps);
+  cache.last_use_ms = MonotonicMs();
+  cache.used = true;
+  return &cache.symbolizer;
+}
+
+int64_t SymbolizerDropDeadlineMs() {
+  const SymbolizerCache& cache = Cache();
+  return cache.used ? cache.last_use_ms + kSymbolizerIdleMs : -1;
+}
+
+void DropSymbolizer(void (*return_memory)()) {
+  SymbolizerCache& cache = Cache();
+  if (!cache.used) return;
+  cache.used = false;
+  cache.symbolizer.DropInner();
+  if (return_memory != nullptr) return_memory();
+}
+
+size_t CachedBytes() {
+  const SymbolizerCache& cache = Cache();
+  // A map node holds its two strings, three pointers and a colour.
+  size_t bytes = HeapBytesOf(cache.key) + cache.symbolizer.named_bytes();
+  for (const auto& [path, hex] : cache.build_ids) {
+    bytes += sizeof(std::pair<const std::string, std::string>) + 4 * sizeof(void*) +
+             HeapBytesOf(path) + HeapBytesOf(hex);
+  }
+  return bytes;
 }
 
 const std::string& BuildIdOf(const std::string& path) {

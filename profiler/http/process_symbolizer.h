@@ -1,13 +1,20 @@
 // This process's own symbolizer, for the HTTP endpoint's profiles and /pprof/symbol: one
-// pprof::Symbolizer over the executable mappings of /proc/self/maps, rebuilt only when those
-// change (a library loaded or unloaded; data mappings come and go, libdw's own among them), so
-// that its per-PC cache makes the next scrape cheap. Local files only: no debuginfod, no network.
-// Used by the server's thread alone (no lock).
+// pprof::Symbolizer over the executable mappings of /proc/self/maps, rebuilt when those change
+// (a library loaded or unloaded; data mappings come and go, libdw's own among them). Local
+// files only: no debuginfod, no network. Used by the server's thread alone (no lock).
 //
-// Memory: the per-PC cache holds the PCs of the profiles, which the program's own code bounds;
-// addresses a client sends (/pprof/symbol) are looked up without caching (FunctionsAt).
+// Memory: the libdwfl symbolizer is the endpoint's one large allocation (libdwfl's sessions,
+// the modules' symbol tables and inline trees, the ELF sections libelf reads: megabytes for a
+// service linked with a few libraries), so it lives only while requests use it: it is dropped
+// once the server has been idle for kSymbolizerIdleMs and before /metrics is answered, and the
+// heap it and the answers freed is returned to the OS (DropSymbolizer). What stays are the names of
+// the PCs the profiles held (their frames, at most 512 KiB, counted by CachedBytes): a scrape whose
+// PCs were all named before builds no symbolizer; one with new PCs builds it again
+// (tests/bench/profiler/RESULTS.md has both costs). Addresses a client sends (/pprof/symbol)
+// are looked up without caching (FunctionsAt).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -28,8 +35,25 @@ struct CodeMapping {
 
 std::vector<CodeMapping> ExecutableMappings(std::string_view maps);
 
-// The symbolizer for `maps` (this process's maps text; `code` its ExecutableMappings).
+// The symbolizer for `maps` (this process's maps text; `code` its ExecutableMappings), valid
+// for the request: `maps` must live until the request's last lookup.
 pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<CodeMapping>& code);
+
+// How long an unused symbolizer is kept.
+constexpr int64_t kSymbolizerIdleMs = 1000;
+
+// When the symbolizer should be dropped (CLOCK_MONOTONIC ms), -1 when no request used it since
+// the last drop.
+int64_t SymbolizerDropDeadlineMs();
+
+// When a request used the symbolizer since the last call: destroys the libdwfl symbolizer, if
+// built, then calls `return_memory` (ServerHooks' return_memory) so that the heap it and the
+// answers freed leaves the process's RSS.
+void DropSymbolizer(void (*return_memory)());
+
+// Heap bytes the endpoint keeps between answers in its caches (the PCs' names, the build IDs),
+// by their sizes.
+size_t CachedBytes();
 
 // A file's GNU build ID as lower-case hex ("" if none), read once per path.
 const std::string& BuildIdOf(const std::string& path);

@@ -352,6 +352,11 @@ Response Index() {
 
 }  // namespace
 
+size_t EndpointHeapBytes() {
+  const size_t baseline = PreviousDeltaSample().capacity();  // 15: inline, no heap block
+  return CachedBytes() + (baseline > 15 ? baseline + 1 : 0);
+}
+
 Response Handle(const Request& request, const ServerHooks& hooks) {
   const std::string& target = request.target;
   const size_t question = target.find('?');
@@ -391,13 +396,22 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
   }
   if (symbol) return Symbol(request);
   if (path == "/metrics") {
+    // The figures never count a symbolizer a profile scrape left: it is dropped first.
+    DropSymbolizer(hooks.return_memory);
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;
     std::string error;
     const bool sampled = !sample.empty() && HeapProfileTotals(sample, &totals, &error);
+    std::string figures;
+    if (hooks.memory_figures != nullptr) hooks.memory_figures(&AppendTo, &figures);
+    MetricsInput input;
+    input.property = hooks.numeric_property;
+    input.totals = sampled ? &totals : nullptr;
+    input.memory_figures = figures;
+    input.endpoint_heap_bytes = EndpointHeapBytes();
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = MetricsText(hooks.numeric_property, sampled ? &totals : nullptr);
+    r.body = MetricsText(input);
     if (g_leak_checks.checks + g_leak_checks.refused_busy + g_leak_checks.refused_too_soon > 0)
       r.body += LeakMetricsText(g_leak_checks);
     r.body += RefusalMetricsText();

@@ -44,6 +44,15 @@ struct ServerHooks {
   // profile ("@ heapprofile", exact counts, one line per allocation stack); *answer says what
   // happened. nullptr: no checker in this runtime.
   void (*leak_profile)(TextSink sink, void* ctx, LeakCheckAnswer* answer) = nullptr;
+  // The process's memory figures, profiler/memory_breakdown.h's "# heapkit: memory <key>
+  // <bytes>" lines (what partitions RSS for /metrics); nullptr: none.
+  void (*memory_figures)(TextSink sink, void* ctx) = nullptr;
+  // Returns to the OS the heap the server's thread has just freed: its thread cache and the
+  // transfer caches go back to the spans, and the page heap's free spans are released.
+  void (*return_memory)() = nullptr;
+  // Told the heap bytes the endpoint keeps between answers whenever they change (the dumps'
+  // memory figures count them apart: memory_breakdown.h's heapkit_endpoint).
+  void (*endpoint_heap_bytes)(uint64_t bytes) = nullptr;
   // Called once on the server's thread before it serves: marks the thread's allocations as
   // not recorded by the profiler (sample_recorder.h), so scrapes never show in the profiles.
   void (*server_thread_started)() = nullptr;

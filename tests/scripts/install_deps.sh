@@ -28,6 +28,8 @@ test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git s
            strace
            # a real Prometheus server scrapes HEAPKIT_HTTP's /metrics (tests/profiler/http)
            prometheus
+           # a real service the endpoint's memory is measured in (tests/bench/profiler)
+           memcached
            # a real USDT consumer reads the otel_memory probes' arguments (tests/alloc/usdt)
            gdb
            # tests/scripts/format.sh and scripts.format_check: the sources' layout (.clang-format)

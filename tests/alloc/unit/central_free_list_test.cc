@@ -92,6 +92,28 @@ TEST(CentralFreeListTest, TransferCacheParksFullBatches) {
   EXPECT_EQ(cl.TransferObjects(), 0u);
 }
 
+// ReleaseTransferCache (the HTTP endpoint after it freed its symbolizer): every parked batch
+// goes back to its spans, and spans whose objects all came back go to the page heap.
+TEST(CentralFreeListTest, ReleaseTransferCacheReturnsParkedBatchesToThePageHeap) {
+  auto t = std::make_unique<testing::Tiers>();
+  auto [cls, cl, batch] = t->ClassFor(1000);
+  void* heads[2];
+  void* tails[2];
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(cl.RemoveRange(&heads[i], &tails[i], batch), batch);
+  for (int i = 0; i < 2; ++i) cl.InsertRange(heads[i], tails[i], batch);
+  ASSERT_EQ(cl.TransferObjects(), static_cast<size_t>(2 * batch));
+  ASSERT_GT(t->heap.Stats().in_use_spans, 0u) << "parked objects keep their spans";
+  cl.ReleaseTransferCache();
+  EXPECT_EQ(cl.TransferObjects(), 0u);
+  EXPECT_EQ(cl.NumSpans(), 0u);
+  EXPECT_EQ(t->heap.Stats().in_use_spans, 0u);
+  // The list works on: a refill carves a fresh span.
+  ASSERT_EQ(cl.RemoveRange(&heads[0], &tails[0], batch), batch);
+  cl.InsertRange(heads[0], tails[0], batch);
+  cl.ReleaseTransferCache();
+  EXPECT_EQ(t->heap.Stats().in_use_spans, 0u);
+}
+
 // A thread cache giving back the far end of its list passes no tail: the chain already ends
 // with a null link. It is parked as is and handed out null-terminated.
 TEST(CentralFreeListTest, ParksNullTerminatedBatchWithoutTail) {

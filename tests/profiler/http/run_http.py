@@ -44,9 +44,19 @@
   emfile     the program out of descriptors, a client connected and gone: the server thread
              stays idle (its CPU time over 2 s)
   ports      port forms: digits only; the start line names the port
+  metrics_rss  /metrics after a profile scrape: heapkit_resident_memory_bytes' parts add up to
+             the RSS of /proc/<pid>/smaps_rollup within 5 %, the metadata resident part is
+             apart from the reserved one, heapkit_build_info and process_start_time_seconds
+             are there, and `promtool check metrics` accepts the text
+  fetch_memory  the first and the 100th symbolized /debug/pprof/heap leave RSS and
+             heapkit_heap_inuse_bytes within FETCH_BOUND_MIB of where they were, for a stripped
+             copy of the workload and its -g build (the profile names the -g build's functions)
+  memory_view  a HEAPPROFILE dump after a profile scrape counts the endpoint's caches apart
+             (`# heapkit: memory heapkit_endpoint`, its own row in `pprof-tool --memory`)
 Exit 77 (skipped) when go, go pprof's sources, prometheus or chromium are missing.
 """
 import argparse
+import gzip
 import math
 import os
 import pwd
@@ -82,6 +92,8 @@ class Program:
         self.proc = subprocess.Popen([args.program, *extra_args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         line = self.proc.stderr.readline().decode()
+        if line == "Starting tracking the heap\n":  # HEAPPROFILE's line (gperftools')
+            line = self.proc.stderr.readline().decode()
         m = START_LINE.fullmatch(line)
         if not m or not re.fullmatch(r"127\.0\.0\.1:\d+", m.group(1)):
             fail("expected the start line, got %r" % line)
@@ -341,7 +353,7 @@ def prometheus(args):
         deadline = time.time() + 120
         values = {}
         names = ["heapkit_heap_inuse_bytes", "heapkit_heap_mapped_bytes",
-                 "heapkit_metadata_bytes", "process_resident_memory_bytes",
+                 "heapkit_metadata_resident_bytes", "process_resident_memory_bytes",
                  "heapkit_allocated_bytes_total", "heapkit_freed_objects_total"]
         while time.time() < deadline:
             # A few scrapes: the counter has a rate over them.
@@ -1607,13 +1619,153 @@ def ports(args):
     print("ports: bad forms refused with one line; :0, :00 and :000 name the port they got")
 
 
+def smaps_rss(pid):
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        return int(re.search(r"^Rss:\s+(\d+) kB", f.read(), re.M).group(1)) * 1024
+
+
+def metrics_rss(args):
+    if shutil.which("promtool") is None:
+        print("SKIP: promtool (Debian's prometheus package) missing")
+        sys.exit(77)
+    p = Program(args)
+    status, _ = p.get("/debug/pprof/heap")  # the symbolizer built: /metrics must not count it
+    if status != 200:
+        fail("/debug/pprof/heap: %d" % status)
+    status, body = p.get("/metrics")
+    rss = smaps_rss(p.proc.pid)
+    with open("/proc/%d/stat" % p.proc.pid) as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/stat") as f:
+        boot = int(re.search(r"^btime (\d+)", f.read(), re.M).group(1))
+    p.finish()
+    if status != 200:
+        fail("/metrics: %d" % status)
+    checked = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True)
+    if checked.returncode != 0:
+        fail("promtool check metrics: %s%s" % (checked.stdout.decode(), checked.stderr.decode()))
+    parts = {m.group(1).decode(): float(m.group(2)) for m in re.finditer(
+        rb'^heapkit_resident_memory_bytes\{part="([a-z_]+)"\} (\S+)$', body, re.M)}
+    if not parts:
+        fail("/metrics has no heapkit_resident_memory_bytes:\n" + body.decode())
+    total = sum(parts.values())
+    print("metrics_rss: %d parts add up to %.1f MiB, smaps_rollup RSS %.1f MiB, "
+          "process_resident_memory_bytes %.1f MiB" % (len(parts), total / 2**20, rss / 2**20,
+                                                     metric(body, "process_resident_memory_bytes")
+                                                     / 2**20))
+    if abs(total - rss) > 0.05 * rss:
+        fail("the resident parts add up to %d, RSS is %d: %r" % (total, rss, parts))
+    if abs(metric(body, "process_resident_memory_bytes") - rss) > 0.05 * rss:
+        fail("process_resident_memory_bytes %g, RSS %d" % (
+            metric(body, "process_resident_memory_bytes"), rss))
+    resident = metric(body, "heapkit_metadata_resident_bytes")
+    reserved = metric(body, "heapkit_metadata_reserved_bytes")
+    if resident is None or reserved is None or not 0 < resident <= reserved:
+        fail("metadata resident %r, reserved %r" % (resident, reserved))
+    if metric(body, "heapkit_metadata_bytes") is not None:
+        fail("heapkit_metadata_bytes (reserved address space under a resident name) is back")
+    if abs(resident - parts["metadata_page_map"] - parts["metadata_arena"]) > 1:
+        fail("heapkit_metadata_resident_bytes is not the metadata parts' sum")
+    info = re.search(rb'^heapkit_build_info\{version="(\d+\.\d+\.\d+)",build_id="([0-9a-f]*)"\} 1$',
+                     body, re.M)
+    if not info or info.group(2) != build_id(os.path.realpath(args.preload)).encode():
+        fail("heapkit_build_info with the version and libheapkit's build ID missing:\n" +
+             body.decode())
+    started = metric(body, "process_start_time_seconds")
+    expected = boot + ticks / os.sysconf("SC_CLK_TCK")
+    if started is None or abs(started - expected) > 1:
+        fail("process_start_time_seconds %r, /proc says %.2f" % (started, expected))
+    for name in ("heapkit_sample_period_bytes", "heapkit_endpoint_heap_bytes"):
+        if metric(body, name) is None:
+            fail("/metrics lacks " + name)
+    if metric(body, "heapkit_endpoint_heap_bytes") > 1 << 20:
+        fail("the endpoint keeps %g bytes between answers" % metric(body,
+                                                                  "heapkit_endpoint_heap_bytes"))
+
+
+# What a symbolized fetch may leave behind (profiler/README.md, "The endpoint's own memory"):
+# the symbolizer is dropped after kSymbolizerIdleMs; what stays is the code pages of libdw
+# and the on-demand library it ran (file-backed, clean; ~0.7 MiB) and a few spans' worth of
+# small objects.
+FETCH_BOUND_MIB = 2
+SYMBOLIZER_IDLE_S = 1.0
+
+
+def fetch_memory(args):
+    work = args.workdir
+    stripped_copy = os.path.join(work, "workload-stripped")
+    subprocess.run(["strip", "--strip-all", "-o", stripped_copy, args.program], check=True)
+    for name, program in (("stripped", stripped_copy), ("-g", args.program)):
+        program_args = argparse.Namespace(**vars(args))
+        program_args.program = program
+        p = Program(program_args)
+        pid = p.proc.pid
+
+        def settled():
+            time.sleep(SYMBOLIZER_IDLE_S + 0.5)  # the idle symbolizer is dropped meanwhile
+            rss = smaps_rss(pid)
+            status, body = p.get("/metrics")
+            if status != 200:
+                fail("/metrics: %d" % status)
+            return rss, metric(body, "heapkit_heap_inuse_bytes")
+
+        p.get("/metrics")  # the answer's own first-time costs (thread cache, buffers)
+        figures = [("before", settled())]
+        for fetches in (1, 99):
+            for _ in range(fetches):
+                status, profile = p.get("/debug/pprof/heap")
+                if status != 200:
+                    fail("/debug/pprof/heap: %d" % status)
+            figures.append(("after %d" % (1 if fetches == 1 else 100), settled()))
+        p.finish()
+        if name == "-g" and b"KeepSmall" not in gzip.decompress(profile):
+            fail("the -g build's profile does not name KeepSmall")
+        (_, (rss0, inuse0)) = figures[0]
+        print("fetch_memory %s: " % name + ", ".join(
+            "%s RSS %.2f MiB heap_inuse %.2f MiB" % (tag, rss / 2**20, inuse / 2**20)
+            for tag, (rss, inuse) in figures))
+        for tag, (rss, inuse) in figures[1:]:
+            if rss - rss0 > FETCH_BOUND_MIB << 20 or abs(inuse - inuse0) > FETCH_BOUND_MIB << 20:
+                fail("%s, %s: RSS %+.2f MiB, heap_inuse %+.2f MiB (bound %d MiB)" % (
+                    name, tag, (rss - rss0) / 2**20, (inuse - inuse0) / 2**20, FETCH_BOUND_MIB))
+
+
+def memory_view(args):
+    prefix = os.path.join(args.workdir, "dump")
+    for old in os.listdir(args.workdir):
+        if old.startswith("dump."):
+            os.remove(os.path.join(args.workdir, old))
+    p = Program(args, env_extra={"HEAPPROFILE": prefix, "HEAP_PROFILE_TIME_INTERVAL": "1"})
+    status, _ = p.get("/debug/pprof/heap")
+    if status != 200:
+        fail("/debug/pprof/heap: %d" % status)
+    status, body = p.get("/metrics")
+    held = metric(body, "heapkit_endpoint_heap_bytes")
+    time.sleep(2.5)  # a dump every second: the last ones come after the server told its bytes
+    p.finish()
+    dumps = sorted(f for f in os.listdir(args.workdir) if re.fullmatch(r"dump\.\d+\.heap", f))
+    if not dumps:
+        fail("no HEAPPROFILE dump")
+    dump = os.path.join(args.workdir, dumps[-1])
+    with open(dump, "rb") as f:
+        m = re.search(rb"^# heapkit: memory heapkit_endpoint (\d+)$", f.read(), re.M)
+    if not m or int(m.group(1)) == 0 or int(m.group(1)) != held:
+        fail("the dump's heapkit_endpoint line: %r, /metrics said %r" % (m and m.group(0), held))
+    out = subprocess.run([args.pprof_tool, "--memory", dump], capture_output=True, text=True,
+                         timeout=120)
+    row = [l.strip() for l in out.stdout.splitlines() if "HTTP endpoint" in l]
+    print("memory_view: heapkit_endpoint %s bytes; %s" % (m.group(1).decode(), row))
+    if out.returncode != 0 or not row:
+        fail("pprof-tool --memory has no endpoint row:\n" + out.stdout + out.stderr)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
                                       "leaks", "admission", "delta", "gperftools", "stripped",
                                       "symbol_cost", "storm", "growth_server", "attack", "api",
                                       "origin", "browser", "uid", "prometheus_token", "unix",
-                                      "emfile", "ports"])
+                                      "emfile", "ports", "metrics_rss", "fetch_memory",
+                                      "memory_view"])
     ap.add_argument("--leak-server", dest="leak_server")
     ap.add_argument("--api-server", dest="api_server")
     ap.add_argument("--program", required=True)
