@@ -12,6 +12,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "heapcheck/bounded_exit.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/heap_cleanups.h"
@@ -251,8 +252,7 @@ void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_
   if (CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main,
                                    CheckWhen::kAtExit, &bytes, &objects))
     return;
-  fflush(nullptr);
-  _exit(s.exit_code);
+  FlushStdioAndExit(s.exit_code);
 }
 
 }  // namespace heapkit::check

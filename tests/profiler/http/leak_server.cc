@@ -10,9 +10,12 @@
 //   keep N S    allocates N objects of S bytes in DeltaKeep and keeps them -> "kept N S"
 //   served      -> "served <requests answered>"
 // It first prints "port <P>" and "ready". At end of input it leaves with _exit(0) (no exit
-// check: the planted leak is the live check's to find).
+// check: the planted leak is the live check's to find). SIGTERM stops it the way services stop
+// (memcached, nginx): a thread waiting for the signal calls exit(0), so exit handlers — and
+// HEAPCHECK's exit check — run.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -104,6 +107,16 @@ int main() {
     return 1;
   }
   g_kept.reserve(1 << 20);
+  // Every thread started from here on blocks SIGTERM; one of them waits for it.
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, nullptr);
+  std::thread([term] {
+    int signal = 0;
+    sigwait(&term, &signal);
+    exit(0);  // no fflush(nullptr) first: the main thread holds stdin's lock in fgets
+  }).detach();
   std::vector<std::thread> workers;
   for (int t = 0; t < 4; ++t) workers.emplace_back(Serve, listener);
   printf("port %d\nready\n", ntohs(addr.sin_port));

@@ -15,6 +15,10 @@
              identical to a run without HEAPCHECK and without checks
   admission  the live check's spacing: 429 with Retry-After and the last check's line, the
              interval's default and HEAP_CHECK_LIVE_MIN_INTERVAL_MS, a bad value one line
+  fleet_mode HEAPCHECK=local, the mode for a service: a leak planted in leak_server.cc is found
+             by /debug/pprof/leaks, and SIGTERM ends the service with status 0 (HEAPCHECK=normal:
+             the same stop exits 1 with the exit check's report, and does not hang although
+             the main thread holds stdin's lock in fgets: heapcheck/bounded_exit.h)
   delta      delta_heap's alloc_* equal the difference of two allocs snapshots, in use absolute
   gperftools /pprof/heap, /pprof/growth, /pprof/cmdline, /pprof/symbol (GET and POST)
   stripped   a stripped build of the workload: the fetched profile names none of its functions,
@@ -828,6 +832,42 @@ def stripped(args):
     if named != list(wanted):
         fail("pprof with PPROF_BINARY_PATH names %s:\n%s" % (named, locations[-3000:]))
     print("stripped: named later by pprof-tool (binary, --symbol_path) and pprof: %s" % named)
+
+
+def fleet_mode(args):
+    import signal
+    statuses = {}
+    for mode in ("local", "normal"):
+        p = LeakServer(args, {"HEAPCHECK": mode})
+        results, latencies = {}, {}
+        if not p.command("leak 5").startswith("leaking"):
+            fail("the leak server did not take the command")
+        for t in load(p.port, 20, 2, results, latencies):
+            t.join()
+        status, body = p.get("/debug/pprof/leaks?debug=1")
+        if status != 200:
+            fail("HEAPCHECK=%s: /debug/pprof/leaks: %d %r" % (mode, status, body[:200]))
+        objects, _, report = leak_rows(args, body, args.workdir, "fleet_%s.heap" % mode)
+        if objects.get("LeakInRequest") != 5:
+            fail("HEAPCHECK=%s: the live check found %r LeakInRequest objects, not 5:\n%s"
+                 % (mode, objects.get("LeakInRequest"), report))
+        p.proc.send_signal(signal.SIGTERM)
+        try:
+            p.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.proc.kill()
+            fail("HEAPCHECK=%s: SIGTERM did not stop the service" % mode)
+        err = p.proc.stderr.read().decode()
+        statuses[mode] = p.proc.returncode
+        reported = "Exiting with error code" in err
+        if mode == "local" and (p.proc.returncode != 0 or reported):
+            fail("HEAPCHECK=local: SIGTERM ended the service with status %d:\n%s"
+                 % (p.proc.returncode, err[-3000:]))
+        if mode == "normal" and (p.proc.returncode != 1 or not reported):
+            fail("HEAPCHECK=normal: status %d without the exit check's line (the trap the "
+                 "fleet mode avoids is gone?):\n%s" % (p.proc.returncode, err[-3000:]))
+    print("fleet_mode: the live check finds the leak in both modes; SIGTERM: local %d, normal %d"
+          % (statuses["local"], statuses["normal"]))
 
 
 def server_thread(pid):
@@ -1761,7 +1801,8 @@ def memory_view(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["go_client", "oracle", "hostile", "secure", "prometheus",
-                                      "leaks", "admission", "delta", "gperftools", "stripped",
+                                      "leaks", "admission", "fleet_mode", "delta", "gperftools",
+                                      "stripped",
                                       "symbol_cost", "storm", "growth_server", "attack", "api",
                                       "origin", "browser", "uid", "prometheus_token", "unix",
                                       "emfile", "ports", "metrics_rss", "fetch_memory",
