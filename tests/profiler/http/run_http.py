@@ -61,6 +61,7 @@ Exit 77 (skipped) when go, go pprof's sources, prometheus or chromium are missin
 """
 import argparse
 import gzip
+import json
 import math
 import os
 import pwd
@@ -317,6 +318,17 @@ def secure(args):
     print("secure: bad addresses give one line")
 
 
+def prometheus_query(api, expression):
+    """The first value of an instant query to the Prometheus server at `api`, or None."""
+    url = "http://%s/api/v1/query?query=%s" % (api, urllib.parse.quote(expression))
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            result = json.load(r)["data"]["result"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return float(result[0]["value"][1]) if result else None
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -347,13 +359,7 @@ def prometheus(args):
                                "--web.listen-address=" + api], stdout=log, stderr=log)
     try:
         def query(expression):
-            url = "http://%s/api/v1/query?query=%s" % (api, urllib.parse.quote(expression))
-            try:
-                with urllib.request.urlopen(url, timeout=5) as r:
-                    result = json.load(r)["data"]["result"]
-            except (OSError, ValueError, KeyError):
-                return None
-            return float(result[0]["value"][1]) if result else None
+            return prometheus_query(api, expression)
         deadline = time.time() + 120
         values = {}
         names = ["heapkit_heap_inuse_bytes", "heapkit_heap_mapped_bytes",
@@ -1484,13 +1490,7 @@ def prometheus_token(args):
                               stdout=log, stderr=log, preexec_fn=as_nobody, cwd=home)
     try:
         def query(expression):
-            url = "http://%s/api/v1/query?query=%s" % (api, urllib.parse.quote(expression))
-            try:
-                with urllib.request.urlopen(url, timeout=5) as r:
-                    result = json.load(r)["data"]["result"]
-            except (OSError, ValueError, KeyError):
-                return None
-            return float(result[0]["value"][1]) if result else None
+            return prometheus_query(api, expression)
         deadline = time.time() + 120
         while time.time() < deadline:
             if (query('count_over_time(up{job="with_token"}[1m])') or 0) >= 3 and \
