@@ -23,7 +23,12 @@ uintptr_t PageUp(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 
 bool IsAnonymousData(const MapsLine& m) {
   if (!m.readable || !m.writable || m.perms.size() < 4 || m.perms[3] != 'p') return false;
-  return m.path.empty() || m.path == "[heap]" || m.path.starts_with("[anon:");
+  // memcmp, not string_view::starts_with: at -O0 that calls substr, which may throw, and the
+  // runtime links no C++ library.
+  constexpr char kNamed[] = "[anon:";
+  return m.path.empty() || m.path == "[heap]" ||
+         (m.path.size() >= sizeof kNamed - 1 &&
+          memcmp(m.path.data(), kNamed, sizeof kNamed - 1) == 0);
 }
 
 // Which pages hold data: resident or swapped out (/proc/self/pagemap), or resident (mincore,
