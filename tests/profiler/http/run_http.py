@@ -651,8 +651,16 @@ def leaks(args):
         fail("no check ran during the load")
     # The proto answer: go tool pprof reads it (when go is installed).
     if shutil.which("go") is not None:
-        raw = subprocess.run(["go", "tool", "pprof", "-raw", p.url + "/debug/pprof/leaks"],
-                             capture_output=True, text=True, timeout=300, env=go_env(args.workdir))
+        for attempt in range(5):
+            raw = subprocess.run(["go", "tool", "pprof", "-raw", p.url + "/debug/pprof/leaks"],
+                                 capture_output=True, text=True, timeout=300,
+                                 env=go_env(args.workdir))
+            if raw.returncode == 0 or "429 Too Many Requests" not in raw.stderr:
+                break
+            # Too soon after the last check (the spacing): wait as long as it says, once more.
+            status, _, headers = get_with_headers(p.url + "/debug/pprof/leaks")
+            if status == 429:
+                time.sleep(int(headers["Retry-After"]))
         if raw.returncode != 0:
             fail("go tool pprof -raw on /debug/pprof/leaks: " + raw.stderr)
         go_objects = raw_leaf_values(raw.stdout, 2)
