@@ -1,5 +1,5 @@
 // The reachability flood: a pure function over a snapshot of the heap, unit-tested on
-// synthetic heaps (tests/heapcheck/flood_test.cc).
+// synthetic heaps (tests/heapcheck/unit/flood_test.cc).
 //
 // Input: live heap objects sorted by start address (non-overlapping), root regions (memory that
 // is scanned for pointers: globals, stacks, registers, TLS), and options. Output: one state per

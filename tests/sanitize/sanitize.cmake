@@ -62,11 +62,13 @@ function(heapkit_apply_sanitizer)
     set(dirs ${src}/tests/stress ${src}/tests/alloc/unit)
     set(extra heapkit_alloc_objs)
   else()
-    set(dirs ${src}/pprof-tool ${src}/tests/pprof_tool)
+    set(dirs ${src}/pprof-tool ${src}/tests/pprof_tool ${src}/tests/profiler/symbolize)
     set(extra heapkit_safe_file robust_truncation_check)
     if(HEAPKIT_SANITIZE STREQUAL undefined)
       list(APPEND dirs ${src}/alloc ${src}/profiler ${src}/heapcheck ${src}/tests/alloc/unit
-        ${src}/tests/profiler/unit ${src}/tests/heapcheck ${src}/tests/stress)
+        ${src}/tests/profiler/capture ${src}/tests/profiler/table ${src}/tests/profiler/format
+        ${src}/tests/profiler/time ${src}/tests/profiler/http/unit ${src}/tests/heapcheck
+        ${src}/tests/stress)
     endif()
   endif()
   set(targets ${extra})

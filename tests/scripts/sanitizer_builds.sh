@@ -13,10 +13,11 @@ jobs=${HEAPKIT_JOBS:-2}
 
 # kind -> build directory, label of the tests that run under it (set in tests/*/CMakeLists.txt),
 # targets those tests need.
-pprof_targets="pprof-tool pprof_tool_unit_test pprof_proto_unit_test pprof_render_test"
+pprof_targets="pprof-tool pprof_tool_unit_test pprof_proto_unit_test pprof_render_test
+  profiler_symbolize_test"
 golden_targets="pprof_golden_pie pprof_golden_nopie pprof_golden_lib heapkit"
-runtime_targets="alloc_unit_test profiler_unit_test heapcheck_flood_test heapcheck_unit_test
-  heapkit_stress_api"
+runtime_targets="alloc_unit_test profiler_capture_test profiler_table_test profiler_format_test
+  profiler_time_test profiler_http_test heapcheck_flood_test heapcheck_unit_test heapkit_stress_api"
 configure_build_test() {
   local kind=$1 dir label targets
   case $kind in

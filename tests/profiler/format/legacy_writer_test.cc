@@ -114,7 +114,7 @@ TEST(LegacyWriter, MappedLibrariesSection) {
   bool saw_test_binary = false;
   while (std::getline(in, l)) {
     ASSERT_TRUE(std::regex_match(l, line)) << l;
-    if (l.find("profiler_unit_test") != std::string::npos) saw_test_binary = true;
+    if (l.find("profiler_format_test") != std::string::npos) saw_test_binary = true;
     ++n;
   }
   EXPECT_GT(n, 5);
