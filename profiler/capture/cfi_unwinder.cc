@@ -16,7 +16,7 @@
 //   unwinders) finds the object's PT_GNU_EH_FRAME binary-search table — dl_iterate_phdr, which
 //   takes the loader's write lock, only with an older glibc; the FDE's CFA program runs up to
 //   the return address - 1. Nothing is allocated. (The write lock is one glibc leaves held in a
-//   child forked while another thread walked the modules: profiler/README.md, "Fork".)
+//   child forked while another thread walked the modules: profiler/capture/README.md, "Fork".)
 #include "profiler/capture/cfi_unwinder.h"
 
 #include "alloc/common.h"

@@ -9,6 +9,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/format/legacy_writer.h"
 #include "profiler/output/memory_breakdown.h"
+#include "profiler/output/object_times_dump.h"
 #include "profiler/table/object_birth.h"
 #include "profiler/output/peak_profile.h"
 #include "profiler/time/timeline.h"
@@ -17,6 +18,7 @@
 #include "profiler/table/sample_estimate.h"
 #include "profiler/record/slot_births.h"
 #include "profiler/output/proto_profile_file.h"
+#include "profiler/output/stack_residency.h"
 #include "profiler/table/stack_table.h"
 
 namespace heapkit::prof {
@@ -65,6 +67,15 @@ void ResetEstimatesFromTable() {
   });
   g_profiler.est_alloc.store(inuse, std::memory_order_relaxed);
   g_profiler.est_free.store(0, std::memory_order_relaxed);
+}
+
+// A HEAPPROFILE dump's comment block: the memory figures (memory_breakdown.h), then the
+// residency per stack when HEAP_PROFILE_RESIDENCY is on (stack_residency.h), then the lifetime
+// and age lines (object_times_dump.h).
+void AppendDumpComments(OutputSink* sink) {
+  AppendMemoryBreakdown(sink);
+  if (StackResidencyEnabled()) AppendStackResidency(sink);
+  AppendObjectTimes(sink);
 }
 
 // "N MB", "N kB" or "N bytes": the largest unit that leaves N above zero (gperftools' lines).

@@ -15,9 +15,7 @@
 #include "alloc/observer_hooks.h"
 #include "alloc/span_occupancy.h"
 #include "profiler/table/stack_table.h"
-#include "profiler/output/object_times_dump.h"
 #include "profiler/table/sample_estimate.h"
-#include "profiler/output/stack_residency.h"
 
 namespace heapkit::prof {
 namespace {
@@ -277,12 +275,6 @@ void AppendMemoryBreakdown(OutputSink* sink) {
   Line(sink, "recorded_requested", static_cast<uint64_t>(rounding.requested));
   Line(sink, "recorded_usable", static_cast<uint64_t>(rounding.usable));
   AppendClassOccupancy(sink);
-}
-
-void AppendDumpComments(OutputSink* sink) {
-  AppendMemoryBreakdown(sink);
-  if (StackResidencyEnabled()) AppendStackResidency(sink);
-  AppendObjectTimes(sink);
 }
 
 }  // namespace heapkit::prof

@@ -61,8 +61,4 @@ void AppendMemoryBreakdown(OutputSink* sink);
 // What the HTTP endpoint tells after its answers (ServerHooks::endpoint_heap_bytes).
 void SetEndpointHeapBytes(uint64_t bytes);
 
-// A HEAPPROFILE dump's comment block: the memory figures, then the residency per stack when
-// HEAP_PROFILE_RESIDENCY is on (stack_residency.h).
-void AppendDumpComments(OutputSink* sink);
-
 }  // namespace heapkit::prof

@@ -77,6 +77,7 @@
 #include <cstdint>
 
 #include "profiler/table/live_object_map.h"
+#include "profiler/table/slot_layout.h"
 #include "profiler/table/trace_tree.h"
 
 namespace heapkit::prof {
@@ -87,15 +88,6 @@ struct MapCounts {
   std::atomic<int64_t> alloc_bytes;
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
-};
-
-// A stack as the table hands it out: a trace-tree node and, for stack-form slot records, a
-// leaf frame kept outside the tree (see "Object slots"): the stack is then the leaf's pc
-// followed by the node's frames. leaf == 0: the node is the whole stack.
-struct StackRef {
-  uint32_t node;
-  uint32_t leaf;  // pc-dictionary index (TraceTree::PcIndex), or 0
-  bool operator==(const StackRef&) const = default;
 };
 
 // 32 bytes: one per distinct stack (and size key), the table's main per-stack cost.
@@ -146,24 +138,8 @@ struct alignas(64) PendingAllocs {
 // This thread's batch (nullptr until its first slot-mode allocation).
 extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("initial-exec")));
 
-class StackTable {
-  // Slot layout (see "Object slots"): the size in the low 19 bits of both forms; stack form:
-  // tag, leaf index (16 bits), node (28).
-  static constexpr uint64_t kStackSlotTag = uint64_t{1} << 63;
-  static constexpr int kStackSizeBits = 19;
-  static constexpr int kStackLeafShift = 47;
-  static constexpr uint32_t kStackNodeMask =
-      (uint32_t{1} << (kStackLeafShift - kStackSizeBits)) - 1;
-  static constexpr uint32_t kStackLeafMask = (uint32_t{1} << (63 - kStackLeafShift)) - 1;
-  static_assert(TraceTree::kMaxNodes - 1 <= kStackNodeMask, "every node id fits a slot");
-  static StackRef StackFormRef(uint64_t value) {
-    return {static_cast<uint32_t>(value >> kStackSizeBits) & kStackNodeMask,
-            static_cast<uint32_t>(value >> kStackLeafShift) & kStackLeafMask};
-  }
-
+class StackTable : public SlotLayout {
  public:
-  // Slot records hold objects below this size (both forms; see "Object slots").
-  static constexpr size_t kMaxSlotSize = size_t{1} << kStackSizeBits;
   // Bucket field limits: larger depths and size keys are clamped (never reached: stacks are
   // captured up to kMaxStackDepth frames and SizeKey stays below 256).
   static constexpr int kMaxBucketDepth = UINT16_MAX;
@@ -239,23 +215,6 @@ class StackTable {
     AddToBatch(size);
     StoreSlot(slot, bucket, size, extra);
   }
-  // A bucket-form slot value whose object's birth word (alloc/object_slots.h "Birth words";
-  // profiler/record/slot_births.h) was written before the value: RecordAllocIn sets it when the
-  // birth has a time (its caller wrote the word). Bucket ids stay below 2^30 (kIdChunks).
-  static constexpr uint64_t kSlotBirthFlag = uint64_t{1} << 62;
-  static bool SlotHasBirth(uint64_t value) {
-    return (value & (kStackSlotTag | kSlotBirthFlag)) == kSlotBirthFlag;
-  }
-  // A bucket-form slot value keeps its object's dump interval + 1 (0: none) in the bits between
-  // the size and the bucket id, saturated (HEAP_PROFILE_AGES in exact mode: object_birth.h).
-  static constexpr int kSlotIntervalBits = 32 - kStackSizeBits;
-  static constexpr uint32_t kMaxSlotInterval = (uint32_t{1} << kSlotIntervalBits) - 2;
-  // With kSlotBirthFlag when the birth has a time (see kSlotBirthFlag).
-  static uint64_t SlotInterval(const ObjectBirth& birth) {
-    if (birth.thread == 0) return 0;  // no birth recorded
-    const uint32_t i = birth.interval < kMaxSlotInterval ? birth.interval : kMaxSlotInterval;
-    return (uint64_t{i + 1} << kStackSizeBits) | (birth.time_ns != 0 ? kSlotBirthFlag : 0);
-  }
   // Visits the live bucket-form slot records that carry a dump interval. The visitor must not
   // allocate or sample.
   void ForEachSlotAge(void (*visit)(void* ctx, const Bucket* bucket, size_t size,
@@ -281,14 +240,6 @@ class StackTable {
   bool StackSlotTakes(StackRef stack) const {
     return stack.leaf <= kStackLeafMask && stack_slots_used_.load(std::memory_order_relaxed);
   }
-  // RecordStackIn when StackSlotTakes(stack).
-  static void StoreStackSlot(std::atomic<uint64_t>* slot, StackRef stack, size_t size) {
-    slot->store(kStackSlotTag | (uint64_t{stack.leaf} << kStackLeafShift) |
-                    (uint64_t{stack.node} << kStackSizeBits) | size,
-                std::memory_order_release);
-  }
-  // The requested size a slot value of either form holds.
-  static size_t SlotSize(uint64_t value) { return value & (kMaxSlotSize - 1); }
 
   // All recorded allocations of `b`; exact inside ForEachBucketWithCounts.
   int64_t AllocCount(const Bucket& b) const {
@@ -376,17 +327,9 @@ class StackTable {
     if (!map_.MayHold(h)) return false;
     return RecordFreeSlow(object, h, size, bucket, birth);
   }
-  // The bucket id of a slot value (0: stack form, no bucket).
-  static uint32_t SlotBucketId(uint64_t value) {
-    return value & kStackSlotTag ? 0 : SlotIdOf(value);
-  }
   // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
   const Bucket* SlotBucket(uint64_t value) const {
     return value & kStackSlotTag ? nullptr : BucketById(SlotIdOf(value));
-  }
-  // The bucket id field of a bucket-form slot value (without kSlotBirthFlag).
-  static uint32_t SlotIdOf(uint64_t value) {
-    return static_cast<uint32_t>(value >> 32) & ((uint32_t{1} << 30) - 1);
   }
 
   // Stopped-world-safe lookup of a live record: its stack and requested size (see header

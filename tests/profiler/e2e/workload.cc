@@ -322,8 +322,8 @@ void HandlerCaptures() {
   // One capture in a handler first, while nothing holds an allocator lock: through the signal
   // frame the capture goes on with libunwind, whose thread-local state glibc allocates (malloc)
   // on its first use in a thread when libunwind was loaded on demand (the preloaded runtime);
-  // a first use in a handler that interrupted the allocator would deadlock (profiler/README.md,
-  // "Stack capture").
+  // a first use in a handler that interrupted the allocator would deadlock
+  // (profiler/capture/README.md, "Stack capture").
   raise(SIGRTMIN);
   timer_t timer;
   if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) exit(6);
