@@ -22,12 +22,8 @@ import xml.etree.ElementTree as ET
 
 pprof, lib, prog, work = sys.argv[1:5]
 KNOWN = ["app::FillVector", "app::FillString", "app::FillMap"]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, failures  # noqa: E402
 
 
 def make_dumps():

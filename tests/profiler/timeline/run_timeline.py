@@ -24,7 +24,6 @@ Checks, on <prefix>.timeline.heap (profiler/timeline.h):
      damaged files (timeline_views.py).
   5. A bad value is one line naming the variable, and no timeline.
 """
-import argparse
 import math
 import os
 import re
@@ -35,19 +34,14 @@ import sys
 RATE = 524288
 BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, clean_env, symbol_at, symbols_matching, verdict, workload_args  # noqa: E402
 from timeline_views import check_views  # noqa: E402
 
 
 def saw_symbols(program):
     """(start, size, 'saw_a'|'saw_b'|'saw_c') of the workload's three stack functions."""
-    syms = []
-    for start, size, name in load_symbols(program):
-        m = re.search(r'\b(saw_[abc])\(', name)
-        if m:
-            syms.append((start, size, m.group(1)))
-    return syms
+    return symbols_matching(program, r'\b(saw_[abc])\(')
 
 
 def parse_timeline(path, syms):
@@ -63,7 +57,7 @@ def parse_timeline(path, syms):
             if m:
                 fn = None
                 for pc in (int(x, 16) for x in m.group(2).split()):
-                    fn = next((n for s, z, n in syms if s <= pc < s + z), None)
+                    fn = symbol_at(syms, pc)
                     if fn:
                         break
                 stacks[int(m.group(1))] = fn
@@ -85,14 +79,7 @@ def unsample(n, b, rate):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--pprof_tool')
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    args = workload_args()
     syms = saw_symbols(args.program)
     env = clean_env()
     env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),

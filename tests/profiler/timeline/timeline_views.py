@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 
-from script_checks import check
+from driver_checks import check
 
 SVG = '{http://www.w3.org/2000/svg}'
 UNITS = {'B': 1, 'kB': 1024, 'MB': 1024 ** 2, 'GB': 1024 ** 3}
