@@ -16,6 +16,8 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 
 failures = []
 
@@ -105,6 +107,15 @@ def symbols_matching(program, pattern):
 def symbol_at(syms, pc):
     """The name of the symbol of `syms` (load_symbols) that holds `pc`, or None."""
     return next((name for start, size, name in syms if start <= pc < start + size), None)
+
+
+def local_page(port, path, timeout=60):
+    """GET http://127.0.0.1:<port><path>: (status, body as text); an HTTP error is its status."""
+    try:
+        with urllib.request.urlopen('http://127.0.0.1:%d%s' % (port, path), timeout=timeout) as r:
+            return r.status, r.read().decode('utf-8', 'replace')
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode('utf-8', 'replace')
 
 
 def go_env(workdir, **extra):
