@@ -72,6 +72,16 @@ def workload_args(add=None, fresh=True):
     return args
 
 
+def profile_workload(args, timeout, **settings):
+    """Runs args.program under args.preload with HEAPPROFILE=<workdir>/prof and `settings`
+    (environment variables) in a clean environment: the finished process (text output), or
+    None after a failed check when it did not exit 0."""
+    env = clean_env(dict(settings, LD_PRELOAD=args.preload,
+                         HEAPPROFILE=os.path.join(args.workdir, 'prof')))
+    p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=timeout)
+    return p if check(p.returncode == 0, 'workload failed: %s' % p.stderr[-800:]) else None
+
+
 def clean_env(extra=None):
     """This process's environment without the variables that steer heapkit or gperftools
     (HEAP*, TCMALLOC*, PERFTOOLS*, LD_PRELOAD), with the dict `extra` added."""

@@ -27,7 +27,6 @@ Checks, on <prefix>.timeline.heap (profiler/time/timeline.h):
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -35,7 +34,8 @@ RATE = 524288
 BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
-from driver_checks import check, clean_env, symbol_at, symbols_matching, verdict, workload_args  # noqa: E402
+from driver_checks import (check, clean_env, fresh_dir, profile_workload, symbol_at,  # noqa: E402
+                           symbols_matching, verdict, workload_args)
 from timeline_views import check_views  # noqa: E402
 
 
@@ -81,11 +81,8 @@ def unsample(n, b, rate):
 def main():
     args = workload_args()
     syms = saw_symbols(args.program)
-    env = clean_env()
-    env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
-               HEAP_PROFILE_TIMELINE='100ms')
-    p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=60)
-    if not check(p.returncode == 0, 'workload failed: %s' % p.stderr[-800:]):
+    p = profile_workload(args, 60, HEAP_PROFILE_TIMELINE='100ms')
+    if p is None:
         return 1
     steps, quiet = [], None
     for line in p.stdout.splitlines():
@@ -200,10 +197,9 @@ def main():
 
     # Bad values: one line naming the variable, no timeline file.
     for bad in ('5ms', '100x', '-1s'):
-        workdir = os.path.join(args.workdir, 'bad')
-        shutil.rmtree(workdir, ignore_errors=True)
-        os.makedirs(workdir)
-        env.update(HEAPPROFILE=os.path.join(workdir, 'prof'), HEAP_PROFILE_TIMELINE=bad)
+        workdir = fresh_dir(os.path.join(args.workdir, 'bad'))
+        env = clean_env(dict(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(workdir, 'prof'),
+                             HEAP_PROFILE_TIMELINE=bad))
         p = subprocess.run(['/bin/true'], env=env, capture_output=True, text=True, timeout=30)
         lines = [l for l in p.stderr.splitlines() if 'HEAP_PROFILE_TIMELINE' in l]
         check(p.returncode == 0 and len(lines) == 1 and

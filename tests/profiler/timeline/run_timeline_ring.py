@@ -9,20 +9,16 @@ and names spike() as its top stack.
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
-from driver_checks import check, clean_env, load_symbols, verdict, workload_args  # noqa: E402
+from driver_checks import check, load_symbols, profile_workload, verdict, workload_args  # noqa: E402
 
 
 def main():
     args = workload_args()
-    env = clean_env()
-    env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
-               HEAP_PROFILE_TIMELINE='10ms')
-    p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=120)
-    if not check(p.returncode == 0, 'workload failed: %s' % p.stderr[-800:]):
+    p = profile_workload(args, 120, HEAP_PROFILE_TIMELINE='10ms')
+    if p is None:
         return 1
     _, spike_from, spike_to = p.stdout.split()
     spike_from, spike_to = int(spike_from), int(spike_to)
