@@ -2,8 +2,9 @@
 
 A driver records each failed check and goes on (`check`, `fail`), so that one run names every
 difference; `verdict` ends it: exit status 1 with the number of failed checks, else 0. Around
-that: a fresh work directory, the environment without the caller's heapkit and gperftools
-variables, the program's code symbols from nm (to name the raw PCs of a dump), and the two
+that: a fresh work directory, the workload drivers' arguments and their run under HEAPPROFILE,
+the environment without the caller's heapkit and gperftools variables, a GET of a local web
+UI, the program's code symbols from nm (to name the raw PCs of a dump), and the two
 oracles a dump is offered to: gperftools' google-pprof and Go's pprof, each skipped with a note
 when it is not installed (the test set installs both).
 
