@@ -66,7 +66,7 @@ for ((rep = 0; rep < reps; rep++)); do
       a=$(((k + rep + si) % nalloc))  # rotate the order every repetition and shape
       # shellcheck disable=SC2086  # $more is empty or one number
       LD_PRELOAD=${libs[$a]} "$bench" "$workload" "$size" "$n" $more |
-        awk -v s="$id" -v a="${names[$a]}" '{print s, a, $1, $2}' >>"$raw"
+        awk -v s="$id" -v a="${names[$a]}" -v r="$rep" '{print s, a, $1, $2, r}' >>"$raw"
     done
   done
   echo "fastpath.sh: repetition $((rep + 1))/$reps done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -101,9 +101,11 @@ VERSIONS="$(dpkg-query -W -f='${Package} ${Version}; ' libmimalloc2.0 libtcmallo
   /usr/bin/python3 - <<'PY'
 import collections, os, statistics
 vals = collections.defaultdict(list)
+by_rep = {}
 for line in open(os.environ["RAW"]):
-    shape, alloc, metric, value = line.split()
+    shape, alloc, metric, value, *rep = line.split()
     vals[(shape, alloc, metric)].append(float(value))
+    if rep: by_rep[(shape, alloc, metric, rep[0])] = float(value)
 names = os.environ["NAMES"].split()
 shapes = [("held", "1,024 objects live"), ("pairs", "immediate free"), ("batch", "batches of 100"),
           ("replace", "one of 1,024 live replaced per step")]
@@ -148,6 +150,23 @@ for metric, title in (("cycles_per_pair", "Cycles per malloc+free pair (%s)" % h
     o.append("|---|" + "---|" * (len(names) + 1))
     for s, label in shapes:
         o.append("| %s | %s | %s |" % (label, " | ".join(cell(s, a, metric, metric != "instructions_per_pair") for a in names), best(s, metric)))
+    o.append("")
+# Paired: each column against heapkit in the same repetition (run minutes apart at most), so
+# that a change of the machine's speed between repetitions cancels.
+reps = sorted({k[3] for k in by_rep})
+if len(reps) > 1:
+    o.append("Cycles per pair relative to heapkit's in the same repetition (median of the per-repetition ratios; > 1: heapkit uses fewer):")
+    o.append("")
+    o.append("| row | " + " | ".join(a for a in names if a != "heapkit") + " |")
+    o.append("|---|" + "---|" * (len(names) - 1))
+    for s, label in shapes:
+        cells = []
+        for a in names:
+            if a == "heapkit": continue
+            r = [by_rep[(s, a, "cycles_per_pair", x)] / by_rep[(s, "heapkit", "cycles_per_pair", x)]
+                 for x in reps if (s, a, "cycles_per_pair", x) in by_rep and (s, "heapkit", "cycles_per_pair", x) in by_rep]
+            cells.append("%.2f (%.2f–%.2f)" % (statistics.median(r), min(r), max(r)) if r else "—")
+        o.append("| %s | %s |" % (label, " | ".join(cells)))
     o.append("")
 text = "\n".join(o)
 print(text)
