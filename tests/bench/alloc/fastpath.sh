@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The malloc+free fast path against the peers: cycles, CPU ns and wall ns per pair for the
+# The malloc+free fast path against the peers: cycles, CPU ns and wall ns per pair for four
 # shapes of one size — free(malloc(n)) while 1,024 objects of the size stay live, the same with
-# no live set (immediate free), batches of 100, and one of 1,024 live objects replaced per
-# step — heapkit, mimalloc,
-# gperftools tcmalloc and jemalloc interleaved (every repetition runs every shape under every
-# allocator, in an order rotated per repetition and shape), and callgrind's instructions per pair
-# beside them. Prints a markdown table (medians and min–max over the repetitions) and writes it
-# to --out.
+# no live set (immediate free), batches of 100, one of 1,024 live objects replaced per step —
+# under heapkit, mimalloc, gperftools tcmalloc and jemalloc, interleaved (every repetition runs
+# every shape under every allocator, in an order rotated per repetition and shape), and
+# callgrind's instructions per pair beside them. Prints markdown tables (medians and min–max
+# over the repetitions, and each column's cycles over heapkit's in the same repetition) and
+# writes them to --out.
 #
 #   tests/bench/alloc/fastpath.sh [--reps 9] [--size 32] [--n 30000000] [--no-callgrind]
 #       [--heapkit build/libheapkit_minimal.so] [--lib name=lib.so ...] [--out FILE]
@@ -16,8 +16,8 @@
 # counter where perf_event_open gives one, else CPU time × the core clock measured by a
 # dependent-add chain in the same process; CPU time is the thread's own, so a shared machine's
 # waits are not in it (its cache pollution is). The load average is sampled at every repetition
-# and printed with the table. Instructions: (Ir(2N) − Ir(N)) / N under callgrind, N = 300 000
-# (exact, independent of load: set-up cancels; the loop itself is in the figure).
+# and printed with the tables. Instructions: (Ir(2N) − Ir(N)) / N under callgrind, N = 300 000
+# (exact, independent of load: set-up and warm-up cancel; the loop itself is in the figure).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -41,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --lib) extra+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-callgrind) callgrind=0; shift ;;
-    *) sed -n '2,19p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
   esac
 done
 [[ -x $bench ]] || { echo "fastpath.sh: $bench not found (build target alloc_bench)" >&2; exit 1; }
