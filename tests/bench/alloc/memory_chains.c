@@ -10,6 +10,8 @@
 //
 // Cycles come from a chain of dependent register adds (one cycle each on every x86-64 core)
 // timed by the thread's CPU clock, so a shared machine's waits are not in them.
+#define _POSIX_C_SOURCE 199309L  // clock_gettime, CLOCK_THREAD_CPUTIME_ID
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
