@@ -146,6 +146,9 @@ class PageHeap {
   void UnmapFreeSpan(Span* span) HEAPKIT_REQUIRES(lock_);
   Span* Carve(Span* span, Length n) HEAPKIT_REQUIRES(lock_);
   void InsertFree(Span* span, bool count_release) HEAPKIT_REQUIRES(lock_);
+  // A free span (location_ says which kind) onto its list, its end pages mapped, the free
+  // statistics counting it; RemoveFree undoes both.
+  void PushFree(Span* span) HEAPKIT_REQUIRES(lock_);
   void RemoveFree(Span* span) HEAPKIT_REQUIRES(lock_);
   SpanList* ListFor(Length n, Span::Location loc) HEAPKIT_REQUIRES(lock_);
   bool GrowHeap(Length n) HEAPKIT_REQUIRES(lock_);
