@@ -54,8 +54,9 @@ class ForkedSnapshot {
     kNoResult,  // the copy could not check (said in one line): no result
     kLost,      // the copy died, hung or sent a malformed result: killed, reaped, one line
   };
-  // World running again. Waits up to timeout_ms for the copy's result, reads it into *out and
-  // reaps the copy.
+  // World running again. Lets the copy start its analysis (until now it waits, so that it
+  // takes no CPU from the threads being resumed), waits up to timeout_ms for its result, reads
+  // it into *out and reaps the copy.
   Outcome Finish(int timeout_ms, CheckResult* out);
 
   // How long the fork itself took (the page-table copy): the larger part of the pause.
