@@ -29,7 +29,7 @@ programs=(
   "xz-T2|xz -T2 -k -c in/bash.bin"
   "git-log|git -C $src log --oneline -n 200"
   "perl-hash|perl -e 'my %h; \$h{\$_} = \$_ x 3 for 1 .. 50000; print scalar(keys %h), \"\\n\"'"
-  "python3-json|python3 -c 'import json; print(len(json.dumps(list(range(50000)))))'"
+  "python3-json|/usr/bin/python3 -c 'import json; print(len(json.dumps(list(range(50000)))))'"
   "sqlite3|sqlite3 :memory: 'create table t(x); with recursive c(i) as (select 1 union all select i+1 from c where i < 20000) insert into t select i from c; select count(*), sum(x) from t;'"
   "curl-file|curl -s file:///etc/services"
   "openssl-dgst|openssl dgst -sha256 in/bash.bin"

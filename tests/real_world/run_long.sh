@@ -25,7 +25,7 @@ status=0
 export HEAPKIT_RW_TIMEOUT=${HEAPKIT_RW_TIMEOUT:-1200}
 
 {
-  echo "Command: \`tests/real_world/run_long.sh $1\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+  echo "Command: \`tests/real_world/run_long.sh $1\`, $(date -u '+%Y-%m-%d %H:%M UTC'), tree $(git -C "$root" describe --always --dirty),"
   echo "$(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: walls are noisy)."
   echo
   echo "| program | config | exit status | stdout vs glibc | wall s (glibc) | leak summary | heap files written, read OK |"

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 out=$work/results.md
 status=0
 {
-  echo "Command: \`tests/stress/run_long.sh ${1:-} $seconds\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+  echo "Command: \`tests/stress/run_long.sh ${1:-} $seconds\`, $(date -u '+%Y-%m-%d %H:%M UTC'), tree $(git -C "$root" describe --always --dirty),"
   echo "$(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg) (shared machine)."
   echo
   echo '```'

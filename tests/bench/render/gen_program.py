@@ -13,7 +13,7 @@ symbolization to matter. Deterministic output (no randomness).
 its live blocks as a legacy heap profile ("heapprofile" header, exact
 counts, leaf-first return addresses, then MAPPED_LIBRARIES from /proc/self/maps). It writes the
 profile itself because gperftools' HEAPPROFILE dump stops at a fixed 1 MiB buffer (about 6,000
-stacks here; README.md, "Where heapkit differs") and heapkit's own profiler is tested elsewhere.
+stacks here; profiler/README.md, "gperftools bugs fixed") and heapkit's own profiler is tested elsewhere.
 """
 import argparse
 import sys

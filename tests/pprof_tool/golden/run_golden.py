@@ -36,12 +36,8 @@ import subprocess
 import sys
 
 TIMEOUT = 30
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, failures  # noqa: E402
 
 
 def run(cmd, env=None, stdin=None, check=False):

@@ -12,11 +12,13 @@ Usage: debuginfod_check.py <pprof-tool> <work dir>
 """
 import http.server
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, fresh_dir, verdict  # noqa: E402
 
 pprof, work = [os.path.abspath(a) for a in sys.argv[1:3]]
 if not os.path.exists("/usr/bin/true") or not any(
@@ -24,16 +26,9 @@ if not os.path.exists("/usr/bin/true") or not any(
         for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"]):
     print("SKIP: no libdebuginfod.so.1 or /usr/bin/true")
     sys.exit(77)
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
+fresh_dir(work)
 requests = []
 stop = threading.Event()
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
 
 
 class Hostile(http.server.BaseHTTPRequestHandler):
@@ -113,6 +108,4 @@ try:
 finally:
     stop.set()
     server.shutdown()
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('debuginfod'))

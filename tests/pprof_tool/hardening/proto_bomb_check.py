@@ -9,23 +9,17 @@ one sample took 224 MB, 4 MB of empty labels 180 MB, 1.5 MB of Lines naming a 4 
 Usage: proto_bomb_check.py <pprof-tool> <work dir>
 """
 import os
-import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
 import hostile  # noqa: E402
+from driver_checks import fail, fresh_dir, verdict  # noqa: E402
 
 pprof, work = [os.path.abspath(a) for a in sys.argv[1:3]]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+fresh_dir(work)
 
 
 bombs = {
@@ -63,6 +57,4 @@ for name, make in bombs.items():
         fail("%s: exit %d, %r" % (name, p.returncode, lines[:3]))
     if rss > bound:
         fail("%s: max RSS %.0f MB above 32 x %.1f MB + 32 MiB" % (name, rss / 1e6, size / 1e6))
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('profile.proto memory bomb'))

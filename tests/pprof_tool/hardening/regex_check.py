@@ -10,7 +10,6 @@ syntax (RE2 classes such as \\pL and (?i)) works on the CLI. Prints time and max
 Usage: regex_check.py <pprof-tool> <work dir>
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,18 +18,13 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
 import hostile  # noqa: E402
+from driver_checks import fail, fresh_dir, verdict  # noqa: E402
 
 pprof, work = sys.argv[1:3]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
+fresh_dir(work)
 BOUND = 20.0  # seconds per command; each takes well under one here (std::regex: minutes or SIGSEGV)
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
 
 
 LONG = "a" * 900_000  # a megabyte-class name (lines of a legacy file stop at 1 MiB)
@@ -108,6 +102,4 @@ finally:
     if server.poll() is None:
         server.kill()
     server.wait()
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('hostile regex'))

@@ -17,17 +17,13 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
 import hostile  # noqa: E402
+from driver_checks import fail, verdict  # noqa: E402
 
 pprof, work = [os.path.abspath(a) for a in sys.argv[1:3]]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(os.path.join(work, "src", "deep", "er"))
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
 
 
 SECRET = ["root:", "daemon:"]  # first fields of /etc/passwd and /etc/shadow lines
@@ -83,6 +79,4 @@ try:
 finally:
     server.kill()
     server.wait()
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('source file'))

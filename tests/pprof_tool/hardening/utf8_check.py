@@ -16,17 +16,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
 import hostile  # noqa: E402
+from driver_checks import fail, fresh_dir, verdict  # noqa: E402
 
 pprof, work = [os.path.abspath(a) for a in sys.argv[1:3]]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+fresh_dir(work)
 
 
 LATIN1 = b"caf\xe9::Run"
@@ -60,6 +55,4 @@ else:
             fail("go tool pprof -top on the export: exit %d %r %r" % (p.returncode, p.stdout[-300:], p.stderr[-300:]))
         else:
             print("go tool pprof reads the export: café::Run")
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('UTF-8 name'))

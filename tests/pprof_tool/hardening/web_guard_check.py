@@ -18,7 +18,6 @@ Usage: web_guard_check.py <pprof-tool> <work dir>
 """
 import http.client
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,17 +26,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
 import hostile  # noqa: E402
+from driver_checks import fail, failures, fresh_dir, verdict  # noqa: E402
 
 pprof, work = sys.argv[1:3]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+fresh_dir(work)
 
 
 prof = os.path.join(work, "small.heap")
@@ -210,6 +204,4 @@ finally:
     if server.poll() is None:
         server.kill()
     server.wait()
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("OK")
+sys.exit(verdict('web UI guard'))

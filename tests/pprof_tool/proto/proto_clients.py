@@ -36,12 +36,8 @@ import sys
 import zlib
 
 TIMEOUT = 120
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, failures  # noqa: E402
 
 
 def skip(why):

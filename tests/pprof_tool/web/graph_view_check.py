@@ -22,12 +22,8 @@ import sys
 import time
 
 chrome, url, work = sys.argv[1:4]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, failures  # noqa: E402
 
 
 class Browser:

@@ -16,18 +16,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 
 pprof, lib, prog, work = sys.argv[1:5]
 KNOWN = ["app::FillVector", "app::FillString", "app::FillMap"]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import fail, failures, local_page as get  # noqa: E402
 
 
 def make_dumps():
@@ -123,14 +118,6 @@ def check_series_shows_latest(dumps):
                  (n, status, total_line(body), want - want_first))
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=20)
-
-
-def get(port, path):
-    try:
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=60) as r:
-            return r.status, r.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
 
 
 servers = []

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, failures, load_symbols  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import (check, clean_env, failures, go_pprof, load_symbols,  # noqa: E402
+                           symbol_at)
 
 HEADER_RE = re.compile(r'^heap profile:\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@\s*'
                        r'(heapprofile|heap_v2/(\d+)|growthz)$')
@@ -64,7 +65,7 @@ def parse_profile(path):
         'reason': None,
     }
     i = 1
-    if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/legacy_writer.h
+    if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/format/legacy_writer.h
         prof['reason'] = lines[1][len(REASON_PREFIX):]
         i = 2
         check(re.match(r'^# heapkit: dump time: \d+\.\d{3} pid \d+$', lines[2]) is not None,
@@ -72,7 +73,7 @@ def parse_profile(path):
         i = 3
     prof['memory'] = {}
     while i < len(lines) and lines[i] != '':
-        if lines[i].startswith('#'):  # the comment block (profiler/memory_breakdown.h)
+        if lines[i].startswith('#'):  # the comment block (profiler/output/memory_breakdown.h)
             mm = MEMORY_RE.match(lines[i])
             if mm is not None:
                 prof['memory'][mm.group(1)] = int(mm.group(2))
@@ -103,13 +104,6 @@ def ctx_program_name():
     return _program_name[0]
 
 
-def function_of(syms, pc):
-    for start, size, name in syms:
-        if start <= pc < start + size:
-            return name
-    return None
-
-
 def per_function(ctx, prof, names):
     """Sums (inuse_n, inuse_b, alloc_n, alloc_b) by the function holding each record's leaf PC,
     un-sampling heap_v2 lines the way the pprofs do."""
@@ -117,7 +111,7 @@ def per_function(ctx, prof, names):
     for counts, pcs in prof['records']:
         if not pcs:
             continue
-        fn = function_of(ctx.syms, pcs[0])
+        fn = symbol_at(ctx.syms, pcs[0])
         key = next((n for n in names if fn and re.search(r'\b%s\(' % n, fn)), None)
         if key is None:
             continue
@@ -154,15 +148,10 @@ def pprof_text(ctx, path, extra=()):
 def go_pprof_top(ctx, path, sample_index):
     if ctx.flavour != 'preload':
         return None
-    if shutil.which('go') is None:
-        print('note: go not installed; go tool pprof oracle skipped')
+    p = go_pprof(['-top', '-addresses', '-unit=B', '-nodecount=1000',
+                  '-sample_index=' + sample_index, ctx.program, path], ctx.workdir, timeout=90)
+    if p is None:
         return None
-    env = dict(os.environ, GOCACHE=os.path.join(ctx.workdir, 'gocache'),
-               GOPATH=os.path.join(ctx.workdir, 'gopath'), GOFLAGS='', GOPROXY='off',
-               HOME=ctx.workdir)
-    p = subprocess.run(['go', 'tool', 'pprof', '-top', '-addresses', '-unit=B', '-nodecount=1000',
-                        '-sample_index=' + sample_index, ctx.program, path],
-                       capture_output=True, text=True, timeout=90, env=env)
     check(p.returncode == 0, 'go tool pprof failed: %s' % p.stderr[-500:])
     return p.stdout
 
@@ -178,7 +167,7 @@ def go_flat_by_function(ctx, text, names):
             total = int(m.group(2))
         m = re.match(r'^\s*(\d+)B\s+[\d.]+%\s+[\d.]+%\s+\d+B\s+[\d.]+%\s+([0-9a-f]+) ', line)
         if m:
-            fn = function_of(ctx.syms, int(m.group(2), 16))
+            fn = symbol_at(ctx.syms, int(m.group(2), 16))
             key = next((n for n in names if fn and re.search(r'\b%s\(' % n, fn)), None)
             if key:
                 result[key] += int(m.group(1))
@@ -470,13 +459,13 @@ def case_growth(ctx):
         return
     check(prof['kind'] == 'growth', 'header kind %s, want growthz' % prof['kind'])
     grow = [r for r in prof['records']
-            if r[1] and re.search(r'\bGrowTheHeap\(', function_of(ctx.syms, r[1][0]) or '')]
+            if r[1] and re.search(r'\bGrowTheHeap\(', symbol_at(ctx.syms, r[1][0]) or '')]
     check(len(grow) == 1, 'want one growth record from GrowTheHeap, got %d' % len(grow))
     if grow:
         (n, b, an, ab), pcs = grow[0]
         check(n == 1 and b >= 48 << 20 and (an, ab) == (n, b),
               'GrowTheHeap growth record %s' % ((n, b, an, ab),))
-        check(any(re.search(r'\bmain\b', function_of(ctx.syms, pc) or '') for pc in pcs),
+        check(any(re.search(r'\bmain\b', symbol_at(ctx.syms, pc) or '') for pc in pcs),
               'GrowTheHeap growth stack does not reach main')
     check(all(r[0][0] >= 1 and r[0][1] >= 2 << 20 for r in prof['records']),
           'every growth record is at least one 2 MiB growth: %s' % [r[0] for r in prof['records']])
@@ -586,7 +575,7 @@ def case_slowpath(ctx):
     for counts, pcs in prof['records']:
         if not pcs:
             continue
-        fn = function_of(ctx.syms, pcs[0])
+        fn = symbol_at(ctx.syms, pcs[0])
         if fn is not None and RUNTIME_FN_RE.match(fn):
             bad.append((fn, counts))
     check(not bad, '%d record(s) start with an allocator frame: %s' % (len(bad), bad[:5]))

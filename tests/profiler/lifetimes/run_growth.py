@@ -23,19 +23,17 @@ Exact mode (TCMALLOC_SAMPLE_PARAMETER=1): fl exactly 10 MiB, fcache exactly 0.
 Bad input: --since past the dump, a dump without age lines: status 2 and one line.
 google-pprof and go tool pprof read a dump with age lines (when installed).
 """
-import argparse
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 T = 65536
 TICKS, SINCE = 20, 10
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, clean_env, oracles_read, verdict, workload_args  # noqa: E402
 
 
 def run(args, workdir, env):
@@ -108,34 +106,11 @@ def sampled_run(args, i):
 
 
 def oracles(args, path):
-    if shutil.which('google-pprof'):
-        p = subprocess.run(['google-pprof', '--text', args.program, path], capture_output=True,
-                           text=True, timeout=60)
-        check(p.returncode == 0 and re.search(r'\bfl\b', p.stdout) is not None,
-              'google-pprof cannot read a dump with age lines: %s' % (p.stdout + p.stderr)[-800:])
-    else:
-        print('note: google-pprof not installed; oracle skipped')
-    if shutil.which('go'):
-        env = dict(os.environ, GOCACHE=os.path.join(args.workdir, 'gocache'), GOFLAGS='',
-                   GOPATH=os.path.join(args.workdir, 'gopath'), GOPROXY='off', HOME=args.workdir)
-        p = subprocess.run(['go', 'tool', 'pprof', '-raw', args.program, path],
-                           capture_output=True, text=True, timeout=120, env=env)
-        check(p.returncode == 0 and 'Samples:' in p.stdout,
-              'go tool pprof cannot read a dump with age lines: %s' % (p.stdout + p.stderr)[-800:])
-    else:
-        print('note: go not installed; oracle skipped')
+    oracles_read(args.program, path, args.workdir, 'a dump with age lines', r'\bfl\b')
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--pprof_tool', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('--seeds', type=int, default=4)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    args = workload_args(lambda ap: ap.add_argument('--seeds', type=int, default=4))
 
     # Exact mode: exact.
     exact = os.path.join(args.workdir, 'exact')

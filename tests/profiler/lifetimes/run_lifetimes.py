@@ -30,11 +30,9 @@ pprof-tool: --lifetime='<1ms' shows fa and fd, not fb or fe; --lifetime=cross sh
 --lifetime=live ranks fe first.
 google-pprof and go tool pprof read the dumps (when installed). A malformed value: one line.
 """
-import argparse
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -45,8 +43,8 @@ LIFETIME_RE = re.compile(r'^# heapkit: lifetime (\d+) (same|cross|live) (\d+) (\
                          r'((?: 0x[0-9a-f]+)*)(?: \|((?: 0x[0-9a-f]+)*))?$')
 SITES = ('fa', 'fb', 'fc', 'fd', 'fe')
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, clean_env, load_symbols, oracles_read, verdict, workload_args  # noqa: E402
 
 
 def function_of(syms, pc):
@@ -258,35 +256,11 @@ def check_pprof_tool(args, path):
 
 
 def oracles(args, path):
-    if shutil.which('google-pprof'):
-        p = subprocess.run(['google-pprof', '--text', args.program, path], capture_output=True,
-                           text=True, timeout=60)
-        check(p.returncode == 0 and re.search(r'\bfe\b', p.stdout) is not None,
-              'google-pprof cannot read a dump with lifetime lines: %s' % (
-                  p.stdout + p.stderr)[-800:])
-    else:
-        print('note: google-pprof not installed; oracle skipped')
-    if shutil.which('go'):
-        env = dict(os.environ, GOCACHE=os.path.join(args.workdir, 'gocache'), GOFLAGS='',
-                   GOPATH=os.path.join(args.workdir, 'gopath'), GOPROXY='off', HOME=args.workdir)
-        p = subprocess.run(['go', 'tool', 'pprof', '-raw', args.program, path],
-                           capture_output=True, text=True, timeout=120, env=env)
-        check(p.returncode == 0 and 'Samples:' in p.stdout,
-              'go tool pprof cannot read a dump with lifetime lines: %s' % (
-                  p.stdout + p.stderr)[-800:])
-    else:
-        print('note: go not installed; oracle skipped')
+    oracles_read(args.program, path, args.workdir, 'a dump with lifetime lines', r'\bfe\b')
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--pprof_tool')
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    args = workload_args()
     syms = load_symbols(args.program)
 
     # Off by default: no lifetime lines; a malformed value is one line and the default.

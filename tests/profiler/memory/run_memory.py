@@ -1,19 +1,17 @@
 #!/usr/bin/env python3
 """Known-answer checks of the memory figures heapkit writes into heap dumps
-(profiler/memory_breakdown.h) and of `pprof-tool --memory` (see CMakeLists.txt here).
+(profiler/output/memory_breakdown.h) and of `pprof-tool --memory` (see CMakeLists.txt here).
 
 One case per invocation; exits 0 on success, 1 after printing every failed check.
 """
-import argparse
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, clean_env, go_pprof, google_pprof_text, verdict, workload_args  # noqa: E402
 
 MEMORY_RE = re.compile(r'^# heapkit: memory (\w+) (\d+)$', re.M)
 MiB = 1 << 20
@@ -75,23 +73,14 @@ def check_accounted(a, path, bound=0.05):
 
 def oracles_read(a, path):
     """google-pprof and go tool pprof still read a dump carrying the comment block."""
-    if shutil.which('google-pprof'):
-        p = subprocess.run(['google-pprof', '--text', a.program, path], capture_output=True,
-                           text=True, timeout=60)
+    p = google_pprof_text(a.program, path)
+    if p is not None:
         check(p.returncode == 0 and 'Total:' in p.stdout,
               'google-pprof cannot read the dump: %s' % p.stderr[-500:])
-    else:
-        print('note: google-pprof not installed; oracle skipped')
-    if shutil.which('go'):
-        env = dict(os.environ, GOCACHE=os.path.join(a.workdir, 'gocache'),
-                   GOPATH=os.path.join(a.workdir, 'gopath'), GOFLAGS='', GOPROXY='off',
-                   HOME=a.workdir)
-        p = subprocess.run(['go', 'tool', 'pprof', '-top', '-unit=B', a.program, path],
-                           capture_output=True, text=True, timeout=120, env=env)
+    p = go_pprof(['-top', '-unit=B', a.program, path], a.workdir)
+    if p is not None:
         check(p.returncode == 0 and 'flat%' in p.stdout,
               'go tool pprof cannot read the dump: %s' % p.stderr[-500:])
-    else:
-        print('note: go not installed; go tool pprof oracle skipped')
 
 
 def case_small(a):
@@ -307,15 +296,10 @@ def case_gxx(a):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--case', required=True)
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--pprof_tool', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('--size', type=int, default=256, help='MiB of small objects (case small)')
-    a = ap.parse_args()
-    os.makedirs(a.workdir, exist_ok=True)
+    def own(ap):
+        ap.add_argument('--case', required=True)
+        ap.add_argument('--size', type=int, default=256, help='MiB of small objects (case small)')
+    a = workload_args(own, fresh=False)
     {'small': case_small, 'release': case_release, 'threads': case_threads,
      'mmap': case_mmap, 'partial': case_partial, 'python': case_python,
      'gxx': case_gxx}[a.case](a)

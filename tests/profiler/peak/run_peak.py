@@ -20,7 +20,6 @@ import argparse
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -33,16 +32,14 @@ REASON_RE = re.compile(r'^# heapkit: dump reason: peak profile(?: of the interva
                        r'\d+ MB in use at [\d.]+ s after profiling start \(estimated (\d+) bytes; CLOCK_MONOTONIC (\d+) ns; '
                        r'unix time [\d.]+\)$')
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, failures, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import (check, clean_env, fresh_dir, go_pprof, google_pprof_text,  # noqa: E402
+                           load_symbols, symbol_at, verdict)  # noqa: E402
 
 
 def stack_of(syms, pc):
-    for start, size, name in syms:
-        if start <= pc < start + size:
-            m = re.search(r'\b(f[abc])\(\)', name)
-            return m.group(1) if m else None
-    return None
+    m = re.search(r'\b(f[abc])\(\)', symbol_at(syms, pc) or '')
+    return m.group(1) if m else None
 
 
 def run(args, workdir, env, argv=()):
@@ -132,19 +129,13 @@ def sampled_seed(args, syms, i):
 
 def oracles(args, path, syms):
     """Both pprofs read the file; go's total matches ours within 1 %."""
-    if shutil.which('google-pprof'):
-        p = subprocess.run(['google-pprof', '--text', args.program, path], capture_output=True,
-                           text=True, timeout=60)
+    p = google_pprof_text(args.program, path)
+    if p is not None:
         check(p.returncode == 0 and re.search(r'\bfa\b', p.stdout) is not None,
               'google-pprof cannot read the peak profile: %s' % (p.stdout + p.stderr)[-800:])
-    else:
-        print('note: google-pprof not installed; oracle skipped')
-    if shutil.which('go'):
-        env = dict(os.environ, GOCACHE=os.path.join(args.workdir, 'gocache'), GOFLAGS='',
-                   GOPATH=os.path.join(args.workdir, 'gopath'), GOPROXY='off', HOME=args.workdir)
-        p = subprocess.run(['go', 'tool', 'pprof', '-top', '-unit=B', '-sample_index=inuse_space',
-                            args.program, path], capture_output=True, text=True, timeout=120,
-                           env=env)
+    p = go_pprof(['-top', '-unit=B', '-sample_index=inuse_space', args.program, path],
+                 args.workdir)
+    if p is not None:
         m = re.search(r'of (\d+)B total', p.stdout)
         ours = parse_peak(path, syms)
         if check(p.returncode == 0 and m is not None,
@@ -152,8 +143,6 @@ def oracles(args, path, syms):
             total = sum(v[1] for v in ours[4].values())
             check(abs(int(m.group(1)) - total) <= 0.01 * total + 2**20,
                   'go tool pprof total %s vs ours %.0f' % (m.group(1), total))
-    else:
-        print('note: go not installed; oracle skipped')
 
 
 def main():
@@ -164,8 +153,7 @@ def main():
     ap.add_argument('--seeds', type=int, default=8)
     ap.add_argument('--pprof_tool', help='pprof-tool: --peak reads the peak files')
     args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    fresh_dir(args.workdir)
     syms = load_symbols(args.program)
 
     # Off by default.

@@ -38,8 +38,8 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, verdict  # noqa: E402
 
 PERIOD = 65536
 DUMPS = ['p.0001.heap', 'p.0002.heap', 'p.peak.0001.heap', 'p.peak.0002.heap', 'p.peak.heap']

@@ -14,16 +14,14 @@
     workload in a cgroup with memory.max = 400 MiB and HEAP_PROFILE_RSS_LIMIT=30% (120 MiB of
     memory.current): two "cgroup memory" dumps. Skipped with one line saying why elsewhere.
 """
-import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, clean_env, symbol_at, symbols_matching, verdict, workload_args  # noqa: E402
 
 MIB = 1 << 20
 DUMP_RE = re.compile(r'Dumping heap profile to (\S+) \((.*)\)$')
@@ -51,7 +49,7 @@ def per_function(path, syms):
             m = re.match(r'^\s*\d+:\s*(\d+)\s*\[\s*\d+:\s*\d+\s*\]\s*@((?: 0x[0-9a-f]+)*)$', line)
             if m:
                 for pc in (int(x, 16) for x in m.group(2).split()):
-                    fn = next((n for s, z, n in syms if s <= pc < s + z), None)
+                    fn = symbol_at(syms, pc)
                     if fn in ('grow_a', 'grow_b'):
                         inuse[fn] = inuse.get(fn, 0) + int(m.group(1))
                         break
@@ -63,12 +61,7 @@ def per_function(path, syms):
 
 def grow_symbols(program):
     """[(start, size, 'grow_a' or 'grow_b')]: the workload's two growing functions."""
-    syms = []
-    for start, size, name in load_symbols(program):
-        m = re.search(r'\b(grow_[ab])\(int\)', name)
-        if m:
-            syms.append((start, size, m.group(1)))
-    return syms
+    return symbols_matching(program, r'\b(grow_[ab])\(int\)')
 
 
 def check_crossings(name, workdir, stderr, syms, limit, word):
@@ -146,13 +139,7 @@ def cgroup_case(args, syms):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    args = workload_args()
     syms = grow_symbols(args.program)
     check(len(syms) == 2, 'grow_a/grow_b not found in %s' % args.program)
 

@@ -2,7 +2,7 @@
 """HEAP_PROFILE_TIMELINE=100ms against sawtooth_workload.cc, whose three stacks follow a known
 schedule (the workload prints what each holds after every 5 ms step).
 
-Checks, on <prefix>.timeline.heap (profiler/timeline.h):
+Checks, on <prefix>.timeline.heap (profiler/time/timeline.h):
   1. Each stack's curve within 3 sigma of the truth per 1 s window. Derivation: at the default
      rate R = 524288 a 64 KiB block is sampled with p = 1 - exp(-s/R) independently of every
      other block and, when sampled, stands for s/p bytes (Horvitz-Thompson, the dumps' and the
@@ -24,30 +24,24 @@ Checks, on <prefix>.timeline.heap (profiler/timeline.h):
      damaged files (timeline_views.py).
   5. A bad value is one line naming the variable, and no timeline.
 """
-import argparse
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 RATE = 524288
 BLOCK = 64 * 1024
 NAMES = ('saw_a', 'saw_b', 'saw_c')
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import (check, clean_env, fresh_dir, profile_workload, symbol_at,  # noqa: E402
+                           symbols_matching, verdict, workload_args)
 from timeline_views import check_views  # noqa: E402
 
 
 def saw_symbols(program):
     """(start, size, 'saw_a'|'saw_b'|'saw_c') of the workload's three stack functions."""
-    syms = []
-    for start, size, name in load_symbols(program):
-        m = re.search(r'\b(saw_[abc])\(', name)
-        if m:
-            syms.append((start, size, m.group(1)))
-    return syms
+    return symbols_matching(program, r'\b(saw_[abc])\(')
 
 
 def parse_timeline(path, syms):
@@ -63,7 +57,7 @@ def parse_timeline(path, syms):
             if m:
                 fn = None
                 for pc in (int(x, 16) for x in m.group(2).split()):
-                    fn = next((n for s, z, n in syms if s <= pc < s + z), None)
+                    fn = symbol_at(syms, pc)
                     if fn:
                         break
                 stacks[int(m.group(1))] = fn
@@ -85,20 +79,10 @@ def unsample(n, b, rate):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--pprof_tool')
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    args = workload_args()
     syms = saw_symbols(args.program)
-    env = clean_env()
-    env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
-               HEAP_PROFILE_TIMELINE='100ms')
-    p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=60)
-    if not check(p.returncode == 0, 'workload failed: %s' % p.stderr[-800:]):
+    p = profile_workload(args, 60, HEAP_PROFILE_TIMELINE='100ms')
+    if p is None:
         return 1
     steps, quiet = [], None
     for line in p.stdout.splitlines():
@@ -213,10 +197,9 @@ def main():
 
     # Bad values: one line naming the variable, no timeline file.
     for bad in ('5ms', '100x', '-1s'):
-        workdir = os.path.join(args.workdir, 'bad')
-        shutil.rmtree(workdir, ignore_errors=True)
-        os.makedirs(workdir)
-        env.update(HEAPPROFILE=os.path.join(workdir, 'prof'), HEAP_PROFILE_TIMELINE=bad)
+        workdir = fresh_dir(os.path.join(args.workdir, 'bad'))
+        env = clean_env(dict(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(workdir, 'prof'),
+                             HEAP_PROFILE_TIMELINE=bad))
         p = subprocess.run(['/bin/true'], env=env, capture_output=True, text=True, timeout=30)
         lines = [l for l in p.stderr.splitlines() if 'HEAP_PROFILE_TIMELINE' in l]
         check(p.returncode == 0 and len(lines) == 1 and

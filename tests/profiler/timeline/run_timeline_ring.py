@@ -1,36 +1,24 @@
 #!/usr/bin/env python3
-"""The timeline's bounded ring (profiler/timeline.h) when it fills: HEAP_PROFILE_TIMELINE=10ms
+"""The timeline's bounded ring (profiler/time/timeline.h) when it fills: HEAP_PROFILE_TIMELINE=10ms
 over spike_workload.cc's 45 s (~4,500 ticks > 4,096 rows), whose only event is a 64 MiB spike
 of 60 ms at 20 s. The ring must have halved its resolution once (rows of 20 ms, at most 4,096
 rows, every tick counted), and the halving keeps maxima: the row of the highest exact in-use
 holds the spike (>= 64 MiB; the median row under 8 MiB), lies inside the spike within one row,
 and names spike() as its top stack.
 """
-import argparse
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from script_checks import check, clean_env, load_symbols, verdict  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+from driver_checks import check, load_symbols, profile_workload, verdict, workload_args  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--program', required=True)
-    ap.add_argument('--preload', required=True)
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    env = clean_env()
-    env.update(LD_PRELOAD=args.preload, HEAPPROFILE=os.path.join(args.workdir, 'prof'),
-               HEAP_PROFILE_TIMELINE='10ms')
-    p = subprocess.run([args.program], env=env, capture_output=True, text=True, timeout=120)
-    if not check(p.returncode == 0, 'workload failed: %s' % p.stderr[-800:]):
+    args = workload_args()
+    p = profile_workload(args, 120, HEAP_PROFILE_TIMELINE='10ms')
+    if p is None:
         return 1
     _, spike_from, spike_to = p.stdout.split()
     spike_from, spike_to = int(spike_from), int(spike_to)

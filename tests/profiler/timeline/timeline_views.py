@@ -17,11 +17,9 @@ import os
 import re
 import signal
 import subprocess
-import urllib.error
-import urllib.request
 import xml.etree.ElementTree as ET
 
-from script_checks import check
+from driver_checks import check, local_page as get
 
 SVG = '{http://www.w3.org/2000/svg}'
 UNITS = {'B': 1, 'kB': 1024, 'MB': 1024 ** 2, 'GB': 1024 ** 3}
@@ -105,14 +103,6 @@ def check_svg(pprof_tool, program, path, rows, window, out):
     rings = [c for c in root.iter(SVG + 'circle') if c.get('class') == 'window-peak']
     check(len(rings) == 1 and abs(float(rings[0].get('cx')) - x_of(rows[wpeak][0] / 1000.0)) <= 1.0,
           'SVG: the window\'s peak ring is not on row %.3f s' % (rows[wpeak][0] / 1000.0))
-
-
-def get(port, path):
-    try:
-        with urllib.request.urlopen('http://127.0.0.1:%d%s' % (port, path), timeout=60) as r:
-            return r.status, r.read().decode('utf-8', 'replace')
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode('utf-8', 'replace')
 
 
 def first_top_name(html):
