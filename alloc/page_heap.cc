@@ -275,6 +275,10 @@ void PageHeap::KeepGrowthWithinTwiceDemand(Length n) {
 bool PageHeap::GrowHeap(Length n) {
   if (n > (kMaxAllocSize >> kPageShift)) return false;
   Length ask = n < kMinSystemPages ? kMinSystemPages : n;
+  // Huge pages: whole 2 MiB pages, so that no growth leaves a part of one in small pages.
+  constexpr Length kHugePages = internal::kSystemHugePageSize >> kPageShift;
+  const size_t alignment = huge_pages_ ? internal::kSystemHugePageSize : kPageSize;
+  if (huge_pages_) ask = (ask + kHugePages - 1) & ~(kHugePages - 1);
   auto over_limit = [&](Length pages) HEAPKIT_REQUIRES(lock_) {
     return heap_limit_ != 0 &&
            stats_.system_bytes - stats_.unmapped_bytes + (pages << kPageShift) > heap_limit_;
@@ -286,12 +290,13 @@ bool PageHeap::GrowHeap(Length n) {
       if (over_limit(ask)) return false;
     }
   }
-  void* mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+  void* mem = internal::SystemAlloc(ask << kPageShift, alignment);
   if (mem == nullptr && ask > n) {
     ask = n;
-    mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+    mem = internal::SystemAlloc(ask << kPageShift, alignment);
   }
   if (mem == nullptr) return false;
+  if (huge_pages_) internal::SystemAdviseHugePages(mem, ask << kPageShift);
   PageId start = reinterpret_cast<uintptr_t>(mem) >> kPageShift;
   // Also make sure the neighbouring pages have leaves so coalescing lookups stay cheap.
   if (!map_->Ensure(start, ask)) {
