@@ -161,6 +161,9 @@ Profile RuntimeTimelineRowProfile(const RuntimeTimeline& t, const Profile& file_
   const RuntimeTimeline::Row& peak = t.rows[size_t(window.peak_row)];
   Profile out = file_profile;
   out.samples.clear();
+  // Every stack of the timeline decides the allocation wrappers, not the window's few.
+  out.wrapper_stacks.clear();
+  for (const auto& [id, pcs] : t.stacks) out.wrapper_stacks.push_back(pcs);
   for (const auto& e : peak.top) {
     auto it = t.stacks.find(e.id);
     if (it == t.stacks.end()) continue;
