@@ -3,7 +3,7 @@
 here (heap_v2 at 512 KiB, symbols included, so no binary is needed):
 
 - a bounded cache whose sampling noise reads -9.0 MB and a real +8.0 MB leak, --base of two
-  dumps: the leak is the first row (rows sorted by growth, not by |change|), the cache row is
+  dumps and --since of a dump with age lines: the leak is the first row (rows sorted by growth, not by |change|), the cache row is
   marked "(within noise)", the header total carries its interval and says the total change is
   within sampling noise; --fail_on_growth=0 exits 0 there, and 1 on a pair whose growth is
   beyond its noise;
@@ -38,12 +38,18 @@ def symbol_section():
     return "\n".join(lines) + "\n"
 
 
-def write_profile(name, rows, kind="heap_v2/%d" % RATE):
-    """rows: (sampled count, object size, leaf pc)."""
+def write_profile(name, rows, kind="heap_v2/%d" % RATE, ages=None):
+    """rows: (sampled count, object size, leaf pc); ages: (dump M, [(interval, count, size,
+    leaf pc)]), heapkit's age lines."""
     n = sum(c for c, _, _ in rows)
     b = sum(c * s for c, s, _ in rows)
     text = symbol_section()
     text += "heap profile: %6d: %8d [%6d: %8d] @ %s\n" % (n, b, n, b, kind)
+    if ages:
+        text += "# heapkit: ages at dump %d\n" % ages[0]
+        for interval, count, size, leaf in ages[1]:
+            text += "# heapkit: age %d %d %d @ 0x%x 0x%x\n" % (interval, count, count * size, leaf,
+                                                             0x404000 + 1)
     for count, size, leaf in rows:
         text += "%6d: %8d [%6d: %8d] @ 0x%x 0x%x\n" % (count, count * size, count, count * size,
                                                       leaf, 0x404000 + 1)
@@ -103,6 +109,23 @@ total = re.search(r"of (\S+) total \(± (\S+) at 95 %: within sampling noise\)",
 if not total:
     fail("--base: the header total carries no interval or no verdict:\n" + out)
 print("base: %s ± %s (within noise); first row %s" % (total.group(1), total.group(2), rows[0][0]))
+
+# 1b. --since=1 of dump 3 with dump 1 beside it: the same cache (all of its 94 older samples
+# replaced by 77 new) and leak (4 older samples kept, 15 new).
+write_profile("prof.0001.heap", [(94, KB64, 0x401000), (4, KB64, 0x402000)])
+m = write_profile("prof.0003.heap", [(77, KB64, 0x401000), (19, KB64, 0x402000)],
+                  ages=(3, [(1, 40, KB64, 0x401000), (2, 37, KB64, 0x401000),
+                            (0, 4, KB64, 0x402000), (1, 7, KB64, 0x402000),
+                            (2, 8, KB64, 0x402000)]))
+out = run(["--top", "--since=1", m])
+rows = rows_of(out)
+if not rows or rows[0][0] != "LeakyAppend":
+    fail("--since: the leak (+8 MB) is not the first row:\n" + out)
+if "(within noise)" not in [l for n, l in rows if n == "CacheInsert"][0]:
+    fail("--since: the cache's -9 MB is not marked within noise:\n" + out)
+if not re.search(r"of -1.06MB total \(± \S+ at 95 %: within sampling noise\)", out):
+    fail("--since: the header total carries no interval or no verdict:\n" + out)
+run(["--top", "--since=1", m, "--fail_on_growth=0"], 0)
 
 # 2. --fail_on_growth: 0 when the growth is noise, 1 when it is beyond it (report printed).
 run(["--text", "--base=" + a, b, "--fail_on_growth=0"], 0)

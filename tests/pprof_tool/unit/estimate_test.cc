@@ -125,7 +125,7 @@ TEST(EstimateCalibration, HeapkitRowsCoverTheTruth) {
     EXPECT_GE(bytes.Coverage(), 0.93) << w.name;
     EXPECT_LE(bytes.Coverage(), 0.98) << w.name;
     EXPECT_GE(totals.Coverage(), 0.9) << w.name;
-    EXPECT_GT(bytes.trials, 500) << w.name;
+    EXPECT_GT(bytes.trials, 300) << w.name;
     if (w.name == "multi-threaded service") {
       EXPECT_GE(objects.Coverage(), 0.93) << w.name;
       EXPECT_LE(objects.Coverage(), 0.98) << w.name;
