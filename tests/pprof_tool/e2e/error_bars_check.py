@@ -9,7 +9,9 @@ here (heap_v2 at 512 KiB, symbols included, so no binary is needed):
   beyond its noise;
 - the header total of --text/--top carries "± X at 95 %"; --error_bars adds the rows' interval
   columns; the row table without it is go pprof's (five columns);
-- an exact profile's report is unchanged (no interval anywhere).
+- an exact profile's report is unchanged (no interval anywhere);
+- a runtime timeline's --window report: its total is the row's sampled estimate of the whole
+  heap (120 MB), not the sum of the few stacks the row names (16 MB, which read as 100 %).
 
 usage: error_bars_check.py <pprof-tool> <work dir>
 """
@@ -164,4 +166,26 @@ exact = write_profile("exact.heap", [(3, 100, 0x401000)], kind="heapprofile")
 out = run(["--top", exact])
 if "±" in out or "95 %" in out:
     fail("exact profile: an interval where there is no sampling error:\n" + out)
+# 5. --timeline --window of a runtime timeline: the total is the heap's.
+timeline = symbol_section()
+timeline += "heap profile:     30:  1966080 [    30:  1966080] @ heap_v2/%d\n" % RATE
+timeline += ("# heapkit: timeline period_ms 100 ticks 3 start_unix 1000.000 start_ns 5 rate %d\n"
+             % RATE)
+timeline += "# heapkit: timeline stack 1 @ 0x401000 0x404001\n"
+timeline += "# heapkit: timeline stack 2 @ 0x402000 0x404001\n"
+timeline += ("# heapkit: timeline row 100 exact 100000000 rss 200000000 est 90000000 "
+             "1:10:%d 2:5:%d\n" % (10 * KB64, 5 * KB64))
+timeline += ("# heapkit: timeline row 200 exact 126000000 rss 200000000 est 120000000 "
+             "1:20:%d 2:10:%d\n" % (20 * KB64, 10 * KB64))
+timeline += "    20: %d [    20: %d] @ 0x401000 0x404001\n" % (20 * KB64, 20 * KB64)
+timeline += "    10: %d [    10: %d] @ 0x402000 0x404001\n" % (10 * KB64, 10 * KB64)
+timeline += "\nMAPPED_LIBRARIES:\n00400000-00500000 r-xp 00000000 00:00 0 /synthetic\n"
+path = os.path.join(WORK, "prof.timeline.heap")
+with open(path, "w") as f:
+    f.write(timeline)
+out = run(["--timeline", "--window=0:1", path])
+total = re.search(r"accounting for (\S+), (\S+) of (\S+) total", out)
+if not total or total.group(3) != "114MB":
+    fail("--timeline --window: the total is not the row's estimate (120000000 B = 114MB):\n" + out)
+print("window: %s" % total.group(0))
 print("PASS")
