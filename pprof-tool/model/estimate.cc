@@ -45,7 +45,7 @@ double UnsamplingRate(const Profile& profile) {
 
 VarianceSource VarianceSourceOf(const Profile& profile) {
   if (UnsamplingRate(profile) <= 1) return VarianceSource::kExact;
-  // heapkit's own legacy dumps: one row per stack and size key (profiler/sample_estimate.h).
+  // heapkit's own legacy dumps: one row per stack and size key (profiler/table/sample_estimate.h).
   if (profile.kind == ProfileKind::kHeapV2 && profile.dump_time != 0)
     return VarianceSource::kPerRow;
   return VarianceSource::kMeanSize;

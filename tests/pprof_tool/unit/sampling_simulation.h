@@ -2,7 +2,7 @@
 // objects, sampled the way the allocator samples (alloc/sampler.h: exponential byte gaps of
 // mean R over the stream of allocated bytes, an object sampled when a sampling point falls in
 // it), and written as the rows of a heap profile: heapkit's (one row per stack and size key,
-// profiler/sample_estimate.h) or gperftools'/Go's (one row per stack, sizes mixed).
+// profiler/table/sample_estimate.h) or gperftools'/Go's (one row per stack, sizes mixed).
 // Used by the estimate and calibration tests (estimate_test.cc).
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "profiler/sample_estimate.h"  // SizeKey: header-only
+#include "profiler/table/sample_estimate.h"  // SizeKey: header-only
 
 namespace heapkit::pprof::simulation {
 
