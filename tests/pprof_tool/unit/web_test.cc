@@ -109,9 +109,10 @@ class WebUiTest : public testing::Test {
 TEST(Web, SampledTopTableAndTimelineCarryIntervals) {
   Profile sampled;
   ParseError e;
-  ASSERT_TRUE(ParseProfileText("heap profile: 10: 655360 [ 10: 655360] @ heap_v2/524288\n"
-                               " 10: 655360 [ 10: 655360] @ 0x200 0x400\n",
-                               "s.0001.heap", &sampled, &e))
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 10: 655360 [ 10: 655360] @ heap_v2/524288\n"
+                       " 10: 655360 [ 10: 655360] @ 0x200 0x400\n",
+                       "s.0001.heap", &sampled, &e))
       << e.Message();
   std::vector<Profile> dumps = {sampled};
   NamesSymbolizer symbolizer;
