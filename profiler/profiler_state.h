@@ -1,4 +1,4 @@
-// The heap profiler's state: one object, like the allocator's GlobalState (alloc/allocator.h).
+// The heap profiler's state: one object, like the allocator's GlobalState (alloc/global_state.h).
 // Everything the control files (heap_profiler, dump_triggers, sample_recorder, profiler_thread,
 // profiler_signals, profiler_fork, startup) share is a field of g_profiler; the functions that
 // work on it are declared next to their definitions.
