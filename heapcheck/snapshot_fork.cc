@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/monotonic_clock.h"
 
 namespace heapkit::check {
 namespace {
@@ -42,12 +43,6 @@ struct WireHeader {
 };
 
 std::atomic<bool> g_refused_before{false};
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // Why a fork was refused, for the one line.
 const char* RefusalCause(int error) {
@@ -121,18 +116,12 @@ void EnterCopy(pid_t parent) {
   __builtin_unreachable();
 }
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // Reads exactly n bytes before the deadline (CLOCK_MONOTONIC ns). False on EOF, error or
 // timeout (*timed_out).
 bool ReadBefore(int fd, void* buf, size_t n, int64_t deadline, bool* timed_out) {
   char* p = static_cast<char*>(buf);
   while (n > 0) {
-    const int64_t left = deadline - NowNs();
+    const int64_t left = deadline - internal::MonotonicNanos();
     if (left <= 0) {
       *timed_out = true;
       return false;
@@ -159,7 +148,7 @@ bool ReapBefore(pid_t pid, int64_t deadline, int* status) {
       *status = -1;  // not ours to wait for any more (ECHILD: someone reaped it)
       return true;
     }
-    if (NowNs() >= deadline) return false;
+    if (internal::MonotonicNanos() >= deadline) return false;
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
   }
@@ -181,7 +170,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
     return false;
   }
   const pid_t parent = getpid();
-  const double t0 = Now();
+  const double t0 = internal::MonotonicSeconds();
   // Exit signal 0, no CLONE_VM: a process with a copy of the address space (snapshot_fork.h).
   const long pid = syscall(SYS_clone, CLONE_UNTRACED, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) {
@@ -189,7 +178,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
     RunCopy(parent, fds[1], analysis, ctx, out);
   }
   const int error = errno;
-  seconds_forking_ = Now() - t0;
+  seconds_forking_ = internal::MonotonicSeconds() - t0;
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
@@ -207,7 +196,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
 }
 
 ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out) {
-  const int64_t deadline = NowNs() + static_cast<int64_t>(timeout_ms) * 1000000;
+  const int64_t deadline = internal::MonotonicNanos() + static_cast<int64_t>(timeout_ms) * 1000000;
   bool timed_out = false;
   WireHeader h{};
   bool whole = ReadBefore(read_fd_, &h, sizeof h, deadline, &timed_out) && h.magic == kWireMagic;
@@ -231,7 +220,7 @@ ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out)
   read_fd_ = -1;
   // A whole result: the copy is exiting. Cut short: it is dying (its pipe closes before it
   // can be reaped) or hung (timed out: killed now).
-  const int64_t now = NowNs();
+  const int64_t now = internal::MonotonicNanos();
   const int64_t reap_by = timed_out ? now : whole ? deadline : now + 2000000000;
   int status = 0;
   const pid_t pid = pid_;
