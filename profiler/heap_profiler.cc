@@ -11,12 +11,12 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/peak_tracker.h"
+#include "profiler/output/dump_triggers.h"
+#include "profiler/time/peak_tracker.h"
 #include "profiler/profiler_config.h"
-#include "profiler/profiler_signals.h"
+#include "profiler/control/profiler_signals.h"
 #include "profiler/profiler_state.h"
-#include "profiler/profiler_thread.h"
+#include "profiler/control/profiler_thread.h"
 #include "profiler/sample_recorder.h"
 
 namespace heapkit::prof {

@@ -5,7 +5,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
-#include "profiler/timeline.h"
+#include "profiler/time/timeline.h"
 
 namespace heapkit::prof {
 

@@ -1,7 +1,7 @@
 // The endpoint's heap profiles as profile.proto, laid out exactly as Go's runtime/pprof writes
 // heap profiles, so that scrapers made for Go programs (Parca, Grafana Alloy's
 // pyroscope.scrape, `go tool pprof`) take them unmodified. The encoding is the runtime's own
-// (profiler/heap_profile_encoder.h, through ServerHooks::heap_profile_proto), the one the
+// (profiler/format/heap_profile_encoder.h, through ServerHooks::heap_profile_proto), the one the
 // profile files use, with what only the endpoint adds:
 //   - Go's four sample types alone (no lifetime samples, no comments), time_nanos now,
 //     duration_nanos 0 (N s for a delta), the default sample type of the view;
@@ -17,11 +17,10 @@
 #include <string>
 #include <string_view>
 
-#include "profiler/heap_profile_encoder.h"
+#include "profiler/http/server_hooks.h"  // and HeapTotals (profiler/format/heap_profile_encoder.h)
 
 namespace heapkit::prof::http {
 
-struct ServerHooks;
 using prof::HeapTotals;
 
 // Only the default sample type differs: inuse_space for the heap, leaks and growth (whose
@@ -33,8 +32,8 @@ enum class HeapView { kHeap, kAllocs, kDeltaHeap, kLeaks, kGrowth };
 // only with inuse_* absolute (godeltaprof's delta_heap).
 enum class DeltaMode { kAll, kAllocOnly };
 
-// Encodes `legacy` (profiler/legacy_writer.h's format); *totals gets the un-sampled sums. With
-// a non-empty `baseline` (the same format, taken earlier) the samples are the differences per
+// Encodes `legacy` (profiler/format/legacy_writer.h's format); *totals gets the un-sampled sums.
+// With a non-empty `baseline` (the same format, taken earlier) the samples are the differences per
 // stack, legacy − baseline, as Go's `seconds=N` answers. false with one line in *error when a
 // text is not a heap profile or memory ran out.
 bool HeapProfileToProto(const ServerHooks& hooks, std::string_view legacy,

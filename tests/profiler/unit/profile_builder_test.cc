@@ -15,12 +15,12 @@
 
 #include "alloc/sample_weight.h"
 #include "profile.pb.h"
-#include "profiler/heap_profile_encoder.h"
-#include "profiler/heap_sample_values.h"
+#include "profiler/format/heap_profile_encoder.h"
+#include "profiler/format/heap_sample_values.h"
 #include "profiler/http/heap_profile_proto.h"
 #include "profiler/http/server_hooks.h"
-#include "profiler/mapped_bytes.h"
-#include "profiler/profile_builder.h"
+#include "profiler/format/mapped_bytes.h"
+#include "profiler/format/profile_builder.h"
 
 namespace heapkit::prof {
 namespace {
