@@ -10,6 +10,7 @@
 
 #include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "alloc/observer_hooks.h"
 #include "heapcheck/roots.h"
 
@@ -35,12 +36,6 @@ void FutexWakeOne() {
           0);
 }
 
-int64_t NowNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // Drepper's mutex ("Futexes are tricky", mutex 3). deadline < 0: no limit. Each wait returns on
 // a wake, a signal (the suspend signal: the waiter is stopped and scanned in its handler, then
 // waits on) or the timeout; then the word is tried again.
@@ -52,7 +47,7 @@ bool Acquire(int64_t deadline_nanos) {
     timespec relative;
     const timespec* timeout = nullptr;
     if (deadline_nanos >= 0) {
-      const int64_t left = deadline_nanos - NowNanos();
+      const int64_t left = deadline_nanos - internal::MonotonicNanos();
       if (left <= 0) return false;  // the word stays kHeldWaited: one needless wake, no harm
       relative.tv_sec = left / 1000000000;
       relative.tv_nsec = left % 1000000000;
@@ -92,8 +87,9 @@ CheckGate::CheckGate(GateWait wait) {
     internal::Log("leak check: a check was asked for from inside a check; not run");
     return;
   }
-  const int64_t deadline =
-      wait == GateWait::kBriefly ? NowNanos() + int64_t{kBriefGateWaitMs} * 1000000 : -1;
+  const int64_t deadline = wait == GateWait::kBriefly
+                               ? internal::MonotonicNanos() + int64_t{kBriefGateWaitMs} * 1000000
+                               : -1;
   if (!Acquire(deadline)) return;
   g_holder.store(self, std::memory_order_relaxed);
   held_ = true;

@@ -23,6 +23,7 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "alloc/internal/system_memory.h"
 
 namespace heapkit::check {
@@ -218,12 +219,6 @@ int HelperMain(void*) {
 
 // ---- the controller ----
 
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 // kernel.yama.ptrace_scope, or -1 without Yama.
 int YamaScope() {
   const int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
@@ -240,7 +235,7 @@ bool AwaitHelperExit(int64_t deadline_ms) {
   for (;;) {
     const int32_t alive = g_shared.alive.load(std::memory_order_acquire);
     if (alive == 0) return true;
-    if (NowMs() >= deadline_ms) return false;
+    if (internal::MonotonicMillis() >= deadline_ms) return false;
     timespec ts{0, 2000000};
     syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_shared.alive), FUTEX_WAIT, alive, &ts, nullptr,
             0);
@@ -334,7 +329,7 @@ bool PtraceStopper::StartHelper() {
 // The helper died or was killed: reaped here; every request not answered, and every thread it
 // had stopped (the kernel let them run again), fails with `error`.
 void PtraceStopper::HelperGone(int error) {
-  AwaitHelperExit(NowMs() + 2000);
+  AwaitHelperExit(internal::MonotonicMillis() + 2000);
   Reap(helper_);
   helper_ = 0;
   start_error_ = error;
@@ -372,7 +367,7 @@ void PtraceStopper::StopQueued(int64_t deadline_ms) {
       HelperGone(kHelperDied);
       return;
     }
-    if (NowMs() >= deadline_ms) {
+    if (internal::MonotonicMillis() >= deadline_ms) {
       kill(helper_, SIGKILL);  // the kernel detaches what it traced
       HelperGone(kHelperTimedOut);
       return;
@@ -387,9 +382,9 @@ void PtraceStopper::ResumeAll() {
     g_shared.release.store(1, std::memory_order_release);
     g_shared.command.fetch_add(1, std::memory_order_acq_rel);
     syscall(SYS_futex, &g_shared.command, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-    if (!AwaitHelperExit(NowMs() + 2000)) {
+    if (!AwaitHelperExit(internal::MonotonicMillis() + 2000)) {
       kill(helper_, SIGKILL);
-      AwaitHelperExit(NowMs() + 2000);
+      AwaitHelperExit(internal::MonotonicMillis() + 2000);
     }
     Reap(helper_);  // after the reap every thread it traced is detached
     helper_ = 0;

@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
-#include "heapcheck/monotonic_clock.h"
+#include "alloc/internal/monotonic_clock.h"
 
 namespace heapkit::check {
 namespace {
@@ -134,7 +134,7 @@ void WaitUntilTheProgramRuns() {
 bool ReadBefore(int fd, void* buf, size_t n, int64_t deadline, bool* timed_out) {
   char* p = static_cast<char*>(buf);
   while (n > 0) {
-    const int64_t left = deadline - MonotonicNanos();
+    const int64_t left = deadline - internal::MonotonicNanos();
     if (left <= 0) {
       *timed_out = true;
       return false;
@@ -161,7 +161,7 @@ bool ReapBefore(pid_t pid, int64_t deadline, int* status) {
       *status = -1;  // not ours to wait for any more (ECHILD: someone reaped it)
       return true;
     }
-    if (MonotonicNanos() >= deadline) return false;
+    if (internal::MonotonicNanos() >= deadline) return false;
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
   }
@@ -188,7 +188,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
   sigset_t all, mask;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &mask);
-  const double t0 = MonotonicSeconds();
+  const double t0 = internal::MonotonicSeconds();
   // Exit signal 0, no CLONE_VM: a process with a copy of the address space (snapshot_fork.h).
   const long pid = syscall(SYS_clone, CLONE_UNTRACED, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) {
@@ -196,7 +196,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
     RunCopy(parent, fds[1], analysis, ctx, out);
   }
   const int error = errno;
-  seconds_forking_ = MonotonicSeconds() - t0;
+  seconds_forking_ = internal::MonotonicSeconds() - t0;
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   close(fds[1]);
   if (pid < 0) {
@@ -216,7 +216,7 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
 
 ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out) {
   kill(pid_, kGoSignal);  // the copy starts its analysis (not reaped yet: the pid is its own)
-  const int64_t deadline = MonotonicNanos() + static_cast<int64_t>(timeout_ms) * 1000000;
+  const int64_t deadline = internal::MonotonicNanos() + static_cast<int64_t>(timeout_ms) * 1000000;
   bool timed_out = false;
   WireHeader h{};
   bool whole = ReadBefore(read_fd_, &h, sizeof h, deadline, &timed_out) && h.magic == kWireMagic;
@@ -240,7 +240,7 @@ ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out)
   read_fd_ = -1;
   // A whole result: the copy is exiting. Cut short: it is dying (its pipe closes before it
   // can be reaped) or hung (timed out: killed now).
-  const int64_t now = MonotonicNanos();
+  const int64_t now = internal::MonotonicNanos();
   const int64_t reap_by = timed_out ? now : whole ? deadline : now + 2000000000;
   int status = 0;
   const pid_t pid = pid_;

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "alloc/internal/env.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "alloc/internal/system_memory.h"
 #include "alloc/internal/log.h"
 #include "heapcheck/task_status.h"
@@ -142,12 +143,6 @@ bool ForEachTask(F&& f) {
   return true;
 }
 
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct sigaction g_old_action;
 
 // Whether thread `tid` blocks `sig` now (its status unreadable: no).
@@ -223,7 +218,7 @@ Wait AwaitStop(Slot& s, int64_t deadline, int sig) {
     }
     // A thread that exited after the listing (or is exiting with signals blocked) vanishes
     // from /proc: stop waiting for it without a message.
-    const bool timed_out = deadline - NowMs() <= 0;
+    const bool timed_out = deadline - internal::MonotonicMillis() <= 0;
     const bool blocking = polls % 4 == 0 && BlocksSignal(s.data.tid, sig);
     if (timed_out || blocking || polls % 8 == 0) {
       const bool gone = access(path, F_OK) != 0 && errno == ENOENT;
@@ -336,7 +331,7 @@ bool ThreadStopper::StopAll(int timeout_ms) {
   if (!PrepareSuspension(sig)) return false;
   const pid_t self = Gettid();
   const pid_t pid = getpid();
-  const int64_t deadline = NowMs() + timeout_ms;
+  const int64_t deadline = internal::MonotonicMillis() + timeout_ms;
   bool listed = true;
   // Threads may start threads while we list: list again until a round finds no new one.
   for (int round = 0; round < 1000; ++round) {
@@ -367,10 +362,11 @@ void ThreadStopper::ResumeAll() {
   ptrace_.ResumeAll();  // detaches every traced thread and reaps the helper
   g_release.fetch_add(1, std::memory_order_acq_rel);
   Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
-  const int64_t deadline = NowMs() + 2000;
+  const int64_t deadline = internal::MonotonicMillis() + 2000;
   for (size_t i = 0; i < slot_count_; ++i) {
     Slot& s = g_slots[i];
-    while (s.state.load(std::memory_order_acquire) == kStopped && NowMs() < deadline) {
+    while (s.state.load(std::memory_order_acquire) == kStopped &&
+           internal::MonotonicMillis() < deadline) {
       timespec ts{0, 1000000};
       Futex(&s.state, FUTEX_WAIT_PRIVATE, kStopped, &ts);
     }

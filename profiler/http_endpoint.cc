@@ -12,6 +12,7 @@
 #include "gperftools/malloc_extension_c.h"
 #include "profiler/output/dump_triggers.h"
 #include "profiler/output/growth_stacks.h"
+#include "profiler/format/heap_profile_encoder.h"
 #include "profiler/http/server_hooks.h"
 #include "profiler/output/memory_breakdown.h"
 #include "profiler/on_demand/on_demand_library.h"
@@ -95,6 +96,7 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
   } else {
     http::ServerHooks hooks;
     hooks.heap_sample = &HeapSample;
+    hooks.heap_profile_proto = &WriteHeapProto;
     hooks.growth_stacks = &GrowthStacks;
     hooks.numeric_property = &MallocExtension_GetNumericProperty;
     hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in

@@ -27,6 +27,7 @@
 #include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
 #include "pprof-tool/web/web_server.h"
+#include "profiler/symbolize/file_name.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -36,11 +37,6 @@ int Fail(const std::string& msg) {
   fprintf(stderr, "pprof-tool: %s\n", msg.c_str());
   fflush(stderr);
   return 2;
-}
-
-std::string Basename(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
 }
 
 int Emit(const std::string& text, const std::string& output) {

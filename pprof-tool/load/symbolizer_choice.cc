@@ -14,14 +14,10 @@
 #include "pprof-tool/load/table_symbolizer.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "pprof-tool/proto/proto_maps.h"
+#include "profiler/symbolize/file_name.h"
 
 namespace heapkit::pprof {
 namespace {
-
-std::string Basename(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
-}
 
 // The symbolizer's view of a mapping, named `path` (both must outlive the view). A mapping
 // without permissions (profile.proto keeps none) is taken for code.

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "profiler/symbolize/file_name.h"
+
 namespace heapkit::pprof {
 namespace {
 
@@ -88,11 +90,6 @@ int DumpFileNumber(const std::string& full_path, std::string* prefix) {
   return std::stoi(path.substr(begin, end - begin));
 }
 
-std::string FileBasename(const std::string& path) {
-  size_t s = path.rfind('/');
-  return s == std::string::npos ? path : path.substr(s + 1);
-}
-
 std::string DumpDescription(const std::vector<Profile>& dumps, const DumpSeries& series, int index,
                             const std::string& how_to_pick) {
   const std::string n = std::to_string(dumps.size());
@@ -101,7 +98,7 @@ std::string DumpDescription(const std::vector<Profile>& dumps, const DumpSeries&
     return "Sum of " + n + " profiles" +
            (series.different_processes ? " of different processes" : "");
   }
-  std::string line = "Dump: " + FileBasename(dumps[size_t(index)].file);
+  std::string line = "Dump: " + Basename(dumps[size_t(index)].file);
   if (dumps.size() < 2) return line;
   if (!series.one_process) return line + ", one of " + n + " profiles";
   if (size_t(index) == series.latest) {

@@ -43,8 +43,6 @@ std::string DumpDescription(const std::vector<Profile>& dumps, const DumpSeries&
 // `profile` minus `base` (nullptr: unchanged); with diff_base, percentages of the base.
 void SubtractBase(const Profile* base, bool diff_base, Profile* profile);
 
-std::string FileBasename(const std::string& path);
-
 // The number in "<prefix>.NNNN.heap" or "<prefix>.NNNN.heap.pb.gz" (at least one digit), or -1;
 // *prefix gets <prefix>.
 int DumpFileNumber(const std::string& path, std::string* prefix);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "alloc/sample_weight.h"
 #include "pprof-tool/model/comment_fields.h"
 
 namespace heapkit::pprof {
@@ -114,10 +115,7 @@ bool ReadRuntimeTimeline(const std::string& path, RuntimeTimeline* t, std::strin
 }
 
 double RuntimeTimelineUnsampled(int64_t count, int64_t bytes, int64_t rate) {
-  if (count <= 0 || bytes <= 0) return 0;
-  if (rate <= 1) return static_cast<double>(bytes);
-  const double mean = static_cast<double>(bytes) / static_cast<double>(count);
-  return static_cast<double>(bytes) / (1.0 - std::exp(-mean / static_cast<double>(rate)));
+  return alloc::UnsampleLine(count, bytes, static_cast<double>(rate)).bytes;
 }
 
 int RuntimeTimelinePeakRow(const RuntimeTimeline& t) {

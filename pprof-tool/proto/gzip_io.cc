@@ -14,42 +14,6 @@ bool IsGzip(std::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-std::string GzipCompress(std::string_view data) {
-  z_stream z{};
-  // 15 + 16: a gzip header (no name, mtime 0: deterministic) instead of zlib's.
-  // Level 1, like Go's runtime/pprof: profiles compress well even so, and writing stays cheap.
-  deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out;
-  out.resize(deflateBound(&z, data.size()) + 32);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = 0;
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = 0;
-  size_t in_left = data.size();
-  size_t out_left = out.size();
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (z.avail_in == 0) {
-      z.avail_in = static_cast<uInt>(std::min<size_t>(in_left, UINT_MAX));
-      in_left -= z.avail_in;
-    }
-    if (z.avail_out == 0) {
-      if (out_left == 0) {  // deflateBound is an upper bound; grow defensively all the same
-        size_t used = out.size();
-        out.resize(used * 2);
-        z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-        out_left = used;
-      }
-      z.avail_out = static_cast<uInt>(std::min<size_t>(out_left, UINT_MAX));
-      out_left -= z.avail_out;
-    }
-    rc = deflate(&z, in_left == 0 ? Z_FINISH : Z_NO_FLUSH);
-  }
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 std::string GzipSerialize(const google::protobuf::MessageLite& message) {
   namespace io = google::protobuf::io;
   std::string out;

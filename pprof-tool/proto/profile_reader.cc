@@ -355,7 +355,8 @@ class Converter {
     out_->default_sample_type = *s;
     for (int64_t c : p_.comment()) {
       if (!Str(c, "comment", &s)) return false;
-      ParseHeapkitComment(*s, out_);  // heapkit's dump lines (proto_profile.h), else nothing
+      // heapkit's dump lines (profiler/format/heap_profile_encoder.h), else nothing
+      ParseHeapkitComment(*s, out_);
     }
     out_->kind = ProfileKind::kHeapProfile;  // values are final: nothing left to un-sample
     out_->sample_period = p_.period() > 0 ? uint64_t(p_.period()) : 0;

@@ -149,12 +149,4 @@ inline constexpr ViewField kViewFields[] = {
      &ViewOptions::full_names},
 };
 
-// The row describing `member`, or nullptr.
-inline const ViewField* FindViewField(ViewMember member) {
-  for (const ViewField& f : kViewFields) {
-    if (f.member == member) return &f;
-  }
-  return nullptr;
-}
-
 }  // namespace heapkit::pprof

@@ -7,14 +7,10 @@
 #include <map>
 
 #include "pprof-tool/model/dump_series.h"
+#include "profiler/symbolize/file_name.h"
 
 namespace heapkit::pprof {
 namespace {
-
-std::string Basename(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
-}
 
 std::string DumpLabel(const Profile& p) {
   char buf[160];

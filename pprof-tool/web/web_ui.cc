@@ -12,6 +12,7 @@
 #include "pprof-tool/web/page_assets.h"
 #include "pprof-tool/web/runtime_timeline_chart.h"
 #include "pprof-tool/web/timeline.h"
+#include "profiler/symbolize/file_name.h"
 
 namespace heapkit::pprof {
 
@@ -157,7 +158,7 @@ const StackSamples* WebUi::Samples(const ViewQuery& q, Granularity granularity,
   }
   if (!window_line.empty()) memo_.description.push_back(window_line);
   if (q.base >= 0) {
-    memo_.description.push_back("Base: " + FileBasename((*in_.dumps)[size_t(q.base)].file) +
+    memo_.description.push_back("Base: " + Basename((*in_.dumps)[size_t(q.base)].file) +
                                 " (subtracted)");
   }
   memo_.description.push_back(std::string("Type: ") + memo_.sample_type +

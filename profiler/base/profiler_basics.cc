@@ -5,16 +5,13 @@
 #include <time.h>
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/monotonic_clock.h"
 
 namespace heapkit::prof {
 
 bool Quiet() { return internal::VerboseLevel() < 0; }
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t NowNs() { return internal::MonotonicNanos(); }
 
 const char* ErrName(int err) {
   const char* name = strerrorname_np(err);

@@ -11,7 +11,7 @@ inline constexpr int64_t kMiB = 1 << 20;
 
 // PERFTOOLS_VERBOSE < 0: no "Starting…"/"Dumping…" lines.
 bool Quiet();
-// CLOCK_MONOTONIC in nanoseconds.
+// CLOCK_MONOTONIC in nanoseconds (alloc/internal/monotonic_clock.h), the profiler's clock.
 int64_t NowNs();
 // "ENOENT" for ENOENT; never nullptr.
 const char* ErrName(int err);

@@ -1,7 +1,7 @@
-// The protocol-buffers wire encoder shared by everything in heapkit that writes profile.proto:
-// the live HTTP endpoint (profiler/http, on std::string) and the runtime's profile files
-// (proto_profile.h, on MappedBytes: no malloc). Just what profile.proto needs: varints, packed
-// repeated varints, length-delimited strings and nested messages. No libprotobuf; the tests
+// The protocol-buffers wire encoder of heapkit's one profile.proto builder
+// (format/profile_builder.h, on MappedBytes: no malloc), which writes the profile files and the
+// HTTP endpoint's profiles. Just what profile.proto needs: varints, packed repeated varints,
+// length-delimited strings and nested messages. No libprotobuf; the tests
 // decode what it writes with go pprof's and libprotobuf's decoders.
 //
 // `Buffer` is any byte container with append(const char*, size_t), push_back(char), data(),

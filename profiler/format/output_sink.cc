@@ -67,7 +67,6 @@ bool OutputSink::Flush() {
   if (!ok_) return false;
   if (len_ == 0) return true;
   if (!Drain(buffer_, len_)) ok_ = false;
-  total_ += len_;
   len_ = 0;
   return ok_;
 }

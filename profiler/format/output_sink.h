@@ -38,7 +38,6 @@ class OutputSink {
   // Hands everything buffered to Drain(). False if any drain failed.
   bool Flush();
   bool ok() const { return ok_; }
-  uint64_t bytes_written() const { return total_ + len_; }
 
  protected:
   // Consumes [data, data+n). Returns false on error.
@@ -47,7 +46,6 @@ class OutputSink {
  private:
   char* buffer_;
   size_t len_ = 0;
-  uint64_t total_ = 0;
   bool ok_;
 };
 

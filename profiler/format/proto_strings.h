@@ -1,4 +1,4 @@
-// profile.proto's string table for the runtime's profile files (proto_profile.h), without
+// profile.proto's string table for the runtime's profile files (profile_builder.h), without
 // malloc: each distinct string gets the next index (0 is ""), and its string_table entry is
 // encoded at once into table(), which the profile writes after everything that refers to it.
 #pragma once

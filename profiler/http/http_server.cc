@@ -17,18 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "alloc/internal/monotonic_clock.h"
 #include "profiler/http/access_policy.h"
 #include "profiler/http/listen_address.h"
 #include "profiler/http/process_symbolizer.h"
 
 namespace heapkit::prof::http {
 namespace {
-
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 const char* Reason(int status) {
   switch (status) {
@@ -202,15 +197,15 @@ void StartResponse(Server* s, Connection* c, Response r) {
       r = Error(503, "too many delayed answers at once");
     } else {
       c->pending = std::move(r.later);
-      c->deadline_ms = NowMs() + r.delay_ms;
+      c->deadline_ms = internal::MonotonicMillis() + r.delay_ms;
       return;
     }
   }
   c->response = Serialize(r);
   c->sent = 0;
   c->writing = true;
-  c->deadline_ms = NowMs() + kResponseTimeoutMs;
-  c->progress_ms = NowMs();
+  c->deadline_ms = internal::MonotonicMillis() + kResponseTimeoutMs;
+  c->progress_ms = internal::MonotonicMillis();
   shutdown(c->fd, SHUT_RD);
 }
 
@@ -249,7 +244,7 @@ void OnReadable(Server* s, Connection* c) {
       if (errno == EINTR) continue;
       return CloseConnection(c);
     }
-    c->progress_ms = NowMs();
+    c->progress_ms = internal::MonotonicMillis();
     c->request.append(buf, static_cast<size_t>(n));
     TryAnswer(s, c);
     if (c->writing || c->pending) return;
@@ -266,7 +261,7 @@ void OnWritable(Connection* c) {
       return CloseConnection(c);
     }
     c->sent += static_cast<size_t>(n);
-    c->progress_ms = NowMs();
+    c->progress_ms = internal::MonotonicMillis();
   }
   CloseConnection(c);
 }
@@ -316,7 +311,7 @@ void AcceptAll(Server* s) {
       if ((errno == EMFILE || errno == ENFILE) && DropOneConnection(s)) continue;
       // Out of descriptors with none to give up, or out of memory: the connection stays queued
       // and the listener is left out of poll() for a while rather than polled in a loop.
-      s->listener_paused_until_ms = NowMs() + kAcceptBackoffMs;
+      s->listener_paused_until_ms = internal::MonotonicMillis() + kAcceptBackoffMs;
       return;
     }
     if (OpenCount(*s) >= static_cast<size_t>(kMaxConnections) && !EvictStalest(s)) {
@@ -326,8 +321,8 @@ void AcceptAll(Server* s) {
     Connection c;
     c.fd = fd;
     c.peer = s->peers.Find(fd);
-    c.deadline_ms = NowMs() + kRequestTimeoutMs;
-    c.progress_ms = NowMs();
+    c.deadline_ms = internal::MonotonicMillis() + kRequestTimeoutMs;
+    c.progress_ms = internal::MonotonicMillis();
     s->connections.push_back(std::move(c));
     Connection* added = &s->connections.back();
     OnReadable(s, added);
@@ -355,7 +350,7 @@ void* Serve(void* arg) {
       told_heap_bytes = heap_bytes;
     }
     fds.clear();
-    const bool listening = NowMs() >= s->listener_paused_until_ms;
+    const bool listening = internal::MonotonicMillis() >= s->listener_paused_until_ms;
     fds.push_back({listening ? s->listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd
     int64_t next_deadline = listening ? -1 : s->listener_paused_until_ms;
     for (const Connection& c : s->connections) {
@@ -369,14 +364,14 @@ void* Serve(void* arg) {
     }
     int timeout = -1;
     if (next_deadline >= 0) {
-      const int64_t wait = next_deadline - NowMs();
+      const int64_t wait = next_deadline - internal::MonotonicMillis();
       timeout = wait < 0 ? 0 : static_cast<int>(wait);
     }
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       usleep(10000);
       continue;
     }
-    const int64_t now = NowMs();
+    const int64_t now = internal::MonotonicMillis();
     if (drop_symbolizer_ms >= 0 && now >= drop_symbolizer_ms) {
       DropSymbolizer(s->hooks.return_memory);
     }
@@ -399,7 +394,7 @@ void* Serve(void* arg) {
       } else if (fds[i].revents & (POLLOUT | POLLHUP) && c->writing) {
         OnWritable(c);
       }
-      if (c->fd >= 0 && !c->pending && NowMs() >= c->deadline_ms) {
+      if (c->fd >= 0 && !c->pending && internal::MonotonicMillis() >= c->deadline_ms) {
         if (c->writing) {
           CloseConnection(c);  // the client does not read its answer: drop it
         } else {

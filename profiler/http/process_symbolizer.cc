@@ -7,7 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "profiler/symbolize/build_id.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "profiler/symbolize/symbolizer.h"
 
 namespace heapkit::prof::http {
@@ -95,18 +95,11 @@ struct SymbolizerCache {
   // A profile was made since the memory was last returned: its answer's buffers (the legacy
   // text, the encoder's, zlib's) went back to the thread cache, not to the OS.
   bool used = false;
-  std::map<std::string, std::string> build_ids;  // path → hex
 };
 
 SymbolizerCache& Cache() {
   static SymbolizerCache* cache = new SymbolizerCache;
   return *cache;
-}
-
-int64_t MonotonicMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t ThreadCpuNanos() {
@@ -138,7 +131,7 @@ pprof::Symbolizer* SymbolizerFor(std::string_view maps, const std::vector<CodeMa
     cache.key = std::move(key);
   }
   cache.symbolizer.SetMaps(maps);
-  cache.last_use_ms = MonotonicMs();
+  cache.last_use_ms = internal::MonotonicMillis();
   cache.used = true;
   return &cache.symbolizer;
 }
@@ -158,20 +151,7 @@ void DropSymbolizer(void (*return_memory)()) {
 
 size_t CachedBytes() {
   const SymbolizerCache& cache = Cache();
-  // A map node holds its two strings, three pointers and a colour.
-  size_t bytes = HeapBytesOf(cache.key) + cache.symbolizer.named_bytes();
-  for (const auto& [path, hex] : cache.build_ids) {
-    bytes += sizeof(std::pair<const std::string, std::string>) + 4 * sizeof(void*) +
-             HeapBytesOf(path) + HeapBytesOf(hex);
-  }
-  return bytes;
-}
-
-const std::string& BuildIdOf(const std::string& path) {
-  auto& ids = Cache().build_ids;
-  auto it = ids.find(path);
-  if (it == ids.end()) it = ids.emplace(path, pprof::ReadBuildIdHex(path)).first;
-  return it->second;
+  return HeapBytesOf(cache.key) + cache.symbolizer.named_bytes();
 }
 
 std::string ReadProcMaps() {

@@ -51,12 +51,9 @@ int64_t SymbolizerDropDeadlineMs();
 // answers freed leaves the process's RSS.
 void DropSymbolizer(void (*return_memory)());
 
-// Heap bytes the endpoint keeps between answers in its caches (the PCs' names, the build IDs),
+// Heap bytes the endpoint keeps between answers in its caches (the PCs' names),
 // by their sizes.
 size_t CachedBytes();
-
-// A file's GNU build ID as lower-case hex ("" if none), read once per path.
-const std::string& BuildIdOf(const std::string& path);
 
 // The whole text of /proc/self/maps ("" if unreadable).
 std::string ReadProcMaps();

@@ -67,8 +67,9 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
-                int64_t time_nanos, int64_t duration_nanos, DeltaMode delta = DeltaMode::kAll);
+Response Encode(const ServerHooks& hooks, const std::string& sample, const std::string& baseline,
+                HeapView view, int64_t time_nanos, int64_t duration_nanos,
+                DeltaMode delta = DeltaMode::kAll);
 
 // Go's parameters: debug=0|1, gc (ignored), seconds=N where allowed. false with the 400 in *bad.
 bool ParseQuery(std::string_view query, bool allow_seconds, bool* text, int* seconds,
@@ -124,12 +125,12 @@ Response HeapEndpoint(HeapView view, std::string_view query, const ServerHooks& 
     Response r;
     r.delay_ms = seconds * 1000;
     r.later = [sample, start, seconds, view, hooks] {
-      return Encode(HeapSample(hooks), sample, view, start,
+      return Encode(hooks, HeapSample(hooks), sample, view, start,
                     static_cast<int64_t>(seconds) * 1000000000);
     };
     return r;
   }
-  return Encode(sample, "", view, NowNanos(), 0);
+  return Encode(hooks, sample, "", view, NowNanos(), 0);
 }
 
 const char* FileName(HeapView view) {
@@ -143,12 +144,12 @@ const char* FileName(HeapView view) {
   return "profile";
 }
 
-Response Encode(const std::string& sample, const std::string& baseline, HeapView view,
-                int64_t time_nanos, int64_t duration_nanos, DeltaMode delta) {
+Response Encode(const ServerHooks& hooks, const std::string& sample, const std::string& baseline,
+                HeapView view, int64_t time_nanos, int64_t duration_nanos, DeltaMode delta) {
   std::string proto, error;
   HeapTotals totals;
-  if (!HeapProfileToProto(sample, baseline, view, time_nanos, duration_nanos, &proto, &totals,
-                          &error, delta)) {
+  if (!HeapProfileToProto(hooks, sample, baseline, view, time_nanos, duration_nanos, &proto,
+                          &totals, &error, delta)) {
     return Text(500, error + "\n");
   }
   Response r;
@@ -169,7 +170,7 @@ Response DeltaHeap(std::string_view query, const ServerHooks& hooks) {
   std::string sample = HeapSample(hooks);
   if (sample.empty()) return Text(503, "heap sampling is off\n");
   if (text) return Text(200, sample);
-  Response r = Encode(sample, PreviousDeltaSample(), HeapView::kDeltaHeap, NowNanos(), 0,
+  Response r = Encode(hooks, sample, PreviousDeltaSample(), HeapView::kDeltaHeap, NowNanos(), 0,
                       DeltaMode::kAllocOnly);
   if (r.status == 200) PreviousDeltaSample() = std::move(sample);
   return r;
@@ -185,7 +186,7 @@ Response Growth(std::string_view query, const ServerHooks& hooks) {
   const std::string sample = GrowthSample(hooks);
   if (sample.empty()) return Text(503, "no heap-growth stacks in this runtime\n");
   if (text) return Text(200, sample);
-  return Encode(sample, "", HeapView::kGrowth, NowNanos(), 0);
+  return Encode(hooks, sample, "", HeapView::kGrowth, NowNanos(), 0);
 }
 
 // "Retry-After: N" (whole seconds, at least 1: HTTP has no finer unit).
@@ -251,7 +252,7 @@ Response Leaks(std::string_view query, const ServerHooks& hooks) {
   g_leak_checks.seconds = static_cast<double>(NowNanos() - start) / 1e9;
   g_leak_checks.pause_seconds = answer.seconds_stopped;
   if (text) return Text(200, sample);
-  return Encode(sample, "", HeapView::kLeaks, start, 0);
+  return Encode(hooks, sample, "", HeapView::kLeaks, start, 0);
 }
 
 // Go's answer: the arguments joined by NUL bytes (/proc/self/cmdline ends each with one);
@@ -401,7 +402,7 @@ Response Handle(const Request& request, const ServerHooks& hooks) {
     const std::string sample = HeapSample(hooks);
     HeapTotals totals;
     std::string error;
-    const bool sampled = !sample.empty() && HeapProfileTotals(sample, &totals, &error);
+    const bool sampled = !sample.empty() && HeapProfileTotals(hooks, sample, &totals, &error);
     std::string figures;
     if (hooks.memory_figures != nullptr) hooks.memory_figures(&AppendTo, &figures);
     MetricsInput input;

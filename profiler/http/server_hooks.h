@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/format/heap_profile_encoder.h"  // plain types: HeapProtoOptions, HeapTotals
+
 namespace heapkit::prof::http {
 
 using TextSink = void (*)(void* ctx, const char* data, size_t length);
@@ -35,6 +37,14 @@ struct ServerHooks {
   // The legacy heap profile of the sampled live objects (GetHeapSample's text); empty when
   // sampling is off.
   void (*heap_sample)(TextSink sink, void* ctx) = nullptr;
+  // A legacy heap profile (the text of heap_sample, growth_stacks or leak_profile) as
+  // profile.proto, by the runtime's encoder (profiler/heap_profile_encoder.h, the profile
+  // files' own): the encoded Profile to `sink` in one piece (nullptr: the totals only), the
+  // un-sampled sums in *totals (when not null). The options' namer is called back on this
+  // thread for each new location.
+  HeapProtoStatus (*heap_profile_proto)(const char* text, size_t size,
+                                        const HeapProtoOptions& options, TextSink sink, void* ctx,
+                                        HeapTotals* totals) = nullptr;
   // The heap-growth stacks (GetHeapGrowthStacks' text, "@ growthz"); empty if none.
   void (*growth_stacks)(TextSink sink, void* ctx) = nullptr;
   // MallocExtension_GetNumericProperty.

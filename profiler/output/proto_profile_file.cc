@@ -6,10 +6,10 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
+#include "profiler/format/heap_profile_encoder.h"
 #include "profiler/format/mapped_bytes.h"
 #include "profiler/on_demand/on_demand_library.h"
 #include "profiler/profiler_config.h"
-#include "profiler/format/proto_profile.h"
 
 namespace heapkit::prof {
 namespace {
@@ -56,7 +56,10 @@ void WriteProtoFile(const char* path, const MemorySink& text) {
     return;
   }
   MappedBytes proto;
-  if (!LegacyTextToProto(text.data(), text.size(), &proto)) {
+  HeapProtoOptions options;
+  options.lifetimes = true;
+  options.comments = true;
+  if (HeapTextToProto(text.data(), text.size(), options, &proto, nullptr) != HeapProtoStatus::kOk) {
     internal::Log("failed to write heap profile %s: out of memory", name);
     return;
   }

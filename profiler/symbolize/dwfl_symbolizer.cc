@@ -40,6 +40,7 @@
 #include "profiler/symbolize/local_debuginfo.h"
 #include "profiler/symbolize/module_index.h"
 #include "profiler/symbolize/symbolizer.h"
+#include "profiler/symbolize/file_name.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -60,11 +61,6 @@ bool Symbolizable(const std::string& path) {
   if (path.find(" (deleted)") != std::string::npos) return false;
   if (path.compare(0, 6, "/memfd") == 0 || path.compare(0, 5, "/SYSV") == 0) return false;
   return true;
-}
-
-std::string Basename(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
 }
 
 std::string Hex(uint64_t v) {

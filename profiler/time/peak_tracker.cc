@@ -10,26 +10,19 @@
 #endif
 
 #include "alloc/internal/arena.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "alloc/internal/spin_lock.h"
 #include "profiler/time/peak_tracker_state.h"
 
 namespace heapkit::prof {
 namespace {
 
-// CLOCK_MONOTONIC in nanoseconds (the tracker is built without the profiler's control files,
-// for its unit test; the same clock as profiler_basics.h's NowNs).
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // The tick count of a new maximum (header: "Time").
 inline int64_t Ticks() {
 #if defined(__x86_64__)
   return static_cast<int64_t>(__rdtsc());
 #else
-  return MonotonicNs();
+  return internal::MonotonicNanos();
 #endif
 }
 
@@ -119,7 +112,7 @@ __attribute__((noinline)) void NewMaximum() {
 
 // CLOCK_MONOTONIC of `ticks`, from the start's and the present's ticks and times.
 int64_t TicksToNs(int64_t ticks) {
-  const int64_t now_ns = MonotonicNs(), now_ticks = Ticks();
+  const int64_t now_ns = internal::MonotonicNanos(), now_ticks = Ticks();
   const int64_t span_ticks = now_ticks - g_tracker.start_ticks;
   const int64_t span_ns = now_ns - g_tracker.start_ns;
   if (span_ticks <= 0 || span_ns <= 0) return now_ns;
@@ -227,7 +220,7 @@ void BeginPeakTracking(int64_t inuse_estimate) {
     c->epoch = g_tracker.epoch;
   });
   g_tracker.inuse = inuse_estimate;
-  g_tracker.start_ns = MonotonicNs();
+  g_tracker.start_ns = internal::MonotonicNanos();
   g_tracker.start_ticks = Ticks();
   for (ScopePeak* s : {&g_tracker.start, &g_tracker.interval})
     *s = ScopePeak{inuse_estimate, g_tracker.start_ticks, g_tracker.start_ns, true};
@@ -245,7 +238,7 @@ void ResetIntervalPeak() {
   ScopePeak& i = g_tracker.interval;
   i.peak = g_tracker.inuse;
   i.peak_ticks = Ticks();
-  i.from_ns = MonotonicNs();
+  i.from_ns = internal::MonotonicNanos();
   i.rising = true;
   g_tracker.free_epoch = kRising;
 }
@@ -294,7 +287,7 @@ bool PeakUnchanged(const PeakSnapshot& snapshot) {
 int64_t ForEachLiveCell(void (*visit)(void* ctx, uint32_t id, int64_t count, int64_t bytes),
                         void* ctx, int64_t* when_ns) {
   internal::SpinLockHolder h(&g_tracker.lock);
-  *when_ns = MonotonicNs();
+  *when_ns = internal::MonotonicNanos();
   // Up to the highest id that ever had a cell, not the whole chunks: a tick costs the
   // buckets the tracker has seen (a cache line each), not 4 Ki cells per chunk.
   const uint32_t end = g_tracker.ids_end;

@@ -16,11 +16,19 @@
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
 #include "pprof-tool/proto/utf8.h"
+#include "profiler/http/gzip.h"
 
 namespace heapkit::pprof {
 namespace {
 
 namespace pb = perftools::profiles;
+
+// The one gzip writer (profiler/http/gzip.h), as a string.
+std::string Gzipped(std::string_view data) {
+  std::string out;
+  EXPECT_TRUE(prof::http::Gzip(data, &out));
+  return out;
+}
 
 class FakeSymbolizer : public Symbolizer {
  public:
@@ -189,7 +197,7 @@ TEST(ProtoWriter, FunctionNameIsTheReportNameSystemNameTheFullName) {
 TEST(ProtoWriter, DeterministicBytes) {
   Fixture a, b;
   EXPECT_EQ(a.Encode(), b.Encode());
-  EXPECT_EQ(GzipCompress(a.Encode()), GzipCompress(b.Encode()));
+  EXPECT_EQ(Gzipped(a.Encode()), Gzipped(b.Encode()));
 }
 
 TEST(ProtoWriter, GzipOptionSerializesStraightIntoTheSameGzipBytes) {
@@ -198,14 +206,14 @@ TEST(ProtoWriter, GzipOptionSerializesStraightIntoTheSameGzipBytes) {
   o.gzip = true;
   const std::string file = fx.Encode(o);
   EXPECT_TRUE(IsGzip(file));
-  EXPECT_EQ(file, GzipCompress(fx.Encode()));  // what the file was before: same bytes
+  EXPECT_EQ(file, Gzipped(fx.Encode()));  // what the file was before: same bytes
   std::string plain, error;
   ASSERT_TRUE(GunzipBounded(file, 1 << 20, &plain, &error)) << error;
   EXPECT_EQ(plain, fx.Encode());
   // Larger than the gzip stream's buffers: several blocks in and out.
   pb::Profile big;
   for (int i = 0; i < 200000; ++i) big.add_string_table("name" + std::to_string(i % 5000));
-  EXPECT_EQ(GzipSerialize(big), GzipCompress(big.SerializeAsString()));
+  EXPECT_EQ(GzipSerialize(big), Gzipped(big.SerializeAsString()));
 }
 
 TEST(ProtoWriter, FiltersAndHeapcheckApplyBeforeWriting) {
@@ -388,13 +396,13 @@ TEST(ProtoReader, SniffingTellsProtobufFromText) {
 
 TEST(Gzip, RoundTripTruncationAndBomb) {
   std::string data(1 << 20, 'x');
-  std::string z = GzipCompress(data), out, error;
+  std::string z = Gzipped(data), out, error;
   ASSERT_TRUE(IsGzip(z));
   ASSERT_TRUE(GunzipBounded(z, 2 << 20, &out, &error)) << error;
   EXPECT_EQ(out, data);
   EXPECT_FALSE(GunzipBounded(z.substr(0, z.size() / 2), 2 << 20, &out, &error));
   EXPECT_NE(error.find("truncated"), std::string::npos) << error;
-  std::string bomb = GzipCompress(std::string(64 << 20, '\0'));  // 64 MiB -> ~64 KiB
+  std::string bomb = Gzipped(std::string(64 << 20, '\0'));  // 64 MiB -> ~64 KiB
   EXPECT_FALSE(GunzipBounded(bomb, 8 << 20, &out, &error));
   EXPECT_NE(error.find("gzip bomb"), std::string::npos) << error;
   EXPECT_TRUE(out.empty());
@@ -415,10 +423,10 @@ TEST(ProfileLoader, DetectsByContentNotName) {
   };
   const std::string legacy = "heap profile: 1: 8 [ 1: 8] @ heapprofile\n1: 8 [ 1: 8] @ 0x10\n";
   for (const auto& [name, bytes] :
-       std::vector<std::pair<std::string, std::string>>{{"a.heap", GzipCompress(fx.Encode())},
+       std::vector<std::pair<std::string, std::string>>{{"a.heap", Gzipped(fx.Encode())},
                                                         {"b.txt", fx.Encode()},
                                                         {"c.pb.gz", legacy},
-                                                        {"d.pb", GzipCompress(legacy)}}) {
+                                                        {"d.pb", Gzipped(legacy)}}) {
     Profile p;
     ParseError error;
     std::string path = write(name, bytes);
@@ -428,7 +436,7 @@ TEST(ProfileLoader, DetectsByContentNotName) {
   }
   ProtoLimits small;
   small.max_bytes = 1 << 20;
-  std::string path = write("bomb.pb.gz", GzipCompress(std::string(16 << 20, '\0')));
+  std::string path = write("bomb.pb.gz", Gzipped(std::string(16 << 20, '\0')));
   Profile p;
   ParseError error;
   EXPECT_FALSE(LoadProfileFile(path, &p, &error, small));

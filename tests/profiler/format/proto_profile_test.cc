@@ -1,6 +1,6 @@
 // The runtime's profile.proto pieces: the shared wire encoder on both of its buffers, the
-// malloc-free string table, and the legacy text -> Profile conversion on a small known text.
-#include "profiler/format/proto_profile.h"
+// malloc-free string table, and the legacy text -> Profile encoding on a small known text.
+#include "profiler/format/heap_profile_encoder.h"
 
 #include <gtest/gtest.h>
 
@@ -127,7 +127,7 @@ TopLevel Scan(const MappedBytes& b) {
   return t;
 }
 
-TEST(LegacyTextToProto, ExactPeakProfileWithALifetimeLine) {
+TEST(HeapTextToProto, ExactPeakProfileWithALifetimeLine) {
   const std::string text =
       "heap profile:      2:      200 [     3:      300] @ heapprofile\n"
       "# heapkit: dump reason: peak profile: 0 MB in use at 0.5 s after profiling start "
@@ -139,7 +139,10 @@ TEST(LegacyTextToProto, ExactPeakProfileWithALifetimeLine) {
       "00400000-00402000 r-xp 00000000 00:00 0          /nonexistent/prog\n"
       "# heapkit: end of dump\n";
   MappedBytes out;
-  ASSERT_TRUE(LegacyTextToProto(text.data(), text.size(), &out));
+  HeapProtoOptions file;  // the profile files' options (proto_profile_file.cc)
+  file.lifetimes = true;
+  file.comments = true;
+  ASSERT_EQ(HeapTextToProto(text.data(), text.size(), file, &out, nullptr), HeapProtoStatus::kOk);
   const TopLevel t = Scan(out);
   EXPECT_EQ(t.count.at(1), 10);  // Go's four sample types and tcmalloc's six
   EXPECT_EQ(t.count.at(2), 3);   // the record, the lifetime line's stack pair (two samples)
@@ -150,7 +153,8 @@ TEST(LegacyTextToProto, ExactPeakProfileWithALifetimeLine) {
   EXPECT_EQ(t.varint.at(12), 1u);                   // exact counts: period 1
   const std::string bad = "not a heap profile\n";
   MappedBytes none;
-  EXPECT_FALSE(LegacyTextToProto(bad.data(), bad.size(), &none));
+  EXPECT_EQ(HeapTextToProto(bad.data(), bad.size(), file, &none, nullptr),
+            HeapProtoStatus::kNotAHeapProfile);
 }
 
 }  // namespace
