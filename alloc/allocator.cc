@@ -292,6 +292,7 @@ void InitSlow() {
     g_state.pageheap.Init(&g_state.pagemap, release_rate, static_cast<size_t>(limit_mb) << 20);
     g_state.pageheap.set_aggressive_decommit(
         internal::EnvBool("TCMALLOC_AGGRESSIVE_DECOMMIT", false));
+    g_state.pageheap.set_huge_pages(internal::EnvBool("TCMALLOC_HUGE_PAGES", false));
     CentralFreeList::SetLazyInit(&g_state.sizemap, &g_state.pageheap);  // lists init on use
     g_state.registry.Init(g_state.central, &g_state.sizemap, static_cast<size_t>(max_total));
     g_initialized.store(true, std::memory_order_release);

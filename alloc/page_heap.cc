@@ -63,6 +63,17 @@ Span* PageHeap::InUseSpanContaining(PageId page) const {
   return span->start_ <= page && page < span->start_ + span->npages_ ? span : nullptr;
 }
 
+void PageHeap::PushFree(Span* span) {
+  SetBoundary(span);
+  ListFor(span->npages_, span->location_)->Push(span);
+  if (span->location_ == Span::kOnReturnedFreelist) {
+    stats_.unmapped_bytes += span->Bytes();
+  } else {
+    stats_.free_bytes += span->Bytes();
+  }
+  ++stats_.free_spans;
+}
+
 void PageHeap::RemoveFree(Span* span) {
   SpanList::Remove(span);
   if (span->location_ == Span::kOnReturnedFreelist) {
@@ -101,14 +112,7 @@ void PageHeap::InsertFree(Span* span, bool count_release) {
     span->zero_ = span->zero_ && next->zero_;
     span_alloc_.Delete(next);
   }
-  SetBoundary(span);
-  ListFor(span->npages_, loc)->Push(span);
-  if (loc == Span::kOnReturnedFreelist) {
-    stats_.unmapped_bytes += span->Bytes();
-  } else {
-    stats_.free_bytes += span->Bytes();
-  }
-  ++stats_.free_spans;
+  PushFree(span);
   if (count_release && loc == Span::kOnNormalFreelist) IncrementalScavenge(freed);
 }
 
@@ -126,14 +130,7 @@ Span* PageHeap::Carve(Span* span, Length n) {
     rest->zero_ = span->zero_;
     rest->free_since_ns_ = span->free_since_ns_;
     span->npages_ = n;
-    SetBoundary(rest);
-    ListFor(rest->npages_, loc)->Push(rest);
-    if (loc == Span::kOnReturnedFreelist) {
-      stats_.unmapped_bytes += rest->Bytes();
-    } else {
-      stats_.free_bytes += rest->Bytes();
-    }
-    ++stats_.free_spans;
+    PushFree(rest);
   }
   if (span->npages_ > longest_span_) {
     __atomic_store_n(&longest_span_, span->npages_, __ATOMIC_RELAXED);
@@ -278,6 +275,10 @@ void PageHeap::KeepGrowthWithinTwiceDemand(Length n) {
 bool PageHeap::GrowHeap(Length n) {
   if (n > (kMaxAllocSize >> kPageShift)) return false;
   Length ask = n < kMinSystemPages ? kMinSystemPages : n;
+  // Huge pages: whole 2 MiB pages, so that no growth leaves a part of one in small pages.
+  constexpr Length kHugePages = internal::kSystemHugePageSize >> kPageShift;
+  const size_t alignment = huge_pages_ ? internal::kSystemHugePageSize : kPageSize;
+  if (huge_pages_) ask = (ask + kHugePages - 1) & ~(kHugePages - 1);
   auto over_limit = [&](Length pages) HEAPKIT_REQUIRES(lock_) {
     return heap_limit_ != 0 &&
            stats_.system_bytes - stats_.unmapped_bytes + (pages << kPageShift) > heap_limit_;
@@ -289,12 +290,13 @@ bool PageHeap::GrowHeap(Length n) {
       if (over_limit(ask)) return false;
     }
   }
-  void* mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+  void* mem = internal::SystemAlloc(ask << kPageShift, alignment);
   if (mem == nullptr && ask > n) {
     ask = n;
-    mem = internal::SystemAlloc(ask << kPageShift, kPageSize);
+    mem = internal::SystemAlloc(ask << kPageShift, alignment);
   }
   if (mem == nullptr) return false;
+  if (huge_pages_) internal::SystemAdviseHugePages(mem, ask << kPageShift);
   PageId start = reinterpret_cast<uintptr_t>(mem) >> kPageShift;
   // Also make sure the neighbouring pages have leaves so coalescing lookups stay cheap.
   if (!map_->Ensure(start, ask)) {

@@ -104,6 +104,9 @@ class PageHeap {
   void SetHeapLimit(size_t bytes);
   void set_aggressive_decommit(bool on) { aggressive_decommit_ = on; }
   bool aggressive_decommit() const { return aggressive_decommit_; }
+  // Heap growth in transparent huge pages (TCMALLOC_HUGE_PAGES): each growth a multiple of
+  // 2 MiB, aligned to 2 MiB and advised MADV_HUGEPAGE. Set once, before the first growth.
+  void set_huge_pages(bool on) { huge_pages_ = on; }
 
   PageHeapStats Stats();
   // Calls fn(span) once per span the page map knows (in use, free, released), in address order,
@@ -146,6 +149,9 @@ class PageHeap {
   void UnmapFreeSpan(Span* span) HEAPKIT_REQUIRES(lock_);
   Span* Carve(Span* span, Length n) HEAPKIT_REQUIRES(lock_);
   void InsertFree(Span* span, bool count_release) HEAPKIT_REQUIRES(lock_);
+  // A free span (location_ says which kind) onto its list, its end pages mapped, the free
+  // statistics counting it; RemoveFree undoes both.
+  void PushFree(Span* span) HEAPKIT_REQUIRES(lock_);
   void RemoveFree(Span* span) HEAPKIT_REQUIRES(lock_);
   SpanList* ListFor(Length n, Span::Location loc) HEAPKIT_REQUIRES(lock_);
   bool GrowHeap(Length n) HEAPKIT_REQUIRES(lock_);
@@ -180,6 +186,7 @@ class PageHeap {
   Length longest_span_ = 0;  // the most pages any carved span had (bounds InUseSpanContaining)
   std::atomic<int64_t> last_tick_ns_{0};  // time of the last release tick
   bool aggressive_decommit_ = false;
+  bool huge_pages_ = false;
 };
 
 }  // namespace heapkit::alloc

@@ -62,7 +62,6 @@ struct Span : SpanLinks {
 
   uintptr_t StartAddress() const { return start_ << kPageShift; }
   size_t Bytes() const { return npages_ << kPageShift; }
-  bool IsFree() const { return location_ != kInUse; }
 };
 
 // Circular doubly linked list of spans with a two-pointer sentinel (head_). A head of two

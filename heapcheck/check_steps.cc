@@ -113,7 +113,12 @@ bool PrepareWhileRunning(Scratch& s, bool populate) {
   if (populate) {
     s.objects.ReservePopulated(expect);
     s.states.ReservePopulated(expect);
-  } else {  // address space only: no page for the fork to copy
+  } else {  // address space only: no page for the fork to copy (not even an earlier check's)
+    s.objects.ClearAndDepopulate();
+    s.states.ClearAndDepopulate();
+    s.states_unaligned.ClearAndDepopulate();
+    s.work.ClearAndDepopulate();
+    s.page_index.ClearAndDepopulate();
     s.objects.Reserve(expect);
     s.states.Reserve(expect);
   }

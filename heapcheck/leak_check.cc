@@ -1,23 +1,17 @@
 #include "heapcheck/leak_check.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc/internal/log.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/check_steps.h"
+#include "heapcheck/monotonic_clock.h"
 #include "heapcheck/roots.h"
 #include "heapcheck/snapshot_fork.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {
 namespace {
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // The analysis' part of a result (not its timings, which add up over a fallback).
 void ClearAnalysis(CheckResult* out) {
@@ -63,12 +57,12 @@ bool CheckWithThreadsStopped(const CheckConfig& config, const CheckingThread& se
                              const MmapArray<uintptr_t>* baseline, CheckResult* out) {
   if (!PrepareCheck(/*populate=*/true)) return false;
   ThreadStopper stopper;
-  const double stopping = Now();
+  const double stopping = MonotonicSeconds();
   if (!StopThreads(stopper, config)) return false;
   const bool ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
   NoteThreads(stopper, out);
   stopper.ResumeAll();
-  out->seconds_stopped += Now() - stopping;
+  out->seconds_stopped += MonotonicSeconds() - stopping;
   return ok;
 }
 
@@ -82,7 +76,7 @@ SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& s
   // After a refusal, prepared as for the stop-the-world check that the refusal leads to.
   if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return SnapshotCheck::kDone;
   ThreadStopper stopper;
-  const double stopping = Now();
+  const double stopping = MonotonicSeconds();
   if (!StopThreads(stopper, config)) return SnapshotCheck::kDone;
   ForkedSnapshot snapshot;
   Analysis analysis{&config, &self, &stopper, baseline};
@@ -91,7 +85,7 @@ SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& s
   if (!forked) *ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
   NoteThreads(stopper, out);
   stopper.ResumeAll();
-  out->seconds_stopped += Now() - stopping;
+  out->seconds_stopped += MonotonicSeconds() - stopping;
   if (!forked) return SnapshotCheck::kDone;
   out->seconds_forking = snapshot.seconds_forking();
   switch (snapshot.Finish(config.snapshot_timeout_ms, out)) {
@@ -125,7 +119,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
     internal::Log("leak check: run without holding the check gate; no check done");
     return false;
   }
-  const double start = Now();
+  const double start = MonotonicSeconds();
   ClearAnalysis(out);
   out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;
   // Who runs the check, as this process sees it: the copy's getpid() would be its own.
@@ -134,7 +128,7 @@ bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t
   if (!config.fork_snapshot ||
       CheckInSnapshot(config, self, baseline, out, &ok) == SnapshotCheck::kFallBack)
     ok = CheckWithThreadsStopped(config, self, baseline, out);
-  out->seconds_total = Now() - start;
+  out->seconds_total = MonotonicSeconds() - start;
   return ok;
 }
 

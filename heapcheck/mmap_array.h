@@ -62,6 +62,12 @@ class MmapArray {
     return true;
   }
   void Clear() { size_ = 0; }
+  // Clear(), and gives the pages back (the reservation stays): a fork copies no page-table
+  // entry for them.
+  void ClearAndDepopulate() {
+    size_ = 0;
+    if (data_ != nullptr) internal::SystemRelease(data_, RoundToPage(capacity_ * sizeof(T)));
+  }
   void Release() {
     if (data_ != nullptr) internal::SystemFree(data_, RoundToPage(capacity_ * sizeof(T)));
     data_ = nullptr;

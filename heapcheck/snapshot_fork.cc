@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
+#include "heapcheck/monotonic_clock.h"
 
 namespace heapkit::check {
 namespace {
@@ -42,12 +42,6 @@ struct WireHeader {
 };
 
 std::atomic<bool> g_refused_before{false};
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // Why a fork was refused, for the one line.
 const char* RefusalCause(int error) {
@@ -93,9 +87,23 @@ void EnterCopy(pid_t parent) {
   }
 }
 
+// The copy's signal to start its analysis: sent by Finish once the program's threads run
+// again. The copy is born with every signal blocked (Start), so it stays pending until taken
+// here; a SIGCONT from elsewhere (job control) only starts it early.
+constexpr int kGoSignal = SIGCONT;
+
+// A copy that flooded at once would take a core from the threads being resumed, and the pause
+// would last until the scheduler let the last of them run (tens of ms on a loaded machine).
+void WaitUntilTheProgramRuns() {
+  const uint64_t go = uint64_t{1} << (kGoSignal - 1);
+  while (syscall(SYS_rt_sigtimedwait, &go, nullptr, nullptr, sizeof(go)) != kGoSignal) {
+  }
+}
+
 [[noreturn]] void RunCopy(pid_t parent, int fd, SnapshotAnalysis analysis, void* ctx,
                           CheckResult* out) {
   EnterCopy(parent);
+  WaitUntilTheProgramRuns();
   const bool analysed = analysis(ctx, out);
   WireHeader h{};
   h.magic = kWireMagic;
@@ -121,18 +129,12 @@ void EnterCopy(pid_t parent) {
   __builtin_unreachable();
 }
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // Reads exactly n bytes before the deadline (CLOCK_MONOTONIC ns). False on EOF, error or
 // timeout (*timed_out).
 bool ReadBefore(int fd, void* buf, size_t n, int64_t deadline, bool* timed_out) {
   char* p = static_cast<char*>(buf);
   while (n > 0) {
-    const int64_t left = deadline - NowNs();
+    const int64_t left = deadline - MonotonicNanos();
     if (left <= 0) {
       *timed_out = true;
       return false;
@@ -159,7 +161,7 @@ bool ReapBefore(pid_t pid, int64_t deadline, int* status) {
       *status = -1;  // not ours to wait for any more (ECHILD: someone reaped it)
       return true;
     }
-    if (NowNs() >= deadline) return false;
+    if (MonotonicNanos() >= deadline) return false;
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
   }
@@ -181,7 +183,12 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
     return false;
   }
   const pid_t parent = getpid();
-  const double t0 = Now();
+  // The copy is born with every signal blocked: none reaches a handler of the program in it,
+  // and kGoSignal waits for it (WaitUntilTheProgramRuns).
+  sigset_t all, mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &mask);
+  const double t0 = MonotonicSeconds();
   // Exit signal 0, no CLONE_VM: a process with a copy of the address space (snapshot_fork.h).
   const long pid = syscall(SYS_clone, CLONE_UNTRACED, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) {
@@ -189,7 +196,8 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
     RunCopy(parent, fds[1], analysis, ctx, out);
   }
   const int error = errno;
-  seconds_forking_ = Now() - t0;
+  seconds_forking_ = MonotonicSeconds() - t0;
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
@@ -207,7 +215,8 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
 }
 
 ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out) {
-  const int64_t deadline = NowNs() + static_cast<int64_t>(timeout_ms) * 1000000;
+  kill(pid_, kGoSignal);  // the copy starts its analysis (not reaped yet: the pid is its own)
+  const int64_t deadline = MonotonicNanos() + static_cast<int64_t>(timeout_ms) * 1000000;
   bool timed_out = false;
   WireHeader h{};
   bool whole = ReadBefore(read_fd_, &h, sizeof h, deadline, &timed_out) && h.magic == kWireMagic;
@@ -231,7 +240,7 @@ ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out)
   read_fd_ = -1;
   // A whole result: the copy is exiting. Cut short: it is dying (its pipe closes before it
   // can be reaped) or hung (timed out: killed now).
-  const int64_t now = NowNs();
+  const int64_t now = MonotonicNanos();
   const int64_t reap_by = timed_out ? now : whole ? deadline : now + 2000000000;
   int status = 0;
   const pid_t pid = pid_;

@@ -14,6 +14,9 @@
 //    forever: it runs only the check's own malloc-free, lock-free steps (check_steps.h) and raw
 //    system calls, never malloc, stdio, the loader or the symbolizer, and leaves with
 //    exit_group: no atexit handler, no destructor, no stdio flush, no HEAPCHECK child check.
+//  - Start: the copy is born with every signal blocked and waits for SIGCONT, which Finish
+//    sends once the program's threads run again (a copy flooding at once took a core from
+//    the threads being resumed, and the pause lasted until the last of them was scheduled).
 //  - Signals: the copy blocks every signal, puts the fault signals back to SIG_DFL (a crash in
 //    it must not run the program's crash handler), writes no core (RLIMIT_CORE 0: it would be
 //    the size of the heap), dies with the checking thread (PR_SET_PDEATHSIG) and is the OOM
@@ -54,8 +57,9 @@ class ForkedSnapshot {
     kNoResult,  // the copy could not check (said in one line): no result
     kLost,      // the copy died, hung or sent a malformed result: killed, reaped, one line
   };
-  // World running again. Waits up to timeout_ms for the copy's result, reads it into *out and
-  // reaps the copy.
+  // World running again. Lets the copy start its analysis (until now it waits, so that it
+  // takes no CPU from the threads being resumed), waits up to timeout_ms for its result, reads
+  // it into *out and reaps the copy.
   Outcome Finish(int timeout_ms, CheckResult* out);
 
   // How long the fork itself took (the page-table copy): the larger part of the pause.

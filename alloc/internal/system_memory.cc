@@ -80,6 +80,13 @@ bool SystemRelease(void* start, size_t bytes) {
   return rc == 0;
 }
 
+bool SystemAdviseHugePages(void* start, size_t bytes) {
+  int saved_errno = errno;
+  const int rc = madvise(start, bytes, MADV_HUGEPAGE);
+  errno = saved_errno;
+  return rc == 0;
+}
+
 void SystemPrefault(void* start, size_t bytes) {
   static std::atomic<bool> populate_unsupported{false};
   if (!populate_unsupported.load(std::memory_order_relaxed)) {

@@ -32,6 +32,15 @@ bool SystemRelease(void* start, size_t bytes);
 // Best effort: pages the kernel cannot back now are faulted in on first use as usual.
 void SystemPrefault(void* start, size_t bytes);
 
+// Asks for [start, start + bytes) (mapped by SystemAlloc) to be backed by transparent huge
+// pages (madvise MADV_HUGEPAGE; takes effect where THP is `madvise` or `always`): each aligned
+// 2 MiB of it is then one page-table entry, which a fork copies at once instead of 512. Returns
+// false if the kernel refused (no THP support): the range stays usable with small pages.
+bool SystemAdviseHugePages(void* start, size_t bytes);
+
+// The transparent huge page size that SystemAdviseHugePages aligns for (2 MiB on x86-64).
+inline constexpr size_t kSystemHugePageSize = size_t{2} << 20;
+
 // The OS page size (4096 on x86-64 Linux).
 size_t SystemPageSize();
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cmath>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -272,6 +273,61 @@ void DefineTimeOptions(CLI::App& app, CliOptions& o) {
       ->group(g);
 }
 
+// The sampling error (model/estimate.h): the rows' intervals, and the growth check for CI.
+void DefineErrorOptions(CLI::App& app, CliOptions& o) {
+  const char* g = "Sampling error";
+  app.add_flag("--error_bars", o.error_bars,
+               "--text/--top: a column with each row's 95 % interval (± 2 standard errors of "
+               "the sampled estimate) after flat and after cum. E.g. --error_bars --top=10 "
+               "prof.0003.heap")
+      ->group(g);
+  app.add_option("--fail_on_growth", o.fail_on_growth,
+                 "With --base or --since: exit 1 when the total grew by more than BYTES (B, kB, "
+                 "MB, GB: powers of 1024) beyond its sampling noise (the growth minus BYTES is "
+                 "at least 2 standard errors), else 0, after the report. E.g. "
+                 "--fail_on_growth=1MB --base=a.heap b.heap")
+      ->option_text("BYTES")
+      ->group(g);
+}
+
+// "1MB", "512kB", "4096", "0.5GB" -> bytes; false if malformed.
+bool ParseByteAmount(const std::string& text, double* bytes) {
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &end);
+  } catch (const std::exception&) {
+    return false;
+  }
+  const std::string unit = text.substr(end);
+  const std::pair<const char*, double> units[] = {
+      {"", 1}, {"B", 1}, {"kB", 1024.0}, {"KB", 1024.0}, {"MB", 1048576.0}, {"GB", 1073741824.0}};
+  for (const auto& [name, scale] : units) {
+    if (unit == name && v >= 0 && std::isfinite(v)) {
+      *bytes = v * scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ResolveErrorOptions(CliOptions* o, std::string* error) {
+  if (o->fail_on_growth.empty()) return true;
+  if (!ParseByteAmount(o->fail_on_growth, &o->fail_on_growth_bytes)) {
+    *error = "--fail_on_growth=" + o->fail_on_growth + ": expected bytes, e.g. 0, 4096, 512kB, 1MB";
+    return false;
+  }
+  if ((o->base.empty() && o->since < 0) || !o->diff_base.empty()) {
+    *error = "--fail_on_growth checks a difference: give --base=<file> or --since=N";
+    return false;
+  }
+  if (o->report != ReportKind::kText && o->report != ReportKind::kTop) {
+    *error = "--fail_on_growth applies to --text and --top";
+    return false;
+  }
+  return true;
+}
+
 bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
   if (o.lifetime.empty() && o.since < 0) return true;
   if (!o.lifetime.empty() && o.since >= 0) {
@@ -308,6 +364,7 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   DefineWebOptions(app, o);
   DefineRemoteOptions(app, o);
   DefineTimeOptions(app, o);
+  DefineErrorOptions(app, o);
   app.add_option("files", r.positional,
                  "[<program>] <profile>...: profiles are summed. E.g. ./prog a.heap b.heap");
 }
@@ -590,7 +647,8 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
 
   if (!ResolveReport(raw, o, &error) || !ResolveValues(raw, o, &error) ||
       !ResolveNames(raw, o, &error) || !CheckGraphLimits(o->view, &error) ||
-      !ResolveFiles(raw, o, &error) || !ResolveObjectTimeOptions(*o, &error)) {
+      !ResolveFiles(raw, o, &error) || !ResolveObjectTimeOptions(*o, &error) ||
+      !ResolveErrorOptions(o, &error)) {
     return UsageError(error);
   }
   ResolveSymbolPath(raw, o);

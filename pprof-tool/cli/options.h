@@ -59,6 +59,10 @@ struct CliOptions {
   std::string timeline_window;  // --window=T0:T1 (cli/runtime_timeline.h)
   std::string lifetime;         // --lifetime=<filter> ("": not given)
   int since = -1;               // --since=N (-1: not given)
+  // The sampling error (model/estimate.h).
+  bool error_bars = false;           // --error_bars: the text rows' intervals
+  std::string fail_on_growth;        // --fail_on_growth=BYTES ("": not given)
+  double fail_on_growth_bytes = -1;  // its value in bytes (-1: not given)
 };
 
 // Parses argv. Returns -1 to continue, or an exit status (0 after --help or --version, 2 on a

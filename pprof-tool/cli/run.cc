@@ -92,9 +92,11 @@ LoadRequest LoadRequestFor(const CliOptions& o, const std::vector<std::string>& 
 
 // 2. The pipeline's options: the command line's view, its value type checked against the
 // profile (leak-checker dumps have in-use values only), the granularity a report needs.
-bool PipelineFor(const CliOptions& o, const Profile& profile, PipelineOptions* po,
+bool PipelineFor(const CliOptions& o, const LoadedProfiles& in, PipelineOptions* po,
                  std::string* error) {
+  const Profile& profile = in.profile;
   po->view = o.view;
+  if (!in.series_stacks.empty()) po->wrapper_stacks = &in.series_stacks;
   SampleType& type = po->view.sample_type;
   if (!ResolveSampleIndex(profile, o.sample_index, &type, error)) return false;
   if (o.heapcheck && type != SampleType::kInuseObjects) type = SampleType::kInuseSpace;
@@ -258,6 +260,19 @@ int RenderGraph(const CliOptions& o, const LoadedProfiles& in, const ViewOptions
   return 0;
 }
 
+// --fail_on_growth: 1 when the total grew by more than `allowed` bytes beyond its sampling
+// noise (model/estimate.h), with one line on stderr saying so; else 0.
+int GrowthCheck(const StackSamples& samples, double allowed) {
+  const double excess = samples.total - allowed;
+  if (excess <= 0 || !IsSignificant(excess, samples.total_variance)) return 0;
+  const std::string interval = FormatInterval(samples.total_variance, samples.unit, false);
+  fprintf(stderr, "pprof-tool: growth %s%s exceeds %s beyond sampling noise (--fail_on_growth)\n",
+          FormatValue(samples.total, samples.unit).c_str(),
+          interval.empty() ? "" : (" " + interval).c_str(),
+          FormatValue(allowed, samples.unit).c_str());
+  return 1;
+}
+
 // The reports of the chosen profile's stack samples.
 int WriteReport(const CliOptions& o, const LoadedProfiles& in, const TimeViews& views,
                 const PipelineOptions& po, Warnings* warnings) {
@@ -273,6 +288,8 @@ int WriteReport(const CliOptions& o, const LoadedProfiles& in, const TimeViews& 
   ro.cum_sort = po.view.cum;
   ro.top_n = o.top_n;
   ro.graph = po.view.Graph(false);
+  ro.error_bars = o.error_bars;
+  ro.difference = (in.has_base && o.diff_base.empty()) || o.since >= 0;
   switch (o.report) {
     case ReportKind::kText:
     case ReportKind::kTop:
@@ -292,7 +309,9 @@ int WriteReport(const CliOptions& o, const LoadedProfiles& in, const TimeViews& 
     case ReportKind::kRender: return RenderGraph(o, in, po.view, samples);
     default: return Fail("internal error: unknown report");
   }
-  return Emit(out, o.output);
+  const int rc = Emit(out, o.output);
+  if (rc != 0 || o.fail_on_growth_bytes < 0) return rc;
+  return GrowthCheck(samples, o.fail_on_growth_bytes);
 }
 
 // 3. The report asked for.
@@ -340,7 +359,7 @@ int RunPprofTool(const CliOptions& o) {
   if (!ApplyTimeViews(o, files, &in, &views, &error)) return Fail(error);
   if (o.report == ReportKind::kMemory) return WriteMemory(o, in, &warnings);
   PipelineOptions po;
-  if (!PipelineFor(o, in.profile, &po, &error)) return Fail(error);
+  if (!PipelineFor(o, in, &po, &error)) return Fail(error);
   return Dispatch(o, in, views, po, &warnings);
 }
 

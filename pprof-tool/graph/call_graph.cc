@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "pprof-tool/model/estimate.h"
+
 namespace heapkit::pprof {
 
 namespace {
@@ -11,6 +13,7 @@ namespace {
 // Each node's flat and cum (a node counted once per sample), and the nodes some sample has.
 struct NodeValues {
   std::vector<double> flat, cum;
+  std::vector<double> flat_variance, cum_variance;  // samples are independent: variances add
   std::vector<uint32_t> present;
 };
 
@@ -19,15 +22,19 @@ NodeValues ComputeNodeValues(const StackSamples& samples) {
   NodeValues v;
   v.flat.assign(n, 0);
   v.cum.assign(n, 0);
+  v.flat_variance.assign(n, 0);
+  v.cum_variance.assign(n, 0);
   std::vector<size_t> stamp(n, SIZE_MAX);
   for (size_t si = 0; si < samples.samples.size(); ++si) {
     const StackSample& s = samples.samples[si];
     if (s.frames.empty()) continue;
     v.flat[s.frames[0].node] += s.value;
+    v.flat_variance[s.frames[0].node] += s.variance;
     for (const StackFrame& f : s.frames) {
       if (stamp[f.node] != si) {
         stamp[f.node] = si;
         v.cum[f.node] += s.value;
+        v.cum_variance[f.node] += s.variance;
       }
     }
   }
@@ -143,6 +150,7 @@ void PruneEdges(const GraphOptions& options, CallGraph* g) {
 CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& options) {
   CallGraph g;
   g.total = samples.total;
+  g.total_variance = samples.total_variance;
   g.unit = samples.unit;
   const NodeValues values = ComputeNodeValues(samples);  // 1. flat and cum
   g.total_nodes = int(values.present.size());
@@ -154,7 +162,10 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
     node.sample_node = i;
     node.flat = values.flat[i];
     node.cum = values.cum[i];
+    node.flat_variance = values.flat_variance[i];
+    node.cum_variance = values.cum_variance[i];
     g.kept_flat += values.flat[i];
+    g.kept_flat_variance += values.flat_variance[i];
     g.nodes.push_back(std::move(node));
   }
   AddEdges(samples, graph_index, &g);  // 3. edges between kept nodes
@@ -162,11 +173,26 @@ CallGraph CallGraph::Build(const StackSamples& samples, const GraphOptions& opti
   return g;
 }
 
+std::string ShowingTotalLine(double shown, double total, double total_variance, ValueUnit unit,
+                             bool show_bytes, bool difference) {
+  std::string line = "Showing nodes accounting for " + FormatValue(shown, unit, show_bytes) + ", " +
+                     FormatPercent(shown, total) + " of " + FormatValue(total, unit, show_bytes) +
+                     " total";
+  if (total_variance > 0) {
+    line += " (" + FormatInterval(total_variance, unit, show_bytes) + " at 95 %";
+    if (difference) {
+      line += IsSignificant(total, total_variance)
+                  ? std::string(total > 0 ? ": significant growth" : ": significant decrease")
+                  : ": within sampling noise";
+    }
+    line += ")";
+  }
+  return line;
+}
+
 std::vector<std::string> CallGraph::LegendLines(bool show_bytes) const {
   std::vector<std::string> out;
-  out.push_back("Showing nodes accounting for " + FormatValue(kept_flat, unit, show_bytes) + ", " +
-                FormatPercent(kept_flat, total) + " of " + FormatValue(total, unit, show_bytes) +
-                " total");
+  out.push_back(ShowingTotalLine(kept_flat, total, total_variance, unit, show_bytes, false));
   if (dropped_nodes > 0) {
     out.push_back("Dropped " + std::to_string(dropped_nodes) +
                   " nodes (cum <= " + FormatValue(dropped_node_cutoff, unit, show_bytes) + ")");

@@ -19,6 +19,12 @@
 
 namespace heapkit::pprof {
 
+// The header's total line: "Showing nodes accounting for X, P% of T total", then, when the
+// total is a sampled estimate, " (± S at 95 %)" and for a difference whether it is beyond
+// its noise.
+std::string ShowingTotalLine(double shown, double total, double total_variance, ValueUnit unit,
+                             bool show_bytes, bool difference);
+
 struct GraphOptions {
   int node_count = 80;           // --nodecount; <= 0 means unlimited
   double node_fraction = 0.005;  // --nodefraction
@@ -33,6 +39,8 @@ struct GraphNode {
   uint32_t sample_node = 0;  // index into StackSamples::nodes
   double flat = 0;
   double cum = 0;
+  double flat_variance = 0;  // sampling variances of flat and cum (model/estimate.h)
+  double cum_variance = 0;
   std::vector<uint32_t> in_edges;   // indexes into CallGraph::edges (callers)
   std::vector<uint32_t> out_edges;  // indexes into CallGraph::edges (callees)
 };
@@ -49,6 +57,7 @@ struct CallGraph {
   std::vector<GraphNode> nodes;  // sorted by |flat| descending, then |cum|, then name
   std::vector<GraphEdge> edges;  // sorted by |weight| descending
   double total = 0;              // StackSamples::total
+  double total_variance = 0;     // StackSamples::total_variance
   ValueUnit unit = ValueUnit::kBytes;
 
   // What pruning removed (for the legend: "Dropped 12 nodes (cum <= 1.2kB)").
@@ -56,7 +65,8 @@ struct CallGraph {
   double dropped_node_cutoff = 0;  // the cum cutoff used by node_fraction
   int dropped_edges = 0;
   double dropped_edge_cutoff = 0;
-  double kept_flat = 0;       // sum of flat of kept nodes ("Showing nodes accounting for")
+  double kept_flat = 0;  // sum of flat of kept nodes ("Showing nodes accounting for")
+  double kept_flat_variance = 0;
   int total_nodes = 0;        // nodes before pruning ("Showing top 80 nodes out of 312")
   int nodes_over_cutoff = 0;  // nodes left after node_fraction, before node_count
 

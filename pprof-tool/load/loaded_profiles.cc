@@ -1,5 +1,7 @@
 #include "pprof-tool/load/loaded_profiles.h"
 
+#include <set>
+
 #include "pprof-tool/load/profile_choice.h"
 #include "pprof-tool/load/profile_file.h"
 #include "pprof-tool/load/symbolizer_choice.h"
@@ -30,6 +32,12 @@ bool LoadProfiles(const LoadRequest& request, LoadedProfiles* loaded,
   LoadedProfiles& in = *loaded;
   if (!ReadProfiles(request.profiles, &in.dumps, warnings, error)) return false;
   in.series = ClassifyDumps(in.dumps);
+  if (in.series.one_process && in.dumps.size() > 1) {
+    std::set<std::vector<uint64_t>> stacks;
+    for (const Profile& d : in.dumps)
+      for (const RawSample& s : d.samples) stacks.insert(s.pcs);
+    in.series_stacks.assign(stacks.begin(), stacks.end());
+  }
   if (!ChooseProfile(in.dumps, in.series, request.dump, request.merge, &in.profile,
                      &in.dump_description, error)) {
     return false;

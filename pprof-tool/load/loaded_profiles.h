@@ -41,6 +41,9 @@ struct LoadedProfiles {
   Profile sum;                             // sum_dumps: every dump summed, the base subtracted
   std::unique_ptr<Symbolizer> symbolizer;  // for `sum` (sum_dumps), else for `profile`
   std::string program_name;  // the <program>, else the profile's main binary ("": unknown)
+  // Dumps of one process: every stack of every dump, once, from which the pipeline decides the
+  // allocation wrappers (PipelineOptions::wrapper_stacks) so each dump's views fold alike.
+  std::vector<std::vector<uint64_t>> series_stacks;
 
   const Profile* Base() const { return has_base ? &base : nullptr; }
 };

@@ -1,5 +1,7 @@
 #include "pprof-tool/model/profile.h"
 
+#include "pprof-tool/model/estimate.h"
+
 #include <cstdio>
 #include <algorithm>
 #include <map>
@@ -109,7 +111,11 @@ void Profile::AddProfile(const Profile& other, bool negate) {
   samples.reserve(samples.size() + other.samples.size());
   for (const RawSample& s : other.samples) {
     RawSample copy = s;
-    if (negate) {
+    if (!copy.has_variance) {  // at the rate `other` was un-sampled with, which may differ
+      copy.variance = SampleVarianceOf(s, UnsamplingRate(other));
+      copy.has_variance = true;
+    }
+    if (negate) {  // the variance of a difference is the sum of both sides'
       copy.raw = s.raw.Negated();
       copy.value = s.value.Negated();
     }

@@ -60,6 +60,10 @@ struct RawSample {
   std::vector<uint64_t> pcs;  // leaf first, as written in the file
   SampleValues raw;           // the numbers in the file
   SampleValues value;         // un-sampled estimate (== raw for exact formats)
+  // The sampling variance of `value` (model/estimate.h), when a reader or a view knows better
+  // than the row's mean size (has_variance); else the pipeline derives it from `value`.
+  SampleValues variance;
+  bool has_variance = false;
 };
 
 // One parsed line of the MAPPED_LIBRARIES / "--- Memory map: ---" section.
@@ -127,6 +131,10 @@ struct Profile {
   // Problems the parser tolerated (e.g. "<file>:<line>: the file ends in the middle of this
   // line (truncated?); line ignored"): one line each, printed as warnings by the CLI.
   std::vector<std::string> warnings;
+  // The stacks allocation wrappers are decided from when the samples are a view's selection
+  // (--lifetime, --since, a timeline window keep the stacks of the whole dump here), so that
+  // every view of one profile folds the same functions; empty: the samples' own stacks.
+  std::vector<std::vector<uint64_t>> wrapper_stacks;
   // Samples from this index on are a --diff_base (negated); SIZE_MAX: no diff base.
   size_t diff_base_begin = SIZE_MAX;
 

@@ -161,6 +161,10 @@ Profile RuntimeTimelineRowProfile(const RuntimeTimeline& t, const Profile& file_
   const RuntimeTimeline::Row& peak = t.rows[size_t(window.peak_row)];
   Profile out = file_profile;
   out.samples.clear();
+  double named = 0;  // the un-sampled bytes of the row's stacks
+  // Every stack of the timeline decides the allocation wrappers, not the window's few.
+  out.wrapper_stacks.clear();
+  for (const auto& [id, pcs] : t.stacks) out.wrapper_stacks.push_back(pcs);
   for (const auto& e : peak.top) {
     auto it = t.stacks.find(e.id);
     if (it == t.stacks.end()) continue;
@@ -173,13 +177,26 @@ Profile RuntimeTimelineRowProfile(const RuntimeTimeline& t, const Profile& file_
     s.value = s.raw;
     s.value.inuse_objects *= scale;
     s.value.inuse_bytes *= scale;
+    named += s.value.inuse_bytes;
     out.samples.push_back(std::move(s));
   }
-  char line[200];
+  // The rest of the row's sampled estimate, which the row does not split by stack: a sample
+  // without frames, so the report's total is the heap's (it counts in no node). Its variance
+  // is unknown (the row keeps no count for it) and left out.
+  const double rest = static_cast<double>(peak.est) - named;
+  if (rest > 0) {
+    RawSample s;
+    s.value.inuse_bytes = rest;
+    s.raw = s.value;
+    s.has_variance = true;
+    out.samples.push_back(std::move(s));
+  }
+  char line[300];
   snprintf(line, sizeof(line),
            "Timeline window %s s: the top stacks at its peak, %.3f s (exact in-use %" PRId64
-           " bytes)",
-           window.text.c_str(), peak.t_ms / 1000.0, peak.exact);
+           " bytes; the total is the row's sampled estimate, %" PRId64
+           " bytes, of which the row names the stacks holding most)",
+           window.text.c_str(), peak.t_ms / 1000.0, peak.exact, peak.est);
   *description = line;
   return out;
 }

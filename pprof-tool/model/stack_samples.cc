@@ -37,10 +37,7 @@ std::string NodeInfo::Label() const {
 std::string StackSamples::FoldedWrappersLine() const {
   if (folded_wrappers.empty()) return "";
   std::string line = "Allocation wrappers charged to their callers: ";
-  for (size_t i = 0; i < folded_wrappers.size() && i < 8; ++i) {
-    line += (i ? ", " : "") + folded_wrappers[i];
-  }
-  if (folded_wrappers.size() > 8) line += ", ... (" + std::to_string(folded_wrappers.size()) + ")";
+  for (size_t i = 0; i < folded_wrappers.size(); ++i) line += (i ? ", " : "") + folded_wrappers[i];
   return line + " (--keep_allocator_frames shows them)";
 }
 

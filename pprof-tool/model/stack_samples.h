@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "pprof-tool/model/estimate.h"
 #include "pprof-tool/model/profile.h"
 #include "pprof-tool/model/value_format.h"
 
@@ -61,6 +62,7 @@ struct StackSample {
   double value = 0;
   SampleValues values =
       {};  // all four un-sampled values, summed like `value` (PipelineOptions::all_values)
+  double variance = 0;  // the sampling variance of `value` (model/estimate.h), summed likewise
 };
 
 enum class Granularity { kFunctions, kLines, kFiles, kAddresses };
@@ -69,15 +71,20 @@ struct StackSamples {
   std::vector<NodeInfo> nodes;  // unique per (granularity key)
   std::vector<StackSample> samples;
   double total = 0;  // see "total" above
+  // The sampling variance of the sum of the values that passed the filters (also with a diff
+  // base, whose total is not that sum), and how the variances were obtained.
+  double total_variance = 0;
+  VarianceSource variance_source = VarianceSource::kExact;
   ValueUnit unit = ValueUnit::kBytes;
   std::string sample_type;  // "inuse_space", "inuse_objects", "alloc_space", "alloc_objects"
   Granularity granularity = Granularity::kFunctions;
   std::vector<std::string> description;  // legend lines: "File: prog", "Type: inuse_space", ...
-  // Allocation wrappers charged to their callers (report/allocation_wrappers.h), sorted.
+  // Allocation wrappers charged to their callers (report/allocation_wrappers.h), sorted: the
+  // set decided for the whole profile or dump series, the same in each of its views.
   std::vector<std::string> folded_wrappers;
 
   // "Allocation wrappers charged to their callers: a, b (--keep_allocator_frames shows them)",
-  // or "" when none were.
+  // every one named, or "" when there are none.
   std::string FoldedWrappersLine() const;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "pprof-tool/model/estimate.h"
 #include "pprof-tool/model/value_format.h"
 #include "pprof-tool/parse/legacy_parser.h"
 #include "alloc/sample_weight.h"  // header-only: the runtime's libraries are not linked
@@ -46,16 +47,36 @@ bool Matches(const LifetimeFilter& f, const LifetimeLine& l) {
   return false;
 }
 
+// A view's estimate for one stack and its sampling variance (model/estimate.h): the sum over
+// the lines it selects, each line's variance from its sampled count and bytes.
+struct StackEstimate {
+  double objects = 0;
+  double bytes = 0;
+  double objects_variance = 0;
+  double bytes_variance = 0;
+};
+using StackEstimates = std::map<std::vector<uint64_t>, StackEstimate>;
+
 // Samples with the given values per stack (estimated bytes and objects in every column).
-void ReplaceSamples(const std::map<std::vector<uint64_t>, std::pair<double, double>>& by_stack,
-                    Profile* profile) {
+// The dump's own stacks still decide its allocation wrappers (one folding per profile).
+void ReplaceSamples(const StackEstimates& by_stack, Profile* profile) {
+  if (profile->wrapper_stacks.empty()) {
+    for (const RawSample& s : profile->samples) {
+      if (s.value.inuse_bytes != 0 || s.value.alloc_bytes != 0 || s.value.inuse_objects != 0 ||
+          s.value.alloc_objects != 0)
+        profile->wrapper_stacks.push_back(s.pcs);
+    }
+  }
   profile->samples.clear();
   for (const auto& [pcs, v] : by_stack) {
     RawSample s;
     s.pcs = pcs;
-    s.value.inuse_objects = s.value.alloc_objects = v.first;
-    s.value.inuse_bytes = s.value.alloc_bytes = v.second;
+    s.value.inuse_objects = s.value.alloc_objects = v.objects;
+    s.value.inuse_bytes = s.value.alloc_bytes = v.bytes;
     s.raw = s.value;
+    s.variance.inuse_objects = s.variance.alloc_objects = v.objects_variance;
+    s.variance.inuse_bytes = s.variance.alloc_bytes = v.bytes_variance;
+    s.has_variance = true;
     profile->samples.push_back(std::move(s));
   }
   profile->has_alloc_columns = true;
@@ -104,7 +125,8 @@ bool ApplyLifetimeView(const LifetimeFilter& filter, Profile* profile,
         profile->file + " has no lifetime lines (dumps carry them with HEAP_PROFILE_LIFETIMES=1)";
     return false;
   }
-  std::map<std::vector<uint64_t>, std::pair<double, double>> by_stack;
+  StackEstimates by_stack;
+  const double rate = UnsamplingRate(*profile);
   double all = 0, selected = 0, freed = 0, cross = 0, live = 0;
   double by_bin[kBins] = {};
   for (const LifetimeLine& l : lines) {
@@ -118,9 +140,12 @@ bool ApplyLifetimeView(const LifetimeFilter& filter, Profile* profile,
       if (l.end == LifetimeLine::End::kOtherThread) cross += l.estimated_bytes;
     }
     if (!Matches(filter, l)) continue;
-    auto& v = by_stack[l.pcs];
-    v.first += objects;
-    v.second += l.estimated_bytes;
+    StackEstimate& v = by_stack[l.pcs];
+    const ObjectVariance variance = SampledRowVariance(l.count, l.bytes, rate);
+    v.objects += objects;
+    v.bytes += l.estimated_bytes;
+    v.objects_variance += variance.objects;
+    v.bytes_variance += variance.bytes;
     selected += l.estimated_bytes;
   }
   ReplaceSamples(by_stack, profile);
@@ -144,6 +169,8 @@ struct SinceStack {
   double fresh = 0;      // allocated after dump N, live at M
   double survivors = 0;  // allocated before dump N, live at M
   double live_at_n = 0;  // live at dump N
+  double live_objects_at_n = 0;
+  double fresh_variance = 0;  // sampling variance of `fresh` (model/estimate.h)
   std::vector<double> by_interval;
 };
 using SinceStacks = std::map<std::vector<uint64_t>, SinceStack>;
@@ -159,6 +186,7 @@ SinceStacks GatherSinceStacks(int since, const Profile* dump_n, const Profile& p
     SinceStack& s = stacks[a.pcs];
     if (static_cast<int>(a.interval) >= since) {
       s.fresh += bytes;
+      s.fresh_variance += SampledRowVariance(a.count, a.bytes, rate).bytes;
     } else {
       s.survivors += bytes;
     }
@@ -170,8 +198,11 @@ SinceStacks GatherSinceStacks(int since, const Profile* dump_n, const Profile& p
       auto it = stacks.find(r.pcs);
       if (it != stacks.end()) {
         it->second.live_at_n += r.value.inuse_bytes;
+        it->second.live_objects_at_n += r.value.inuse_objects;
       } else if (r.value.inuse_bytes > 0) {
-        stacks[r.pcs].live_at_n += r.value.inuse_bytes;  // all of it freed since
+        SinceStack& s = stacks[r.pcs];  // all of it freed since
+        s.live_at_n += r.value.inuse_bytes;
+        s.live_objects_at_n += r.value.inuse_objects;
       }
     }
   }
@@ -223,7 +254,8 @@ bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
     return false;
   }
   const SinceStacks stacks = GatherSinceStacks(since, dump_n, *profile);
-  std::map<std::vector<uint64_t>, std::pair<double, double>> by_stack;
+  StackEstimates by_stack;
+  const double rate = UnsamplingRate(*profile);
   double fresh_total = 0, freed_total = 0;
   std::vector<AgeHint> all_hints;
   for (const auto& [pcs, s] : stacks) {
@@ -231,7 +263,12 @@ bool ApplySinceView(int since, const Profile* dump_n, Profile* profile,
     const double growth = s.fresh - freed_old;
     fresh_total += s.fresh;
     freed_total += freed_old;
-    by_stack[pcs] = {0, growth};
+    // The two terms are estimated from disjoint sets of objects (allocated after N; live at N
+    // and freed since), so their variances add; the freed objects at dump N's mean size.
+    const double mean_at_n = s.live_objects_at_n > 0 ? s.live_at_n / s.live_objects_at_n : 0;
+    const double freed_variance =
+        mean_at_n > 0 ? UnsampledRowVariance(freed_old / mean_at_n, freed_old, rate).bytes : 0;
+    by_stack[pcs] = {0, growth, 0, s.fresh_variance + freed_variance};
     all_hints.push_back({pcs, growth, AgeHintText(s, m, dump_n != nullptr, freed_old, growth)});
   }
   ReplaceSamples(by_stack, profile);

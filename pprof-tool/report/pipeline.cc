@@ -12,20 +12,33 @@
 namespace heapkit::pprof {
 namespace {
 
-// Allocation wrappers (allocation_wrappers.h), found over every stack whatever the value type,
-// so that all views of a profile fold the same functions.
-std::unordered_set<uint32_t> FindWrappers(const Profile& profile, const ViewOptions& view,
+// Allocation wrappers (allocation_wrappers.h), found over every stack of the profile (or of
+// its dump series) whatever the value type and the view, so that all views fold the same
+// functions.
+std::unordered_set<uint32_t> FindWrappers(const Profile& profile, const PipelineOptions& options,
                                           FrameLookup& lookup) {
-  if (view.keep_allocator_frames) return {};
+  if (options.view.keep_allocator_frames) return {};
   AllocationWrapperFinder finder;
   std::vector<uint32_t> functions;
-  for (const RawSample& s : profile.samples) {
-    if (!HasAnyValue(s.value)) continue;
+  auto add = [&](const RawSample& s) {
     size_t first = 0;
     const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
     functions.clear();
     for (size_t i = first; i < stack.size(); ++i) functions.push_back(stack[i].function);
     finder.AddStack(functions);
+  };
+  const std::vector<std::vector<uint64_t>>* stacks =
+      options.wrapper_stacks != nullptr ? options.wrapper_stacks : &profile.wrapper_stacks;
+  if (!stacks->empty()) {
+    RawSample s;
+    for (const std::vector<uint64_t>& pcs : *stacks) {
+      s.pcs = pcs;
+      add(s);
+    }
+  } else {
+    for (const RawSample& s : profile.samples) {
+      if (HasAnyValue(s.value)) add(s);
+    }
   }
   return finder.Wrappers();
 }
@@ -42,32 +55,34 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   StackFilters filters;
   if (!filters.Compile(view, error)) return false;
   FrameLookup lookup(symbolizer, view, options.record_full_names, filters, &out->nodes);
-  const std::unordered_set<uint32_t> wrappers = FindWrappers(profile, view, lookup);
-  std::unordered_set<uint32_t> folded;
+  const std::unordered_set<uint32_t> wrappers = FindWrappers(profile, options, lookup);
   StackMerger merger(options.all_values);
   std::vector<StackFrame> frames, kept;
-  double total = 0, base_total = 0;
+  double total = 0, base_total = 0, total_variance = 0;
+  const double rate = UnsamplingRate(profile);
   for (size_t index = 0; index < profile.samples.size(); ++index) {
     const RawSample& s = profile.samples[index];
     const double v = SampleValue(s, view.sample_type);
     if (v == 0 && !(options.all_values && HasAnyValue(s.value))) continue;
     size_t first = 0;
     const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
-    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) {
-      folded.insert(stack[first].function);
-      ++first;
-    }
+    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) ++first;
     frames.clear();
     for (size_t i = first; i < stack.size(); ++i)
       frames.push_back({stack[i].node, stack[i].inlined});
     if (!filters.Apply(frames, out->nodes, &kept)) continue;
+    const double variance = SelectValue(SampleVarianceOf(s, rate), view.sample_type);
     total += v;
+    total_variance += variance;
     if (index >= profile.diff_base_begin) base_total += std::fabs(v);
-    merger.Add(kept, v, s.value);
+    merger.Add(kept, v, s.value, variance);
   }
   merger.Finish(out);
-  for (uint32_t f : folded) out->folded_wrappers.push_back(lookup.FunctionName(f));
+  // The whole set, whether or not this view's stacks reach them: every view names the same.
+  for (uint32_t f : wrappers) out->folded_wrappers.push_back(lookup.FunctionName(f));
   std::sort(out->folded_wrappers.begin(), out->folded_wrappers.end());
+  out->total_variance = total_variance;
+  out->variance_source = VarianceSourceOf(profile);
   out->total = profile.diff_base_begin < profile.samples.size() ? base_total : total;
   return true;
 }

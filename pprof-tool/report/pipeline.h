@@ -34,6 +34,10 @@ struct PipelineOptions {
   // Keep samples whose chosen value is 0 when another of their values is not (one run then
   // serves all four value types through StackSample::values: the profile.proto writer).
   bool all_values = false;
+  // One folding per profile: the stacks the allocation wrappers are decided from, when they
+  // are not the profile's own (a dump series: every dump's, so all its views fold alike).
+  // Null: Profile::wrapper_stacks, else the profile's samples.
+  const std::vector<std::vector<uint64_t>>* wrapper_stacks = nullptr;
 };
 
 // Returns false and sets *error (one line) on a bad option (e.g. invalid regex).

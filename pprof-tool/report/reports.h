@@ -23,6 +23,12 @@ struct ReportOptions {
   // --list's routines by weight (flat, then cum, both descending; go pprof's web source view)
   // instead of by name (its --list).
   bool list_by_weight = false;
+  // --error_bars: --text/--top rows get a "± 2σ" column after flat and after cum (by default
+  // only the header's total carries its interval: the row table stays go pprof's, for scripts).
+  bool error_bars = false;
+  // --base / --since: the values are changes; rows are sorted by growth (largest first, not by
+  // |change|) and a sampled change within its noise (|z| < 2, model/estimate.h) is marked.
+  bool difference = false;
 };
 
 // --text / --top: header lines, then "flat flat% sum% cum cum% name" rows.

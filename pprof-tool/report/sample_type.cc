@@ -20,15 +20,17 @@ ValueUnit SampleTypeUnit(SampleType t) {
                                                                           : ValueUnit::kBytes;
 }
 
-double SampleValue(const RawSample& s, SampleType t) {
+double SampleValue(const RawSample& s, SampleType t) { return SelectValue(s.value, t); }
+
+double SelectValue(const SampleValues& v, SampleType t) {
   switch (t) {
-    case SampleType::kInuseSpace: return s.value.inuse_bytes;
-    case SampleType::kInuseObjects: return s.value.inuse_objects;
-    case SampleType::kAllocSpace: return s.value.alloc_bytes;
-    case SampleType::kAllocObjects: return s.value.alloc_objects;
-    case SampleType::kResidentSpace: return s.value.resident_bytes;
-    case SampleType::kSwappedSpace: return s.value.swapped_bytes;
-    case SampleType::kStrandedSpace: return s.value.stranded_bytes;
+    case SampleType::kInuseSpace: return v.inuse_bytes;
+    case SampleType::kInuseObjects: return v.inuse_objects;
+    case SampleType::kAllocSpace: return v.alloc_bytes;
+    case SampleType::kAllocObjects: return v.alloc_objects;
+    case SampleType::kResidentSpace: return v.resident_bytes;
+    case SampleType::kSwappedSpace: return v.swapped_bytes;
+    case SampleType::kStrandedSpace: return v.stranded_bytes;
   }
   return 0;
 }

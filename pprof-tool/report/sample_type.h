@@ -24,5 +24,7 @@ ValueUnit SampleTypeUnit(SampleType t);
 
 // Value of one sample for the chosen type.
 double SampleValue(const RawSample& s, SampleType t);
+// The member of `v` that type `t` selects (a sample's values or its variances).
+double SelectValue(const SampleValues& v, SampleType t);
 
 }  // namespace heapkit::pprof

@@ -21,13 +21,14 @@ bool StackMerger::FramesEqual::operator()(const std::vector<StackFrame>& a,
 }
 
 void StackMerger::Add(const std::vector<StackFrame>& frames, double value,
-                      const SampleValues& values) {
+                      const SampleValues& values, double variance) {
   auto [it, inserted] = index_.emplace(frames, samples_.size());
   if (inserted) {
-    samples_.push_back({frames, value, values});
+    samples_.push_back({frames, value, values, variance});
   } else {
     samples_[it->second].value += value;
     samples_[it->second].values += values;
+    samples_[it->second].variance += variance;
   }
 }
 
@@ -35,7 +36,9 @@ void StackMerger::Finish(StackSamples* out) {
   out->samples.clear();
   out->samples.reserve(samples_.size());
   for (StackSample& s : samples_) {
-    if (s.value != 0 || (all_values_ && HasAnyValue(s.values)))
+    // A sampled change that nets to 0 is still uncertain: it stays, so nodes' variances add
+    // up to the total's.
+    if (s.value != 0 || s.variance > 0 || (all_values_ && HasAnyValue(s.values)))
       out->samples.push_back(std::move(s));
   }
   samples_.clear();

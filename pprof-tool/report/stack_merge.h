@@ -1,5 +1,6 @@
-// The pipeline's last step: identical stacks are one sample (values summed), samples that
-// cancelled out are dropped (e.g. with --base), and the nodes no sample uses any more
+// The pipeline's last step: identical stacks are one sample (values and variances summed),
+// samples that cancelled out exactly are dropped (e.g. with --base of an exact profile; a
+// sampled one keeps its variance), and the nodes no sample uses any more
 // (allocator frames, hidden frames...) are removed, the others renumbered in order of use.
 #pragma once
 
@@ -23,7 +24,8 @@ class StackMerger {
   // (PipelineOptions::all_values).
   explicit StackMerger(bool all_values) : all_values_(all_values) {}
 
-  void Add(const std::vector<StackFrame>& frames, double value, const SampleValues& values);
+  void Add(const std::vector<StackFrame>& frames, double value, const SampleValues& values,
+           double variance);
 
   // The merged samples into out->samples; out->nodes keeps the nodes they use.
   void Finish(StackSamples* out);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "pprof-tool/model/estimate.h"
 #include "pprof-tool/report/reports.h"
 
 namespace heapkit::pprof {
@@ -13,28 +14,53 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
-// The five number columns of the text report, widened to their widest cell plus one space so
-// that wide values (-100.00%, -1234.56MB after --base) never run into the next column.
+// The number columns of the text report (five, seven with --error_bars), widened to their
+// widest cell plus one space so that wide values (-100.00%, -1234.56MB after --base) never run
+// into the next column.
 struct Columns {
-  static constexpr size_t kCount = 5;
-  size_t width[kCount] = {10, 8, 8, 11, 8};
-  std::vector<std::array<std::string, kCount>> rows;
-  void Add(std::array<std::string, kCount> row) {
-    for (size_t i = 0; i < kCount; ++i) width[i] = std::max(width[i], row[i].size() + 1);
+  explicit Columns(bool error_bars) {
+    if (error_bars) {
+      names = {"flat", "±2σ", "flat%", "sum%", "cum", "±2σ", "cum%"};
+      width = {10, 9, 8, 8, 11, 9, 8};
+    } else {
+      names = {"flat", "flat%", "sum%", "cum", "cum%"};
+      width = {10, 8, 8, 11, 8};
+    }
+  }
+  std::vector<const char*> names;
+  std::vector<size_t> width;
+  std::vector<std::vector<std::string>> rows;
+  // Display width: "±" and "σ" are two bytes each in UTF-8 but one column.
+  static size_t Width(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  }
+  static std::string Pad(const std::string& s, size_t w) {
+    const size_t n = Width(s);
+    return n >= w ? s : std::string(w - n, ' ') + s;
+  }
+  void Add(std::vector<std::string> row) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], Width(row[i]) + 1);
     rows.push_back(std::move(row));
   }
   std::string Header() const {
-    const char* names[kCount] = {"flat", "flat%", "sum%", "cum", "cum%"};
     std::string out;
-    for (size_t i = 0; i < kCount; ++i) out += Pad(names[i], width[i]);
+    for (size_t i = 0; i < names.size(); ++i) out += Pad(names[i], width[i]);
     return out;
   }
   std::string Row(size_t r) const {
     std::string out;
-    for (size_t i = 0; i < kCount; ++i) out += Pad(rows[r][i], width[i]);
+    for (size_t i = 0; i < names.size(); ++i) out += Pad(rows[r][i], width[i]);
     return out;
   }
 };
+
+// A cell of the ±2σ column: "±1.2MB", "0" for an exact value.
+std::string IntervalCell(double variance, ValueUnit unit, bool show_bytes) {
+  if (!(variance > 0)) return "0";
+  return "±" + FormatValue(kIntervalSigmas * std::sqrt(variance), unit, show_bytes);
+}
 
 }  // namespace
 
@@ -49,6 +75,10 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
       if (std::fabs(a->cum) != std::fabs(b->cum)) return std::fabs(a->cum) > std::fabs(b->cum);
       return a->info.Label() < b->info.Label();
     });
+  } else if (options.difference) {
+    // Growth first: a large decrease (a cache's noise, a freed buffer) is not a leak.
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const GraphNode* a, const GraphNode* b) { return a->flat > b->flat; });
   }
   size_t shown = rows.size();
   if (options.top_n > 0 && size_t(options.top_n) < shown) shown = size_t(options.top_n);
@@ -58,9 +88,11 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
   std::string out;
   for (const std::string& d : samples.description) out += d + "\n";
   const bool sb = options.show_bytes;
-  out += "Showing nodes accounting for " + FormatValue(shown_flat, g.unit, sb) + ", " +
-         FormatPercent(shown_flat, g.total) + " of " + FormatValue(g.total, g.unit, sb) +
-         " total\n";
+  out += ShowingTotalLine(shown_flat, g.total, g.total_variance, g.unit, sb, options.difference) +
+         "\n";
+  const std::string note = IntervalNote(samples.variance_source);
+  if (!note.empty() && (options.error_bars || options.difference) && g.total_variance > 0)
+    out += note + "\n";
   if (g.dropped_nodes > 0) {
     out += "Dropped " + std::to_string(g.dropped_nodes) +
            " nodes (cum <= " + FormatValue(g.dropped_node_cutoff, g.unit, sb) + ")\n";
@@ -69,17 +101,31 @@ std::string TextReport(const StackSamples& samples, const ReportOptions& options
     out += "Showing top " + std::to_string(shown) + " nodes out of " +
            std::to_string(g.total_nodes) + "\n";
   }
-  Columns columns;
+  Columns columns(options.error_bars);
   double sum = 0;
   for (size_t i = 0; i < shown; ++i) {
     const GraphNode& n = *rows[i];
     sum += n.flat;
-    columns.Add({FormatValue(n.flat, g.unit, sb), FormatPercent(n.flat, g.total),
-                 FormatPercent(sum, g.total), FormatValue(n.cum, g.unit, sb),
-                 FormatPercent(n.cum, g.total)});
+    if (options.error_bars) {
+      columns.Add({FormatValue(n.flat, g.unit, sb), IntervalCell(n.flat_variance, g.unit, sb),
+                   FormatPercent(n.flat, g.total), FormatPercent(sum, g.total),
+                   FormatValue(n.cum, g.unit, sb), IntervalCell(n.cum_variance, g.unit, sb),
+                   FormatPercent(n.cum, g.total)});
+    } else {
+      columns.Add({FormatValue(n.flat, g.unit, sb), FormatPercent(n.flat, g.total),
+                   FormatPercent(sum, g.total), FormatValue(n.cum, g.unit, sb),
+                   FormatPercent(n.cum, g.total)});
+    }
   }
   out += columns.Header() + "  name\n";
-  for (size_t i = 0; i < shown; ++i) out += columns.Row(i) + "  " + rows[i]->info.Label() + "\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const GraphNode& n = *rows[i];
+    out += columns.Row(i) + "  " + n.info.Label();
+    // A sampled change whose flat cannot be told from 0 (an exact one always can).
+    if (options.difference && n.flat_variance > 0 && !IsSignificant(n.flat, n.flat_variance))
+      out += "  (within noise)";
+    out += "\n";
+  }
   return out;
 }
 

@@ -37,6 +37,7 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
     chart->sample_type = samples.sample_type;
     chart->dump_labels.push_back(DumpLabel(dumps[d]));
     chart->dump_reasons.push_back(dumps[d].dump_reason);
+    chart->total_variances.push_back(samples.total_variance);
     for (const StackSample& s : samples.samples) {
       if (s.frames.empty()) {
         unattributed[d] += s.value;

@@ -47,7 +47,10 @@ struct TimelineChart {
   std::vector<double> dump_times;         // per dump: unix seconds; empty unless every dump has one
   std::vector<std::string> dump_reasons;  // per dump: the profiler's reason; "" if not recorded
   std::vector<double> totals;             // per dump: the sum over all bands
-  std::vector<TimelineBand> bands;        // largest first, "other" last (if any)
+  // Per dump: the sampling variance of its total (model/estimate.h); empty or all 0 for exact
+  // profiles. Drawn as a band of ± 2 standard errors around the top of the stack.
+  std::vector<double> total_variances;
+  std::vector<TimelineBand> bands;  // largest first, "other" last (if any)
   ValueUnit unit = ValueUnit::kBytes;
   std::string sample_type;
   bool since_start = false;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iterator>
 
+#include "pprof-tool/model/estimate.h"
 #include "pprof-tool/render/flame_graph.h"
 
 namespace heapkit::pprof {
@@ -107,6 +108,7 @@ class TimelineDrawing {
   void AppendDumpAxis(std::string* out) const;
   void AppendBands(std::string* out) const;
   void AppendCurves(std::string* out) const;
+  void AppendInterval(std::string* out) const;
   void AppendMarks(std::string* out) const;
   void AppendColumns(std::string* out) const;
   void AppendColumn(size_t d, double left, double right, std::string* out) const;
@@ -250,6 +252,10 @@ void TimelineDrawing::AppendColumn(size_t d, double left, double right, std::str
     text = "dump " + Number(d) + ": " + chart_.dump_labels[d] + when + "\n" +
            (reason.empty() ? "(no dump reason recorded in the file)" : "reason: " + reason) +
            "\ntotal " + Format(chart_.totals[d]);
+    if (d < chart_.total_variances.size() && chart_.total_variances[d] > 0) {
+      text += " " + FormatInterval(chart_.total_variances[d], chart_.unit, style_.show_bytes) +
+              " (95 %)";
+    }
   }
   for (const TimelineBand& b : chart_.bands) text += "\n" + Format(b.values[d]) + "  " + b.name;
   std::string rect =
@@ -285,6 +291,32 @@ void TimelineDrawing::AppendLegend(std::string* out) const {
             "</text></g>\n";
     ly += 18;
   }
+}
+
+// The 95 % interval of the sampled total (± 2 standard errors, model/estimate.h), a hatched
+// band around the top of the stack; nothing for exact profiles.
+void TimelineDrawing::AppendInterval(std::string* out) const {
+  const std::vector<double>& var = chart_.total_variances;
+  if (var.size() != n_ || std::none_of(var.begin(), var.end(), [](double v) { return v > 0; }))
+    return;
+  std::string upper, lower;
+  double widest = 0;
+  for (size_t d = 0; d < n_; ++d) {
+    const double half = kIntervalSigmas * std::sqrt(std::max(0.0, var[d]));
+    widest = std::max(widest, half);
+    upper += Num(X(d)) + "," + Num(Y(std::min(max_total_, chart_.totals[d] + half))) + " ";
+  }
+  for (size_t d = n_; d-- > 0;) {
+    const double half = kIntervalSigmas * std::sqrt(std::max(0.0, var[d]));
+    lower += Num(X(d)) + "," + Num(Y(std::max(0.0, chart_.totals[d] - half))) + " ";
+  }
+  *out +=
+      "<polygon class=\"interval\" fill=\"#000000\" fill-opacity=\"0.18\" "
+      "stroke=\"#000000\" stroke-opacity=\"0.4\" stroke-width=\"0.5\" points=\"" +
+      upper + lower + "\"><title>" +
+      EscapeXml("95 % interval of the sampled total (± 2 standard errors; widest ± " +
+                Format(widest) + ")") +
+      "</title></polygon>\n";
 }
 
 // The curves, as lines over the bands.
@@ -364,6 +396,7 @@ std::string TimelineDrawing::Draw() {
     AppendDumpAxis(&out);
   }
   AppendBands(&out);
+  AppendInterval(&out);
   AppendCurves(&out);
   AppendMarks(&out);
   AppendColumns(&out);

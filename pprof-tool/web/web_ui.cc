@@ -31,10 +31,24 @@ WebResponse Error(int status, const std::string& message) {
   return r;
 }
 
-std::string Cell(double v, const std::string& text) {
+std::string Cell(double v, const std::string& text, const std::string& hover = "") {
   char buf[40];
   snprintf(buf, sizeof buf, "%.17g", v);
-  return std::string("<td data-v=\"") + buf + "\">" + EscapeXml(text) + "</td>";
+  return std::string("<td data-v=\"") + buf + "\"" +
+         (hover.empty() ? "" : " title=\"" + EscapeXml(hover) + "\"") + ">" + EscapeXml(text) +
+         "</td>";
+}
+
+// A sampled value's interval cell (model/estimate.h): "±1.2MB", the hover saying what it is.
+std::string IntervalCell(double value, double variance, ValueUnit unit, bool show_bytes) {
+  const std::string interval = FormatInterval(variance, unit, show_bytes);
+  if (interval.empty()) return Cell(0, "0", "exact");
+  const double sigma = std::sqrt(variance);
+  char z[32];
+  snprintf(z, sizeof z, "%.1f", value / sigma);
+  return Cell(kIntervalSigmas * sigma, "±" + interval.substr(interval.find(' ') + 1),
+              "95 % interval: " + FormatValue(value, unit, show_bytes) + " " + interval +
+                  " (standard error " + FormatValue(sigma, unit, show_bytes) + ", z " + z + ")");
 }
 
 }  // namespace
@@ -220,9 +234,12 @@ std::string WebUi::TopTable(const StackSamples& samples, const ViewQuery& q,
   go.edge_fraction = 0;
   CallGraph g = CallGraph::Build(samples, go);
   const bool sb = q.view.show_bytes;
-  std::string body =
-      "<table class=\"top\"><thead><tr><th>flat</th><th>flat%</th><th>sum%</th><th>cum</th>"
-      "<th>cum%</th><th class=\"name\">name</th></tr></thead><tbody>\n";
+  // A sampled profile's rows carry their 95 % intervals (model/estimate.h); an exact one's not.
+  const bool intervals = samples.total_variance > 0;
+  const char* interval_th = intervals ? "<th title=\"95 % interval of the estimate\">±2σ</th>" : "";
+  std::string body = std::string("<table class=\"top\"><thead><tr><th>flat</th>") + interval_th +
+                     "<th>flat%</th><th>sum%</th><th>cum</th>" + interval_th +
+                     "<th>cum%</th><th class=\"name\">name</th></tr></thead><tbody>\n";
   const double total = std::fabs(samples.total);
   auto pct = [&](double x) { return total == 0 ? 0.0 : 100.0 * x / total; };
   double sum = 0;
@@ -230,10 +247,14 @@ std::string WebUi::TopTable(const StackSamples& samples, const ViewQuery& q,
   for (const GraphNode& n : g.nodes) {
     sum += n.flat;
     peek.view.focus = ExactNamePattern(n.info.name);
-    body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) +
+    const std::string flat_interval =
+        intervals ? IntervalCell(n.flat, n.flat_variance, samples.unit, sb) : "";
+    const std::string cum_interval =
+        intervals ? IntervalCell(n.cum, n.cum_variance, samples.unit, sb) : "";
+    body += "<tr>" + Cell(n.flat, FormatValue(n.flat, samples.unit, sb)) + flat_interval +
             Cell(pct(n.flat), FormatPercent(n.flat, samples.total)) +
             Cell(pct(sum), FormatPercent(sum, samples.total)) +
-            Cell(n.cum, FormatValue(n.cum, samples.unit, sb)) +
+            Cell(n.cum, FormatValue(n.cum, samples.unit, sb)) + cum_interval +
             Cell(pct(n.cum), FormatPercent(n.cum, samples.total)) +
             "<td class=\"name\"><a href=\"/ui/peek?" + EscapeXml(peek.Encode()) + "\">" +
             EscapeXml(n.info.Label()) + "</a></td></tr>\n";

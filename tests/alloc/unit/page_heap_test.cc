@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace heapkit::alloc {
@@ -275,6 +278,58 @@ TEST_F(PageHeapTest, HeapLimitFailsCleanly) {
   EXPECT_EQ(heap_->New(1024), nullptr);  // 8 MiB > limit
   heap_->Delete(ok);
   EXPECT_NE(heap_->New(256), nullptr);  // 2 MiB still fits
+}
+
+// The VmFlags line of the /proc/self/smaps entry that holds addr ("" if none).
+std::string VmFlagsOfMappingAt(uintptr_t addr) {
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return "";
+  char line[512];
+  bool inside = false;
+  std::string flags;
+  while (fgets(line, sizeof line, f) != nullptr) {
+    unsigned long start, end;
+    if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+      inside = addr >= start && addr < end;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      flags = line + 8;
+      break;
+    }
+  }
+  fclose(f);
+  return flags;
+}
+
+bool HasFlag(const std::string& flags, const char* flag) {
+  return (" " + flags + " ").find(std::string(" ") + flag + " ") != std::string::npos;
+}
+
+// TCMALLOC_HUGE_PAGES: every growth is whole, aligned 2 MiB pages advised MADV_HUGEPAGE (the
+// mapping's VmFlags say "hg"), so that a fork copies one entry per 2 MiB of a dense heap.
+TEST_F(PageHeapTest, HugePagesGrowInAlignedAdvisedTwoMiBPages) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+    GTEST_SKIP() << "no transparent huge pages in this kernel";
+  heap_->set_huge_pages(true);
+  Span* small = heap_->New(1);
+  Span* big = heap_->New(300);  // 2.3 MiB: a growth of 4 MiB
+  ASSERT_TRUE(small && big);
+  for (Span* s : {small, big}) {
+    const std::string flags = VmFlagsOfMappingAt(s->StartAddress());
+    EXPECT_TRUE(HasFlag(flags, "hg")) << flags;
+  }
+  // Whole huge pages: what the growths mapped is a multiple of 2 MiB.
+  EXPECT_EQ(heap_->Stats().system_bytes % (size_t{2} << 20), 0u);
+  EXPECT_EQ(small->StartAddress() % (size_t{2} << 20), 0u);  // the first growth's first page
+  heap_->Delete(big);
+  heap_->Delete(small);
+  ExpectAccounted();
+}
+
+TEST_F(PageHeapTest, NoHugePageAdviceByDefault) {
+  Span* s = heap_->New(1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(HasFlag(VmFlagsOfMappingAt(s->StartAddress()), "hg"));
+  heap_->Delete(s);
 }
 
 }  // namespace

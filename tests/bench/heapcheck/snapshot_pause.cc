@@ -124,6 +124,32 @@ void* Sampler(void*) {
   return nullptr;
 }
 
+// A field of /proc/self/status or /proc/self/smaps_rollup, in KiB (0 if absent).
+long ProcKib(const char* file, const char* field) {
+  FILE* f = fopen(file, "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long v = 0;
+  const size_t n = strlen(field);
+  while (fgets(line, sizeof line, f) != nullptr) {
+    if (strncmp(line, field, n) == 0 && line[n] == ':') {
+      v = strtol(line + n + 1, nullptr, 10);
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+// What the fork copies: the resident memory, how much of it is in transparent huge pages (one
+// page-table entry per 2 MiB), and the page tables themselves.
+void PrintMemory(const char* when) {
+  printf("%s: RSS %ld MiB, of it in huge pages %ld MiB; page tables %ld KiB\n", when,
+         ProcKib("/proc/self/status", "VmRSS") >> 10,
+         ProcKib("/proc/self/smaps_rollup", "AnonHugePages") >> 10,
+         ProcKib("/proc/self/status", "VmPTE"));
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -150,7 +176,7 @@ int main(int argc, char** argv) {
   }
   const double b0 = Now();
   BuildHeap(mib);
-  fprintf(stderr, "built %zu MiB in %zu objects in %.1f s\n", mib, g_count, Now() - b0);
+  const double build_s = Now() - b0;
   constexpr int kBusy = 8;
   pthread_t busy[kBusy], sampler;
   for (int i = 0; i < kBusy; ++i)
@@ -176,10 +202,52 @@ int main(int argc, char** argv) {
     again.ResumeAll();
     waitpid(static_cast<pid_t>(pid), nullptr, 0);
   }
+  // The pause's parts as a snapshot check has them: the stop, the fork, and the resume with the
+  // copy alive (it waits, signals blocked, for SIGCONT, as the check's copy waits for Finish):
+  // every page the resumed threads write is then a copy-on-write fault.
+  std::vector<double> stop_s, fork_alive_s, resume_s;
+  for (int i = 0; i < 5; ++i) {
+    hc::ThreadStopper stopper;
+    const double t0 = Now();
+    stopper.StopAll(2000);
+    const double t1 = Now();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      int sig;
+      sigset_t go;
+      sigemptyset(&go);
+      sigaddset(&go, SIGCONT);
+      sigwait(&go, &sig);
+      syscall(SYS_exit_group, 0);
+    }
+    const double t2 = Now();
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    stopper.ResumeAll();
+    const double t3 = Now();
+    kill(static_cast<pid_t>(pid), SIGCONT);
+    waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    stop_s.push_back(t1 - t0);
+    fork_alive_s.push_back(t2 - t1);
+    resume_s.push_back(t3 - t2);
+  }
   printf("heap %zu MiB (%zu objects), %d busy threads%s%s\n", mib, g_count, kBusy,
          g_write ? " writing into the heap" : "", g_saturate ? ", saturating" : ", in bursts");
+  const char* huge = getenv("TCMALLOC_HUGE_PAGES");
+  printf("heap pages: %s; built in %.1f s\n",
+         huge != nullptr && strcmp(huge, "true") == 0 ? "TCMALLOC_HUGE_PAGES=true" : "default",
+         build_s);
+  PrintMemory("before the checks");
   printf("bare stop+resume: median %.2f ms; bare fork (threads stopped): median %.2f ms\n",
          Median(stop_resume) * 1e3, Median(bare_fork) * 1e3);
+  printf(
+      "a snapshot's pause in parts (copy alive): stop median %.2f ms (max %.2f), fork %.2f ms "
+      "(max %.2f), resume %.2f ms (max %.2f)\n",
+      Median(stop_s) * 1e3, *std::max_element(stop_s.begin(), stop_s.end()) * 1e3,
+      Median(fork_alive_s) * 1e3, *std::max_element(fork_alive_s.begin(), fork_alive_s.end()) * 1e3,
+      Median(resume_s) * 1e3, *std::max_element(resume_s.begin(), resume_s.end()) * 1e3);
 
   hc::CheckConfig config = hc::CheckerSettings().config;
   hc::CheckResult result;
@@ -220,15 +288,17 @@ int main(int argc, char** argv) {
             : "");
     fflush(stdout);
   }
+  PrintMemory("after the checks");
   g_stop = true;
   for (pthread_t t : busy) pthread_join(t, nullptr);
   pthread_join(sampler, nullptr);
   printf(
-      "summary %zu MiB%s: stop-the-world pause median %.1f ms (total %.1f ms); snapshot pause "
+      "summary %zu MiB%s%s: stop-the-world pause median %.1f ms (total %.1f ms); snapshot pause "
       "median %.2f ms, of it fork %.2f ms (total %.1f ms); %.2f ms per GiB; copy private "
       "memory median %.0f MiB\n",
-      mib, g_write ? " write" : "", Median(pause[0]) * 1e3, Median(total[0]) * 1e3,
-      Median(pause[1]) * 1e3, Median(fork_s[1]) * 1e3, Median(total[1]) * 1e3,
-      Median(pause[1]) * 1e3 / (mib / 1024.0), Median(copy_mib));
+      mib, g_write ? " write" : "", huge != nullptr && strcmp(huge, "true") == 0 ? " huge" : "",
+      Median(pause[0]) * 1e3, Median(total[0]) * 1e3, Median(pause[1]) * 1e3,
+      Median(fork_s[1]) * 1e3, Median(total[1]) * 1e3, Median(pause[1]) * 1e3 / (mib / 1024.0),
+      Median(copy_mib));
   return 0;
 }

@@ -3,6 +3,7 @@
 // ptrace for threads that block the signal).
 #include <dlfcn.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -28,6 +29,7 @@
 #include "heapcheck/mmap_array.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/report.h"
+#include "heapcheck/snapshot_fork.h"
 #include "heapcheck/roots.h"
 #include "heapcheck/suppressions.h"
 #include "heapcheck/task_status.h"
@@ -658,6 +660,29 @@ TEST(LiveLeakCheck, NextStartKeepsChecksToAShareOfTheTime) {
     const int64_t next = LiveCheckNextStart(0, d, 0);
     EXPECT_LE(static_cast<double>(d) / static_cast<double>(d + next), 0.05 + 1e-12);
   }
+}
+
+// The copy starts its analysis only when Finish is called, that is once the program's threads
+// run again: until then it takes no CPU from the threads being resumed.
+bool TellThatTheAnalysisStarted(void* ctx, CheckResult*) {
+  const char byte = 's';
+  return write(*static_cast<int*>(ctx), &byte, 1) == 1;
+}
+
+TEST(ForkedSnapshot, TheCopyAnalysesOnlyOnceFinishIsCalled) {
+  int started[2];
+  ASSERT_EQ(pipe(started), 0);
+  CheckResult result;
+  {
+    ForkedSnapshot snapshot;
+    ASSERT_TRUE(snapshot.Start(&TellThatTheAnalysisStarted, &started[1], &result));
+    pollfd p{started[0], POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 500), 0) << "the copy analysed before Finish";
+    EXPECT_EQ(snapshot.Finish(60000, &result), ForkedSnapshot::Outcome::kResult);
+    EXPECT_EQ(poll(&p, 1, 0), 1);
+  }
+  close(started[0]);
+  close(started[1]);
 }
 
 }  // namespace

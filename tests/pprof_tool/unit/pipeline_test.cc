@@ -4,6 +4,8 @@
 #include <map>
 
 #include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/model/estimate.h"
+#include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/report/reports.h"
 
@@ -243,6 +245,95 @@ TEST(Pipeline, AllocationWrappersWithManyCallersAreChargedToThem) {
   ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
   EXPECT_EQ(Leaves(s), (std::vector<std::string>{"xmalloc", "xmalloc", "xmalloc"}));
   EXPECT_TRUE(s.folded_wrappers.empty());
+}
+
+// One folding per profile: a time view selects some of the dump's stacks (here two of
+// xmalloc's four callers), but the dump's stacks decide the wrappers, so the view folds xmalloc
+// as the whole dump's reports do, and names it.
+TEST(Pipeline, TimeViewsFoldTheWrappersOfTheWholeDump) {
+  Profile p;
+  ParseError e;
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 5: 500 [ 5: 500] @ heapprofile\n"
+                       "# heapkit: lifetime 0 same 1 100 100 @ 0x100 0xc00 0xd00 0x400\n"
+                       "# heapkit: lifetime 0 same 1 100 100 @ 0x100 0xc00 0xe00 0x400\n"
+                       "# heapkit: lifetime 1000000000 live 1 100 100 @ 0x100 0xc00 0xf00 0x400\n"
+                       "# heapkit: lifetime 1000000000 live 1 100 100 @ 0x100 0xc00 0x1000 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xd00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xe00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xf00 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0x1000 0x400\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0x200 0x400\n",
+                       "p.heap", &p, &e))
+      << e.Message();
+  ASSERT_EQ(p.object_times.lifetimes.size(), 4u);
+  LifetimeFilter below;
+  std::string err;
+  ASSERT_TRUE(ParseLifetimeFilter("<1ms", &below, &err)) << err;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(ApplyLifetimeView(below, &p, &notes, &err)) << err;
+  ASSERT_EQ(p.samples.size(), 2u);
+  FakeSymbolizer sym;
+  StackSamples s;
+  ASSERT_TRUE(BuildStackSamples(p, sym, PipelineOptions{}, &s, &err)) << err;
+  std::vector<std::string> leaves = Leaves(s);
+  std::sort(leaves.begin(), leaves.end());
+  EXPECT_EQ(leaves, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(s.folded_wrappers, (std::vector<std::string>{"xmalloc"}));
+  // A series' stacks, given by the caller, decide for each of its dumps the same way.
+  Profile lone;
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 1: 100 [ 1: 100] @ heapprofile\n"
+                       " 1: 100 [ 1: 100] @ 0x100 0xc00 0xd00 0x400\n",
+                       "q.heap", &lone, &e))
+      << e.Message();
+  const std::vector<std::vector<uint64_t>> series = {{0x100, 0xc00, 0xd00, 0x400},
+                                                     {0x100, 0xc00, 0xe00, 0x400},
+                                                     {0x100, 0xc00, 0xf00, 0x400},
+                                                     {0x100, 0xc00, 0x1000, 0x400}};
+  PipelineOptions o;
+  o.wrapper_stacks = &series;
+  ASSERT_TRUE(BuildStackSamples(lone, sym, o, &s, &err)) << err;
+  EXPECT_EQ(Leaves(s), (std::vector<std::string>{"one"}));
+}
+
+// The sampling variance through the pipeline (model/estimate.h): each row's from its values at
+// the file's rate, summed per stack and in the total; a --base row's is added, not subtracted.
+TEST(Pipeline, VariancesAddUpThroughMergeAndBase) {
+  Profile a, b;
+  ParseError e;
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 3: 300000 [ 3: 300000] @ heap_v2/524288\n"
+                       " 2: 200000 [ 2: 200000] @ 0x100 0x200 0x400\n"
+                       " 1: 100000 [ 1: 100000] @ 0x100 0x200 0x400\n",
+                       "a.heap", &a, &e))
+      << e.Message();
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 1: 100000 [ 1: 100000] @ heap_v2/524288\n"
+                       " 1: 100000 [ 1: 100000] @ 0x100 0x200 0x400\n",
+                       "b.heap", &b, &e))
+      << e.Message();
+  const double rate = 524288;
+  const double one =
+      UnsampledRowVariance(a.samples[1].value.inuse_objects, a.samples[1].value.inuse_bytes, rate)
+          .bytes;
+  ASSERT_GT(one, 0);
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(a, sym, PipelineOptions{}, &s, &err)) << err;
+  ASSERT_EQ(s.samples.size(), 1u);  // two rows, one stack
+  EXPECT_NEAR(s.samples[0].variance, 3 * one, 1e-6 * one);
+  EXPECT_NEAR(s.total_variance, 3 * one, 1e-6 * one);
+  EXPECT_EQ(s.variance_source, VarianceSource::kMeanSize);  // not a heapkit dump
+  a.AddProfile(b, /*negate=*/true);
+  ASSERT_TRUE(BuildStackSamples(a, sym, PipelineOptions{}, &s, &err)) << err;
+  EXPECT_NEAR(s.total, 2 * a.samples[1].value.inuse_bytes, 1e-6 * s.total);
+  EXPECT_NEAR(s.total_variance, 4 * one, 1e-6 * one);
+  // An exact profile: no variance anywhere.
+  ASSERT_TRUE(BuildStackSamples(MakeProfile(), sym, PipelineOptions{}, &s, &err)) << err;
+  EXPECT_EQ(s.total_variance, 0);
+  EXPECT_EQ(s.variance_source, VarianceSource::kExact);
 }
 
 TEST(Pipeline, DropFramesAndShowFrom) {

@@ -103,6 +103,53 @@ class WebUiTest : public testing::Test {
   WebInput input_;
 };
 
+// A sampled profile's top table carries each row's 95 % interval, with the standard error and z
+// on hover (model/estimate.h); an exact one's has no such column. The timeline of sampled
+// dumps draws the interval band.
+TEST(Web, SampledTopTableAndTimelineCarryIntervals) {
+  Profile sampled;
+  ParseError e;
+  ASSERT_TRUE(
+      ParseProfileText("heap profile: 10: 655360 [ 10: 655360] @ heap_v2/524288\n"
+                       " 10: 655360 [ 10: 655360] @ 0x200 0x400\n",
+                       "s.0001.heap", &sampled, &e))
+      << e.Message();
+  std::vector<Profile> dumps = {sampled};
+  NamesSymbolizer symbolizer;
+  WebInput input;
+  input.profile = &sampled;
+  input.dumps = &dumps;
+  input.symbolizer = &symbolizer;
+  input.series = ClassifyDumps(dumps);
+  WebUi ui(input);
+  const WebResponse top = ui.Handle("/ui/top", {});
+  ASSERT_EQ(top.status, 200);
+  EXPECT_NE(top.body.find("<th title=\"95 % interval of the estimate\">±2σ</th>"),
+            std::string::npos);
+  EXPECT_NE(top.body.find("title=\"95 % interval: "), std::string::npos);
+  EXPECT_NE(top.body.find("(standard error "), std::string::npos);
+  EXPECT_NE(top.body.find(" at 95 %)"), std::string::npos);  // the header's total
+  // Exact: no column.
+  Profile exact_profile = Dump("e.0001.heap", 1000);
+  std::vector<Profile> exact_dumps = {exact_profile};
+  input.profile = &exact_profile;
+  input.dumps = &exact_dumps;
+  input.series = ClassifyDumps(exact_dumps);
+  WebUi exact(input);
+  EXPECT_EQ(exact.Handle("/ui/top", {}).body.find("±2σ"), std::string::npos);
+  // The timeline over two sampled dumps: one interval band around the stacked total.
+  std::vector<Profile> series = {sampled, sampled};
+  TimelineChart chart;
+  std::string error;
+  ASSERT_TRUE(BuildTimeline(series, symbolizer, PipelineOptions{}, kTimelineBands, &chart, &error))
+      << error;
+  ASSERT_EQ(chart.total_variances.size(), 2u);
+  EXPECT_GT(chart.total_variances[0], 0);
+  const std::string svg = TimelineSvg(chart, TimelineStyle{});
+  EXPECT_NE(svg.find("class=\"interval\""), std::string::npos);
+  EXPECT_NE(svg.find(" (95 %)"), std::string::npos);  // a dump's hover text
+}
+
 TEST_F(WebUiTest, ViewsAndBadRequests) {
   WebUi ui(input_);
   WebResponse top = ui.Handle("/ui/top", {});
