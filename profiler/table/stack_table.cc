@@ -15,23 +15,10 @@ namespace heapkit::prof {
 constinit StackTable g_stack_table;
 
 bool StackTable::Init() {
-  if (bucket_heads_ != nullptr) return true;
+  if (initialised()) return true;
   if (!tree_.Init()) return false;
-  void* heads = internal::ArenaAlloc(sizeof(std::atomic<uint32_t>) << kBucketHashBits, 4096);
-  if (heads == nullptr) return false;
   if (!map_.Init()) return false;
-  bucket_heads_ = static_cast<std::atomic<uint32_t>*>(heads);  // zeroed by the arena
-  return true;
-}
-
-Bucket* StackTable::FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const {
-  for (uint32_t id = first; id != 0;) {
-    Bucket* b = BucketById(id);
-    if (b == nullptr) return nullptr;
-    if (b->stack == stack && b->size_key == size_key) return b;
-    id = b->next_in_chain;
-  }
-  return nullptr;
+  return buckets_.Init();  // last: initialised() says that all three are
 }
 
 uint32_t StackTable::InsertStack(void* const* pcs, int depth) {
@@ -48,64 +35,18 @@ StackRef StackTable::InsertCallers(void* const* pcs, int depth) {
   return {callers, leaf};
 }
 
-Bucket* StackTable::BucketForStack(uint32_t stack, int depth, uint32_t size_key) {
-  if (depth < 0) depth = 0;
-  if (depth > kMaxBucketDepth) depth = kMaxBucketDepth;
-  if (size_key > kMaxSizeKey) size_key = kMaxSizeKey;
-  const uint32_t index = BucketChainIndex(stack, size_key);
-  std::atomic<uint32_t>& head = bucket_heads_[index];
-  if (Bucket* b = FindInChain(head.load(std::memory_order_acquire), stack, size_key)) return b;
-  std::atomic<bool>* lock = &insert_locks_[index % kInsertLocks].lock;  // the chain's lock
-  Lock(lock);
-  const uint32_t first = head.load(std::memory_order_acquire);
-  Bucket* b = FindInChain(first, stack, size_key);
-  if (b != nullptr) {
-    Unlock(lock);
-    return b;
-  }
-  uint32_t id = next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
-  b = NewBucket(id);
-  if (b == nullptr) {
-    Unlock(lock);
-    return nullptr;
-  }
-  b->stack = stack;
-  b->size_key = static_cast<uint16_t>(size_key);
-  b->depth = static_cast<uint16_t>(depth);
-  b->next_in_chain = first;
-  b->id.store(id, std::memory_order_release);             // published for BucketById/ForEachBucket
-  HEAPKIT_DCHECK(lock->load(std::memory_order_relaxed));  // chains change under their lock
-  head.store(id, std::memory_order_release);
-  Unlock(lock);
-  num_buckets_.fetch_add(1, std::memory_order_relaxed);
-  return b;
-}
-
-Bucket* StackTable::NewBucket(uint32_t id) {
-  if (id >= kIdChunks * kIdChunkSize) return nullptr;
-  std::atomic<Bucket*>& slot = id_chunks_[id >> kIdChunkBits];
-  Bucket* chunk = slot.load(std::memory_order_acquire);
-  if (chunk == nullptr) {
-    auto* fresh = static_cast<Bucket*>(internal::ArenaAlloc(sizeof(Bucket) * kIdChunkSize, 4096));
-    if (fresh == nullptr) return nullptr;
-    // A loser's chunk stays in the arena unused (untouched pages: no resident cost).
-    if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
-  }
-  return &chunk[id & (kIdChunkSize - 1)];
-}
-
 MapCounts* StackTable::MapCountsFor(const Bucket* b) {
   const uint32_t id = b->id.load(std::memory_order_relaxed);
-  std::atomic<MapCounts*>& slot = map_chunks_[id >> kIdChunkBits];
+  std::atomic<MapCounts*>& slot = map_chunks_[id >> BucketIndex::kIdChunkBits];
   MapCounts* chunk = slot.load(std::memory_order_acquire);
   if (__builtin_expect(chunk == nullptr, 0)) {
-    auto* fresh =
-        static_cast<MapCounts*>(internal::ArenaAlloc(sizeof(MapCounts) * kIdChunkSize, 4096));
+    auto* fresh = static_cast<MapCounts*>(
+        internal::ArenaAlloc(sizeof(MapCounts) * BucketIndex::kIdChunkSize, 4096));
     if (fresh == nullptr) return nullptr;
     // A loser's chunk stays in the arena unused (untouched pages: no resident cost).
     if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) chunk = fresh;
   }
-  return &chunk[id & (kIdChunkSize - 1)];
+  return &chunk[id & (BucketIndex::kIdChunkSize - 1)];
 }
 
 void StackTable::AccountFree(Bucket* b, size_t size) {
@@ -133,7 +74,7 @@ void StackTable::CreateBucketsOfStackSlots() {
         last->stack = stack;
         StackTable& t = *last->table;
         const uint32_t node = t.NodeOf(stack);
-        if (node != kNoStack && t.FindBucket(node, 0) == nullptr)
+        if (node != kNoStack && t.buckets_.FindBucket(node, 0) == nullptr)
           t.BucketForStack(node, t.tree_.Depth(node), 0);
       },
       &last);
@@ -142,7 +83,7 @@ void StackTable::CreateBucketsOfStackSlots() {
 // The bucket a stack-form record is counted in (nullptr: none yet).
 const Bucket* StackTable::StackFormBucket(uint64_t value) {
   const uint32_t node = NodeOf(StackFormRef(value));  // found: CreateBucketsOfStackSlots made it
-  return node != kNoStack ? FindBucket(node, 0) : nullptr;
+  return node != kNoStack ? buckets_.FindBucket(node, 0) : nullptr;
 }
 
 void StackTable::RefreshSlotCounts() {
@@ -199,7 +140,7 @@ void StackTable::RefreshSlotCounts() {
 }
 
 bool StackTable::ReserveReaderCounts() {
-  const uint32_t need = next_id_.load(std::memory_order_acquire) + 1;
+  const uint32_t need = buckets_.last_id() + 1;
   if (need <= reader_capacity_.load(std::memory_order_relaxed)) return true;
   uint32_t capacity = 1024;
   while (capacity < need) capacity *= 2;
@@ -302,7 +243,7 @@ bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size, co
 }
 
 bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
-  if (bucket_heads_ == nullptr) return false;
+  if (!initialised()) return false;
   if (slots_used_.load(std::memory_order_relaxed)) {
     std::atomic<uint64_t>* slot = slots_->find_slot(object);
     if (slot != nullptr && DecodeSlot(slot->load(std::memory_order_acquire), stack, size))
@@ -317,7 +258,7 @@ bool StackTable::Lookup(const void* object, StackRef* stack, size_t* size) {
 void StackTable::ForEachLiveObject(void (*visit)(void* ctx, const void* object, StackRef stack,
                                                  size_t size),
                                    void* ctx) {
-  if (bucket_heads_ == nullptr) return;
+  if (!initialised()) return;
   struct MapCtx {
     void (*visit)(void*, const void*, StackRef, size_t);
     void* ctx;
@@ -377,13 +318,13 @@ size_t StackTable::num_live_objects() const {
 void StackTable::ForkPrepare() {
   Lock(&count_lock_.lock);
   tree_.ForkPrepare();
-  for (PaddedLock& l : insert_locks_) Lock(&l.lock);
+  buckets_.LockAll();
   map_.LockAll();
 }
 
 void StackTable::ForkParent() {
   map_.UnlockAll();
-  for (PaddedLock& l : insert_locks_) Unlock(&l.lock);
+  buckets_.UnlockAll();
   tree_.ForkParent();
   Unlock(&count_lock_.lock);
 }

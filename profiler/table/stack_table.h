@@ -1,17 +1,11 @@
 // The sampled-allocation table: per-stack buckets, and the records of live sampled objects —
 // in the allocator's side slots (exact mode) or in the live-object map (live_object_map.h).
 //
-// Buckets. One per (stack, size key); never freed while the process runs (profiles stay
-// consistent and lock-free readers never see freed memory). A bucket names its stack by a node
-// of the trace tree (trace_tree.h: shared callers stored once; ReadStack rebuilds the frames
-// into the caller's buffer), so a bucket's size does not grow with its depth. Buckets are
-// stored by id in arena chunks (BucketById: no pointer map); a bucket is published by the
-// release store of its id, after its fields. Lookup is lock-free: 1 Mi hash chains of bucket
-// ids keyed by (stack node, size key), links written once before the chain head's release
-// store; insertion takes the chain's lock (one of 64 striped spin locks, by chain index) and
-// re-checks the chain.
-// Counters are relaxed atomics (see Bucket and "Object slots" for what each counts). A chain
-// is guarded by one lock (the lock index follows the chain index).
+// Buckets. One per (stack, size key), interned by the bucket index (bucket_index.h: buckets by
+// id, lock-free lookup, never freed). A bucket names its stack by a node of the trace tree
+// (trace_tree.h: shared callers stored once; ReadStack rebuilds the frames into the caller's
+// buffer), so a bucket's size does not grow with its depth. Counters are relaxed atomics (see
+// Bucket and "Object slots" for what each counts).
 //
 // Live objects (hash map: sampled mode, large objects, tests): address -> (bucket, requested
 // size) in a LiveObjectMap (live_object_map.h: striped locks, negative filter, stopped-world
@@ -76,6 +70,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/table/bucket_index.h"
 #include "profiler/table/live_object_map.h"
 #include "profiler/table/slot_layout.h"
 #include "profiler/table/trace_tree.h"
@@ -89,22 +84,6 @@ struct MapCounts {
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
 };
-
-// 32 bytes: one per distinct stack (and size key), the table's main per-stack cost.
-struct Bucket {
-  uint32_t next_in_chain;    // id of the next bucket in its hash chain (0: end); immutable
-  uint32_t stack;            // trace-tree node of the stack (StackTable::ReadStack)
-  uint16_t size_key;         // SizeKey (sample_estimate.h: < 256)
-  uint16_t depth;            // frames of the stack (<= kMaxStackDepth)
-  std::atomic<uint32_t> id;  // 1, 2, ...: slot values; 0 until the bucket is published
-  // Every recorded allocation (cumulative).
-  std::atomic<int64_t> alloc_count;
-  std::atomic<int64_t> alloc_bytes;
-  // The counts of its hash-map records (MapCounts) and the reader-side counts (ReaderCounts)
-  // are kept by the table by bucket id, not here: most buckets of exact mode have no hash-map
-  // record, and reader-only words need not be paid per bucket (StackTable::InUseCount).
-};
-static_assert(sizeof(Bucket) == 32, "a bucket is paid per distinct stack");
 
 // Per-object side slots (alloc/object_slots.h), injected so that this file stays free of
 // allocator dependencies (unit tests use fakes). See "Object slots" above.
@@ -140,14 +119,13 @@ extern __thread PendingAllocs* tls_pending_allocs __attribute__((tls_model("init
 
 class StackTable : public SlotLayout {
  public:
-  // Bucket field limits: larger depths and size keys are clamped (never reached: stacks are
-  // captured up to kMaxStackDepth frames and SizeKey stays below 256).
-  static constexpr int kMaxBucketDepth = UINT16_MAX;
-  static constexpr uint32_t kMaxSizeKey = UINT16_MAX;
+  // Bucket field limits (bucket_index.h).
+  static constexpr int kMaxBucketDepth = BucketIndex::kMaxBucketDepth;
+  static constexpr uint32_t kMaxSizeKey = BucketIndex::kMaxSizeKey;
 
   // Must be called once before use (allocates the hash arrays from the arena). False on OOM.
   bool Init();
-  bool initialised() const { return bucket_heads_ != nullptr; }
+  bool initialised() const { return buckets_.initialised(); }
 
   // Trace-tree node of pcs[0..depth) (leaf first; depth clamped to kMaxBucketDepth), created
   // as needed. kNoStack only on arena OOM.
@@ -163,7 +141,9 @@ class StackTable : public SlotLayout {
   }
   // Finds or creates the bucket of (stack, size_key); `depth` is the stack's frame count.
   // nullptr only on arena OOM.
-  Bucket* BucketForStack(uint32_t stack, int depth, uint32_t size_key);
+  Bucket* BucketForStack(uint32_t stack, int depth, uint32_t size_key) {
+    return buckets_.BucketForStack(stack, depth, size_key);
+  }
   // Both steps: the bucket for (pcs[0..depth), size_key). nullptr only on arena OOM.
   Bucket* FindOrCreateBucket(void* const* pcs, int depth, uint32_t size_key) {
     const uint32_t stack = InsertStack(pcs, depth);
@@ -268,21 +248,16 @@ class StackTable : public SlotLayout {
   // kIdChunkSize buckets' counts are allocated on the first record of one of them.
   const MapCounts* MapCountsOf(uint32_t id) const {
     MapCounts* chunk =
-        map_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr : &chunk[id & (kIdChunkSize - 1)];
+        map_chunks_[(id >> BucketIndex::kIdChunkBits) & (BucketIndex::kIdChunks - 1)].load(
+            std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[id & (BucketIndex::kIdChunkSize - 1)];
   }
 
   // Sets the side-slot provider (once, before recording; nullptr: hash map only).
   void SetSlotProvider(const SlotProvider* provider) { slots_ = provider; }
 
   // Bucket with the given id (slot values), nullptr if none.
-  Bucket* BucketById(uint32_t id) const {
-    Bucket* chunk =
-        id_chunks_[(id >> kIdChunkBits) & (kIdChunks - 1)].load(std::memory_order_acquire);
-    if (chunk == nullptr || id == 0) return nullptr;
-    Bucket* b = &chunk[id & (kIdChunkSize - 1)];
-    return b->id.load(std::memory_order_acquire) == id ? b : nullptr;
-  }
+  Bucket* BucketById(uint32_t id) const { return buckets_.BucketById(id); }
   // Writes the frames of a stack, leaf first, into out[0..max); returns the number of frames.
   // Lock-free (safe in a stopped world).
   int ReadStack(StackRef stack, void** out, int max) const {
@@ -340,8 +315,7 @@ class StackTable : public SlotLayout {
   // side-slot records are those of the last ForEachBucketWithCounts.
   template <class F>
   void ForEachBucket(F&& f) const {
-    for (uint32_t id = next_id_.load(std::memory_order_acquire); id != 0; --id)
-      if (Bucket* b = BucketById(id)) f(*b);
+    buckets_.ForEachBucket(f);
   }
   // Same, with every bucket's in-use counts brought up to date first (one pass over the side
   // slots when any are used). Readers are serialised by a leaf lock held across the visit
@@ -363,24 +337,15 @@ class StackTable : public SlotLayout {
   // each stripe's lock; slot records, which carry no birth, are not visited). The visitor must
   // not allocate or sample.
   void ForEachLiveMapRecord(LiveObjectMap::Visitor visit, void* ctx) {
-    if (bucket_heads_ != nullptr) map_.ForEach(visit, ctx);
+    if (initialised()) map_.ForEach(visit, ctx);
   }
 
-  size_t num_buckets() const { return num_buckets_.load(std::memory_order_relaxed); }
+  size_t num_buckets() const { return buckets_.num_buckets(); }
   size_t num_live_objects() const;
 
   void ForkPrepare();
   void ForkParent();
   void ForkChild();
-
-  // The chain of (stack, size key): the stack's node id plus a hash of the size key, so that
-  // new stacks (consecutive node ids) land in neighbouring heads (see TraceTree::ChainIndex).
-  static uint32_t BucketChainIndex(uint32_t stack, uint32_t size_key) {
-    uint64_t h = (static_cast<uint64_t>(size_key) + 1) * 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 29;
-    return (stack + static_cast<uint32_t>(h >> (64 - kBucketHashBits))) &
-           ((1u << kBucketHashBits) - 1);
-  }
 
  private:
   // The pieces of RecordAllocInSlot: whether this thread's batch counts `bucket`, the batch's
@@ -408,22 +373,12 @@ class StackTable : public SlotLayout {
     const uint64_t id = bucket->id.load(std::memory_order_relaxed);
     slot->store((id << 32) | extra | size, std::memory_order_release);
   }
-  static constexpr int kBucketHashBits = 20;
-  static constexpr int kInsertLocks = 64;
-
   static void Lock(std::atomic<bool>* l) { LockFlag(l); }
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
                       ObjectBirth* birth);
   void RecordAllocInMap(const void* object, Bucket* bucket, size_t size, const ObjectBirth& birth);
   bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
-  Bucket* NewBucket(uint32_t id);
-  Bucket* FindInChain(uint32_t first, uint32_t stack, uint32_t size_key) const;
-  Bucket* FindBucket(uint32_t stack, uint32_t size_key) const {
-    return FindInChain(
-        bucket_heads_[BucketChainIndex(stack, size_key)].load(std::memory_order_acquire), stack,
-        size_key);
-  }
   void CreateBucketsOfStackSlots();
   const Bucket* StackFormBucket(uint64_t value);
   void RefreshSlotCounts();
@@ -459,28 +414,21 @@ class StackTable : public SlotLayout {
   }
   bool ReserveReaderCounts();
 
-  static constexpr int kIdChunkBits = 14;
-  static constexpr uint32_t kIdChunkSize = uint32_t{1} << kIdChunkBits;
-  static constexpr uint32_t kIdChunks = 4096;  // 64 Mi buckets
-  static_assert(uint64_t{kIdChunks} * kIdChunkSize <= (uint64_t{1} << 30),
+  static_assert(uint64_t{BucketIndex::kIdChunks} * BucketIndex::kIdChunkSize <= (uint64_t{1} << 30),
                 "bucket ids leave kSlotBirthFlag's bit free");
 
-  std::atomic<uint32_t>* bucket_heads_ = nullptr;  // bucket ids
   const SlotProvider* slots_ = nullptr;
   std::atomic<bool> slots_used_{false};
   std::atomic<bool> stack_slots_used_{false};  // some slot was written in stack form
-  std::atomic<uint32_t> next_id_{0};
-  std::atomic<Bucket*> id_chunks_[kIdChunks] = {};      // buckets stored by id
-  std::atomic<MapCounts*> map_chunks_[kIdChunks] = {};  // their hash-map counts, by id
+  BucketIndex buckets_;
+  std::atomic<MapCounts*> map_chunks_[BucketIndex::kIdChunks] = {};  // hash-map counts, by id
   TraceTree tree_;
   std::atomic<ReaderCounts*> reader_counts_{nullptr};
   std::atomic<uint32_t> reader_capacity_{0};
   std::atomic<PendingAllocs*> pending_{nullptr};
-  std::atomic<size_t> num_buckets_{0};
   struct alignas(64) PaddedLock {
     std::atomic<bool> lock{false};
   };
-  PaddedLock insert_locks_[kInsertLocks];
   PaddedLock count_lock_;
   LiveObjectMap map_;
 };
