@@ -18,6 +18,7 @@
 #include "alloc/internal/system_memory.h"
 #include "alloc/internal/log.h"
 #include "heapcheck/task_status.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -165,7 +166,8 @@ int SuspendSignal() {
   int value = sig.load(std::memory_order_acquire);
   if (value == 0) {
     value = static_cast<int>(
-        internal::EnvInt64("HEAP_CHECK_SUSPEND_SIGNAL", SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
+        internal::SettingInt64Within(CheckerSetting("HEAP_CHECK_SUSPEND_SIGNAL"), SIGRTMAX - 5,
+                                     SIGRTMIN + 3, SIGRTMAX));
     sig.store(value, std::memory_order_release);
   }
   return value;

@@ -7,6 +7,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/memory_breakdown.h"
 #include "profiler/object_birth.h"
@@ -33,7 +34,7 @@ void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
 
 LegacyProfile TableProfile() {
   LegacyProfile p;
-  int64_t rate = alloc::GetSampleParameter();
+  int64_t rate = alloc::SamplingPeriod();
   p.kind = rate <= 1 ? ProfileKind::kHeapExact : ProfileKind::kHeapSampled;
   p.sample_rate = rate;
   p.source = &TableSource;
@@ -55,7 +56,7 @@ void UpdateThresholdsLocked() HEAPKIT_REQUIRES(g_profiler.lock) {
 // Profiling (re)starts: the estimated totals restart from what the table holds now (objects
 // recorded before the start may be freed during it), counted as allocated, none freed.
 void ResetEstimatesFromTable() {
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   int64_t inuse = 0;
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
     const int64_t n = GlobalStackTable().InUseCount(b);

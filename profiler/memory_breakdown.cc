@@ -14,6 +14,7 @@
 #include "alloc/stats.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/span_occupancy.h"
+#include "alloc/sampling_period.h"
 #include "profiler/stack_table.h"
 #include "profiler/object_times_dump.h"
 #include "profiler/sample_estimate.h"
@@ -208,7 +209,7 @@ struct RoundingSums {
 
 RoundingSums SumRecordedObjects() {
   RoundingSums sums;
-  sums.rate = alloc::GetSampleParameter();
+  sums.rate = alloc::SamplingPeriod();
   if (!GlobalStackTable().initialised()) return sums;
   GlobalStackTable().ForEachLiveObject(
       [](void* ctx, const void* object, StackRef, size_t size) {

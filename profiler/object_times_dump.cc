@@ -3,6 +3,7 @@
 
 #include "alloc/internal/arena.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "profiler/lifetime_table.h"
 #include "profiler/object_birth.h"
 #include "profiler/profiler_basics.h"
@@ -178,7 +179,7 @@ void AppendObjectTimes(OutputSink* sink) {
   pass.ages_on = g_object_times.ages.load(std::memory_order_relaxed);
   if (!table.initialised() || !(pass.lifetimes || pass.ages_on)) return;
   pass.now = NowNs();
-  pass.rate = alloc::GetSampleParameter();
+  pass.rate = alloc::SamplingPeriod();
   const uint32_t dump = g_object_times.interval.load(std::memory_order_relaxed) + 1;
   if (pass.lifetimes) {
     ForEachLifetimeCell(

@@ -6,6 +6,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/safe_file.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "profiler/legacy_writer.h"
 #include "profiler/peak_tracker.h"
 #include "profiler/profiler_basics.h"
@@ -63,7 +64,7 @@ void FormatReason(char* out, size_t size, const PeakSnapshot& s) {
 }
 
 bool WritePeakFile(const char* file, PeakScope scope, ProfileFormat format) {
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   int err = 0;
   bool ok = false;
   // A peak that moves during the write (another thread freed after a new maximum) makes the

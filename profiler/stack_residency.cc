@@ -9,6 +9,7 @@
 #include "alloc/span_occupancy.h"
 #include "profiler/stack_capture.h"
 #include "profiler/stack_table.h"
+#include "profiler/profiler_settings.h"
 
 namespace heapkit::prof {
 namespace {
@@ -61,7 +62,7 @@ bool StackResidencyEnabled() {
   static std::atomic<int> enabled{-1};
   int v = enabled.load(std::memory_order_relaxed);
   if (v < 0) {
-    v = internal::EnvBool("HEAP_PROFILE_RESIDENCY", false) ? 1 : 0;
+    v = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_RESIDENCY")) ? 1 : 0;
     enabled.store(v, std::memory_order_relaxed);
   }
   return v == 1;

@@ -12,6 +12,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "profiler/dump_triggers.h"
 #include "profiler/growth_stacks.h"
 #include "profiler/unloaded_modules.h"
@@ -20,6 +21,7 @@
 #include "profiler/output_sink.h"
 #include "profiler/sample_recorder.h"
 #include "profiler/stack_capture.h"
+#include "profiler/profiler_settings.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int heapkit_profiler_anchor = 0;
@@ -47,7 +49,7 @@ constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks}
 // byte) so that programs exec'd from this one see it and write <prefix>_<pid>.NNNN.heap instead
 // of overwriting our files; forked children get the same naming from the fork handler.
 HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
-  char* raw = const_cast<char*>(internal::EnvRaw("HEAPPROFILE"));
+  char* raw = const_cast<char*>(internal::SettingText(ProfilerSetting("HEAPPROFILE")));
   if (raw == nullptr || raw[0] == '\0') return;
   if (strlen(raw) + 16 >= PATH_MAX) {
     // Checked before the copy below, which would otherwise shorten it silently.
@@ -77,7 +79,7 @@ HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   RegisterUnloadedModulesForkHandlers();
   alloc::SetHeapGrowthHook(&OnHeapGrowth);
   StartFromEnvironment();
-  if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
+  if (!SampleRecordingOn() && alloc::SamplingPeriod() > 0) EnableSampleRecording();
   StartHttpEndpointFromEnvironment();
 }
 

@@ -12,6 +12,7 @@
 #include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/cli/view_flags.h"
 #include "pprof-tool/web/web_server.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
@@ -530,7 +531,7 @@ bool ResolveFiles(const RawOptions& r, CliOptions* o, std::string* error) {
 void ResolveSymbolPath(const RawOptions& r, CliOptions* o) {
   char cwd[PATH_MAX];
   const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
-  const char* env = getenv("PPROF_BINARY_PATH");
+  const char* env = internal::ToolSettingText(ToolSetting("PPROF_BINARY_PATH"));
   for (const std::string& list : {r.symbol_path, std::string(env ? env : "")}) {
     size_t at = 0;
     while (at <= list.size()) {

@@ -23,6 +23,7 @@
 #include "alloc/live_objects.h"
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/live_leak_check.h"
 #include "heapcheck/mmap_array.h"
@@ -619,15 +620,16 @@ void* HoldGateWithRecordingPaused(void*) {
 // the sampling parameter restored; a child forked by the holder keeps the hold.
 TEST(CheckGate, ForkedChildFindsAGateAnotherThreadHeldFree) {
   InstallCheckGateForkHandler();
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   g_holder_step = 0;
   pthread_t holder;
   pthread_create(&holder, nullptr, HoldGateWithRecordingPaused, nullptr);
   while (g_holder_step.load() != 1) usleep(100);
-  EXPECT_EQ(alloc::GetSampleParameter(), 0);
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);
+  EXPECT_EQ(alloc::SamplingPeriod(), rate);  // the period of record stays
   pid_t child = fork();
   if (child == 0) {
-    const bool restored = alloc::GetSampleParameter() == rate;
+    const bool restored = alloc::SamplingPeriodInEffect() == rate;
     CheckGate gate(GateWait::kBriefly);
     _exit(gate.held() && restored ? 0 : 1);
   }
@@ -636,7 +638,7 @@ TEST(CheckGate, ForkedChildFindsAGateAnotherThreadHeldFree) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   g_holder_step.store(2);
   pthread_join(holder, nullptr);
-  EXPECT_EQ(alloc::GetSampleParameter(), rate);
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), rate);
   {
     CheckGate gate(GateWait::kUntilFree);
     ASSERT_TRUE(gate.held());
