@@ -24,6 +24,7 @@
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/sampling_period.h"
+#include "gperftools/malloc_extension.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/live_leak_check.h"
 #include "heapcheck/mmap_array.h"
@@ -33,6 +34,7 @@
 #include "heapcheck/suppressions.h"
 #include "heapcheck/task_status.h"
 #include "heapcheck/thread_stopper.h"
+#include "profiler/sample_recorder.h"
 
 namespace heapkit::check {
 namespace {
@@ -604,6 +606,32 @@ TEST(CheckGate, ACheckAskedForInsideACheckIsRefusedNotDeadlocked) {
   CheckGate inner(GateWait::kUntilFree);
   EXPECT_FALSE(inner.held());
   EXPECT_TRUE(CheckGateHeldHere());  // the outer hold stays
+}
+
+// The period of record (alloc/sampling_period.h) outlives a pause: a period set meanwhile (the
+// HTTP endpoint starting at its default) is the one in effect once the pause ends, and a dump
+// taken during the pause carries the period its samples were taken at, not the pause's 0.
+TEST(CheckGate, APausedRecordingKeepsThePeriodOfRecord) {
+  const int64_t before = alloc::SamplingPeriod();
+  alloc::SetSamplingPeriod(4096);
+  prof::EnableSampleRecording();
+  std::vector<void*> kept;
+  for (int i = 0; i < 256; ++i) kept.push_back(malloc(1000));
+  std::string during;
+  {
+    CheckGate gate(GateWait::kUntilFree);
+    ASSERT_TRUE(gate.held());
+    gate.PauseRecording();
+    EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);
+    MallocExtension::instance()->GetHeapSample(&during);
+    alloc::SetSamplingPeriod(8192);
+    EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);  // still paused
+  }
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), 8192);
+  EXPECT_EQ(alloc::SamplingPeriod(), 8192);
+  EXPECT_NE(during.find("@ heap_v2/4096\n"), std::string::npos) << during.substr(0, 200);
+  for (void* p : kept) free(p);
+  alloc::SetSamplingPeriod(before);
 }
 
 std::atomic<int> g_holder_step{0};

@@ -134,7 +134,9 @@ TEST(Settings, EveryEntrySaysWhatItParses) {
         case SettingType::kBool: {
           EXPECT_EQ(allowed, "bool");
           const std::string d = s.default_text;
-          if (d != "unset") EXPECT_EQ(d, s.default_value ? "true" : "false");
+          if (d != "unset") {
+            EXPECT_EQ(d, s.default_value ? "true" : "false");
+          }
           break;
         }
         case SettingType::kText: break;
