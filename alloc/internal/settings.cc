@@ -3,7 +3,6 @@
 #include "alloc/internal/settings.h"
 
 #include "alloc/internal/env.h"
-#include "alloc/internal/log.h"
 #include "alloc/internal/sections.h"
 
 namespace heapkit::internal {
@@ -29,21 +28,5 @@ double SettingDouble(const Setting& s) {
 bool SettingBool(const Setting& s) { return EnvBool(s.name, s.default_value != 0); }
 
 HEAPKIT_ALWAYS_RUN_CODE const char* SettingText(const Setting& s) { return EnvRaw(s.name); }
-
-const char* SettingTypeName(SettingType type) {
-  switch (type) {
-    case SettingType::kInteger: return "integer";
-    case SettingType::kSize: return "size";
-    case SettingType::kNumber: return "number";
-    case SettingType::kBool: return "bool";
-    case SettingType::kText: return "text";
-  }
-  return "?";
-}
-
-void FormatSettingRow(const Setting& s, char* buf, size_t size) {
-  FormatTo(buf, size, "| `%s` | %s | %s | %s | %s |", s.name, SettingTypeName(s.type),
-           s.default_text, s.allowed, s.meaning);
-}
 
 }  // namespace heapkit::internal

@@ -5,9 +5,10 @@
 // One entry says everything about its variable: name, type, default, the values accepted and a
 // one-line meaning. The readers parse by it (bounds, suffixes), print the one line
 //   heapkit: ignoring NAME='value': <why>; using default <default>
-// for a value they refuse (env.h), and apply the AT_SECURE rule (env.h, EnvRaw); the component
-// README's settings table is the table printed (FormatSettingRow), and tests/settings_test.cc
-// checks that the two agree and that no other code reads the environment.
+// for a value they refuse (env.h), and apply the AT_SECURE rule (env.h, EnvRaw). The component
+// README's settings table is the table printed (settings_rows.h; `pprof-tool --settings` prints
+// them all), and tests/alloc/unit/settings_test.cc checks that the two agree and that no other
+// code reads the environment.
 //
 // A call site names its entry at compile time (SettingNamed): a variable missing from its
 // component's table does not compile. The tables are constexpr data in .rodata, read without
@@ -83,14 +84,5 @@ inline const char* ToolSettingText(const Setting& s) {
 // The environment block as it is, to pass on to a child process (posix_spawn) or to filter for
 // one; never to read a setting from.
 inline char* const* EnvironmentForChild() { return environ; }
-
-// Type names as the README shows them.
-const char* SettingTypeName(SettingType type);
-
-// One README table row, "| `NAME` | type | default | allowed | meaning |", into buf (cut to
-// size). Malloc-free: the listing and the test print the same rows.
-void FormatSettingRow(const Setting& s, char* buf, size_t size);
-inline constexpr const char* kSettingsTableHeader =
-    "| Variable | Type | Default | Accepted | Meaning |";
 
 }  // namespace heapkit::internal

@@ -9,6 +9,7 @@
 //   4. Resolve*: the raw values are checked against each other and turned into CliOptions.
 #include "pprof-tool/cli/options.h"
 
+#include "pprof-tool/cli/settings_listing.h"
 #include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/cli/view_flags.h"
 #include "pprof-tool/web/web_server.h"
@@ -296,10 +297,16 @@ bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
   return o.lifetime.empty() || ParseLifetimeFilter(o.lifetime, &filter, error);
 }
 
+// Thrown by --settings' callback, as CLI11's --version throws CallForVersion.
+struct SettingsAsked {};
+
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION,
                        "Print the version and exit. E.g. --version");
+  app.add_flag_callback("--settings", [] { throw SettingsAsked(); },
+                        "Print the environment variables heapkit and pprof-tool read (type, "
+                        "default, accepted values, meaning) and exit. E.g. --settings");
   app.get_formatter()->column_width(34);
   DefineReportOptions(app, r);
   DefineGraphOptions(app, r, o);
@@ -584,6 +591,9 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
     return 0;
   } catch (const CLI::CallForVersion& v) {
     printf("%s\n", v.what());
+    return 0;
+  } catch (const SettingsAsked&) {
+    fputs(SettingsListing().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
     return UsageError(e.what());

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "alloc/internal/alloc_settings.h"
+#include "alloc/internal/settings_rows.h"
 #include "heapcheck/checker_settings.h"
 #include "pprof-tool/tool_settings.h"
 #include "profiler/profiler_settings.h"
@@ -42,11 +43,7 @@ const Component kComponents[] = {
     {"pprof-tool", "ToolSetting", pprof::kToolSettings},
 };
 
-std::string Row(const Setting& s) {
-  char buf[1024];
-  FormatSettingRow(s, buf, sizeof buf);
-  return buf;
-}
+std::string Row(const Setting& s) { return SettingRow(s); }
 
 // The rows under the README's settings table header.
 std::vector<std::string> ReadmeRows(const fs::path& readme) {
@@ -272,13 +269,13 @@ TEST(Settings, RowIsTheReadmeRow) {
 }  // namespace
 }  // namespace heapkit::internal
 
-// `settings_test --print <folder>`: the README table of a component, as the code has it.
+// `settings_test --print <folder>`: the README table of a component, as the code has it
+// (`pprof-tool --settings` prints the same tables for every component).
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--print") {
     for (const auto& c : heapkit::internal::kComponents) {
       if (c.folder != std::string(argv[2])) continue;
-      std::printf("%s\n|---|---|---|---|---|\n", heapkit::internal::kSettingsTableHeader);
-      for (const auto& s : c.table) std::printf("%s\n", heapkit::internal::Row(s).c_str());
+      std::fputs(heapkit::internal::SettingsTable(c.table).c_str(), stdout);
       return 0;
     }
     std::fprintf(stderr, "no component %s\n", argv[2]);
