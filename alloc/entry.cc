@@ -33,7 +33,7 @@ __attribute__((used)) static int* const heapkit_runtime_anchors[] = {&heapkit_pr
 #endif
 
 // The helpers are in namespace heapkit: a static link's frame filter knows the runtime's own
-// functions by that name (profiler/runtime_symbols.cc), and at -O0 they are real frames.
+// functions by that name (profiler/capture/runtime_symbols.cc), and at -O0 they are real frames.
 namespace heapkit::alloc {
 namespace {
 

@@ -4,10 +4,10 @@
 // the object's address through the page map (span start page + size class) and the span's
 // cached array pointer (validated by the array's install stamp; object_slots.cc "Span cache"),
 // else a radix map keyed by the span's start page. 0 means "empty"; the owner
-// (profiler/stack_table) defines the other values. This replaces a locked hash insert/erase per
-// allocation and free with two radix lookups and a plain store, costs 8 bytes per object of a span
-// that holds a recorded object, and lets the stopped-world enumeration hand out each object's word
-// in bulk.
+// (profiler/table/stack_table) defines the other values. This replaces a locked hash insert/erase
+// per allocation and free with two radix lookups and a plain store, costs 8 bytes per object of a
+// span that holds a recorded object, and lets the stopped-world enumeration hand out each object's
+// word in bulk.
 //
 // Concurrency: a slot is written only by the thread that owns its object (the allocating thread
 // when it records it, the freeing thread when it clears it); the program's own synchronisation
@@ -44,7 +44,7 @@ std::atomic<uint64_t>* FindObjectSlot(const void* object);
 // caller) and returns its value; 0 if it has no slot or the slot was empty. A non-zero value
 // means the observer recorded the object in its slot: the free is then complete without
 // calling the observer's on_maybe_sampled_free (for slot records the owner counts live objects
-// from the slots themselves, see profiler/stack_table.h "Object slots"), except for the
+// from the slots themselves, see profiler/table/stack_table.h "Object slots"), except for the
 // optional SlotFreeHook, which TakeObjectSlot calls. This skips four call levels and a second
 // page-map lookup per free.
 // `index`: the object's index in the span (SizeMap::ObjectIndexOf; anything for a large span).
@@ -99,7 +99,7 @@ void ForEachObjectSlot(SlotVisitor visitor, void* context);
 // ---- Birth words ----
 // While SetSlotBirths(true), new slot arrays carry a second word per object after their slots
 // (16 bytes per object instead of 8), its "birth word", which the owner of the slots writes
-// and reads beside the slot (the profiler's lifetimes: profiler/slot_births.h). Arrays made
+// and reads beside the slot (the profiler's lifetimes: profiler/record/slot_births.h). Arrays made
 // before keep having none, arrays made after keep theirs (free lists are per kind). The
 // allocator never reads a birth word; a retired array's are left as they are (the owner
 // marks in the slot value whether its birth word is set).

@@ -117,9 +117,9 @@ void SetCheckerObjectLayout(bool on);
 // Why: the observer (profiler/sample_recorder.cc) captures the allocation's stack. Starting the
 // walk here instead of at its own frame skips the allocator's own frames (FinishSample, the
 // observer, the capture: a third of the words the unwinder's memo check compares), which the
-// profiler would strip anyway (profiler/allocator_frame_filter.h). Taking it costs two loads and
-// three thread-local stores (and two to clear them): with frame pointers (the runtime is built
-// with -fno-omit-frame-pointer, and __builtin_frame_address forces one), the frame holds the
+// profiler would strip anyway (profiler/capture/allocator_frame_filter.h). Taking it costs two
+// loads and three thread-local stores (and two to clear them): with frame pointers (the runtime is
+// built with -fno-omit-frame-pointer, and __builtin_frame_address forces one), the frame holds the
 // caller's rbp at [fp] and the return address at [fp + 8], and the caller's stack pointer after
 // the return is fp + 16. The caller is whatever called FinishSample (MallocRefill, MallocSlow,
 // MallocHooked, or, through MallocSampled's tail call, the allocation's own caller; exact

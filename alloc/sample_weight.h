@@ -11,7 +11,8 @@
 // size class (see stack_table.h) so that the average within a line is close to every member.
 //
 // 1 - exp(-x) is computed here (OneMinusExpOfMinus), not by libm's expm1: libheapkit.so depends
-// on libc alone (profiler/on_demand_library.h), like the allocator's logarithm (alloc/sampler.h).
+// on libc alone (profiler/on_demand/on_demand_library.h), like the allocator's logarithm
+// (alloc/sampler.h).
 #pragma once
 
 #include <cstdint>

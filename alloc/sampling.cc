@@ -251,7 +251,8 @@ void SetExactRecorder(ExactRecorder recorder) {
   exact_recorder.store(recorder, std::memory_order_release);
 }
 
-// ---- sampling_period.h ---------------------------------------------------------------------------
+// ---- sampling_period.h
+// ---------------------------------------------------------------------------
 namespace {
 
 int active_scopes HEAPKIT_GUARDED_BY(sampling_period_lock) = 0;

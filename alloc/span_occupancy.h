@@ -7,7 +7,7 @@
 // objects out of them (live, or cached in a thread cache or the transfer cache) and the free
 // objects still in them; per object (SpanOfObject) the occupancy of its span, so that the
 // profiler can charge each recorded object its share of its span's stranded bytes
-// (profiler/stack_residency.h).
+// (profiler/output/stack_residency.h).
 #pragma once
 
 #include <cstddef>

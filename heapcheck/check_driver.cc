@@ -9,7 +9,6 @@
 #include <new>
 
 #include "alloc/common.h"
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/sampling_period.h"

@@ -10,8 +10,8 @@
 #include "heapcheck/ignore_list.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/roots.h"
-#include "profiler/sampled_objects.h"
-#include "profiler/stack_capture.h"
+#include "profiler/table/sampled_objects.h"
+#include "profiler/capture/stack_capture.h"
 
 namespace heapkit::check {
 namespace {

@@ -89,10 +89,12 @@ bool ReadCheckerConfig(Settings* s) {
   s->pid = getpid();
   s->config.scan_globals = ignore_global_live;
   s->config.scan_threads = ignore_thread_live;
-  s->config.scan_anonymous = internal::SettingBool(CheckerSetting("HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS"));
-  s->config.flood.max_pointer_offset = internal::SettingInt64(CheckerSetting("HEAP_CHECK_MAX_POINTER_OFFSET"));
-  s->config.flood.source_alignment =
-      static_cast<size_t>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT")));
+  s->config.scan_anonymous =
+      internal::SettingBool(CheckerSetting("HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS"));
+  s->config.flood.max_pointer_offset =
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_MAX_POINTER_OFFSET"));
+  s->config.flood.source_alignment = static_cast<size_t>(
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT")));
   if ((s->config.flood.source_alignment & (s->config.flood.source_alignment - 1)) != 0) {
     internal::Log(
         "ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
@@ -100,8 +102,10 @@ bool ReadCheckerConfig(Settings* s) {
         s->config.flood.source_alignment);
     s->config.flood.source_alignment = sizeof(void*);
   }
-  s->config.test_pointer_alignment = internal::SettingBool(CheckerSetting("HEAP_CHECK_TEST_POINTER_ALIGNMENT"));
-  s->config.stop_timeout_ms = static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_STOP_TIMEOUT_MS")));
+  s->config.test_pointer_alignment =
+      internal::SettingBool(CheckerSetting("HEAP_CHECK_TEST_POINTER_ALIGNMENT"));
+  s->config.stop_timeout_ms =
+      static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_STOP_TIMEOUT_MS")));
   ReadForkSnapshot(s);
   s->config.snapshot_timeout_ms =
       static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS")));
@@ -113,10 +117,11 @@ bool ReadCheckerConfig(Settings* s) {
   // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
   // its caller's environment make it fetch files, so it gets the build-id search only.
   s->report.standard_debuginfo_search = !internal::SecureExecution();
-  s->report.suppressions =
-      KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::SettingText(CheckerSetting("HEAPCHECK_SUPPRESSIONS")),
-               g_suppressions_path, sizeof(g_suppressions_path));
-  s->exit_code = static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_ERROR_EXIT_CODE")));
+  s->report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS",
+                                    internal::SettingText(CheckerSetting("HEAPCHECK_SUPPRESSIONS")),
+                                    g_suppressions_path, sizeof(g_suppressions_path));
+  s->exit_code =
+      static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_ERROR_EXIT_CODE")));
   const char* dir = internal::SettingText(CheckerSetting("HEAP_CHECK_DUMP_DIRECTORY"));
   s->report.dump_directory = "/tmp";
   if (dir != nullptr && dir[0] != '\0') {
@@ -133,7 +138,8 @@ bool ReadCheckerConfig(Settings* s) {
   }
   s->report_path = internal::SettingText(CheckerSetting("HEAP_CHECK_REPORT_PATH"));
   s->at_signal = internal::SettingText(CheckerSetting("HEAP_CHECK_AT_SIGNAL"));
-  s->live_min_interval_ms = internal::SettingInt64(CheckerSetting("HEAP_CHECK_LIVE_MIN_INTERVAL_MS"));
+  s->live_min_interval_ms =
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_LIVE_MIN_INTERVAL_MS"));
   if (constexpr const Setting& clean = CheckerSetting("HEAP_CHECK_REPORT_CLEAN");
       internal::SettingText(clean) != nullptr)
     s->report_clean = internal::SettingBool(clean) ? 1 : 0;

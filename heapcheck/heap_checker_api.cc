@@ -14,8 +14,8 @@
 #include "heapcheck/ignore_list.h"
 #include "heapcheck/mmap_array.h"
 #include "profiler/sample_recorder.h"
-#include "profiler/sampled_objects.h"
-#include "profiler/stack_capture.h"
+#include "profiler/table/sampled_objects.h"
+#include "profiler/capture/stack_capture.h"
 
 namespace heapkit::check {
 

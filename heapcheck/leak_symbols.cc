@@ -3,7 +3,7 @@
 #include <span>
 #include <string_view>
 
-#include "profiler/unloaded_modules.h"
+#include "profiler/format/unloaded_modules.h"
 
 namespace heapkit::check {
 namespace {

@@ -5,8 +5,8 @@
 // every group when suppressions must see them all. Only the objects
 // holding one of those PCs are given to the symbolizer (all of each object's mappings, so that
 // its load bias comes out right), plus the plugins dlclose()d before the check, as they were
-// mapped (profiler/unloaded_modules.h): opening every library of the process, and reading its
-// debug info, costs more than the lookups themselves. The files are the ones mapped, at their
+// mapped (profiler/format/unloaded_modules.h): opening every library of the process, and reading
+// its debug info, costs more than the lookups themselves. The files are the ones mapped, at their
 // paths (no symbol path: PPROF_BINARY_PATH is pprof-tool's, for profiles read elsewhere); debug
 // info as libdw finds it, when allowed.
 //

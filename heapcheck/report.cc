@@ -13,7 +13,7 @@
 #include "heapcheck/leak_symbols.h"
 #include "heapcheck/proc_maps.h"
 #include "heapcheck/suppressions.h"
-#include "profiler/legacy_writer.h"
+#include "profiler/format/legacy_writer.h"
 #include "profiler/symbolize/allocation_frames.h"
 
 namespace heapkit::check {

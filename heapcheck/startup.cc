@@ -9,8 +9,9 @@
 //    globals constructed before main.
 //  * after global destructors (strict, draconian): a destructor of this object. It runs from
 //    _dl_fini after every __cxa_atexit destructor of the program. The on-demand library
-//    (libunwind, the symbolizer; profiler/on_demand_library.h), dlopen'd after us, is finalised
-//    before this runs; it keeps no state a finaliser tears down, so the check still uses it.
+//    (libunwind, the symbolizer; profiler/on_demand/on_demand_library.h), dlopen'd after us, is
+//    finalised before this runs; it keeps no state a finaliser tears down, so the check still uses
+//    it.
 // If the interposition did not happen (e.g. a static executable), the early check falls back to
 // the late point.
 // The checking thread's stack is scanned from exit()'s caller upwards (see ExitCheckFrom): dead
@@ -24,7 +25,7 @@
 #include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
 #include "profiler/heap_profiler.h"
-#include "profiler/on_demand_library.h"
+#include "profiler/on_demand/on_demand_library.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int heapkit_heapcheck_anchor = 0;
@@ -39,7 +40,7 @@ bool g_early_registered = false;
 // The live part of the checking thread's stack at exit starts at the frame that called exit():
 // exit() and __run_exit_handlers() frames below it hold stale slots of dead calls (printf's
 // buffers, the program's last callees), so they are not roots. Found by unwinding (libunwind in
-// the on-demand library, profiler/on_demand_library.h; .eh_frame: works without frame
+// the on-demand library, profiler/on_demand/on_demand_library.h; .eh_frame: works without frame
 // pointers), which also gives the caller's callee-saved registers. Falls back to the handler's
 // own frame and registers if exit() is not found (e.g. called through an unusual path). A
 // process with no check pending returns at once: every process runs the late check's

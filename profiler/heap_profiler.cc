@@ -11,13 +11,13 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "profiler/output/dump_triggers.h"
+#include "profiler/time/peak_tracker.h"
 #include "alloc/sampling_period.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/peak_tracker.h"
 #include "profiler/profiler_config.h"
-#include "profiler/profiler_signals.h"
+#include "profiler/control/profiler_signals.h"
 #include "profiler/profiler_state.h"
-#include "profiler/profiler_thread.h"
+#include "profiler/control/profiler_thread.h"
 #include "profiler/sample_recorder.h"
 
 namespace heapkit::prof {
@@ -84,8 +84,7 @@ bool StartHeapProfiling(const char* prefix) {
   if (!Quiet()) internal::LogRaw("Starting tracking the heap");
   if (internal::Verbose())
     internal::Log("heap profiler: prefix %s, sample parameter %lld, stack depth %d", prefix,
-                  static_cast<long long>(alloc::SamplingPeriod()),
-                  g_profiler.config.stack_depth);
+                  static_cast<long long>(alloc::SamplingPeriod()), g_profiler.config.stack_depth);
   alloc::SetSlotFreeHook(&OnSlotFree);
   g_profiler.profiling.store(true);
   static std::atomic<bool> exit_registered{false};

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/dump_triggers.h"
+#include "profiler/output/dump_triggers.h"
 #include "profiler/heap_profiler.h"
-#include "profiler/output_sink.h"
+#include "profiler/format/output_sink.h"
 
 #define HEAPKIT_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -4,22 +4,21 @@
 
 #include <atomic>
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/stats.h"
 #include "alloc/sampling_period.h"
 #include "gperftools/malloc_extension_c.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/growth_stacks.h"
+#include "profiler/output/dump_triggers.h"
+#include "profiler/output/growth_stacks.h"
 #include "profiler/http/server_hooks.h"
-#include "profiler/memory_breakdown.h"
-#include "profiler/on_demand_library.h"
-#include "profiler/output_sink.h"
+#include "profiler/output/memory_breakdown.h"
+#include "profiler/on_demand/on_demand_library.h"
+#include "profiler/format/output_sink.h"
 #include "profiler/profiler_config.h"
 #include "profiler/sample_recorder.h"
-#include "profiler/profiler_settings.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::check {
 // heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.

@@ -5,9 +5,9 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "profiler/time/timeline.h"
 #include "alloc/sampling_period.h"
-#include "profiler/timeline.h"
-#include "profiler/profiler_settings.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "profiler/profiler_basics.h"
-#include "profiler/rss_limit.h"
-#include "profiler/stack_capture.h"
+#include "profiler/base/profiler_basics.h"
+#include "profiler/time/rss_limit.h"
+#include "profiler/capture/stack_capture.h"
 
 namespace heapkit::prof {
 

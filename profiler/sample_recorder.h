@@ -16,7 +16,7 @@
 #include <cstdint>
 
 // Part of recording's API (heapcheck/ turns a thread's recording off through it).
-#include "profiler/thread_recording.h"
+#include "profiler/base/thread_recording.h"
 
 namespace heapkit::prof {
 

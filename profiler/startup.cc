@@ -9,19 +9,18 @@
 #include <unistd.h>
 
 #include "alloc/common.h"
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "profiler/output/dump_triggers.h"
+#include "profiler/output/growth_stacks.h"
+#include "profiler/format/unloaded_modules.h"
 #include "alloc/sampling_period.h"
-#include "profiler/dump_triggers.h"
-#include "profiler/growth_stacks.h"
-#include "profiler/unloaded_modules.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/http_endpoint.h"
-#include "profiler/output_sink.h"
+#include "profiler/format/output_sink.h"
 #include "profiler/sample_recorder.h"
-#include "profiler/stack_capture.h"
-#include "profiler/profiler_settings.h"
+#include "profiler/capture/stack_capture.h"
+#include "profiler/base/profiler_settings.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int heapkit_profiler_anchor = 0;

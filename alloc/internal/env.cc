@@ -148,8 +148,8 @@ bool ParseBool(const char* text, bool* out) {
   return false;
 }
 
-bool EnvInt64Given(const char* name, int64_t default_value, int64_t min_value,
-                   int64_t max_value, bool allow_suffix, int64_t* out) {
+bool EnvInt64Given(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
+                   bool allow_suffix, int64_t* out) {
   *out = default_value;
   const char* text = EnvRaw(name);
   if (text == nullptr || *text == '\0') return false;

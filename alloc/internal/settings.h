@@ -1,6 +1,7 @@
 // Settings: every environment variable a component reads, in one constexpr table per component
-// (alloc/alloc_settings.h, profiler/profiler_settings.h, heapcheck/checker_settings.h,
-// pprof-tool/cli/tool_settings.h), and the readers that take an entry of such a table.
+// (alloc/internal/alloc_settings.h, profiler/base/profiler_settings.h,
+// heapcheck/checker_settings.h, pprof-tool/tool_settings.h), and the readers that take an entry
+// of such a table.
 //
 // One entry says everything about its variable: name, type, default, the values accepted and a
 // one-line meaning. The readers parse by it (bounds, suffixes), print the one line
@@ -36,9 +37,9 @@ enum class SettingType : uint8_t {
 struct Setting {
   const char* name;
   SettingType type;
-  const char* default_text;  // the default as the README shows it
-  const char* allowed;       // accepted values as the README shows them: "lo..hi" for numbers
-  const char* meaning;       // one line
+  const char* default_text;   // the default as the README shows it
+  const char* allowed;        // accepted values as the README shows them: "lo..hi" for numbers
+  const char* meaning;        // one line
   int64_t default_value = 0;  // kInteger, kSize; kBool: 0 or 1
   int64_t min = 0;
   int64_t max = 0;
@@ -66,7 +67,7 @@ consteval const Setting& SettingNamed(const Setting (&table)[N], const char* nam
 }
 
 // The readers. Unset or empty: the default, silently; refused: one line, then the default.
-int64_t SettingInt64(const Setting& s);                   // kInteger, kSize
+int64_t SettingInt64(const Setting& s);                    // kInteger, kSize
 bool SettingInt64Given(const Setting& s, int64_t* value);  // true if set to an accepted value
 int64_t SettingInt64Within(const Setting& s, int64_t default_value, int64_t min, int64_t max);
 double SettingDouble(const Setting& s);  // kNumber

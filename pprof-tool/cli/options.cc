@@ -304,9 +304,10 @@ void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION,
                        "Print the version and exit. E.g. --version");
-  app.add_flag_callback("--settings", [] { throw SettingsAsked(); },
-                        "Print the environment variables heapkit and pprof-tool read (type, "
-                        "default, accepted values, meaning) and exit. E.g. --settings");
+  app.add_flag_callback(
+      "--settings", [] { throw SettingsAsked(); },
+      "Print the environment variables heapkit and pprof-tool read (type, "
+      "default, accepted values, meaning) and exit. E.g. --settings");
   app.get_formatter()->column_width(34);
   DefineReportOptions(app, r);
   DefineGraphOptions(app, r, o);

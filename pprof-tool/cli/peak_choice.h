@@ -1,5 +1,5 @@
 // --peak: report the peak profile the runtime wrote beside a dump (HEAP_PROFILE_PEAK=1,
-// profiler/peak_profile.h) instead of the dump itself, with the peak's time and total.
+// profiler/output/peak_profile.h) instead of the dump itself, with the peak's time and total.
 //   <prefix>.NNNN.heap       -> <prefix>.peak.NNNN.heap (the peak of the interval dump NNNN
 //                               closed: since the previous dump)
 //   <prefix>.peak[.NNNN].heap -> itself

@@ -1,6 +1,6 @@
 // The memory figures heapkit's profiler writes into each heap dump ("# heapkit: memory <key>
-// <bytes>", profiler/memory_breakdown.h) and the table `pprof-tool --memory` makes of them: the
-// process's RSS at the dump, line by line, each with bytes and share of RSS.
+// <bytes>", profiler/output/memory_breakdown.h) and the table `pprof-tool --memory` makes of them:
+// the process's RSS at the dump, line by line, each with bytes and share of RSS.
 //
 // The resident lines partition RSS: the allocator's tiers (measured page by page in the
 // process), its metadata, and the mappings malloc did not make (from /proc/self/smaps). What

@@ -1,5 +1,5 @@
 // Lifetimes and ages of sampled objects: heapkit dumps written with HEAP_PROFILE_LIFETIMES=1 /
-// HEAP_PROFILE_AGES=1 carry them as comment lines (profiler/object_times_dump.h):
+// HEAP_PROFILE_AGES=1 carry them as comment lines (profiler/output/object_times_dump.h):
 //
 //   # heapkit: lifetime <bin ns> <same|cross|live> <count> <bytes> <estimated bytes> @ <pcs> [|
 //   <free pcs>] # heapkit: ages at dump <n> # heapkit: age <interval> <count> <bytes> @ <pcs>

@@ -94,7 +94,7 @@ struct Profile {
   std::string dump_reason;         // "# heapkit: dump reason: ..." (heapkit's profiler); "" if none
   double dump_time = 0;            // "# heapkit: dump time: <unix s>.<ms> pid <pid>"; 0 if none
   int64_t dump_pid = 0;            // the writing process, same line; 0 if none
-  // "# heapkit: memory <key> <bytes>" lines (profiler/memory_breakdown.h), in file order.
+  // "# heapkit: memory <key> <bytes>" lines (profiler/output/memory_breakdown.h), in file order.
   std::vector<std::pair<std::string, uint64_t>> memory_figures;
   // "# heapkit: residency <resident> <swapped> <stranded> @ <pcs>" lines, until ApplyStackResidency
   // moves them onto the samples (model/stack_residency.h).
@@ -105,7 +105,7 @@ struct Profile {
     double stranded = 0;
   };
   std::vector<StackResidency> stack_residency;
-  // "# heapkit: size_class size=... spans=... ..." lines (profiler/memory_breakdown.h).
+  // "# heapkit: size_class size=... spans=... ..." lines (profiler/output/memory_breakdown.h).
   struct SizeClassFigures {
     uint64_t size = 0, spans = 0, objects_per_span = 0, out = 0, transfer = 0, free = 0,
              mostly_empty = 0;

@@ -1,4 +1,4 @@
-// A runtime timeline file (<prefix>.timeline.heap, HEAP_PROFILE_TIMELINE; profiler/timeline.h
+// A runtime timeline file (<prefix>.timeline.heap, HEAP_PROFILE_TIMELINE; profiler/time/timeline.h
 // has the format): its rows read from the comment lines, a window [T0, T1] of it and the row of
 // its peak, and that row's stacks as a profile. The text report (cli/runtime_timeline.h), the
 // SVG and the web UI's timeline view (web/runtime_timeline_chart.h) all read it through here,

@@ -1,6 +1,6 @@
 // Residency per stack: heapkit dumps written with HEAP_PROFILE_RESIDENCY=1 carry, for each
 // stack with live sampled objects, the bytes of those objects found on resident and on swapped
-// pages at the dump (profiler/stack_residency.h):
+// pages at the dump (profiler/output/stack_residency.h):
 //
 //   # heapkit: residency <resident bytes> <swapped bytes> <stranded bytes> @ 0x<pc> ...
 //

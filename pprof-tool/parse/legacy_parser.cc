@@ -126,8 +126,8 @@ bool IsMapsTrigger(std::string_view line) {
          line.find("--- Memory map: ---") != std::string_view::npos;
 }
 
-// "# heapkit: dump time: <unix seconds>.<ms> pid <pid>" (profiler/legacy_writer.h): the first
-// such line fills dump_time and dump_pid; a line that does not have that form is a comment.
+// "# heapkit: dump time: <unix seconds>.<ms> pid <pid>" (profiler/format/legacy_writer.h): the
+// first such line fills dump_time and dump_pid; a line that does not have that form is a comment.
 void ParseDumpTime(std::string_view t, Profile* profile) {
   constexpr std::string_view kTime = "# heapkit: dump time: ";
   if (t.substr(0, kTime.size()) != kTime || profile->dump_time != 0) return;
@@ -228,7 +228,7 @@ class Lines {
   std::string error_;
 };
 
-// The last line of heapkit's HEAPPROFILE dumps (profiler/legacy_writer.h).
+// The last line of heapkit's HEAPPROFILE dumps (profiler/format/legacy_writer.h).
 constexpr std::string_view kEndOfDump = "# heapkit: end of dump";
 
 struct Parser {

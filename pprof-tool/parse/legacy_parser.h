@@ -1,4 +1,4 @@
-// Parser for the legacy heap profile text formats (written by profiler/legacy_writer.h):
+// Parser for the legacy heap profile text formats (written by profiler/format/legacy_writer.h):
 //   heap profile:  <n>: <b> [ <n>: <b>] @ heapprofile | heap_v2/<rate> | heap/<rate> | heap |
 //                                         growth | growthz
 //   <n>: <b> [ <n>: <b>] @ <pc> <pc> ...     (pcs hex, with or without 0x, any case)

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-
 namespace heapkit::pprof {
 
 namespace {
@@ -165,9 +164,11 @@ bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string*
 
 bool OpenInBrowser(const std::string& path) {
   std::string program;
-  if (const char* b = internal::ToolSettingText(ToolSetting("BROWSER")); b != nullptr && *b != '\0') {
+  if (const char* b = internal::ToolSettingText(ToolSetting("BROWSER"));
+      b != nullptr && *b != '\0') {
     program = b;
-  } else if ((internal::ToolSettingText(ToolSetting("DISPLAY")) != nullptr || internal::ToolSettingText(ToolSetting("WAYLAND_DISPLAY")) != nullptr) &&
+  } else if ((internal::ToolSettingText(ToolSetting("DISPLAY")) != nullptr ||
+              internal::ToolSettingText(ToolSetting("WAYLAND_DISPLAY")) != nullptr) &&
              ExecutableOnPath("xdg-open")) {
     program = "xdg-open";
   } else {
@@ -176,7 +177,7 @@ bool OpenInBrowser(const std::string& path) {
   std::vector<char*> argv = {program.data(), const_cast<char*>(path.c_str()), nullptr};
   pid_t pid;
   return ::posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(),
-                       internal::EnvironmentForChild()) == 0;
+                        internal::EnvironmentForChild()) == 0;
 }
 
 }  // namespace heapkit::pprof

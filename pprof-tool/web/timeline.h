@@ -9,7 +9,7 @@
 // The SVG is self-contained and readable without script: every band and every dump column
 // carries a <title> (the dump's file, the profiler's reason for writing it, its header line's
 // totals and each band's value), so hovering works in any viewer. The reason is the dump's
-// "# heapkit: dump reason: ..." comment line (profiler/legacy_writer.h), the very words the
+// "# heapkit: dump reason: ..." comment line (profiler/format/legacy_writer.h), the very words the
 // profiler logged ("1026 MB allocated cumulatively, 5 MB currently in use"); dumps of other
 // profilers have none and say so. The web UI wraps the columns in links to /ui/top?dump=N and adds
 // a little script that shows the same text beside the chart.

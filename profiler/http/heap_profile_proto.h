@@ -36,7 +36,7 @@ struct HeapTotals {
   size_t stacks = 0;
 };
 
-// Parses `legacy` (profiler/legacy_writer.h's format) and encodes it; *totals gets the
+// Parses `legacy` (profiler/format/legacy_writer.h's format) and encodes it; *totals gets the
 // un-sampled sums. With a non-empty `baseline` (the same format, taken earlier) the samples are
 // the differences per stack, legacy − baseline, as Go's `seconds=N` answers. false with one line
 // in *error when a text is not a heap profile.

@@ -3,10 +3,10 @@
 // exposition format (version 0.0.4): one `# HELP` and one `# TYPE` line per metric, base units
 // in the names, `_total` for counters, `_info` for the 1-valued build gauge.
 //
-// RSS is partitioned as `pprof-tool --memory` partitions a dump's (profiler/memory_breakdown.h,
-// the same figures): heapkit_resident_memory_bytes{part="..."} adds up to
-// process_resident_memory_bytes but for what no part explains (the kernel's view of the same
-// moment, read a few microseconds apart). The endpoint's own heap (ServerHooks' caller counts
+// RSS is partitioned as `pprof-tool --memory` partitions a dump's
+// (profiler/output/memory_breakdown.h, the same figures): heapkit_resident_memory_bytes{part="..."}
+// adds up to process_resident_memory_bytes but for what no part explains (the kernel's view of the
+// same moment, read a few microseconds apart). The endpoint's own heap (ServerHooks' caller counts
 // it) is its own part and its own gauge, and is left out of heapkit_heap_inuse_bytes.
 #pragma once
 

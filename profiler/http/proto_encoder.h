@@ -1,10 +1,10 @@
-// The endpoint's protocol-buffers encoder: the shared wire encoder (profiler/proto_wire.h) on a
-// std::string.
+// The endpoint's protocol-buffers encoder: the shared wire encoder (profiler/base/proto_wire.h) on
+// a std::string.
 #pragma once
 
 #include <string>
 
-#include "profiler/proto_wire.h"
+#include "profiler/base/proto_wire.h"
 
 namespace heapkit::prof::http {
 

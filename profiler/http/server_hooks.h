@@ -44,7 +44,7 @@ struct ServerHooks {
   // profile ("@ heapprofile", exact counts, one line per allocation stack); *answer says what
   // happened. nullptr: no checker in this runtime.
   void (*leak_profile)(TextSink sink, void* ctx, LeakCheckAnswer* answer) = nullptr;
-  // The process's memory figures, profiler/memory_breakdown.h's "# heapkit: memory <key>
+  // The process's memory figures, profiler/output/memory_breakdown.h's "# heapkit: memory <key>
   // <bytes>" lines (what partitions RSS for /metrics); nullptr: none.
   void (*memory_figures)(TextSink sink, void* ctx) = nullptr;
   // Returns to the OS the heap the server's thread has just freed: its thread cache and the

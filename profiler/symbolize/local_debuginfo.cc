@@ -15,8 +15,7 @@
 #include <cstring>
 
 #include "alloc/internal/safe_file.h"
-#include "profiler/profiler_settings.h"
-
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::pprof {
 namespace {

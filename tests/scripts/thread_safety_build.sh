@@ -41,6 +41,8 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=De
   -DHEAPKIT_BUILD_PPROF_TOOL=OFF -DHEAPKIT_BUILD_TESTS=OFF -DHEAPKIT_BUILD_BENCHMARKS=OFF \
   >/dev/null
 cmake --build "$build" -j"$(nproc)" --target heapkit_alloc_entry_minimal heapkit_alloc_entry_full \
-  heapkit_alloc_objs heapkit_profiler_objs heapkit_heapcheck_objs heapkit_dlclose_interposer \
+  heapkit_alloc_objs heapkit_profiler_top heapkit_profiler_control heapkit_profiler_output \
+  heapkit_profiler_record heapkit_profiler_time heapkit_profiler_format heapkit_profiler_table \
+  heapkit_profiler_capture heapkit_profiler_base heapkit_heapcheck_objs heapkit_dlclose_interposer \
   heapkit_on_demand_dlopen heapkit_on_demand_linked heapkit_symbolizer_on_demand
 echo "thread-safety analysis: a violation is refused, the runtime builds clean"

@@ -2,7 +2,7 @@
 # libheapkit.so (allocator + profiler + leak checker) depends on libc alone, and a C program that
 # preloads it with nothing enabled loads no other library: libunwind, libdw and the C++ runtime
 # are in libheapkit_ondemand.so, loaded only when the profiler or the checker starts
-# (profiler/on_demand_library.h). Then it is loaded from libheapkit.so's directory and does its
+# (profiler/on_demand/on_demand_library.h). Then it is loaded from libheapkit.so's directory and does its
 # work (a symbolized leak report, a heap profile); without it, one line and bare addresses.
 # Usage: check_full_needs_only_libc.sh <libheapkit.so> <leak_from_c program>
 set -euo pipefail

@@ -23,7 +23,7 @@
 #include "alloc/internal/settings_rows.h"
 #include "heapcheck/checker_settings.h"
 #include "pprof-tool/tool_settings.h"
-#include "profiler/profiler_settings.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::internal {
 namespace {
@@ -32,8 +32,8 @@ namespace fs = std::filesystem;
 const fs::path kSource = HEAPKIT_SOURCE_DIR;
 
 struct Component {
-  const char* folder;     // under the source root
-  const char* accessor;   // its table's consteval lookup
+  const char* folder;    // under the source root
+  const char* accessor;  // its table's consteval lookup
   std::span<const Setting> table;
 };
 const Component kComponents[] = {
@@ -71,8 +71,9 @@ TEST(Settings, EveryComponentReadmeTableIsItsCodeTable) {
     std::vector<std::string> expected;
     for (const Setting& s : c.table) expected.push_back(Row(s));
     const std::vector<std::string> found = ReadmeRows(readme);
-    EXPECT_FALSE(found.empty()) << readme << " has no settings table (header: "
-                                << kSettingsTableHeader << ")";
+    EXPECT_FALSE(found.empty()) << readme
+                                << " has no settings table (header: " << kSettingsTableHeader
+                                << ")";
     EXPECT_EQ(found, expected) << readme << ": the settings table differs from the code's; "
                                << "its rows, as the code prints them (settings_test --print "
                                << c.folder << "), are above";
@@ -218,9 +219,9 @@ TEST(Settings, TheScanSeesAStrayRead) {
   fs::remove(stray);
   EXPECT_EQ(code.find("IN_A_COMMENT"), std::string::npos);
   const std::regex reads(R"(\bgetenv\s*\()");
-  EXPECT_EQ(std::distance(std::sregex_iterator(code.begin(), code.end(), reads),
-                          std::sregex_iterator()),
-            2);  // the literal and the call: the scan errs on the side of a false alarm
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(code.begin(), code.end(), reads), std::sregex_iterator()),
+      2);  // the literal and the call: the scan errs on the side of a false alarm
 }
 
 TEST(Settings, ReadersTakeBoundsAndDefaultsFromTheEntry) {
@@ -261,9 +262,10 @@ TEST(Settings, ReadersTakeBoundsAndDefaultsFromTheEntry) {
 }
 
 TEST(Settings, RowIsTheReadmeRow) {
-  EXPECT_EQ(Row(AllocSetting("TCMALLOC_TRANSFER_NUM_OBJ")),
-            "| `TCMALLOC_TRANSFER_NUM_OBJ` | integer | 512 | 2..16384 | cap on the batch of objects "
-            "moved between tiers |");
+  EXPECT_EQ(
+      Row(AllocSetting("TCMALLOC_TRANSFER_NUM_OBJ")),
+      "| `TCMALLOC_TRANSFER_NUM_OBJ` | integer | 512 | 2..16384 | cap on the batch of objects "
+      "moved between tiers |");
 }
 
 }  // namespace

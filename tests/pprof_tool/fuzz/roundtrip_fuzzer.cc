@@ -1,10 +1,10 @@
-// libFuzzer target: the runtime's legacy-format writer (profiler/legacy_writer) and pprof-tool's
-// parser must agree on every profile the writer can produce. The input bytes choose the kind
-// (heapprofile / heap_v2/<rate> / growthz), the records (counts in the writer's domain:
-// 0 <= n < 2^40, bytes 0 when n is 0) and their stacks (0..64 arbitrary 64-bit PCs); the
-// profile is written through a MemorySink (with this process's real /proc/self/maps) and
-// parsed back. Any disagreement — a parse error, a lost or extra record, a changed count or
-// PC, header totals that are not the sums, a lost mapping — aborts.
+// libFuzzer target: the runtime's legacy-format writer (profiler/format/legacy_writer) and
+// pprof-tool's parser must agree on every profile the writer can produce. The input bytes choose
+// the kind (heapprofile / heap_v2/<rate> / growthz), the records (counts in the writer's domain: 0
+// <= n < 2^40, bytes 0 when n is 0) and their stacks (0..64 arbitrary 64-bit PCs); the profile is
+// written through a MemorySink (with this process's real /proc/self/maps) and parsed back. Any
+// disagreement — a parse error, a lost or extra record, a changed count or PC, header totals that
+// are not the sums, a lost mapping — aborts.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "pprof-tool/parse/legacy_parser.h"
-#include "profiler/legacy_writer.h"
+#include "profiler/format/legacy_writer.h"
 
 namespace {
 

@@ -64,7 +64,7 @@ def parse_profile(path):
         'reason': None,
     }
     i = 1
-    if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/legacy_writer.h
+    if len(lines) > 1 and lines[1].startswith(REASON_PREFIX):  # profiler/format/legacy_writer.h
         prof['reason'] = lines[1][len(REASON_PREFIX):]
         i = 2
         check(re.match(r'^# heapkit: dump time: \d+\.\d{3} pid \d+$', lines[2]) is not None,
@@ -72,7 +72,7 @@ def parse_profile(path):
         i = 3
     prof['memory'] = {}
     while i < len(lines) and lines[i] != '':
-        if lines[i].startswith('#'):  # the comment block (profiler/memory_breakdown.h)
+        if lines[i].startswith('#'):  # the comment block (profiler/output/memory_breakdown.h)
             mm = MEMORY_RE.match(lines[i])
             if mm is not None:
                 prof['memory'][mm.group(1)] = int(mm.group(2))

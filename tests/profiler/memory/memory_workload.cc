@@ -1,5 +1,5 @@
 // Programs whose memory is known, run under HEAPPROFILE by run_memory.py, which checks the
-// dump's memory figures (profiler/memory_breakdown.h) against the truth. Each mode ends with
+// dump's memory figures (profiler/output/memory_breakdown.h) against the truth. Each mode ends with
 // HeapProfilerDump, so the figures describe the moment the mode chose:
 //   small <MiB>   MiB of 56..1016-byte objects, 90 % freed in random order: the live tenth and
 //                 the stranded free objects of partly used spans (StrandSmallObjects)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Known-answer checks of the memory figures heapkit writes into heap dumps
-(profiler/memory_breakdown.h) and of `pprof-tool --memory` (see CMakeLists.txt here).
+(profiler/output/memory_breakdown.h) and of `pprof-tool --memory` (see CMakeLists.txt here).
 
 One case per invocation; exits 0 on success, 1 after printing every failed check.
 """

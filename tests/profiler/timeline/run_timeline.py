@@ -2,7 +2,7 @@
 """HEAP_PROFILE_TIMELINE=100ms against sawtooth_workload.cc, whose three stacks follow a known
 schedule (the workload prints what each holds after every 5 ms step).
 
-Checks, on <prefix>.timeline.heap (profiler/timeline.h):
+Checks, on <prefix>.timeline.heap (profiler/time/timeline.h):
   1. Each stack's curve within 3 sigma of the truth per 1 s window. Derivation: at the default
      rate R = 524288 a 64 KiB block is sampled with p = 1 - exp(-s/R) independently of every
      other block and, when sampled, stands for s/p bytes (Horvitz-Thompson, the dumps' and the

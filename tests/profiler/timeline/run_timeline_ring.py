@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The timeline's bounded ring (profiler/timeline.h) when it fills: HEAP_PROFILE_TIMELINE=10ms
+"""The timeline's bounded ring (profiler/time/timeline.h) when it fills: HEAP_PROFILE_TIMELINE=10ms
 over spike_workload.cc's 45 s (~4,500 ticks > 4,096 rows), whose only event is a 64 MiB spike
 of 60 ms at 20 s. The ring must have halved its resolution once (rows of 20 ms, at most 4,096
 rows, every tick counted), and the halving keeps maxima: the row of the highest exact in-use

@@ -1,7 +1,7 @@
 #include "call_chain.h"
 
-#include "profiler/cfi_unwinder.h"
-#include "profiler/stack_capture.h"
+#include "profiler/capture/cfi_unwinder.h"
+#include "profiler/capture/stack_capture.h"
 
 extern "C" {
 extern char __start_chain_l0[], __stop_chain_l0[];

@@ -1,5 +1,5 @@
-// The CFA program interpreter on hand-written CFI (profiler/cfa_program.h).
-#include "profiler/cfa_program.h"
+// The CFA program interpreter on hand-written CFI (profiler/capture/cfa_program.h).
+#include "profiler/capture/cfa_program.h"
 
 #include <dwarf.h>
 #include <gtest/gtest.h>

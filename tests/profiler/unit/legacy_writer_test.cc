@@ -1,5 +1,5 @@
 // The legacy heap-profile writer: exact text, streaming of a huge profile, atomic files.
-#include "profiler/legacy_writer.h"
+#include "profiler/format/legacy_writer.h"
 
 #include <gtest/gtest.h>
 

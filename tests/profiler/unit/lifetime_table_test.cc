@@ -1,6 +1,6 @@
 // Lifetimes: the decade bins, the cells (aggregation per key, concurrent counting), and the
 // births the live-object map keeps with each record.
-#include "profiler/lifetime_table.h"
+#include "profiler/time/lifetime_table.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "profiler/stack_table.h"
+#include "profiler/table/stack_table.h"
 
 namespace heapkit::prof {
 namespace {

@@ -2,7 +2,7 @@
 // counts at each new maximum, since start and since the last interval reset: after random
 // sequences of allocations, frees and resets over a few buckets, read at random moments, the
 // tracker's per-bucket peaks of both scopes equal the model's copies.
-#include "profiler/peak_tracker.h"
+#include "profiler/time/peak_tracker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The runtime's profile.proto pieces: the shared wire encoder on both of its buffers, the
 // malloc-free string table, and the legacy text -> Profile conversion on a small known text.
-#include "profiler/proto_profile.h"
+#include "profiler/format/proto_profile.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "profiler/mapped_bytes.h"
-#include "profiler/proto_strings.h"
-#include "profiler/proto_wire.h"
+#include "profiler/format/mapped_bytes.h"
+#include "profiler/format/proto_strings.h"
+#include "profiler/base/proto_wire.h"
 
 namespace heapkit::prof {
 namespace {

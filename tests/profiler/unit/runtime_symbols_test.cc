@@ -1,11 +1,11 @@
 // Tests of the static-link allocator-frame ranges read from the executable's symbol table.
-#include "profiler/runtime_symbols.h"
+#include "profiler/capture/runtime_symbols.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "profiler/allocator_frame_filter.h"
+#include "profiler/capture/allocator_frame_filter.h"
 
 // A user function outside namespace heapkit: must never be classified as runtime code.
 extern "C" __attribute__((noinline, used)) int UserFunctionForRangeTest(int x) {

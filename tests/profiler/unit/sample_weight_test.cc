@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-#include "profiler/sample_estimate.h"
+#include "profiler/table/sample_estimate.h"
 
 namespace heapkit::prof {
 namespace {

@@ -1,6 +1,6 @@
 // Stack capture: a known -O2, frame-pointer-less call chain comes back in order; skip and
 // depth limits; capture from a signal handler; the recursion guard.
-#include "profiler/stack_capture.h"
+#include "profiler/capture/stack_capture.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "call_chain.h"
-#include "profiler/allocator_frame_filter.h"
-#include "profiler/cfi_unwinder.h"
+#include "profiler/capture/allocator_frame_filter.h"
+#include "profiler/capture/cfi_unwinder.h"
 
 namespace heapkit::prof {
 namespace {

@@ -1,6 +1,6 @@
 // The sampled-allocation table: bucket identity, alloc/free accounting, unknown frees,
 // stale entries, growth, and many threads sampling and freeing at once.
-#include "profiler/stack_table.h"
+#include "profiler/table/stack_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The trace tree: shared outer frames are stored once, stacks read back as inserted (full
 // 64-bit return addresses, through the pc dictionary), and threads inserting the same stacks
 // at once agree on their ids. The pc dictionary on its own: stable, distinct indices.
-#include "profiler/trace_tree.h"
+#include "profiler/table/trace_tree.h"
 
 #include <gtest/gtest.h>
 
