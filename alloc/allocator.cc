@@ -16,6 +16,7 @@ extern "C" __attribute__((visibility("hidden"), used)) HEAPKIT_ALWAYS_RUN_CODE v
 heapkit_library_fini() {}
 
 #include "alloc/internal/arena.h"
+#include "alloc/internal/alloc_settings.h"
 #include "alloc/internal/env.h"
 #include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/log.h"
@@ -25,6 +26,7 @@ heapkit_library_fini() {}
 #include "alloc/sampled_spans.h"
 #include "alloc/usdt_probes.h"
 #include "alloc/sampling.h"
+#include "alloc/sampling_period.h"
 #include "alloc/stats.h"
 
 namespace heapkit::alloc {
@@ -65,6 +67,7 @@ void DestroyThreadCache(void* arg) {
 void PreFork() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   if (!g_initialized.load(std::memory_order_acquire)) return;
   LockMallocHookRegistry();
+  sampling_period_lock.Lock();
   init_lock.Lock();
   for (int c = 1; c < g_state.sizemap.num_classes(); ++c) g_state.central[c].lock_.Lock();
   g_state.pageheap.lock_.Lock();
@@ -83,6 +86,7 @@ void PostFork() HEAPKIT_NO_THREAD_SAFETY_ANALYSIS {
   g_state.pageheap.lock_.Unlock();
   for (int c = g_state.sizemap.num_classes() - 1; c >= 1; --c) g_state.central[c].lock_.Unlock();
   init_lock.Unlock();
+  sampling_period_lock.Unlock();
   UnlockMallocHookRegistry();
 }
 
@@ -261,38 +265,33 @@ inline __attribute__((always_inline)) void NotifyMaybeSampledFree(Span* span, vo
 
 }  // namespace
 
+static_assert(internal::AllocSetting("TCMALLOC_RELEASE_RATE").number_default ==
+              PageHeap::kDefaultReleaseRate);
+static_assert(internal::AllocSetting("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES").default_value ==
+              ThreadCacheRegistry::kDefaultMaxTotal);
+
 void InitSlow() {
   {
     internal::SpinLockHolder h(&init_lock);
     if (g_initialized.load(std::memory_order_acquire)) return;
-    const int64_t transfer = internal::EnvInt64("TCMALLOC_TRANSFER_NUM_OBJ", 512, 2, 16384);
-    const double release_rate =
-        internal::EnvDouble("TCMALLOC_RELEASE_RATE", PageHeap::kDefaultReleaseRate, 0, 1e9);
+    using internal::AllocSetting;
+    const int64_t transfer = internal::SettingInt64(AllocSetting("TCMALLOC_TRANSFER_NUM_OBJ"));
+    const double release_rate = internal::SettingDouble(AllocSetting("TCMALLOC_RELEASE_RATE"));
     const int64_t max_total =
-        internal::EnvInt64("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES",
-                           ThreadCacheRegistry::kDefaultMaxTotal, 0, int64_t{1} << 40, true);
-    const int64_t limit_mb = internal::EnvInt64("TCMALLOC_HEAP_LIMIT_MB", 0, 0, int64_t{1} << 26);
+        internal::SettingInt64(AllocSetting("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES"));
+    const int64_t limit_mb = internal::SettingInt64(AllocSetting("TCMALLOC_HEAP_LIMIT_MB"));
     // The report prints heap and code addresses: a privileged process never prints it to the
     // user who started it (0 = never).
-    large_alloc_threshold.store(internal::SecureExecution()
-                                    ? 0
-                                    : internal::EnvInt64("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD",
-                                                         int64_t{1} << 30, 0, INT64_MAX / 4, true));
-    const char* raw = internal::EnvRaw("TCMALLOC_SAMPLE_PARAMETER");
-    const int64_t sample =
-        internal::EnvInt64("TCMALLOC_SAMPLE_PARAMETER", 0, 0, int64_t{1} << 50, true);
-    if (raw != nullptr && *raw != '\0') {
-      int64_t parsed;
-      if (internal::ParseInt64(raw, true, &parsed) && parsed >= 0 && parsed <= (int64_t{1} << 50)) {
-        sample_from_env.store(true);
-      }
-    }
-    if (sample_parameter.load() == 0 || sample_from_env.load()) sample_parameter.store(sample);
+    large_alloc_threshold.store(
+        internal::SecureExecution()
+            ? 0
+            : internal::SettingInt64(AllocSetting("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD")));
+    InitSamplingPeriod();
     g_state.sizemap.Init(static_cast<int>(transfer));
     g_state.pageheap.Init(&g_state.pagemap, release_rate, static_cast<size_t>(limit_mb) << 20);
     g_state.pageheap.set_aggressive_decommit(
-        internal::EnvBool("TCMALLOC_AGGRESSIVE_DECOMMIT", false));
-    g_state.pageheap.set_huge_pages(internal::EnvBool("TCMALLOC_HUGE_PAGES", false));
+        internal::SettingBool(AllocSetting("TCMALLOC_AGGRESSIVE_DECOMMIT")));
+    g_state.pageheap.set_huge_pages(internal::SettingBool(AllocSetting("TCMALLOC_HUGE_PAGES")));
     CentralFreeList::SetLazyInit(&g_state.sizemap, &g_state.pageheap);  // lists init on use
     g_state.registry.Init(g_state.central, &g_state.sizemap, static_cast<size_t>(max_total));
     g_initialized.store(true, std::memory_order_release);

@@ -92,14 +92,7 @@ using ExactRecorder = bool (*)(void* object, size_t requested, std::atomic<uint6
                                std::atomic<uint64_t>* birth, uintptr_t pc, const uintptr_t* frame);
 void SetExactRecorder(ExactRecorder recorder);
 
-// Mean bytes between samples: 0 = sampling off, 1 = every allocation is sampled.
-// Initialised from TCMALLOC_SAMPLE_PARAMETER (default 0 in the allocator itself; the profiler
-// raises it to 512 KiB when HEAPPROFILE is set and the variable is unset; the checker sets 1).
-void SetSampleParameter(int64_t mean_bytes);
-int64_t GetSampleParameter();
-
-// True if TCMALLOC_SAMPLE_PARAMETER was given explicitly (valid) in the environment.
-bool SampleParameterFromEnvironment();
+// The sampling period (mean bytes between samples) has its own header: sampling_period.h.
 
 // ---- The leak checker's object layout -----------------------------------------------------------
 // While on (the checker sets it at start-up), every object handed out on the sampled path

@@ -3,13 +3,16 @@
 #include "alloc/sampling.h"
 
 #include "alloc/global_state.h"
+#include "alloc/internal/alloc_settings.h"
 #include "alloc/object_slots.h"
 #include "alloc/sampled_spans.h"
+#include "alloc/sampling_period.h"
 #include "alloc/usdt_probes.h"
 
 namespace heapkit::alloc {
 
-constinit std::atomic<int64_t> sample_parameter{0};
+constinit std::atomic<int64_t> sample_parameter{0};  // in effect (sampling_period.h)
+constinit std::atomic<int64_t> period_of_record{0};
 constinit std::atomic<uint64_t> sample_epoch{1};
 constinit std::atomic<bool> sample_from_env{false};
 constinit std::atomic<const SampleObserver*> observer{nullptr};
@@ -248,25 +251,64 @@ void SetExactRecorder(ExactRecorder recorder) {
   exact_recorder.store(recorder, std::memory_order_release);
 }
 
-void SetSampleParameter(int64_t mean_bytes) {
-  EnsureInit();
-  if (mean_bytes < 0) mean_bytes = 0;
-  sample_parameter.store(mean_bytes, std::memory_order_relaxed);
+// ---- sampling_period.h
+// ---------------------------------------------------------------------------
+namespace {
+
+int active_scopes HEAPKIT_GUARDED_BY(sampling_period_lock) = 0;
+
+// Puts `period` in effect: every thread re-draws its gap on its next allocation, below zero so
+// that even a malloc(0), which subtracts nothing, reaches FinishSample (with 0 there, a thread
+// whose next allocations were all malloc(0) never recorded them in exact mode).
+void PutInEffect(int64_t period) HEAPKIT_REQUIRES(sampling_period_lock) {
+  sample_parameter.store(period, std::memory_order_relaxed);
   sample_epoch.fetch_add(1, std::memory_order_acq_rel);
-  // Make every thread re-draw its gap on its next allocation: below zero, so that even a
-  // malloc(0), which subtracts nothing, reaches FinishSample (with 0 here, a thread whose next
-  // allocations were all malloc(0) never recorded them in exact mode).
   g_state.registry.ForEach(
       [](ThreadCache* tc) { __atomic_store_n(&tc->sample_left_, -1, __ATOMIC_RELAXED); });
 }
 
-HEAPKIT_ALWAYS_RUN_CODE int64_t GetSampleParameter() {
-  return sample_parameter.load(std::memory_order_relaxed);
+}  // namespace
+
+constinit internal::SpinLock sampling_period_lock;
+
+void SetSamplingPeriod(int64_t period) {
+  EnsureInit();
+  if (period < 0) period = 0;
+  internal::SpinLockHolder h(&sampling_period_lock);
+  period_of_record.store(period, std::memory_order_relaxed);
+  if (active_scopes == 0) PutInEffect(period);
 }
 
-bool SampleParameterFromEnvironment() {
+void SetSamplingPeriodUnlessChosen(int64_t period) {
   EnsureInit();
-  return sample_from_env.load(std::memory_order_relaxed);
+  if (sample_from_env.load(std::memory_order_relaxed) || SamplingPeriod() > 0) return;
+  SetSamplingPeriod(period);
+}
+
+void ScopedSamplingPeriod::Begin(int64_t period) {
+  if (active_) return;
+  EnsureInit();
+  if (period < 0) period = 0;
+  internal::SpinLockHolder h(&sampling_period_lock);
+  active_ = true;
+  ++active_scopes;
+  PutInEffect(period);
+}
+
+void ScopedSamplingPeriod::End() {
+  if (!active_) return;
+  internal::SpinLockHolder h(&sampling_period_lock);
+  active_ = false;
+  if (--active_scopes == 0) PutInEffect(period_of_record.load(std::memory_order_relaxed));
+}
+
+void InitSamplingPeriod() {
+  int64_t period;
+  if (!internal::SettingInt64Given(internal::AllocSetting("TCMALLOC_SAMPLE_PARAMETER"), &period))
+    return;
+  sample_from_env.store(true, std::memory_order_relaxed);
+  period_of_record.store(period, std::memory_order_relaxed);
+  sample_parameter.store(period, std::memory_order_relaxed);
 }
 
 // ---- observer_hooks.h: MallocHook's hooked mode ------------------------------------------------

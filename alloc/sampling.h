@@ -12,12 +12,14 @@
 #include <cstdint>
 
 #include "alloc/common.h"
+#include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/thread_cache.h"
 
 namespace heapkit::alloc {
 
 // The registry (defined in sampling.cc; hidden: read RIP-relative on the slow paths).
+// sample_parameter is the sampling period in effect (sampling_period.h, its owner).
 #define HEAPKIT_SAMPLING_STATE extern __attribute__((visibility("hidden")))
 HEAPKIT_SAMPLING_STATE std::atomic<int64_t> sample_parameter;
 HEAPKIT_SAMPLING_STATE std::atomic<uint64_t> sample_epoch;
@@ -32,6 +34,9 @@ HEAPKIT_SAMPLING_STATE std::atomic<const HeapSampleProvider*> sample_provider;
 // cleared), which MallocSampled applies before anything else.
 using CheckerFit = void* (*)(ThreadCache* tc, void* p, size_t size);
 HEAPKIT_SAMPLING_STATE std::atomic<CheckerFit> checker_fit;
+// Serialises the sampling period's writers (sampling_period.h); taken before the registry's
+// lock, and held across fork (allocator.cc, PreFork).
+HEAPKIT_SAMPLING_STATE internal::SpinLock sampling_period_lock;
 #undef HEAPKIT_SAMPLING_STATE
 
 // In hooked mode (observer_hooks.h, MallocHook) each thread's sample_epoch_ carries this bit,

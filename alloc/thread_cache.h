@@ -30,9 +30,10 @@
 // max_size_ starts at kMinSize.
 //
 // Only the owning thread touches the lists. Other threads may read the lists' counters (size(),
-// statistics) and write sample_left_ (SetSampleParameter) with relaxed atomics, and the registry
-// adjusts max_size_ of victims under its lock (a relaxed atomic store the owner reads without the
-// lock: the victim sees it at its next growth, whose GC then shrinks it toward the new limit).
+// statistics) and write sample_left_ (sampling_period.h, its setters) with relaxed atomics, and the
+// registry adjusts max_size_ of victims under its lock (a relaxed atomic store the owner reads
+// without the lock: the victim sees it at its next growth, whose GC then shrinks it toward the new
+// limit).
 #pragma once
 
 #include <cstddef>

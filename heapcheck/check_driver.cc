@@ -9,9 +9,9 @@
 #include <new>
 
 #include "alloc/common.h"
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "heapcheck/bounded_exit.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/checker_stack.h"
@@ -21,6 +21,7 @@
 #include "heapcheck/thread_stopper.h"
 #include "heapcheck/roots.h"
 #include "profiler/sample_recorder.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -41,7 +42,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (g_initialized) return;
   g_initialized = true;
   // Most processes run without HEAPCHECK: they return here, not touching the parser's code.
-  const char* mode = internal::EnvRaw("HEAPCHECK");
+  const char* mode = internal::SettingText(CheckerSetting("HEAPCHECK"));
   if (mode == nullptr || mode[0] == '\0') return;
   Settings& s = g_settings;
   if (!ReadCheckerConfig(&s)) return;
@@ -53,7 +54,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   if (s.global_check_pending) InstallSignalCheck(s.at_signal, &RunSignalCheck);
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
-  alloc::SetSampleParameter(1);
+  alloc::SetSamplingPeriod(1);
   // A byte past every object, and no free-list link left in one (observer_hooks.h).
   alloc::SetCheckerObjectLayout(true);
   prof::EnableSampleRecording();

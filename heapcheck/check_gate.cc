@@ -12,6 +12,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/monotonic_clock.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "heapcheck/roots.h"
 
 namespace heapkit::check {
@@ -22,9 +23,9 @@ enum GateState : uint32_t { kFree = 0, kHeld = 1, kHeldWaited = 2 };
 std::atomic<uint32_t> g_gate{kFree};
 // The holder's thread pointer (the same in a child forked by it); 0 when free.
 std::atomic<uintptr_t> g_holder{0};
-// PauseRecording's saved sampling parameter; written and read by the holder only.
-bool g_recording_paused = false;
-int64_t g_saved_sample_parameter = 0;
+// PauseRecording's sampling off, in static storage (not the holder's stack), so that a forked
+// child whose holder is gone ends it; begun and ended by the holder only.
+constinit alloc::ScopedSamplingPeriod g_recording_paused;
 
 long FutexWait(uint32_t expected, const timespec* timeout) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_gate), FUTEX_WAIT_PRIVATE, expected,
@@ -63,11 +64,7 @@ void Release() {
   if (g_gate.exchange(kFree, std::memory_order_release) == kHeldWaited) FutexWakeOne();
 }
 
-void RestoreRecording() {
-  if (!g_recording_paused) return;
-  g_recording_paused = false;
-  alloc::SetSampleParameter(g_saved_sample_parameter);
-}
+void RestoreRecording() { g_recording_paused.End(); }
 
 // In a forked child: a gate held by another thread of the parent is free here (that thread is
 // gone), with the recording it paused restored; the forking thread's own hold stays.
@@ -103,10 +100,7 @@ CheckGate::~CheckGate() {
 }
 
 void CheckGate::PauseRecording() {
-  if (!held_ || g_recording_paused) return;
-  g_saved_sample_parameter = alloc::GetSampleParameter();
-  g_recording_paused = true;
-  alloc::SetSampleParameter(0);
+  if (held_) g_recording_paused.Begin(0);
 }
 
 bool CheckGateHeldHere() {

@@ -7,8 +7,8 @@
 //   - the thread stopper's slots, release word and the suspend signal's disposition;
 //   - leak_check.cc's scratch arrays, check_driver's CheckResult, the live check's result;
 //   - the checker's stack and its single ucontext (checker_stack.h);
-//   - the sampling parameter, set to 0 while a report symbolizes and restored after
-//     (PauseRecording below: the saved value lives here, not on a caller's stack).
+//   - the sampling pause while a report symbolizes (PauseRecording below: a
+//     ScopedSamplingPeriod of alloc/sampling_period.h that lives here, not on a caller's stack).
 // Two checks at once each tried to stop the other's thread, shared those arrays (mmap refused,
 // "no result"), and restored each other's saved sampling parameter (false leaks later).
 //
@@ -32,7 +32,7 @@
 // would wait for each other. Not handled yet.
 //
 // Fork: a child forked while another thread held the gate finds it free (that thread does not
-// exist in the child), with the sampling parameter the holder had paused restored. A child
+// exist in the child), with the sampling pause the holder had begun ended. A child
 // forked by the holder itself (a check that forks) keeps it held: the code that returns in the
 // child releases it.
 #pragma once
@@ -57,8 +57,8 @@ class CheckGate {
 
   bool held() const { return held_; }
 
-  // Allocation recording off (sampling parameter 0) until the gate is released: the report's
-  // symbolizer uses the normal heap. Only with the gate held.
+  // Allocation recording off (sampling period 0 in effect; the period of record stays) until the
+  // gate is released: the report's symbolizer uses the normal heap. Only with the gate held.
   void PauseRecording();
 
  private:

@@ -8,6 +8,7 @@
 
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -36,7 +37,7 @@ const char* KeepCopy(const char* name, const char* value, char* buf, size_t size
 void ReadForkSnapshot(Settings* s) {
   s->config.fork_snapshot = true;
   s->snapshot_ending_checks = false;
-  const char* value = internal::EnvRaw("HEAP_CHECK_FORK_SNAPSHOT");
+  const char* value = internal::SettingText(CheckerSetting("HEAP_CHECK_FORK_SNAPSHOT"));
   if (value == nullptr) return;
   bool on = true;
   if (Equals(value, "all")) {
@@ -55,7 +56,7 @@ void ReadForkSnapshot(Settings* s) {
 }  // namespace
 
 bool ReadCheckerConfig(Settings* s) {
-  const char* mode = internal::EnvRaw("HEAPCHECK");
+  const char* mode = internal::SettingText(CheckerSetting("HEAPCHECK"));
   if (mode == nullptr || mode[0] == '\0') return false;
   bool ignore_global_live = true, ignore_thread_live = true;
   if (Equals(mode, "minimal")) {
@@ -71,9 +72,9 @@ bool ReadCheckerConfig(Settings* s) {
     ignore_global_live = ignore_thread_live = false;
   } else if (Equals(mode, "as-is")) {
     s->mode = Mode::kAsIs;
-    s->after_destructors = internal::EnvBool("HEAP_CHECK_AFTER_DESTRUCTORS", false);
-    ignore_global_live = internal::EnvBool("HEAP_CHECK_IGNORE_GLOBAL_LIVE", true);
-    ignore_thread_live = internal::EnvBool("HEAP_CHECK_IGNORE_THREAD_LIVE", true);
+    s->after_destructors = internal::SettingBool(CheckerSetting("HEAP_CHECK_AFTER_DESTRUCTORS"));
+    ignore_global_live = internal::SettingBool(CheckerSetting("HEAP_CHECK_IGNORE_GLOBAL_LIVE"));
+    ignore_thread_live = internal::SettingBool(CheckerSetting("HEAP_CHECK_IGNORE_THREAD_LIVE"));
   } else if (Equals(mode, "local")) {
     s->mode = Mode::kLocal;
   } else {
@@ -88,11 +89,12 @@ bool ReadCheckerConfig(Settings* s) {
   s->pid = getpid();
   s->config.scan_globals = ignore_global_live;
   s->config.scan_threads = ignore_thread_live;
-  s->config.scan_anonymous = internal::EnvBool("HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS", true);
+  s->config.scan_anonymous =
+      internal::SettingBool(CheckerSetting("HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS"));
   s->config.flood.max_pointer_offset =
-      internal::EnvInt64("HEAP_CHECK_MAX_POINTER_OFFSET", 1024, -1, INT64_MAX);
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_MAX_POINTER_OFFSET"));
   s->config.flood.source_alignment = static_cast<size_t>(
-      internal::EnvInt64("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT", sizeof(void*), 1, 8));
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_POINTER_SOURCE_ALIGNMENT")));
   if ((s->config.flood.source_alignment & (s->config.flood.source_alignment - 1)) != 0) {
     internal::Log(
         "ignoring HEAP_CHECK_POINTER_SOURCE_ALIGNMENT='%zu': must be 1, 2, 4 or 8; "
@@ -100,25 +102,27 @@ bool ReadCheckerConfig(Settings* s) {
         s->config.flood.source_alignment);
     s->config.flood.source_alignment = sizeof(void*);
   }
-  s->config.test_pointer_alignment = internal::EnvBool("HEAP_CHECK_TEST_POINTER_ALIGNMENT", false);
+  s->config.test_pointer_alignment =
+      internal::SettingBool(CheckerSetting("HEAP_CHECK_TEST_POINTER_ALIGNMENT"));
   s->config.stop_timeout_ms =
-      static_cast<int>(internal::EnvInt64("HEAP_CHECK_STOP_TIMEOUT_MS", 2000, 1, 600000));
+      static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_STOP_TIMEOUT_MS")));
   ReadForkSnapshot(s);
   s->config.snapshot_timeout_ms =
-      static_cast<int>(internal::EnvInt64("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS", 600000, 1, 3600000));
+      static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_SNAPSHOT_TIMEOUT_MS")));
   s->report.test_pointer_alignment = s->config.test_pointer_alignment;
   s->report.flood = s->config.flood;
-  s->check_children = internal::EnvBool("HEAP_CHECK_CHILDREN", true);
-  s->report.max_leaks = internal::EnvInt64("HEAP_CHECK_MAX_LEAKS", 20, INT64_MIN, INT64_MAX);
-  s->report.identify_leaks = internal::EnvBool("HEAP_CHECK_IDENTIFY_LEAKS", false);
+  s->check_children = internal::SettingBool(CheckerSetting("HEAP_CHECK_CHILDREN"));
+  s->report.max_leaks = internal::SettingInt64(CheckerSetting("HEAP_CHECK_MAX_LEAKS"));
+  s->report.identify_leaks = internal::SettingBool(CheckerSetting("HEAP_CHECK_IDENTIFY_LEAKS"));
   // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let
   // its caller's environment make it fetch files, so it gets the build-id search only.
   s->report.standard_debuginfo_search = !internal::SecureExecution();
-  s->report.suppressions =
-      KeepCopy("HEAPCHECK_SUPPRESSIONS", internal::EnvRaw("HEAPCHECK_SUPPRESSIONS"),
-               g_suppressions_path, sizeof(g_suppressions_path));
-  s->exit_code = static_cast<int>(internal::EnvInt64("HEAP_CHECK_ERROR_EXIT_CODE", 1, 0, 255));
-  const char* dir = internal::EnvRaw("HEAP_CHECK_DUMP_DIRECTORY");
+  s->report.suppressions = KeepCopy("HEAPCHECK_SUPPRESSIONS",
+                                    internal::SettingText(CheckerSetting("HEAPCHECK_SUPPRESSIONS")),
+                                    g_suppressions_path, sizeof(g_suppressions_path));
+  s->exit_code =
+      static_cast<int>(internal::SettingInt64(CheckerSetting("HEAP_CHECK_ERROR_EXIT_CODE")));
+  const char* dir = internal::SettingText(CheckerSetting("HEAP_CHECK_DUMP_DIRECTORY"));
   s->report.dump_directory = "/tmp";
   if (dir != nullptr && dir[0] != '\0') {
     struct stat st;
@@ -132,12 +136,13 @@ bool ReadCheckerConfig(Settings* s) {
       s->report.dump_directory = kept;
     }
   }
-  s->report_path = internal::EnvRaw("HEAP_CHECK_REPORT_PATH");
-  s->at_signal = internal::EnvRaw("HEAP_CHECK_AT_SIGNAL");
+  s->report_path = internal::SettingText(CheckerSetting("HEAP_CHECK_REPORT_PATH"));
+  s->at_signal = internal::SettingText(CheckerSetting("HEAP_CHECK_AT_SIGNAL"));
   s->live_min_interval_ms =
-      internal::EnvInt64("HEAP_CHECK_LIVE_MIN_INTERVAL_MS", 1000, 0, 24 * 3600 * 1000);
-  if (internal::EnvRaw("HEAP_CHECK_REPORT_CLEAN") != nullptr)
-    s->report_clean = internal::EnvBool("HEAP_CHECK_REPORT_CLEAN", false) ? 1 : 0;
+      internal::SettingInt64(CheckerSetting("HEAP_CHECK_LIVE_MIN_INTERVAL_MS"));
+  if (constexpr const Setting& clean = CheckerSetting("HEAP_CHECK_REPORT_CLEAN");
+      internal::SettingText(clean) != nullptr)
+    s->report_clean = internal::SettingBool(clean) ? 1 : 0;
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -43,7 +44,7 @@ bool BesideChecker(char* buf, size_t size) {
 }
 
 bool OnPath(char* buf, size_t size) {
-  const char* path = getenv("PATH");
+  const char* path = internal::SettingText(CheckerSetting("PATH"));
   if (path == nullptr) return false;
   while (*path != '\0') {
     const char* end = std::strchr(path, ':');

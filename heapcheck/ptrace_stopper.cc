@@ -25,6 +25,7 @@
 #include "alloc/internal/log.h"
 #include "alloc/internal/monotonic_clock.h"
 #include "alloc/internal/system_memory.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -254,7 +255,7 @@ const char* PtraceStopper::Unavailable() {
   static std::atomic<int> enabled{-1};  // -1: not read yet
   int value = enabled.load(std::memory_order_acquire);
   if (value < 0) {
-    value = internal::EnvBool("HEAP_CHECK_PTRACE", true) ? 1 : 0;
+    value = internal::SettingBool(CheckerSetting("HEAP_CHECK_PTRACE")) ? 1 : 0;
     enabled.store(value, std::memory_order_release);
   }
   return value == 1 ? nullptr : "HEAP_CHECK_PTRACE=false";

@@ -14,11 +14,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/monotonic_clock.h"
 #include "alloc/internal/system_memory.h"
 #include "alloc/internal/log.h"
 #include "heapcheck/task_status.h"
+#include "heapcheck/checker_settings.h"
 
 namespace heapkit::check {
 namespace {
@@ -159,8 +159,8 @@ int SuspendSignal() {
   static std::atomic<int> sig{0};
   int value = sig.load(std::memory_order_acquire);
   if (value == 0) {
-    value = static_cast<int>(
-        internal::EnvInt64("HEAP_CHECK_SUSPEND_SIGNAL", SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
+    value = static_cast<int>(internal::SettingInt64Within(
+        CheckerSetting("HEAP_CHECK_SUSPEND_SIGNAL"), SIGRTMAX - 5, SIGRTMIN + 3, SIGRTMAX));
     sig.store(value, std::memory_order_release);
   }
   return value;

@@ -13,6 +13,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/output/dump_triggers.h"
 #include "profiler/time/peak_tracker.h"
+#include "alloc/sampling_period.h"
 #include "profiler/profiler_config.h"
 #include "profiler/control/profiler_signals.h"
 #include "profiler/profiler_state.h"
@@ -73,8 +74,7 @@ bool StartHeapProfiling(const char* prefix) {
     internal::SpinLockHolder h(&g_profiler.lock);
     if (g_profiler.profiling.load()) return true;
     g_profiler.config = ReadProfilerConfig();
-    if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0)
-      alloc::SetSampleParameter(kDefaultSampleParameter);
+    alloc::SetSamplingPeriodUnlessChosen(kDefaultSampleParameter);
     FitSamplingToIntervals(g_profiler.config);
     BeginProfilingLocked(prefix);
   }
@@ -84,8 +84,7 @@ bool StartHeapProfiling(const char* prefix) {
   if (!Quiet()) internal::LogRaw("Starting tracking the heap");
   if (internal::Verbose())
     internal::Log("heap profiler: prefix %s, sample parameter %lld, stack depth %d", prefix,
-                  static_cast<long long>(alloc::GetSampleParameter()),
-                  g_profiler.config.stack_depth);
+                  static_cast<long long>(alloc::SamplingPeriod()), g_profiler.config.stack_depth);
   alloc::SetSlotFreeHook(&OnSlotFree);
   g_profiler.profiling.store(true);
   static std::atomic<bool> exit_registered{false};

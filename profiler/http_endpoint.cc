@@ -4,11 +4,11 @@
 
 #include <atomic>
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/internal/spin_lock.h"
 #include "alloc/observer_hooks.h"
 #include "alloc/stats.h"
+#include "alloc/sampling_period.h"
 #include "gperftools/malloc_extension_c.h"
 #include "profiler/output/dump_triggers.h"
 #include "profiler/output/growth_stacks.h"
@@ -19,6 +19,7 @@
 #include "profiler/format/output_sink.h"
 #include "profiler/profiler_config.h"
 #include "profiler/sample_recorder.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::check {
 // heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.
@@ -80,14 +81,12 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
                        g_bound);
     return false;
   }
-  if (!alloc::SampleParameterFromEnvironment() && alloc::GetSampleParameter() <= 0) {
-    alloc::SetSampleParameter(kDefaultSampleParameter);
-  }
+  alloc::SetSamplingPeriodUnlessChosen(kDefaultSampleParameter);
   // The sampling observer and the library are set up with this thread's recording off: what
   // they allocate is the server's, not the program's.
   const bool was_disabled = tls_recording_disabled;
   tls_recording_disabled = true;
-  if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
+  if (!SampleRecordingOn() && alloc::SamplingPeriod() > 0) EnableSampleRecording();
   const OnDemandApi* api = LoadOnDemandLibrary();
   bool ok = false;
   if (api == nullptr) {
@@ -105,9 +104,9 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.return_memory = &ReturnMemory;
     hooks.endpoint_heap_bytes = &SetEndpointHeapBytes;
     // Who may ask (http/access_policy.h); unset in an AT_SECURE process, like every variable.
-    hooks.allow_users = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_USERS");
-    hooks.token_file = internal::EnvRaw("HEAPKIT_HTTP_TOKEN_FILE");
-    hooks.allow_remote = internal::EnvRaw("HEAPKIT_HTTP_ALLOW_REMOTE");
+    hooks.allow_users = internal::SettingText(ProfilerSetting("HEAPKIT_HTTP_ALLOW_USERS"));
+    hooks.token_file = internal::SettingText(ProfilerSetting("HEAPKIT_HTTP_TOKEN_FILE"));
+    hooks.allow_remote = internal::SettingText(ProfilerSetting("HEAPKIT_HTTP_ALLOW_REMOTE"));
     // The whole answer, whatever the size of the caller's buffer.
     char answer[256], rule[256];
     ok = api->start_http_endpoint(address, &hooks, answer, sizeof answer, rule, sizeof rule);
@@ -124,7 +123,7 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
 }
 
 void StartHttpEndpointFromEnvironment() {
-  const char* raw = internal::EnvRaw("HEAPKIT_HTTP");
+  const char* raw = internal::SettingText(ProfilerSetting("HEAPKIT_HTTP"));
   if (raw == nullptr || raw[0] == '\0') return;
   char address[256];
   if (strlen(raw) >= sizeof(address)) {

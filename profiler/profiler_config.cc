@@ -6,22 +6,24 @@
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "profiler/time/timeline.h"
+#include "alloc/sampling_period.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 
+static_assert(ProfilerSetting("HEAP_PROFILE_STACK_DEPTH").default_value == kMaxStackDepth &&
+              ProfilerSetting("HEAP_PROFILE_STACK_DEPTH").max == kMaxStackDepth);
+
 ProfilerConfig ReadProfilerConfig() {
-  using internal::EnvInt64;
+  using internal::SettingInt64;
   ProfilerConfig c;
-  c.allocation_interval =
-      EnvInt64("HEAP_PROFILE_ALLOCATION_INTERVAL", int64_t{1} << 30, 0, INT64_MAX / 4, true);
-  c.deallocation_interval =
-      EnvInt64("HEAP_PROFILE_DEALLOCATION_INTERVAL", 0, 0, INT64_MAX / 4, true);
-  c.inuse_interval = EnvInt64("HEAP_PROFILE_INUSE_INTERVAL", 100 * kMiB, 0, INT64_MAX / 4, true);
-  c.time_interval_sec = EnvInt64("HEAP_PROFILE_TIME_INTERVAL", 0, 0, 100LL * 365 * 86400);
-  c.stack_depth =
-      static_cast<int>(EnvInt64("HEAP_PROFILE_STACK_DEPTH", kMaxStackDepth, 1, kMaxStackDepth));
-  c.dump_signal = static_cast<int>(EnvInt64("HEAPPROFILESIGNAL", 0, 1, 64));
-  c.peak_profile = internal::EnvBool("HEAP_PROFILE_PEAK", false);
+  c.allocation_interval = SettingInt64(ProfilerSetting("HEAP_PROFILE_ALLOCATION_INTERVAL"));
+  c.deallocation_interval = SettingInt64(ProfilerSetting("HEAP_PROFILE_DEALLOCATION_INTERVAL"));
+  c.inuse_interval = SettingInt64(ProfilerSetting("HEAP_PROFILE_INUSE_INTERVAL"));
+  c.time_interval_sec = SettingInt64(ProfilerSetting("HEAP_PROFILE_TIME_INTERVAL"));
+  c.stack_depth = static_cast<int>(SettingInt64(ProfilerSetting("HEAP_PROFILE_STACK_DEPTH")));
+  c.dump_signal = static_cast<int>(SettingInt64(ProfilerSetting("HEAPPROFILESIGNAL")));
+  c.peak_profile = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_PEAK"));
   c.rss_limit = ReadRssLimitSetting();
   c.timeline_period_ms = ReadTimelinePeriodMs();
   c.format = ReadProfileFormat();
@@ -31,7 +33,7 @@ ProfilerConfig ReadProfilerConfig() {
 }
 
 ProfileFormat ReadProfileFormat() {
-  const char* value = internal::EnvRaw("HEAP_PROFILE_FORMAT");
+  const char* value = internal::SettingText(ProfilerSetting("HEAP_PROFILE_FORMAT"));
   if (value == nullptr || value[0] == '\0' || strcmp(value, "legacy") == 0) {
     return ProfileFormat::kLegacy;
   }
@@ -52,10 +54,10 @@ void FitSamplingToIntervals(const ProfilerConfig& config) {
        {config.allocation_interval, config.deallocation_interval, config.inuse_interval}) {
     if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
   }
-  const int64_t period = alloc::GetSampleParameter();
+  const int64_t period = alloc::SamplingPeriod();
   if (smallest == 0 || period <= 1 || smallest >= 8 * period) return;
   const int64_t lowered = smallest / 8 > 1 ? smallest / 8 : 1;
-  alloc::SetSampleParameter(lowered);
+  alloc::SetSamplingPeriod(lowered);
   if (internal::Verbose())
     internal::Log(
         "heap profiler: a dump interval of %lld bytes is below 8 sampling periods of "

@@ -15,6 +15,7 @@
 #include "profiler/on_demand/on_demand_library.h"
 #include "profiler/time/peak_tracker.h"
 #include "profiler/control/profiler_fork.h"
+#include "alloc/sampling_period.h"
 #include "profiler/profiler_state.h"
 #include "profiler/control/profiler_thread.h"
 #include "profiler/capture/runtime_symbols.h"
@@ -264,7 +265,10 @@ inline __attribute__((always_inline)) bool RecordEither(void* ptr, size_t reques
 // The observer's entry: sampled mode (and exact mode without the recorder below).
 bool OnSampledAlloc(void* ptr, size_t requested, size_t /*allocated*/) {
   if (ptr == nullptr) return false;
-  const int64_t rate = alloc::GetSampleParameter();
+  // The period this sample was taken at. Another than the period of record (a temporary one:
+  // alloc/sampling_period.h) gives it no weight in the profile; calibration's own are counted.
+  const int64_t rate = alloc::SamplingPeriodInEffect();
+  if (__builtin_expect(rate != alloc::SamplingPeriod(), 0) && !tls_calibrating) return false;
   // Exact mode: the object's side slot (see StackTable::SlotForAlloc).
   std::atomic<uint64_t>* slot = rate == 1 && requested < StackTable::kMaxSlotSize
                                     ? GlobalStackTable().SlotForAlloc(ptr)
@@ -282,6 +286,8 @@ __attribute__((noinline)) bool RecordExactAlloc(void* ptr, size_t requested,
                                                 std::atomic<uint64_t>* slot,
                                                 std::atomic<uint64_t>* birth, uintptr_t pc,
                                                 const uintptr_t* frame) {
+  // Exact sampling for a while only (calibration: alloc/sampling_period.h): no weight.
+  if (alloc::SamplingPeriod() != 1 && !tls_calibrating) return false;
   return RecordEither(ptr, requested, 1, slot, birth,
                       Origin{pc, reinterpret_cast<uintptr_t>(frame + 2), frame[0]});
 }
@@ -309,6 +315,7 @@ bool OnExactAlloc(void* ptr, size_t requested, std::atomic<uint64_t>* slot,
   StackTable& table = GlobalStackTable();
   if (slot != nullptr) __builtin_prefetch(slot, 1);  // for the store below
   if (__builtin_expect(tls_calibrating || tls_recording_disabled || slot == nullptr ||
+                           alloc::SamplingPeriod() != 1 ||
                            last.key != LastStack::Key(0, g_profiler.config.stack_depth),
                        0))
     return RecordExactAlloc(ptr, requested, slot, birth, pc, frame);
@@ -359,7 +366,7 @@ bool OnMaybeSampledFree(void* ptr) {
   ObjectBirth birth;
   if (!GlobalStackTable().RecordFree(ptr, &size, &bucket, &birth)) return false;
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
-    const int64_t estimate = EstimateBytes(size, alloc::GetSampleParameter());
+    const int64_t estimate = EstimateBytes(size, alloc::SamplingPeriod());
     g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
     if (__builtin_expect(PeakTrackingOn(), 0))
       PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size,

@@ -9,17 +9,18 @@
 #include <unistd.h>
 
 #include "alloc/common.h"
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "alloc/observer_hooks.h"
 #include "profiler/output/dump_triggers.h"
 #include "profiler/output/growth_stacks.h"
 #include "profiler/format/unloaded_modules.h"
+#include "alloc/sampling_period.h"
 #include "profiler/heap_profiler.h"
 #include "profiler/http_endpoint.h"
 #include "profiler/format/output_sink.h"
 #include "profiler/sample_recorder.h"
 #include "profiler/capture/stack_capture.h"
+#include "profiler/base/profiler_settings.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int heapkit_profiler_anchor = 0;
@@ -47,7 +48,7 @@ constexpr alloc::HeapSampleProvider kProvider = {&HeapSample, &HeapGrowthStacks}
 // byte) so that programs exec'd from this one see it and write <prefix>_<pid>.NNNN.heap instead
 // of overwriting our files; forked children get the same naming from the fork handler.
 HEAPKIT_ALWAYS_RUN_CODE void StartFromEnvironment() {
-  char* raw = const_cast<char*>(internal::EnvRaw("HEAPPROFILE"));
+  char* raw = const_cast<char*>(internal::SettingText(ProfilerSetting("HEAPPROFILE")));
   if (raw == nullptr || raw[0] == '\0') return;
   if (strlen(raw) + 16 >= PATH_MAX) {
     // Checked before the copy below, which would otherwise shorten it silently.
@@ -77,7 +78,7 @@ HEAPKIT_ALWAYS_RUN_CODE void ProfilerStartup() {
   RegisterUnloadedModulesForkHandlers();
   alloc::SetHeapGrowthHook(&OnHeapGrowth);
   StartFromEnvironment();
-  if (!SampleRecordingOn() && alloc::GetSampleParameter() > 0) EnableSampleRecording();
+  if (!SampleRecordingOn() && alloc::SamplingPeriod() > 0) EnableSampleRecording();
   StartHttpEndpointFromEnvironment();
 }
 

@@ -1,7 +1,5 @@
 #include "alloc/internal/env.h"
 
-#include <sys/auxv.h>
-
 #include <cmath>
 #include <cstring>
 
@@ -40,11 +38,6 @@ const char* PrintableValue(const char* text, char* buf, size_t size) {
   }
   if (size > 0) buf[n < size ? n : size - 1] = '\0';
   return buf;
-}
-
-bool SecureExecution() {
-  // getauxval reads the auxiliary vector libc saved at start-up: no allocation, no lock.
-  return getauxval(AT_SECURE) != 0;
 }
 
 HEAPKIT_ALWAYS_RUN_CODE const char* EnvRaw(const char* name) {
@@ -155,10 +148,11 @@ bool ParseBool(const char* text, bool* out) {
   return false;
 }
 
-int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
-                 bool allow_suffix) {
+bool EnvInt64Given(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
+                   bool allow_suffix, int64_t* out) {
+  *out = default_value;
   const char* text = EnvRaw(name);
-  if (text == nullptr || *text == '\0') return default_value;
+  if (text == nullptr || *text == '\0') return false;
   int64_t value;
   char shown[kPrintableValueSize];
   if (!ParseInt64(text, allow_suffix, &value)) {
@@ -166,14 +160,22 @@ int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int
         PrintableValue(text, shown, sizeof(shown)),
         allow_suffix ? " (optionally with k/m/g suffix)" : "",
         static_cast<long long>(default_value));
-    return default_value;
+    return false;
   }
   if (value < min_value || value > max_value) {
     Log("ignoring %s='%s': must be between %lld and %lld; using default %lld", name,
         PrintableValue(text, shown, sizeof(shown)), static_cast<long long>(min_value),
         static_cast<long long>(max_value), static_cast<long long>(default_value));
-    return default_value;
+    return false;
   }
+  *out = value;
+  return true;
+}
+
+int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
+                 bool allow_suffix) {
+  int64_t value;
+  EnvInt64Given(name, default_value, min_value, max_value, allow_suffix, &value);
   return value;
 }
 

@@ -9,6 +9,8 @@
 // and the default is used. Unset or empty variables silently give the default.
 #pragma once
 
+#include <sys/auxv.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -24,17 +26,27 @@ namespace heapkit::internal {
 // variable is read through this function, so this is the one place the rule lives.
 const char* EnvRaw(const char* name);
 
-// True when the process runs with AT_SECURE (see EnvRaw).
-bool SecureExecution();
+// True when the process runs with AT_SECURE (see EnvRaw). getauxval reads the auxiliary vector
+// libc saved at start-up: no allocation, no lock. Inline, so that the tools' reader
+// (settings.h, ToolSettingText), which links none of the runtime, applies the same rule.
+inline bool SecureExecution() { return getauxval(AT_SECURE) != 0; }
 
 // A copy of text fit for a one-line message: control characters become '?', and a value
 // longer than the buffer is cut with "...". Returns buf.
 inline constexpr size_t kPrintableValueSize = 200;
 const char* PrintableValue(const char* text, char* buf, size_t size);
 
+// The typed readers below are the primitives of settings.h's readers, which every component
+// calls with an entry of its settings table: read a variable through those, not these.
+
 // Integer with optional size suffix k/K, m/M, g/G (powers of 1024) when allow_suffix is true.
 int64_t EnvInt64(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
                  bool allow_suffix = false);
+
+// EnvInt64 that says whether the variable gave the value: true if set to an accepted value
+// (then *out is it), else *out = default_value.
+bool EnvInt64Given(const char* name, int64_t default_value, int64_t min_value, int64_t max_value,
+                   bool allow_suffix, int64_t* out);
 
 // Floating point value within [min_value, max_value].
 double EnvDouble(const char* name, double default_value, double min_value, double max_value);

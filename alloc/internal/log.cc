@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "alloc/internal/env.h"
+#include "alloc/internal/alloc_settings.h"
 
 namespace heapkit::internal {
 namespace {
@@ -241,7 +241,7 @@ int64_t VerboseLevel() {
   static std::atomic<bool> parsed{false};
   static std::atomic<int64_t> level{0};
   if (parsed.load(std::memory_order_acquire)) return level.load(std::memory_order_relaxed);
-  int64_t value = EnvInt64("PERFTOOLS_VERBOSE", 0, INT64_MIN, INT64_MAX);
+  int64_t value = SettingInt64(AllocSetting("PERFTOOLS_VERBOSE"));
   level.store(value, std::memory_order_relaxed);
   parsed.store(true, std::memory_order_release);
   return value;

@@ -1,4 +1,5 @@
 #include "pprof-tool/cli/debuginfod_bounds.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,15 +11,18 @@
 namespace heapkit::pprof {
 namespace {
 
-std::string Env(const char* name) {
-  const char* v = getenv(name);
+std::string Env(const Setting& s) {
+  const char* v = internal::ToolSettingText(s);
   return v != nullptr ? v : "";
 }
 
 std::string CachePath() {
-  if (!Env("DEBUGINFOD_CACHE_PATH").empty()) return Env("DEBUGINFOD_CACHE_PATH");
-  if (!Env("XDG_CACHE_HOME").empty()) return Env("XDG_CACHE_HOME") + "/debuginfod_client";
-  if (!Env("HOME").empty()) return Env("HOME") + "/.cache/debuginfod_client";
+  const std::string cache = Env(ToolSetting("DEBUGINFOD_CACHE_PATH"));
+  if (!cache.empty()) return cache;
+  const std::string xdg = Env(ToolSetting("XDG_CACHE_HOME"));
+  if (!xdg.empty()) return xdg + "/debuginfod_client";
+  const std::string home = Env(ToolSetting("HOME"));
+  if (!home.empty()) return home + "/.cache/debuginfod_client";
   return "";
 }
 
@@ -41,7 +45,7 @@ std::string CacheProblem(const std::string& dir) {
 }  // namespace
 
 std::string BoundDebuginfodDownloads() {
-  if (Env("DEBUGINFOD_URLS").empty()) return "";
+  if (Env(ToolSetting("DEBUGINFOD_URLS")).empty()) return "";
   setenv("DEBUGINFOD_MAXSIZE", kDebuginfodMaxSize, /*overwrite=*/0);
   setenv("DEBUGINFOD_MAXTIME", kDebuginfodMaxTime, /*overwrite=*/0);
   const std::string dir = CachePath();

@@ -9,9 +9,11 @@
 //   4. Resolve*: the raw values are checked against each other and turned into CliOptions.
 #include "pprof-tool/cli/options.h"
 
+#include "pprof-tool/cli/settings_listing.h"
 #include "pprof-tool/report/object_time_views.h"
 #include "pprof-tool/cli/view_flags.h"
 #include "pprof-tool/web/web_server.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
@@ -351,10 +353,17 @@ bool ResolveObjectTimeOptions(const CliOptions& o, std::string* error) {
   return o.lifetime.empty() || ParseLifetimeFilter(o.lifetime, &filter, error);
 }
 
+// Thrown by --settings' callback, as CLI11's --version throws CallForVersion.
+struct SettingsAsked {};
+
 void DefineOptions(CLI::App& app, RawOptions& r, CliOptions& o) {
   app.set_help_flag("-h,--help", "Print this help and exit. E.g. --help");
   app.set_version_flag("--version", "pprof-tool (heapkit) " HEAPKIT_VERSION,
                        "Print the version and exit. E.g. --version");
+  app.add_flag_callback(
+      "--settings", [] { throw SettingsAsked(); },
+      "Print the environment variables heapkit and pprof-tool read (type, "
+      "default, accepted values, meaning) and exit. E.g. --settings");
   app.get_formatter()->column_width(34);
   DefineReportOptions(app, r);
   DefineGraphOptions(app, r, o);
@@ -587,7 +596,7 @@ bool ResolveFiles(const RawOptions& r, CliOptions* o, std::string* error) {
 void ResolveSymbolPath(const RawOptions& r, CliOptions* o) {
   char cwd[PATH_MAX];
   const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
-  const char* env = getenv("PPROF_BINARY_PATH");
+  const char* env = internal::ToolSettingText(ToolSetting("PPROF_BINARY_PATH"));
   for (const std::string& list : {r.symbol_path, std::string(env ? env : "")}) {
     size_t at = 0;
     while (at <= list.size()) {
@@ -640,6 +649,9 @@ int ParseCommandLine(int argc, const char* const* argv, CliOptions* o) {
     return 0;
   } catch (const CLI::CallForVersion& v) {
     printf("%s\n", v.what());
+    return 0;
+  } catch (const SettingsAsked&) {
+    fputs(SettingsListing().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
     return UsageError(e.what());

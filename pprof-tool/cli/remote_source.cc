@@ -1,4 +1,5 @@
 #include "pprof-tool/cli/remote_source.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <httplib.h>
 #include <netdb.h>
@@ -284,7 +285,7 @@ bool FetchedSources::Fetch(const std::vector<std::string>& names, const RemoteFe
     }
     std::string body;
     if (!FetchRemoteProfile(name, options, &body, error)) return false;
-    const char* tmpdir = getenv("TMPDIR");
+    const char* tmpdir = internal::ToolSettingText(ToolSetting("TMPDIR"));
     std::string path = std::string(tmpdir != nullptr && tmpdir[0] == '/' ? tmpdir : "/tmp") +
                        "/pprof-tool-fetch.XXXXXX";
     const int fd = mkstemp(path.data());  // O_EXCL, mode 0600

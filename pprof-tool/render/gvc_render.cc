@@ -1,4 +1,5 @@
 #include "gvc_render.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -86,7 +87,7 @@ bool HasPlugins(GVC_t* gvc, const char* kind, const char* wanted) {
 std::string PluginConfigHint() {
   std::string hint =
       "graphviz's plugin configuration is missing or stale; fix it by running `dot -c` as root";
-  if (const char* dir = std::getenv("GVBINDIR"); dir != nullptr) {
+  if (const char* dir = internal::ToolSettingText(ToolSetting("GVBINDIR")); dir != nullptr) {
     hint += " (GVBINDIR=";
     hint += dir;
     hint += " is set: that directory must hold the plugins and their config6a)";

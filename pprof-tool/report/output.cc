@@ -1,6 +1,7 @@
 #include "pprof-tool/report/output.h"
 
 #include "alloc/internal/safe_file.h"
+#include "pprof-tool/tool_settings.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -13,8 +14,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 namespace heapkit::pprof {
 
@@ -97,7 +96,7 @@ bool ReplaceRegularFile(const std::string& path, std::string_view bytes, std::st
 }
 
 bool ExecutableOnPath(const char* name) {
-  const char* path = std::getenv("PATH");
+  const char* path = internal::ToolSettingText(ToolSetting("PATH"));
   if (path == nullptr) return false;
   std::string_view rest(path);
   while (!rest.empty()) {
@@ -149,7 +148,7 @@ bool WriteOutput(const std::string& path, std::string_view bytes, std::string* e
 
 bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string* path,
                    std::string* error) {
-  const char* tmpdir = std::getenv("TMPDIR");
+  const char* tmpdir = internal::ToolSettingText(ToolSetting("TMPDIR"));
   std::string templ = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
                       "/pprof-tool-XXXXXX" + std::string(suffix);
   std::vector<char> buf(templ.begin(), templ.end());
@@ -165,9 +164,11 @@ bool WriteTempFile(std::string_view suffix, std::string_view bytes, std::string*
 
 bool OpenInBrowser(const std::string& path) {
   std::string program;
-  if (const char* b = std::getenv("BROWSER"); b != nullptr && *b != '\0') {
+  if (const char* b = internal::ToolSettingText(ToolSetting("BROWSER"));
+      b != nullptr && *b != '\0') {
     program = b;
-  } else if ((std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr) &&
+  } else if ((internal::ToolSettingText(ToolSetting("DISPLAY")) != nullptr ||
+              internal::ToolSettingText(ToolSetting("WAYLAND_DISPLAY")) != nullptr) &&
              ExecutableOnPath("xdg-open")) {
     program = "xdg-open";
   } else {
@@ -175,7 +176,8 @@ bool OpenInBrowser(const std::string& path) {
   }
   std::vector<char*> argv = {program.data(), const_cast<char*>(path.c_str()), nullptr};
   pid_t pid;
-  return ::posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ) == 0;
+  return ::posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(),
+                        internal::EnvironmentForChild()) == 0;
 }
 
 }  // namespace heapkit::pprof

@@ -12,6 +12,7 @@
 #include "alloc/observer_hooks.h"
 #include "profiler/capture/allocator_frame_filter.h"
 #include "profiler/capture/stack_capture.h"
+#include "alloc/sampling_period.h"
 
 extern "C" char __start_heapkit_calib_text[] __attribute__((weak, visibility("hidden")));
 extern "C" char __stop_heapkit_calib_text[] __attribute__((weak, visibility("hidden")));
@@ -103,8 +104,9 @@ void CalibrationSample() {
 
 int CalibrateAllocatorFrames() {
   if (__start_heapkit_calib_text == nullptr) return 0;
-  int64_t saved = alloc::GetSampleParameter();
-  alloc::SetSampleParameter(1);
+  // Every allocation of the probes sampled; other threads' samples meanwhile have no weight in
+  // the profile (alloc/sampling_period.h) and are dropped.
+  alloc::ScopedSamplingPeriod exact(1);
   tls_calibrating = true;
   void (*const probes[])(size_t) = {ProbeMalloc,   ProbeCalloc,     ProbeRealloc,    ProbeNew,
                                     ProbeNewArray, ProbeNewNothrow, ProbeNewAligned, ProbeMemalign};
@@ -116,7 +118,6 @@ int CalibrateAllocatorFrames() {
       for (size_t n : sizes) probe(n);
   tls_calibrating = false;
   g_sink = nullptr;  // a freed block's address left in a global would hide a later leak there
-  alloc::SetSampleParameter(saved);
   return probes_seen;
 }
 

@@ -14,6 +14,7 @@
 #include "profiler/output/peak_profile.h"
 #include "profiler/time/timeline.h"
 #include "profiler/time/peak_tracker.h"
+#include "alloc/sampling_period.h"
 #include "profiler/profiler_config.h"
 #include "profiler/table/sample_estimate.h"
 #include "profiler/record/slot_births.h"
@@ -35,7 +36,7 @@ void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
 
 LegacyProfile TableProfile() {
   LegacyProfile p;
-  int64_t rate = alloc::GetSampleParameter();
+  int64_t rate = alloc::SamplingPeriod();
   p.kind = rate <= 1 ? ProfileKind::kHeapExact : ProfileKind::kHeapSampled;
   p.sample_rate = rate;
   p.source = &TableSource;
@@ -57,7 +58,7 @@ void UpdateThresholdsLocked() HEAPKIT_REQUIRES(g_profiler.lock) {
 // Profiling (re)starts: the estimated totals restart from what the table holds now (objects
 // recorded before the start may be freed during it), counted as allocated, none freed.
 void ResetEstimatesFromTable() {
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   int64_t inuse = 0;
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
     const int64_t n = GlobalStackTable().InUseCount(b);

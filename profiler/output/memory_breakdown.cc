@@ -16,6 +16,7 @@
 #include "alloc/span_occupancy.h"
 #include "profiler/table/stack_table.h"
 #include "profiler/table/sample_estimate.h"
+#include "alloc/sampling_period.h"
 
 namespace heapkit::prof {
 namespace {
@@ -206,7 +207,7 @@ struct RoundingSums {
 
 RoundingSums SumRecordedObjects() {
   RoundingSums sums;
-  sums.rate = alloc::GetSampleParameter();
+  sums.rate = alloc::SamplingPeriod();
   if (!GlobalStackTable().initialised()) return sums;
   GlobalStackTable().ForEachLiveObject(
       [](void* ctx, const void* object, StackRef, size_t size) {

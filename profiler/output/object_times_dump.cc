@@ -10,6 +10,7 @@
 #include "profiler/record/slot_births.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "alloc/sampling_period.h"
 
 namespace heapkit::prof {
 namespace {
@@ -178,7 +179,7 @@ void AppendObjectTimes(OutputSink* sink) {
   pass.ages_on = g_object_times.ages.load(std::memory_order_relaxed);
   if (!table.initialised() || !(pass.lifetimes || pass.ages_on)) return;
   pass.now = NowNs();
-  pass.rate = alloc::GetSampleParameter();
+  pass.rate = alloc::SamplingPeriod();
   const uint32_t dump = g_object_times.interval.load(std::memory_order_relaxed) + 1;
   if (pass.lifetimes) {
     ForEachLifetimeCell(

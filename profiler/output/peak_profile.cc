@@ -12,6 +12,7 @@
 #include "profiler/output/proto_profile_file.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "alloc/sampling_period.h"
 
 namespace heapkit::prof {
 namespace {
@@ -63,7 +64,7 @@ void FormatReason(char* out, size_t size, const PeakSnapshot& s) {
 }
 
 bool WritePeakFile(const char* file, PeakScope scope, ProfileFormat format) {
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   int err = 0;
   bool ok = false;
   // A peak that moves during the write (another thread freed after a new maximum) makes the

@@ -4,11 +4,11 @@
 #include <cstdint>
 
 #include "alloc/internal/arena.h"
-#include "alloc/internal/env.h"
 #include "alloc/internal/page_residency.h"
 #include "alloc/span_occupancy.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 namespace {
@@ -61,7 +61,7 @@ bool StackResidencyEnabled() {
   static std::atomic<int> enabled{-1};
   int v = enabled.load(std::memory_order_relaxed);
   if (v < 0) {
-    v = internal::EnvBool("HEAP_PROFILE_RESIDENCY", false) ? 1 : 0;
+    v = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_RESIDENCY")) ? 1 : 0;
     enabled.store(v, std::memory_order_relaxed);
   }
   return v == 1;

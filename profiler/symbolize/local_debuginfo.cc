@@ -15,8 +15,7 @@
 #include <cstring>
 
 #include "alloc/internal/safe_file.h"
-
-extern char** environ;
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -108,7 +107,7 @@ int FindByDebuglink(const LocalDebuginfoSearch& search, const char* file_name,
 }
 
 bool DebuginfodRequested() {
-  const char* urls = getenv("DEBUGINFOD_URLS");
+  const char* urls = internal::ToolSettingText(prof::ProfilerSetting("DEBUGINFOD_URLS"));
   return urls != nullptr && urls[0] != '\0';
 }
 
@@ -118,7 +117,7 @@ std::vector<char*> HelperEnvironment() {
   static const char* const kDropped[] = {"HEAPCHECK",    "HEAPPROFILE", "HEAP_CHECK_",
                                          "HEAP_PROFILE", "LD_PRELOAD=", "CPUPROFILE"};
   std::vector<char*> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+  for (char* const* e = internal::EnvironmentForChild(); e != nullptr && *e != nullptr; ++e) {
     bool drop = false;
     for (const char* prefix : kDropped) drop |= strncmp(*e, prefix, strlen(prefix)) == 0;
     if (!drop) env.push_back(*e);

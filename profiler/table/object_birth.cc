@@ -1,9 +1,9 @@
 // Births of sampled objects (object_birth.h).
 #include "profiler/table/object_birth.h"
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/base/profiler_basics.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 
@@ -18,15 +18,15 @@ std::atomic<uint32_t> g_thread_numbers{0};
 __thread uint32_t tls_thread_number __attribute__((tls_model("initial-exec"))) = 0;
 
 void ReadObjectTimeSettings(void (*before_publishing)(bool lifetimes)) {
-  const bool lifetimes = internal::EnvBool("HEAP_PROFILE_LIFETIMES", false);
-  bool free_stacks = internal::EnvBool("HEAP_PROFILE_FREE_STACKS", false);
+  const bool lifetimes = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_LIFETIMES"));
+  bool free_stacks = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_FREE_STACKS"));
   if (free_stacks && !lifetimes) {
     internal::Log(
         "ignoring HEAP_PROFILE_FREE_STACKS: free stacks are kept with "
         "HEAP_PROFILE_LIFETIMES=1 only");
     free_stacks = false;
   }
-  const bool ages = internal::EnvBool("HEAP_PROFILE_AGES", false);
+  const bool ages = internal::SettingBool(ProfilerSetting("HEAP_PROFILE_AGES"));
   g_object_times.lifetimes.store(lifetimes, std::memory_order_relaxed);
   g_object_times.free_stacks.store(free_stacks, std::memory_order_relaxed);
   g_object_times.ages.store(ages, std::memory_order_relaxed);

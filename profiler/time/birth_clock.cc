@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 
@@ -86,7 +86,8 @@ void CalibrateBirthClock() {
 #if defined(__x86_64__)
   // HEAP_PROFILE_BIRTH_TSC=0: CLOCK_MONOTONIC even where the counter qualifies (tests of the
   // fallback, or a machine whose counter the kernel trusts wrongly).
-  if (internal::EnvBool("HEAP_PROFILE_BIRTH_TSC", true) && InvariantTscIsTheClock()) {
+  if (internal::SettingBool(ProfilerSetting("HEAP_PROFILE_BIRTH_TSC")) &&
+      InvariantTscIsTheClock()) {
     const int64_t ns0 = NowNs();
     const uint64_t t0 = __builtin_ia32_rdtsc();
     int64_t ns1;

@@ -11,6 +11,7 @@
 #include "alloc/internal/env.h"
 #include "alloc/internal/log.h"
 #include "profiler/base/profiler_basics.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 namespace {
@@ -135,7 +136,7 @@ bool ParseRssLimit(const char* text, RssLimitSetting* out) {
 
 RssLimitSetting ReadRssLimitSetting() {
   RssLimitSetting s;
-  const char* raw = internal::EnvRaw(kVariable);
+  const char* raw = internal::SettingText(ProfilerSetting(kVariable));
   if (raw == nullptr || raw[0] == '\0') return s;
   if (!ParseRssLimit(raw, &s)) {
     char shown[internal::kPrintableValueSize];

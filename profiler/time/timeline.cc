@@ -18,6 +18,8 @@
 #include "profiler/base/profiler_basics.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "alloc/sampling_period.h"
+#include "profiler/base/profiler_settings.h"
 
 namespace heapkit::prof {
 namespace {
@@ -170,7 +172,7 @@ void AppendTimelineComments(OutputSink* sink) {
   sink->Append(" start_ns ");
   sink->AppendDecimal(t.start_ns);
   sink->Append(" rate ");
-  sink->AppendDecimal(alloc::GetSampleParameter());
+  sink->AppendDecimal(alloc::SamplingPeriod());
   sink->AppendChar('\n');
   const StackTable& table = GlobalStackTable();
   ForEachId(nullptr, [&](uint32_t id, int64_t, int64_t) {
@@ -231,7 +233,7 @@ bool ParseTimelinePeriod(const char* text, int64_t* ms) {
 }
 
 int64_t ReadTimelinePeriodMs() {
-  const char* raw = internal::EnvRaw(kVariable);
+  const char* raw = internal::SettingText(ProfilerSetting(kVariable));
   if (raw == nullptr || raw[0] == '\0') return 0;
   int64_t ms = 0;
   if (!ParseTimelinePeriod(raw, &ms)) {
@@ -288,7 +290,7 @@ void TimelineTickLocked() {
 
 void WriteTimelineLocked(const char* file) {
   if (g_timeline.period_ms <= 0) return;
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   LegacyProfile p;
   p.kind = rate <= 1 ? ProfileKind::kHeapExact : ProfileKind::kHeapSampled;
   p.sample_rate = rate;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
 #include "alloc/stats.h"
 
 namespace heapkit::alloc {
@@ -141,7 +142,7 @@ const SampleObserver kObserver{OnAlloc, OnFree};
 
 TEST(AllocatorTest, SamplingHookEveryAllocationAndFrees) {
   SetSampleObserver(&kObserver);
-  SetSampleParameter(1);
+  SetSamplingPeriod(1);
   sampled_allocs = 0;
   sampled_frees = 0;
   void* p = Malloc(40);
@@ -162,7 +163,7 @@ TEST(AllocatorTest, SamplingHookEveryAllocationAndFrees) {
   EXPECT_EQ(sampled_allocs.load(), 102);
   EXPECT_EQ(UsableSize(many[0]), 32u);
   for (void* q : many) Free(q);
-  SetSampleParameter(0);
+  SetSamplingPeriod(0);
   int before = sampled_allocs.load();
   for (int i = 0; i < 1000; ++i) Free(Malloc(100));
   EXPECT_EQ(sampled_allocs.load(), before);
@@ -202,13 +203,13 @@ TEST(AllocatorTest, SampledBitFollowsLiveSampledObjects) {
   SetSampleObserver(&kRecordingObserver);
   // A class no other test samples in exact mode (that would leave its span routed for good).
   constexpr size_t kSize = 2900;
-  SetSampleParameter(2);  // sparse mode, but every kSize object is sampled (p = 1 - e^-1450)
+  SetSamplingPeriod(2);  // sparse mode, but every kSize object is sampled (p = 1 - e^-1450)
   void* first = Malloc(kSize);
   void* second = Malloc(kSize);
   ASSERT_EQ(UsableSize(first), UsableSize(second));
   ASSERT_TRUE(SampledBit(first));
   ASSERT_TRUE(SampledBit(second));
-  SetSampleParameter(int64_t{1} << 40);  // nothing else gets sampled until exact mode below
+  SetSamplingPeriod(int64_t{1} << 40);  // nothing else gets sampled until exact mode below
   recorded_frees = 0;
   Free(first);
   EXPECT_EQ(recorded_frees.load(), 1);
@@ -222,13 +223,13 @@ TEST(AllocatorTest, SampledBitFollowsLiveSampledObjects) {
   EXPECT_EQ(recorded_frees.load(), 2);
   // Exact mode: the span stays routed after its last recorded object is freed — and after the
   // rate changes — until the span itself goes back to the page heap.
-  SetSampleParameter(1);
+  SetSamplingPeriod(1);
   void* exact = Malloc(kSize);
   ASSERT_TRUE(SampledBit(exact));
   Free(exact);
   EXPECT_EQ(recorded_frees.load(), 3);
   EXPECT_TRUE(SampledBit(exact));
-  SetSampleParameter(0);
+  SetSamplingPeriod(0);
   void* later = Malloc(kSize);
   Free(later);
   EXPECT_TRUE(SampledBit(later));
@@ -238,7 +239,7 @@ TEST(AllocatorTest, SampledBitFollowsLiveSampledObjects) {
 
 TEST(AllocatorTest, SamplingRateMatchesParameter) {
   SetSampleObserver(&kObserver);
-  SetSampleParameter(64 * 1024);
+  SetSamplingPeriod(64 * 1024);
   sampled_allocs = 0;
   const int n = 200000;
   const size_t size = 256;
@@ -252,7 +253,7 @@ TEST(AllocatorTest, SamplingRateMatchesParameter) {
     }
   }
   for (void* q : batch) Free(q);
-  SetSampleParameter(0);
+  SetSamplingPeriod(0);
   SetSampleObserver(nullptr);
   const double p = 1 - std::exp(-static_cast<double>(size) / (64 * 1024));
   const double expected = n * p;

@@ -24,6 +24,8 @@
 #include "alloc/live_objects.h"
 #include "alloc/object_slots.h"
 #include "alloc/observer_hooks.h"
+#include "alloc/sampling_period.h"
+#include "gperftools/malloc_extension.h"
 #include "heapcheck/check_gate.h"
 #include "heapcheck/live_leak_check.h"
 #include "heapcheck/mmap_array.h"
@@ -34,6 +36,7 @@
 #include "heapcheck/suppressions.h"
 #include "heapcheck/task_status.h"
 #include "heapcheck/thread_stopper.h"
+#include "profiler/sample_recorder.h"
 
 namespace heapkit::check {
 namespace {
@@ -607,6 +610,32 @@ TEST(CheckGate, ACheckAskedForInsideACheckIsRefusedNotDeadlocked) {
   EXPECT_TRUE(CheckGateHeldHere());  // the outer hold stays
 }
 
+// The period of record (alloc/sampling_period.h) outlives a pause: a period set meanwhile (the
+// HTTP endpoint starting at its default) is the one in effect once the pause ends, and a dump
+// taken during the pause carries the period its samples were taken at, not the pause's 0.
+TEST(CheckGate, APausedRecordingKeepsThePeriodOfRecord) {
+  const int64_t before = alloc::SamplingPeriod();
+  alloc::SetSamplingPeriod(4096);
+  prof::EnableSampleRecording();
+  std::vector<void*> kept;
+  for (int i = 0; i < 256; ++i) kept.push_back(malloc(1000));
+  std::string during;
+  {
+    CheckGate gate(GateWait::kUntilFree);
+    ASSERT_TRUE(gate.held());
+    gate.PauseRecording();
+    EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);
+    MallocExtension::instance()->GetHeapSample(&during);
+    alloc::SetSamplingPeriod(8192);
+    EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);  // still paused
+  }
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), 8192);
+  EXPECT_EQ(alloc::SamplingPeriod(), 8192);
+  EXPECT_NE(during.find("@ heap_v2/4096\n"), std::string::npos) << during.substr(0, 200);
+  for (void* p : kept) free(p);
+  alloc::SetSamplingPeriod(before);
+}
+
 std::atomic<int> g_holder_step{0};
 
 void* HoldGateWithRecordingPaused(void*) {
@@ -621,15 +650,16 @@ void* HoldGateWithRecordingPaused(void*) {
 // the sampling parameter restored; a child forked by the holder keeps the hold.
 TEST(CheckGate, ForkedChildFindsAGateAnotherThreadHeldFree) {
   InstallCheckGateForkHandler();
-  const int64_t rate = alloc::GetSampleParameter();
+  const int64_t rate = alloc::SamplingPeriod();
   g_holder_step = 0;
   pthread_t holder;
   pthread_create(&holder, nullptr, HoldGateWithRecordingPaused, nullptr);
   while (g_holder_step.load() != 1) usleep(100);
-  EXPECT_EQ(alloc::GetSampleParameter(), 0);
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), 0);
+  EXPECT_EQ(alloc::SamplingPeriod(), rate);  // the period of record stays
   pid_t child = fork();
   if (child == 0) {
-    const bool restored = alloc::GetSampleParameter() == rate;
+    const bool restored = alloc::SamplingPeriodInEffect() == rate;
     CheckGate gate(GateWait::kBriefly);
     _exit(gate.held() && restored ? 0 : 1);
   }
@@ -638,7 +668,7 @@ TEST(CheckGate, ForkedChildFindsAGateAnotherThreadHeldFree) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   g_holder_step.store(2);
   pthread_join(holder, nullptr);
-  EXPECT_EQ(alloc::GetSampleParameter(), rate);
+  EXPECT_EQ(alloc::SamplingPeriodInEffect(), rate);
   {
     CheckGate gate(GateWait::kUntilFree);
     ASSERT_TRUE(gate.held());
