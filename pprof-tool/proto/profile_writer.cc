@@ -16,6 +16,7 @@
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
 #include "pprof-tool/proto/utf8.h"
+#include "pprof-tool/report/sample_type.h"
 
 namespace heapkit::pprof {
 namespace {
@@ -34,19 +35,6 @@ constexpr ExportedType kHeapTypes[] = {
     {SampleType::kInuseObjects, "inuse_objects", "count"},
     {SampleType::kInuseSpace, "inuse_space", "bytes"},
 };
-
-double ValueOf(const SampleValues& v, SampleType t) {
-  switch (t) {
-    case SampleType::kInuseSpace: return v.inuse_bytes;
-    case SampleType::kInuseObjects: return v.inuse_objects;
-    case SampleType::kAllocSpace: return v.alloc_bytes;
-    case SampleType::kAllocObjects: return v.alloc_objects;
-    case SampleType::kResidentSpace: return v.resident_bytes;
-    case SampleType::kSwappedSpace: return v.swapped_bytes;
-    case SampleType::kStrandedSpace: return v.stranded_bytes;
-  }
-  return 0;
-}
 
 struct ViewPairHash {
   size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
@@ -87,7 +75,7 @@ class ProtoBuilder {
     for (const StackSample& s : run.samples) {
       bool any = false;
       for (size_t column = 0; column < types.size(); ++column) {
-        values[column] = std::llround(ValueOf(s.values, types[column].type));
+        values[column] = std::llround(SelectValue(s.values, types[column].type));
         any = any || values[column] != 0;
       }
       if (!any) continue;  // e.g. a leak-checker export of a stack with alloc values only
