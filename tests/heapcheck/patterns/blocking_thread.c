@@ -7,7 +7,8 @@
 //   freeing, so the check stops it anywhere, inside malloc and free too.
 // seccomp-eperm / seccomp-kill: ptrace(2) fails with EPERM / kills the caller (a container's
 // policy), installed before the worker starts. vfork: the worker (stack) then waits for a
-// vfork child for 2 s, a wait no ptrace interrupt ends: the ptrace helper does not answer.
+// vfork child for 2 s, a wait no ptrace interrupt ends: the ptrace helper does not answer. main
+// returns only once the child runs, so the check always finds the worker inside that wait.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -25,6 +26,7 @@
 static pthread_barrier_t g_started;
 static const char* g_mode = "stack";
 static int g_vfork = 0;
+static int g_in_vfork[2] = {-1, -1};  // the vfork child writes a byte: its parent waits now
 
 static void Announce(void) {
   printf("worker %d\n", gettid());
@@ -37,6 +39,7 @@ static void HoldOnStack(void) {
   memset(held, 7, 96);
   Announce();
   if (g_vfork && vfork() == 0) {
+    (void)!write(g_in_vfork[1], "v", 1);
     sleep(2);
     _exit(0);
   }
@@ -104,9 +107,18 @@ int main(int argc, char** argv) {
     ForbidPtrace(SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
   if (argc > 2 && strcmp(argv[2], "seccomp-kill") == 0) ForbidPtrace(SECCOMP_RET_KILL_PROCESS);
   g_vfork = argc > 2 && strcmp(argv[2], "vfork") == 0;
+  if (g_vfork && pipe(g_in_vfork) != 0) {
+    perror("pipe");
+    exit(2);
+  }
   pthread_barrier_init(&g_started, NULL, 2);
   pthread_t t;
   pthread_create(&t, NULL, Worker, NULL);
   pthread_barrier_wait(&g_started);
+  char byte;
+  if (g_vfork && read(g_in_vfork[0], &byte, 1) != 1) {
+    perror("read");
+    exit(2);
+  }
   return 0;
 }
