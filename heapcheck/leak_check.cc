@@ -66,29 +66,38 @@ bool CheckWithThreadsStopped(const CheckConfig& config, const CheckingThread& se
   return ok;
 }
 
-enum class SnapshotCheck { kDone, kFallBack };
-
-// The snapshot check: stop, fork, resume, wait for the copy's result (*ok: whether there is
-// one). kFallBack: the copy was lost (said); the caller checks with the threads stopped.
-SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& self,
-                              const MmapArray<uintptr_t>* baseline, CheckResult* out, bool* ok) {
+// The snapshot check's first half: stop, fork, resume. True: the copy floods (released);
+// false: no copy, and *ok says whether this stop checked instead (fork refused, said once).
+bool StartSnapshot(const CheckConfig& config, const CheckingThread& self,
+                   const MmapArray<uintptr_t>* baseline, ForkedSnapshot* snapshot, CheckResult* out,
+                   bool* ok) {
   *ok = false;
   // After a refusal, prepared as for the stop-the-world check that the refusal leads to.
-  if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return SnapshotCheck::kDone;
+  if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return false;
   ThreadStopper stopper;
   const double stopping = internal::MonotonicSeconds();
-  if (!StopThreads(stopper, config)) return SnapshotCheck::kDone;
-  ForkedSnapshot snapshot;
+  if (!StopThreads(stopper, config)) return false;
   Analysis analysis{&config, &self, &stopper, baseline};
-  const bool forked = snapshot.Start(&AnalyzeInCopy, &analysis, out);
+  const bool forked = snapshot->Start(&AnalyzeInCopy, &analysis, out);
   // Refused (said once): today's check, in this same stop.
   if (!forked) *ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
   NoteThreads(stopper, out);
   stopper.ResumeAll();
   out->seconds_stopped += internal::MonotonicSeconds() - stopping;
-  if (!forked) return SnapshotCheck::kDone;
-  out->seconds_forking = snapshot.seconds_forking();
-  switch (snapshot.Finish(config.snapshot_timeout_ms, out)) {
+  if (!forked) return false;
+  out->seconds_forking = snapshot->seconds_forking();
+  snapshot->Release();
+  return true;
+}
+
+enum class SnapshotCheck { kDone, kFallBack };
+
+// The second half: the copy's result (*ok: whether there is one). kFallBack: the copy was
+// lost (said); the caller checks with the threads stopped.
+SnapshotCheck FinishSnapshot(const CheckConfig& config, ForkedSnapshot* snapshot, CheckResult* out,
+                             bool* ok) {
+  *ok = false;
+  switch (snapshot->Finish(config.snapshot_timeout_ms, out)) {
     case ForkedSnapshot::Outcome::kResult:
       out->from_snapshot = true;
       *ok = true;
@@ -98,6 +107,11 @@ SnapshotCheck CheckInSnapshot(const CheckConfig& config, const CheckingThread& s
   }
   ClearAnalysis(out);
   return SnapshotCheck::kFallBack;
+}
+
+// Who runs the check, as this process sees it: the copy's getpid() would be its own.
+CheckingThread CallingThread(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  return CheckingThread{getpid(), gettid(), CurrentThreadPointer(), entry_sp, regs, reg_count};
 }
 
 }  // namespace
@@ -113,23 +127,42 @@ bool SnapshotLiveObjects(MmapArray<uintptr_t>* out) {
   return listed && CopyListedObjectStarts(out);
 }
 
-bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
-                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
-  if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
-    internal::Log("leak check: run without holding the check gate; no check done");
-    return false;
-  }
-  const double start = internal::MonotonicSeconds();
+void LeakCheckRun::Begin(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                         int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  pending_ = ok_ = false;
+  out_ = out;
+  started_ = internal::MonotonicSeconds();
   ClearAnalysis(out);
   out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;
-  // Who runs the check, as this process sees it: the copy's getpid() would be its own.
-  const CheckingThread self{getpid(), gettid(), CurrentThreadPointer(), entry_sp, regs, reg_count};
-  bool ok = false;
-  if (!config.fork_snapshot ||
-      CheckInSnapshot(config, self, baseline, out, &ok) == SnapshotCheck::kFallBack)
-    ok = CheckWithThreadsStopped(config, self, baseline, out);
-  out->seconds_total = internal::MonotonicSeconds() - start;
-  return ok;
+  if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
+    internal::Log("leak check: run without holding the check gate; no check done");
+    return;
+  }
+  config_ = config;
+  baseline_ = baseline;
+  const CheckingThread self = CallingThread(entry_sp, regs, reg_count);
+  if (config.fork_snapshot)
+    pending_ = StartSnapshot(config_, self, baseline, &snapshot_, out, &ok_);
+  else
+    ok_ = CheckWithThreadsStopped(config_, self, baseline, out);
+}
+
+bool LeakCheckRun::End(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  if (pending_) {
+    pending_ = false;
+    if (FinishSnapshot(config_, &snapshot_, out_, &ok_) == SnapshotCheck::kFallBack)
+      ok_ = CheckWithThreadsStopped(config_, CallingThread(entry_sp, regs, reg_count), baseline_,
+                                    out_);
+  }
+  if (out_ != nullptr) out_->seconds_total = internal::MonotonicSeconds() - started_;
+  return ok_;
+}
+
+bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
+                  int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out) {
+  LeakCheckRun run;
+  run.Begin(config, entry_sp, regs, reg_count, baseline, out);
+  return run.End(entry_sp, regs, reg_count);
 }
 
 }  // namespace heapkit::check

@@ -24,6 +24,7 @@
 #include "heapcheck/anonymous_roots.h"
 #include "heapcheck/flood.h"
 #include "heapcheck/mmap_array.h"
+#include "heapcheck/snapshot_fork.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {
@@ -89,6 +90,39 @@ struct CheckResult {
 // which also covers what it keeps of the result.
 bool RunLeakCheck(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs,
                   int reg_count, const MmapArray<uintptr_t>* baseline, CheckResult* out);
+
+// One check in two halves, for a caller that goes on with other work while the copy floods
+// (the live endpoint's server thread, which serves other clients meanwhile): Begin stops the
+// threads, forks the copy and resumes them — or, with no copy, checks with the threads
+// stopped —; while pending(), wait_fd() becomes readable when the copy's result arrives (or
+// hangs up when the copy dies); End collects it, checking with the threads stopped if the
+// copy was lost or is late (HEAP_CHECK_SNAPSHOT_TIMEOUT_MS after Begin). RunLeakCheck is
+// Begin then End. Both halves run on the thread that holds the check gate, which keeps it
+// held in between; *out and baseline must live until End.
+class LeakCheckRun {
+ public:
+  LeakCheckRun() = default;
+  LeakCheckRun(const LeakCheckRun&) = delete;
+  LeakCheckRun& operator=(const LeakCheckRun&) = delete;
+
+  // Arguments as RunLeakCheck's. End follows, whatever happened.
+  void Begin(const CheckConfig& config, uintptr_t entry_sp, const uintptr_t* regs, int reg_count,
+             const MmapArray<uintptr_t>* baseline, CheckResult* out);
+  bool pending() const { return pending_; }
+  int wait_fd() const { return pending_ ? snapshot_.result_fd() : -1; }
+  // The result, as RunLeakCheck's (false: none, logged). entry_sp and regs: the calling thread's
+  // now, for a check with the threads stopped after a lost copy.
+  bool End(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
+ private:
+  CheckConfig config_;
+  const MmapArray<uintptr_t>* baseline_ = nullptr;
+  CheckResult* out_ = nullptr;
+  ForkedSnapshot snapshot_;
+  double started_ = 0;
+  bool pending_ = false;  // the copy floods: End collects it
+  bool ok_ = false;       // Begin's result when nothing is pending
+};
 
 // Sorted addresses of all live heap objects (stops the world briefly). Takes the check gate
 // (waits for a running check); false if the snapshot could not be taken.

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <new>
 
 #include "alloc/internal/log.h"
@@ -117,15 +118,23 @@ void NoteLastCheck(int64_t started, const LeakCheckAnswer& answer) {
   g_last.answer = answer;
 }
 
-// The check and its profile, with the gate held. false: the check could not run.
-__attribute__((noinline)) bool CheckAndWrite(LeakProfileSink sink, void* ctx,
-                                             LeakCheckAnswer* answer) {
-  uintptr_t regs[6];
-  HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
-  const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  CheckResult& result = LiveResult();
-  if (!RunLeakCheck(CheckerSettings().config, sp, regs, 6, ObjectsLiveAtMainStart(), &result))
-    return false;
+// The live check between its halves: the gate (held by the server's thread from Begin to End)
+// and the check. Built in place on Begin and destroyed by End (no guard variables: the runtime
+// has no C++ runtime to call); only the gate's holder touches them.
+struct PendingLiveCheck {
+  alignas(CheckGate) unsigned char gate_storage[sizeof(CheckGate)];
+  alignas(LeakCheckRun) unsigned char run_storage[sizeof(LeakCheckRun)];
+  CheckGate* gate = nullptr;
+  LeakCheckRun* run = nullptr;
+  int64_t started = 0;
+};
+PendingLiveCheck g_pending;
+// Whether a live check is between its halves: a second request answers kBusy without asking
+// the gate again from the thread that holds it (which would be refused with a line).
+std::atomic<bool> g_live_check_begun{false};
+
+// The profile of a finished check, with the gate held. false: no result.
+bool WriteProfile(CheckResult& result, LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer) {
   answer->seconds_stopped = result.seconds_stopped;
   LeakGroups groups(result);
   if (!groups.Build()) return false;
@@ -146,28 +155,72 @@ __attribute__((noinline)) bool CheckAndWrite(LeakProfileSink sink, void* ctx,
   return true;
 }
 
+// The check's first half, with the gate held: the calling frame's registers and stack pointer.
+__attribute__((noinline)) void BeginCheck(LeakCheckRun* run) {
+  uintptr_t regs[6];
+  HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  run->Begin(CheckerSettings().config, sp, regs, 6, ObjectsLiveAtMainStart(), &LiveResult());
+}
+
+__attribute__((noinline)) bool EndCheck(LeakCheckRun* run) {
+  uintptr_t regs[6];
+  HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  return run->End(sp, regs, 6);
+}
+
 }  // namespace
 
-void WriteLeakProfileNow(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer) {
+int BeginLiveLeakCheck(LeakCheckAnswer* answer) {
   *answer = LeakCheckAnswer{};
   if (!CheckerActive()) {
     answer->status = LeakCheckAnswer::kOff;
+    return -1;
+  }
+  answer->status = LeakCheckAnswer::kBusy;
+  answer->retry_after_seconds = 1;
+  if (g_live_check_begun.load(std::memory_order_acquire)) return -1;
+  if (TooSoon(Nanos(CLOCK_MONOTONIC), answer)) return -1;
+  CheckGate* gate = new (g_pending.gate_storage) CheckGate(GateWait::kBriefly);
+  if (!gate->held()) {
+    gate->~CheckGate();
+    return -1;
+  }
+  g_live_check_begun.store(true, std::memory_order_release);
+  g_pending.gate = gate;
+  g_pending.started = Nanos(CLOCK_MONOTONIC);
+  if (TooSoon(g_pending.started, answer)) {  // another live caller ran one meanwhile
+    g_pending.gate = nullptr;
+    gate->~CheckGate();
+    g_live_check_begun.store(false, std::memory_order_release);
+    return -1;
+  }
+  g_pending.run = new (g_pending.run_storage) LeakCheckRun();
+  BeginCheck(g_pending.run);
+  answer->status = LeakCheckAnswer::kPending;
+  answer->wait_ms = CheckerSettings().config.snapshot_timeout_ms;
+  return g_pending.run->wait_fd();
+}
+
+void EndLiveLeakCheck(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer) {
+  *answer = LeakCheckAnswer{};
+  LeakCheckRun* run = g_pending.run;
+  if (run == nullptr || !CheckGateHeldHere()) {
+    internal::Log("leak check: the live check ended without being begun on this thread");
     return;
   }
-  if (TooSoon(Nanos(CLOCK_MONOTONIC), answer)) return;
-  CheckGate gate(GateWait::kBriefly);
-  if (!gate.held()) {
-    answer->status = LeakCheckAnswer::kBusy;
-    answer->retry_after_seconds = 1;
-    return;
-  }
-  const int64_t started = Nanos(CLOCK_MONOTONIC);
-  if (TooSoon(started, answer)) return;  // another live caller ran one meanwhile
-  answer->status =
-      CheckAndWrite(sink, ctx, answer) ? LeakCheckAnswer::kChecked : LeakCheckAnswer::kFailed;
+  const bool checked = EndCheck(run) && WriteProfile(LiveResult(), sink, ctx, answer);
+  answer->status = checked ? LeakCheckAnswer::kChecked : LeakCheckAnswer::kFailed;
   answer->ended_unix_nanos = Nanos(CLOCK_REALTIME);
-  answer->seconds = static_cast<double>(Nanos(CLOCK_MONOTONIC) - started) / 1e9;
-  NoteLastCheck(started, *answer);
+  answer->seconds = static_cast<double>(Nanos(CLOCK_MONOTONIC) - g_pending.started) / 1e9;
+  NoteLastCheck(g_pending.started, *answer);
+  run->~LeakCheckRun();
+  g_pending.run = nullptr;
+  CheckGate* gate = g_pending.gate;
+  g_pending.gate = nullptr;
+  gate->~CheckGate();
+  g_live_check_begun.store(false, std::memory_order_release);
 }
 
 }  // namespace heapkit::check

@@ -3,6 +3,12 @@
 // the calling thread, its result written as a heap profile of the unreachable objects instead
 // of a report. Nothing is printed, no .heap file is written, the exit check is unchanged.
 //
+// In two halves (LeakCheckRun's), so that the server's one thread serves other clients while
+// the forked copy floods: BeginLiveLeakCheck decides the admission, stops the threads, forks
+// and resumes them, and returns the copy's pipe; the server polls it with its clients and calls
+// EndLiveLeakCheck when it is readable or hung up (or at answer->wait_ms at the latest), which
+// collects the result and writes the profile. The gate stays held in between, by that thread.
+//
 // The profile: the legacy text ("heap profile: N: B [ N: B] @ heapprofile", exact counts; one
 // line per allocation stack, direct and indirect leaks together; requested sizes), then
 // MAPPED_LIBRARIES with /proc/self/maps, so that every reader of heap dumps reads it.
@@ -45,7 +51,12 @@ inline int64_t LiveCheckNextStart(int64_t last_end, int64_t last_duration, int64
   return last_end + (spacing > min_interval ? spacing : min_interval);
 }
 
-// The live check, if admitted; *answer says what happened (server_hooks.h).
-void WriteLeakProfileNow(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer);
+// The live check's first half, if admitted. answer->status kPending: admitted and begun; call
+// EndLiveLeakCheck on this thread once the returned descriptor is readable or hung up (-1: at
+// once), within answer->wait_ms. Any other status is the whole answer (server_hooks.h).
+int BeginLiveLeakCheck(LeakCheckAnswer* answer);
+
+// The second half: the profile to sink, the check's figures in *answer (kChecked or kFailed).
+void EndLiveLeakCheck(LeakProfileSink sink, void* ctx, LeakCheckAnswer* answer);
 
 }  // namespace heapkit::check

@@ -17,6 +17,7 @@
 
 #include "alloc/internal/log.h"
 #include "alloc/internal/monotonic_clock.h"
+#include "heapcheck/leak_check.h"
 
 namespace heapkit::check {
 namespace {
@@ -211,12 +212,19 @@ bool ForkedSnapshot::Start(SnapshotAnalysis analysis, void* ctx, CheckResult* ou
   }
   pid_ = static_cast<pid_t>(pid);
   read_fd_ = fds[0];
+  released_ns_ = -1;
   return true;
 }
 
-ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out) {
+void ForkedSnapshot::Release() {
+  if (pid_ <= 0 || released_ns_ >= 0) return;
   kill(pid_, kGoSignal);  // the copy starts its analysis (not reaped yet: the pid is its own)
-  const int64_t deadline = internal::MonotonicNanos() + static_cast<int64_t>(timeout_ms) * 1000000;
+  released_ns_ = internal::MonotonicNanos();
+}
+
+ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out) {
+  Release();
+  const int64_t deadline = released_ns_ + static_cast<int64_t>(timeout_ms) * 1000000;
   bool timed_out = false;
   WireHeader h{};
   bool whole = ReadBefore(read_fd_, &h, sizeof h, deadline, &timed_out) && h.magic == kWireMagic;

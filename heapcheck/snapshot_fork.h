@@ -32,9 +32,11 @@
 
 #include <sys/types.h>
 
-#include "heapcheck/leak_check.h"
+#include <cstdint>
 
 namespace heapkit::check {
+
+struct CheckResult;
 
 // What the copy does: fills *out (its leak records, pcs, figures). False: no result (it says
 // why in one line).
@@ -57,9 +59,14 @@ class ForkedSnapshot {
     kNoResult,  // the copy could not check (said in one line): no result
     kLost,      // the copy died, hung or sent a malformed result: killed, reaped, one line
   };
-  // World running again. Lets the copy start its analysis (until now it waits, so that it
-  // takes no CPU from the threads being resumed), waits up to timeout_ms for its result, reads
-  // it into *out and reaps the copy.
+  // World running again: the copy starts its analysis (until now it waits, so that it takes
+  // no CPU from the threads being resumed).
+  void Release();
+  // The read end of the copy's pipe: readable once its result begins to arrive, hung up when
+  // it exits (for a caller that polls). -1 when no copy runs.
+  int result_fd() const { return read_fd_; }
+  // Releases the copy if not yet done, waits for its result until timeout_ms after the
+  // release, reads it into *out and reaps the copy.
   Outcome Finish(int timeout_ms, CheckResult* out);
 
   // How long the fork itself took (the page-table copy): the larger part of the pause.
@@ -74,6 +81,7 @@ class ForkedSnapshot {
 
   pid_t pid_ = -1;
   int read_fd_ = -1;
+  int64_t released_ns_ = -1;  // CLOCK_MONOTONIC; -1: the copy still waits
   double seconds_forking_ = 0;
 };
 

@@ -23,8 +23,9 @@
 
 namespace heapkit::check {
 // heapcheck/live_leak_check.h; weak: a runtime built without the checker answers 404.
-__attribute__((weak)) void WriteLeakProfileNow(void (*sink)(void*, const char*, size_t), void* ctx,
-                                               prof::http::LeakCheckAnswer* answer);
+__attribute__((weak)) int BeginLiveLeakCheck(prof::http::LeakCheckAnswer* answer);
+__attribute__((weak)) void EndLiveLeakCheck(void (*sink)(void*, const char*, size_t), void* ctx,
+                                            prof::http::LeakCheckAnswer* answer);
 }  // namespace heapkit::check
 
 namespace heapkit::prof {
@@ -98,7 +99,8 @@ bool StartHttpEndpoint(const char* address, char* message, size_t message_size) 
     hooks.heap_profile_proto = &WriteHeapProto;
     hooks.growth_stacks = &GrowthStacks;
     hooks.numeric_property = &MallocExtension_GetNumericProperty;
-    hooks.leak_profile = check::WriteLeakProfileNow;  // nullptr when not linked in
+    hooks.leak_check_begin = check::BeginLiveLeakCheck;  // nullptr when not linked in
+    hooks.leak_check_end = check::EndLiveLeakCheck;
     hooks.server_thread_started = &ServerThreadStarted;
     hooks.memory_figures = &MemoryFigures;
     hooks.return_memory = &ReturnMemory;

@@ -70,6 +70,7 @@ struct Connection {
   size_t sent = 0;
   bool writing = false;
   std::function<Response()> pending;  // a delayed answer, due at deadline_ms
+  int pending_fd = -1;                // or once this is readable (Response::wait_fd)
   PeerOwner peer;                     // found once, at accept
 };
 
@@ -185,7 +186,7 @@ void CloseConnection(Connection* c) {
 
 size_t DelayedCount(const Server& s) {
   size_t n = 0;
-  for (const Connection& c : s.connections) n += c.fd >= 0 && c.pending ? 1 : 0;
+  for (const Connection& c : s.connections) n += c.fd >= 0 && c.pending && c.pending_fd < 0;
   return n;
 }
 
@@ -193,10 +194,11 @@ void StartResponse(Server* s, Connection* c, Response r) {
   c->request.clear();
   c->request.shrink_to_fit();
   if (r.later) {
-    if (DelayedCount(*s) >= static_cast<size_t>(kMaxDelayed)) {
+    if (r.wait_fd < 0 && DelayedCount(*s) >= static_cast<size_t>(kMaxDelayed)) {
       r = Error(503, "too many delayed answers at once");
     } else {
       c->pending = std::move(r.later);
+      c->pending_fd = r.wait_fd;
       c->deadline_ms = internal::MonotonicMillis() + r.delay_ms;
       return;
     }
@@ -354,8 +356,13 @@ void* Serve(void* arg) {
     fds.push_back({listening ? s->listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd
     int64_t next_deadline = listening ? -1 : s->listener_paused_until_ms;
     for (const Connection& c : s->connections) {
-      const short events = c.pending ? 0 : c.writing ? POLLOUT : POLLIN;
-      fds.push_back({c.fd, events, 0});
+      // A pending answer waits for its descriptor (the client is not read meanwhile).
+      if (c.pending_fd >= 0) {
+        fds.push_back({c.pending_fd, POLLIN, 0});
+      } else {
+        const short events = c.pending ? 0 : c.writing ? POLLOUT : POLLIN;
+        fds.push_back({c.fd, events, 0});
+      }
       if (next_deadline < 0 || c.deadline_ms < next_deadline) next_deadline = c.deadline_ms;
     }
     const int64_t drop_symbolizer_ms = SymbolizerDropDeadlineMs();
@@ -378,12 +385,14 @@ void* Serve(void* arg) {
     for (size_t i = 1; i < fds.size(); ++i) {
       Connection* c = &s->connections[i - 1];
       if (c->fd < 0) continue;
-      if (fds[i].revents & (POLLERR | POLLNVAL)) {
+      // A pending answer (pending_fd) is always ended, whatever the client did meanwhile.
+      if (c->pending_fd < 0 && fds[i].revents & (POLLERR | POLLNVAL)) {
         CloseConnection(c);
       } else if (c->pending) {
-        if (now >= c->deadline_ms) {
+        if (now >= c->deadline_ms || (c->pending_fd >= 0 && fds[i].revents != 0)) {
           std::function<Response()> pending = std::move(c->pending);
           c->pending = nullptr;
+          c->pending_fd = -1;
           StartResponse(s, c, pending());
           OnWritable(c);
         }

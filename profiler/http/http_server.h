@@ -7,7 +7,8 @@
 //     stop signal), a poll() loop over non-blocking sockets: a client can only ever delay
 //     other clients, never a thread of the program (the program's threads meet the server only
 //     in the profiler's table lock while a sample is copied out, and in a /debug/pprof/leaks
-//     check, which stops them for its duration);
+//     check, which stops them for the fork of its copy; the loop serves other clients while
+//     the copy floods, a pending answer polled on the copy's pipe);
 //   - its own allocations (answers, the symbolizer's index) go through the program's allocator
 //     with the thread's recording off (ServerHooks::server_thread_started): never sampled into
 //     the profiles, never reported as leaks; the symbolizer is dropped when the thread is idle
@@ -50,9 +51,14 @@ struct Response {
   std::string extra_headers;
   std::string body;
   // A delayed answer (seconds=N): the server calls `later` after delay_ms and sends what it
-  // returns, serving other clients meanwhile (the connection counts against the cap).
+  // returns, serving other clients meanwhile (the connection counts against kMaxDelayed).
+  // With wait_fd: a pending answer (a live leak check's copy flooding), due as soon as wait_fd
+  // is readable or hung up, at delay_ms at the latest; `later` is then always called, exactly
+  // once, whatever happens to the client meanwhile (it ends what the route began), and these
+  // answers do not count against kMaxDelayed (the runtime admits one at a time).
   std::function<Response()> later;
   int delay_ms = 0;
+  int wait_fd = -1;
 };
 
 inline constexpr int kMaxDelaySeconds = 60;

@@ -206,24 +206,14 @@ std::string UtcTime(int64_t unix_nanos) {
   return text;
 }
 
-// A whole-program leak check now, if the runtime admits it (server_hooks.h LeakCheckAnswer:
-// one check at a time, spaced so that checks take a bounded share of the program's time); the
-// unreachable objects by allocation stack. Refused: 503 (another check runs) or 429 (too soon
-// after the last: its time and totals, not its profile), each with Retry-After.
-Response Leaks(std::string_view query, const ServerHooks& hooks) {
-  bool text = false;
-  int seconds = 0;
-  Response bad;
-  if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
-  if (hooks.leak_profile == nullptr) return Text(404, "no leak checker in this runtime\n");
-  std::string sample;
-  LeakCheckAnswer answer;
-  const int64_t start = NowNanos();
-  hooks.leak_profile(&AppendTo, &sample, &answer);
+// The answer to a leak check request: a refusal, or the check's profile (answer kChecked).
+Response LeakAnswer(const LeakCheckAnswer& answer, const ServerHooks& hooks,
+                    const std::string& sample, bool text, int64_t start) {
   switch (answer.status) {
     case LeakCheckAnswer::kOff:
       return Text(503, "the leak checker is off: run the program with HEAPCHECK set\n");
     case LeakCheckAnswer::kFailed:
+    case LeakCheckAnswer::kPending:
       return Text(500, "the leak check could not run (see the program's stderr)\n");
     case LeakCheckAnswer::kBusy: {
       g_leak_checks.refused_busy += 1;
@@ -253,6 +243,38 @@ Response Leaks(std::string_view query, const ServerHooks& hooks) {
   g_leak_checks.pause_seconds = answer.seconds_stopped;
   if (text) return Text(200, sample);
   return Encode(hooks, sample, "", HeapView::kLeaks, start, 0);
+}
+
+// A whole-program leak check now, if the runtime admits it (server_hooks.h LeakCheckAnswer:
+// one check at a time, spaced so that checks take a bounded share of the program's time); the
+// unreachable objects by allocation stack. Refused: 503 (another check runs) or 429 (too soon
+// after the last: its time and totals, not its profile), each with Retry-After. Admitted: the
+// threads are stopped only for the fork of the check's copy; the answer waits (a pending
+// response) for the copy's pipe while the server serves other clients.
+Response Leaks(std::string_view query, const ServerHooks& hooks) {
+  bool text = false;
+  int seconds = 0;
+  Response bad;
+  if (!ParseQuery(query, false, &text, &seconds, &bad)) return bad;
+  if (hooks.leak_check_begin == nullptr || hooks.leak_check_end == nullptr)
+    return Text(404, "no leak checker in this runtime\n");
+  LeakCheckAnswer begun;
+  const int64_t start = NowNanos();
+  const int wait_fd = hooks.leak_check_begin(&begun);
+  if (begun.status != LeakCheckAnswer::kPending)
+    return LeakAnswer(begun, hooks, std::string(), text, start);
+  auto end = [hooks, text, start]() {
+    std::string sample;
+    LeakCheckAnswer answer;
+    hooks.leak_check_end(&AppendTo, &sample, &answer);
+    return LeakAnswer(answer, hooks, sample, text, start);
+  };
+  if (wait_fd < 0) return end();
+  Response r;
+  r.later = std::move(end);
+  r.wait_fd = wait_fd;
+  r.delay_ms = begun.wait_ms;
+  return r;
 }
 
 // Go's answer: the arguments joined by NUL bytes (/proc/self/cmdline ends each with one);

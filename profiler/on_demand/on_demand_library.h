@@ -46,7 +46,7 @@ struct ServerHooks;
 }  // namespace http
 
 // Bumped whenever OnDemandApi or the types it passes change.
-inline constexpr uint32_t kOnDemandAbiVersion = 7;
+inline constexpr uint32_t kOnDemandAbiVersion = 8;
 
 struct OnDemandApi {
   uint32_t abi_version;  // kOnDemandAbiVersion

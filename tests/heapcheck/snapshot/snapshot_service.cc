@@ -2,11 +2,11 @@
 // without pause while the program holds a known set of leaks (direct ones and chains of
 // indirect ones, their only pointers XOR-hidden in a global), and the main thread checks the
 // whole program again and again through both checks of a running program: the API's
-// NoGlobalLeaks() and the live endpoint's WriteLeakProfileNow(). Every check must find exactly
-// the known leaks: no false leak from an object in flight between the workers, none missed.
-// Live checks are spaced (HEAP_CHECK_LIVE_MIN_INTERVAL_MS and the share rule): a round whose
-// live check would come too soon runs the API's instead.
-// Before exit the leaks are freed, so the exit check is clean.
+// NoGlobalLeaks() and the live endpoint's check (BeginLiveLeakCheck, a poll of the copy's pipe,
+// EndLiveLeakCheck). Every check must find exactly the known leaks: no false leak from an object in
+// flight between the workers, none missed. Live checks are spaced (HEAP_CHECK_LIVE_MIN_INTERVAL_MS
+// and the share rule): a round whose live check would come too soon runs the API's instead. Before
+// exit the leaks are freed, so the exit check is clean.
 //
 //   snapshot_service soak <seconds>       checks until the time is up
 //   snapshot_service seccomp <checks>     fork refused by a seccomp filter (EPERM)
@@ -14,10 +14,12 @@
 //   snapshot_service copy_dies <checks>   the copy is killed (seccomp: its PR_SET_NAME)
 // Output: "check <i> <api|live> <bytes> <objects> <ok|MISMATCH>" per check, then
 // "truth: leaked B bytes in N objects" and "summary: <checks> checks, <mismatches> mismatches".
+#include <errno.h>
 #include <gperftools/heap-checker.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -127,6 +129,19 @@ void* Worker(void* arg) {
 
 void CollectProfile(void* ctx, const char* data, size_t n) {
   static_cast<std::string*>(ctx)->append(data, n);
+}
+
+// The live endpoint's two halves, as its server thread runs them: begin, poll the copy's pipe,
+// end.
+void LiveLeakCheck(std::string* profile, heapkit::check::LeakCheckAnswer* answer) {
+  const int fd = heapkit::check::BeginLiveLeakCheck(answer);
+  if (answer->status != heapkit::check::LeakCheckAnswer::kPending) return;
+  if (fd >= 0) {
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, answer->wait_ms) < 0 && errno == EINTR) {
+    }
+  }
+  heapkit::check::EndLiveLeakCheck(CollectProfile, profile, answer);
 }
 
 // fork/vfork and clone without CLONE_THREAD fail with EPERM (clone3: ENOSYS, so that glibc
@@ -245,7 +260,7 @@ int main(int argc, char** argv) {
     if (!api) {
       std::string profile;
       heapkit::check::LeakCheckAnswer answer;
-      heapkit::check::WriteLeakProfileNow(CollectProfile, &profile, &answer);
+      LiveLeakCheck(&profile, &answer);
       // Live checks are spaced (live_leak_check.h): too soon, this round's check is the API's.
       api = answer.status == heapkit::check::LeakCheckAnswer::kTooSoon;
       bytes = answer.bytes;

@@ -71,6 +71,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -451,7 +452,6 @@ class LeakServer:
 
 def load(port, requests, clients, results, latencies):
     """`clients` threads send requests 0..requests-1 (k % clients = thread) one at a time."""
-    import threading
 
     def client(index):
         for k in range(index, requests, clients):
@@ -681,6 +681,50 @@ def leaks(args):
              % (len(differ), differ[0], results[differ[0]], ref_results.get(differ[0])))
     print("leaks: %d requests answered identically; slowest request %.3f s (%.3f s without "
           "checks)" % (requests, max(latencies.values()), max(ref_latencies.values())))
+
+
+def leaks_serving(args):
+    """While a live check's copy floods, the server's one thread answers other clients: the
+    check stops the program only for the fork, and the endpoint only for as long."""
+    p = LeakServer(args, {"HEAPCHECK": "normal", "HEAP_CHECK_LIVE_MIN_INTERVAL_MS": "0"})
+    # A heap the copy needs a while to flood (pointers to every object in one vector).
+    if not p.command("keep 1000000 256").startswith("kept"):
+        fail("the leak server did not take the command")
+    p.command("leak 1")
+    done = {}
+
+    def check():
+        start = time.time()
+        done["status"], done["body"] = p.get("/debug/pprof/leaks?debug=1", timeout=600)
+        done["seconds"] = time.time() - start
+        done["at"] = time.time()
+
+    checker = threading.Thread(target=check)
+    checker.start()
+    time.sleep(0.05)
+    answered, slowest = [], 0.0
+    while checker.is_alive():
+        start = time.time()
+        status, cmdline = p.get("/debug/pprof/cmdline")
+        if status != 200 or os.path.basename(args.leak_server).encode() not in cmdline:
+            fail("/debug/pprof/cmdline during a live check: %d %r" % (status, cmdline[:200]))
+        slowest = max(slowest, time.time() - start)
+        answered.append(time.time())
+    checker.join()
+    if done.get("status") != 200 or not done["body"].startswith(b"heap profile:"):
+        fail("the live check: %r %r" % (done.get("status"), done.get("body", b"")[:200]))
+    before = [t for t in answered if t < done["at"]]
+    status, metrics = p.get("/metrics")
+    m = re.search(rb"^heapkit_leak_check_pause_seconds (\S+)$", metrics, re.M)
+    print("leaks_serving: a live check took %.3f s; /debug/pprof/cmdline answered %d times meanwhile "
+          "(slowest %.3f s); pause %s s" % (done["seconds"], len(before), slowest,
+                                           m.group(1).decode() if m else "?"))
+    # Served in the same thread as the check, one request at a time: had the check held the
+    # thread, at most the request already waiting could have been answered before the check's.
+    if len(before) < 3:
+        fail("only %d answers while the live check ran for %.3f s: the server waited "
+             "for the check" % (len(before), done["seconds"]))
+    p.finish()
 
 
 def function_values(args, text, option, name):
@@ -1814,7 +1858,7 @@ def main():
                                       "symbol_cost", "storm", "growth_server", "attack", "api",
                                       "origin", "browser", "uid", "prometheus_token", "unix",
                                       "emfile", "ports", "metrics_rss", "fetch_memory",
-                                      "memory_view"])
+                                      "memory_view", "leaks_serving"])
     ap.add_argument("--leak-server", dest="leak_server")
     ap.add_argument("--api-server", dest="api_server")
     ap.add_argument("--program", required=True)
