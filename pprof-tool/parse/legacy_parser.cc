@@ -350,10 +350,18 @@ struct Parser {
     s->value.alloc_bytes *= sa;
   }
 
+  static constexpr char kShape[] =
+      "expected a sample line '<objects>: <bytes> [ <objects>: <bytes>] @ <address>...'";
+
+  // A sample line. Binary data never parses (a control byte is no digit, space, '@' or hex
+  // digit), so the look for it is made only for a line that failed: it names the cause.
   bool ParseSample(std::string_view line, int number) {
-    static const char kShape[] =
-        "expected a sample line '<objects>: <bytes> [ <objects>: <bytes>] @ <address>...'";
+    if (ParseSampleFields(line, number)) return true;
     if (IsBinary(line)) return Fail(number, std::string(kShape) + ", found binary data");
+    return false;
+  }
+
+  bool ParseSampleFields(std::string_view line, int number) {
     Cursor c(line);
     int64_t n = 0, b = 0, an = 0, ab = 0;
     int r = Pair(c, &n, &b);

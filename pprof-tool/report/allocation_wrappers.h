@@ -31,13 +31,17 @@ class AllocationWrapperFinder {
   std::unordered_set<uint32_t> Wrappers() const;
 
  private:
+  // Per function id (the ids are dense: a vector, no hashing per frame).
   struct Counts {
-    size_t stacks = 0;                     // stacks it appears in
-    size_t leaf = 0;                       // stacks where it is the leaf
-    std::unordered_set<uint32_t> callers;  // callers in those
+    size_t stacks = 0;        // stacks it appears in
+    size_t leaf = 0;          // stacks where it is the leaf
+    uint64_t last_stack = 0;  // the serial of the last stack counted (recursion counts once)
+    size_t caller_count = 0;  // distinct callers in those, up to kWrapperMinCallers
+    uint32_t callers[kWrapperMinCallers] = {};
   };
-  std::unordered_map<uint32_t, Counts> counts_;
-  std::unordered_set<uint32_t> seen_;  // scratch: functions of the current stack
+  Counts& At(uint32_t function);
+  std::vector<Counts> counts_;
+  uint64_t stacks_added_ = 0;
 };
 
 }  // namespace heapkit::pprof
