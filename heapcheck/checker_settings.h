@@ -120,6 +120,13 @@ inline constexpr Setting kCheckerSettings[] = {
      .allowed = "bool",
      .meaning = "check forked children at their `exit()` too",
      .default_value = 1},
+    {.name = "HEAP_CHECK_AT_UNDERSCORE_EXIT",
+     .type = SettingType::kBool,
+     .default_text = "false",
+     .allowed = "bool",
+     .meaning =
+         "a process that leaves through `_exit`/`_Exit` is checked first (never a vfork child)",
+     .default_value = 0},
     {.name = "HEAP_CHECK_AT_SIGNAL",
      .type = SettingType::kText,
      .default_text = "unset",
