@@ -21,7 +21,7 @@ cp /usr/bin/bash "$work/in/bash.bin"
 cp -r "$root/heapcheck" "$work/rsync-src/"
 python=/usr/bin/python3  # the interpreter, never a wrapper script on PATH (pyenv shims)
 cc1plus_line=$(g++ -### -O2 -std=c++20 -c "$root/tests/stress/workloads.cc" -o "$work/out.o" 2>&1 |
-               grep -m1 '/cc1plus ')
+               grep -m1 '/cc1plus ' | sed 's/^ *//')
 script='import json, collections
 d = collections.OrderedDict((str(i), {"v": [i] * 8, "s": "x" * (i % 300)}) for i in range(20000))
 print(len(json.dumps(d)))'
@@ -49,19 +49,21 @@ echo "|---|---|---|---|"
 for p in "${programs[@]}"; do
   name=${p%%|*} cmd=${p#*|}
   if ((${#only[@]})) && [[ ! " ${only[*]} " == *" $name "* ]]; then continue; fi
-  command -v "${cmd%% *}" >/dev/null || [[ -x ${cmd%% *} ]] || continue
+  tool=${cmd%% *} tool=${tool//\"/}
+  command -v "$tool" >/dev/null || continue
   for rule in 1024 -1; do
     rm -f "$work"/hk.*
     (cd "$work" && env LD_PRELOAD="$lib" HEAPCHECK=normal HEAP_CHECK_ERROR_EXIT_CODE=0 \
        HEAP_CHECK_MAX_POINTER_OFFSET=$rule HEAP_CHECK_REPORT_CLEAN=true \
        HEAP_CHECK_AT_UNDERSCORE_EXIT=true HEAP_CHECK_DUMP_DIRECTORY="$work" \
        HEAP_CHECK_REPORT_PATH="$work/hk" timeout 600 bash -c "$cmd" >/dev/null 2>&1)
-    # Every process's report (rsync has several): totals summed, other-rule lines joined.
+    # Every checked process's report (timeout, bash, the program and its children; a forked child
+    # writes into its parent's file): totals summed, other-rule lines joined.
     totals=$(cat "$work"/hk.* 2>/dev/null |
       sed -nE 's/^Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects$/\1 \2/p' |
       awk '{b += $1; o += $2} END {printf "%d / %d", b, o}')
-    processes=$(ls "$work"/hk.* 2>/dev/null | wc -l)
+    checks=$(cat "$work"/hk.* 2>/dev/null | grep -cE '^(Leak check _main_ detected|No leaks found for check)')
     line=$(cat "$work"/hk.* 2>/dev/null | grep -E 'interior pointers beyond' | sed -E 's/ \(HEAP_CHECK.*//' | paste -sd ';' -)
-    printf '| %s | %s | %s (%s reports) | %s |\n' "$name" "$rule" "$totals" "$processes" "${line:--}"
+    printf '| %s | %s | %s (%s checks) | %s |\n' "$name" "$rule" "$totals" "$checks" "${line:--}"
   done
 done
