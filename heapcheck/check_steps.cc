@@ -275,7 +275,8 @@ bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
   const double flood_seconds = internal::MonotonicSeconds() - flood_start;
   out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
   out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
-  ok = ok && FloodWithOtherRule(s, flood, index, stats, flood_seconds, out);
+  if (config.compare_other_pointer_rule)
+    ok = ok && FloodWithOtherRule(s, flood, index, stats, flood_seconds, out);
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
     FloodOptions any = flood;
     any.source_alignment = 1;

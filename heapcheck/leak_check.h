@@ -34,6 +34,8 @@ struct CheckConfig {
   bool scan_threads = true;             // HEAP_CHECK_IGNORE_THREAD_LIVE
   bool scan_anonymous = true;           // HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS (with globals)
   bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
+  // Flood again with the other interior-pointer rule for the report's line (OtherPointerRule).
+  bool compare_other_pointer_rule = true;
   int stop_timeout_ms = 2000;
   // Flood in a forked snapshot instead of with the threads stopped (HEAP_CHECK_FORK_SNAPSHOT;
   // the driver turns it off for the exit and signal checks unless that setting says `all`).

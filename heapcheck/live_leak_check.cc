@@ -124,7 +124,9 @@ __attribute__((noinline)) bool CheckAndWrite(LeakProfileSink sink, void* ctx,
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   CheckResult& result = LiveResult();
-  if (!RunLeakCheck(CheckerSettings().config, sp, regs, 6, ObjectsLiveAtMainStart(), &result))
+  CheckConfig config = CheckerSettings().config;
+  config.compare_other_pointer_rule = false;  // a profile, no report: no line to print
+  if (!RunLeakCheck(config, sp, regs, 6, ObjectsLiveAtMainStart(), &result))
     return false;
   answer->seconds_stopped = result.seconds_stopped;
   LeakGroups groups(result);
