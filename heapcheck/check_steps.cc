@@ -158,7 +158,8 @@ bool SnapshotHeap(Scratch& s, const CheckConfig& config) {
     std::sort(s.objects.begin(), s.objects.end(), by_start);
   ok = ok && s.states.Resize(n) && s.work.Resize(n);
   if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
-  return ok && s.states_other_rule.Resize(n);
+  if (config.compare_other_pointer_rule) ok = ok && s.states_other_rule.Resize(n);
+  return ok;
 }
 
 // 2. Sizes (and the first frame) of the other objects from the profiler's table; root

@@ -58,7 +58,7 @@ struct LeakRecord {
 // the other is LeakSanitizer's, any interior pointer: it can only keep more objects, so the
 // second flood runs when there are leaks and marks the leaked records it would keep
 // (LeakRecord::other_rule_reachable). Under any interior pointer the other is gperftools'
-// 1024 B: the figure is the reachable objects it would report (reachable_objects/bytes below).
+// 1024 B: the figure is the reachable objects it would report (lost_objects/lost_bytes).
 // The second flood costs what the first did; it is left out when the first took longer than
 // kOtherRuleFloodBudgetSeconds (the threads may be stopped meanwhile).
 struct OtherPointerRule {

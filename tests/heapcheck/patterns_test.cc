@@ -495,42 +495,54 @@ INSTANTIATE_TEST_SUITE_P(Signals, SignalCheck, ::testing::Values("TERM", "INT"))
 
 // ---- interior pointers: the report says what the other rule would change ----
 
-// Runs the interior-pointer pattern with HEAP_CHECK_MAX_POINTER_OFFSET=offset ("" = default).
-ProcessResult RunInteriorPointer(const std::string& offset, const std::string& name) {
+// Runs the interior-pointer pattern with HEAP_CHECK_MAX_POINTER_OFFSET=offset ("" = default),
+// with the threads stopped throughout and, when `snapshot`, in a forked snapshot (the figures
+// come back through its pipe).
+ProcessResult RunInteriorPointer(const std::string& offset, const std::string& name,
+                                 bool snapshot = false) {
   const std::string dir = ScratchDir(name);
   std::vector<std::string> env = {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
                                   "HEAP_CHECK_REPORT_CLEAN=true"};
   if (!offset.empty()) env.push_back("HEAP_CHECK_MAX_POINTER_OFFSET=" + offset);
+  if (snapshot) env.push_back("HEAP_CHECK_FORK_SNAPSHOT=all");
   return RunProcess({HC_INTERIOR_POINTER}, env, 60);
 }
 
 // gperftools' rule: the block held 2048 bytes in is a leak, and the report says that
 // LeakSanitizer's rule would keep it (valgrind's "possibly lost").
 TEST(InteriorPointers, BoundedRuleSaysWhatAnyInteriorPointerWouldKeep) {
-  ProcessResult r = RunInteriorPointer("1024", "interior_bounded");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(r.out, "done\n");
-  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 4219 bytes in 2 objects"),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("4096 of these bytes in 1 objects are reached through interior pointers "
-                       "beyond 1024 bytes"),
-            std::string::npos)
-      << r.err;
+  for (bool snapshot : {false, true}) {
+    ProcessResult r = RunInteriorPointer("1024", "interior_bounded", snapshot);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.out, "done\n");
+    EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 4219 bytes in 2 objects"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("4096 of these bytes in 1 objects are reached through interior "
+                         "pointers beyond 1024 bytes"),
+              std::string::npos)
+        << "snapshot " << snapshot << "\n"
+        << r.err;
+  }
 }
 
-// LeakSanitizer's rule: the block is live, and the report says that gperftools' rule would
-// count it as a leak.
+// LeakSanitizer's rule, the default: the block is live, and the report says that gperftools'
+// rule would count it as a leak.
 TEST(InteriorPointers, AnyInteriorRuleSaysWhatTheBoundedRuleWouldReport) {
-  ProcessResult r = RunInteriorPointer("-1", "interior_any");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("4096 more bytes in 1 objects would be leaks if interior pointers beyond "
-                       "1024 bytes were ignored"),
-            std::string::npos)
-      << r.err;
+  for (const char* offset : {"-1", ""}) {
+    for (bool snapshot : {false, true}) {
+      ProcessResult r = RunInteriorPointer(offset, "interior_any", snapshot);
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("4096 more bytes in 1 objects would be leaks if interior pointers "
+                           "beyond 1024 bytes were ignored"),
+                std::string::npos)
+          << "offset '" << offset << "' snapshot " << snapshot << "\n"
+          << r.err;
+    }
+  }
 }
 
 // A larger bound keeps the block: no line, since the other rule (any) changes nothing reported.
