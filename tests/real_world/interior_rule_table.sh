@@ -5,7 +5,7 @@
 # flood, heapcheck/README.md "Interior pointers"), so the two can be checked against each other.
 #   interior_rule_table.sh <libheapkit.so> [program name ...]
 # Programs: leak_table.sh's, the cases of anonymous_roots_oracles.sh (a python script, gdb
-# running python, cc1plus on tests/stress/workloads.cc), rsync -a between two directories
+# running python, cc1plus on tests/stress/workloads.cc), lemon on a small grammar, rsync -a between two directories
 # (HEAP_CHECK_AT_UNDERSCORE_EXIT: every process checked). One markdown row per program and rule;
 # nothing is asserted (the figures go to heapcheck/README.md).
 set -uo pipefail
@@ -26,6 +26,48 @@ script='import json, collections
 d = collections.OrderedDict((str(i), {"v": [i] * 8, "s": "x" * (i % 300)}) for i in range(20000))
 print(len(json.dumps(d)))'
 printf '%s\n' "$script" >"$work/script.py"
+# A small statement-and-expression grammar for lemon (Debian's package has no example).
+cat >"$work/grammar.y" <<'GRAMMAR'
+%token_type {int}
+%left OR.
+%left AND.
+%nonassoc EQ NE LT GT LE GE.
+%left PLUS MINUS.
+%left TIMES DIVIDE MOD.
+%right NOT.
+program ::= stmts.
+stmts ::= .
+stmts ::= stmts stmt.
+stmt ::= expr SEMI.
+stmt ::= ID ASSIGN expr SEMI.
+stmt ::= IF LPAREN expr RPAREN block.
+stmt ::= IF LPAREN expr RPAREN block ELSE block.
+stmt ::= WHILE LPAREN expr RPAREN block.
+stmt ::= RETURN expr SEMI.
+block ::= LBRACE stmts RBRACE.
+expr ::= expr PLUS expr.
+expr ::= expr MINUS expr.
+expr ::= expr TIMES expr.
+expr ::= expr DIVIDE expr.
+expr ::= expr MOD expr.
+expr ::= expr EQ expr.
+expr ::= expr NE expr.
+expr ::= expr LT expr.
+expr ::= expr GT expr.
+expr ::= expr LE expr.
+expr ::= expr GE expr.
+expr ::= expr AND expr.
+expr ::= expr OR expr.
+expr ::= NOT expr.
+expr ::= LPAREN expr RPAREN.
+expr ::= ID LPAREN args RPAREN.
+expr ::= ID.
+expr ::= NUM.
+args ::= .
+args ::= arglist.
+arglist ::= expr.
+arglist ::= arglist COMMA expr.
+GRAMMAR
 
 programs=(
   "tar-create|tar -cf out.tar -C /usr/include/linux ."
@@ -41,7 +83,8 @@ programs=(
   "gzip|gzip -c in/lines"
   "gdb-python|gdb -nx -batch -ex 'python import json; print(json.dumps(list(range(10))))'"
   "cc1plus|$cc1plus_line"
-  "rsync|rm -rf rsync-dst && rsync -a rsync-src/ rsync-dst/"
+  "lemon|lemon -T/usr/share/lemon/lempar.c grammar.y"
+  "rsync|rsync -a rsync-src/ rsync-dst/"
 )
 
 echo "| program | rule | leaked bytes / objects | the other rule's line |"
@@ -52,7 +95,7 @@ for p in "${programs[@]}"; do
   tool=${cmd%% *} tool=${tool//\"/}
   command -v "$tool" >/dev/null || continue
   for rule in 1024 -1; do
-    rm -f "$work"/hk.*
+    rm -rf "$work"/hk.* "$work/rsync-dst"
     (cd "$work" && env LD_PRELOAD="$lib" HEAPCHECK=normal HEAP_CHECK_ERROR_EXIT_CODE=0 \
        HEAP_CHECK_MAX_POINTER_OFFSET=$rule HEAP_CHECK_REPORT_CLEAN=true \
        HEAP_CHECK_AT_UNDERSCORE_EXIT=true HEAP_CHECK_DUMP_DIRECTORY="$work" \
