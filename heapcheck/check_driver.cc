@@ -54,6 +54,7 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   SuspendSignal();
   PtraceStopper::Unavailable();
   if (s.global_check_pending) {
+    StartProcessTree();
     InstallSignalCheck(s.at_signal, &RunSignalCheck);
     InstallUnderscoreExitCheck();
   }
@@ -109,27 +110,32 @@ void LogCheckFigures(const char* name, const CheckResult& result) {
 }
 
 // The report's last line: the processes of this process tree that ended unchecked before this
-// check (process_tree.h), and why.
+// check (process_tree.h), and how.
 void SayUncheckedProcesses() {
   const UncheckedProcesses unchecked = ReadUncheckedProcesses();
   if (unchecked.count == 0) return;
-  char pids[UncheckedProcesses::kListed * 12 + 8];
+  char list[UncheckedProcesses::kListed * 40 + 8];
   size_t used = 0;
+  bool any_exit = false;
   for (uint32_t i = 0; i < unchecked.count && i < UncheckedProcesses::kListed; ++i) {
-    char one[16];
-    if (unchecked.pids[i] == 0)
-      internal::FormatTo(one, sizeof one, "%s?", i == 0 ? "" : ", ");
-    else
-      internal::FormatTo(one, sizeof one, "%s%d", i == 0 ? "" : ", ",
-                         static_cast<int>(unchecked.pids[i]));
-    used += internal::FormatTo(pids + used, sizeof pids - used, "%s", one);
+    char pid[16] = "?";  // its slot taken, not yet written: ending right now
+    if (unchecked.pids[i] != 0)
+      internal::FormatTo(pid, sizeof pid, "%d", static_cast<int>(unchecked.pids[i]));
+    char how[32] = "_exit";
+    if (unchecked.signals[i] != 0)
+      internal::FormatTo(how, sizeof how, "killed by signal %d", unchecked.signals[i]);
+    any_exit = any_exit || unchecked.signals[i] == 0;
+    used += internal::FormatTo(list + used, sizeof list - used, "%spid %s (%s)", i == 0 ? "" : ", ",
+                               pid, how);
   }
   if (unchecked.count > UncheckedProcesses::kListed)
-    internal::FormatTo(pids + used, sizeof pids - used, ", ...");
+    internal::FormatTo(list + used, sizeof list - used, ", ...");
   internal::LogRaw(
-      "Not checked: %u processes of this process tree that left through _exit before this "
-      "check (pid %s); HEAP_CHECK_AT_UNDERSCORE_EXIT=true checks them",
-      unchecked.count, pids);
+      "Not checked: %u processes of this process tree that ended before this check: %s%s",
+      unchecked.count, list,
+      any_exit ? "; HEAP_CHECK_AT_UNDERSCORE_EXIT=true checks those that leave "
+                 "through _exit"
+               : "");
 }
 
 // strict and draconian promise a complete answer: without every thread's roots there is none.

@@ -126,8 +126,7 @@ __attribute__((noinline)) bool CheckAndWrite(LeakProfileSink sink, void* ctx,
   CheckResult& result = LiveResult();
   CheckConfig config = CheckerSettings().config;
   config.compare_other_pointer_rule = false;  // a profile, no report: no line to print
-  if (!RunLeakCheck(config, sp, regs, 6, ObjectsLiveAtMainStart(), &result))
-    return false;
+  if (!RunLeakCheck(config, sp, regs, 6, ObjectsLiveAtMainStart(), &result)) return false;
   answer->seconds_stopped = result.seconds_stopped;
   LeakGroups groups(result);
   if (!groups.Build()) return false;

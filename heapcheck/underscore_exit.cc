@@ -8,7 +8,6 @@
 #include <cstdlib>
 
 #include "alloc/common.h"
-#include "alloc/internal/fork_handlers.h"
 #include "alloc/internal/log.h"
 #include "heapcheck/check_driver.h"
 #include "heapcheck/leak_check.h"
@@ -19,16 +18,9 @@ namespace {
 
 using ExitFn = void (*)(int);
 
-// The process whose memory this is: the checking process, or the fork() child the child
-// handler ran in. A task with another pid shares this memory (vfork).
-// 0 in a process that does not check (or before the checker starts).
-pid_t g_memory_owner = 0;
+bool g_installed = false;          // a process that checks (false: straight through)
 ExitFn g_real_exit = nullptr;      // _exit after us (RTLD_NEXT)
 ExitFn g_real_exit_c99 = nullptr;  // _Exit
-
-pid_t KernelPid() { return static_cast<pid_t>(syscall(SYS_getpid)); }
-
-void NoteForkedChild() { g_memory_owner = KernelPid(); }
 
 HEAPKIT_ALWAYS_RUN_CODE [[noreturn]] void LeaveNow(ExitFn real, int status) {
   if (real != nullptr) real(status);
@@ -37,13 +29,13 @@ HEAPKIT_ALWAYS_RUN_CODE [[noreturn]] void LeaveNow(ExitFn real, int status) {
 
 // What _exit/_Exit do before the real one (underscore_exit.h); returns the status to leave with.
 __attribute__((noinline)) int CheckBeforeUnderscoreExit(int status) {
-  if (KernelPid() != g_memory_owner) return status;  // a vfork child: hands off
+  if (!InOwnMemory()) return status;  // a vfork child: hands off
   Settings& s = CheckerSettings();
   if (!s.global_check_pending) return status;
-  const pid_t pid = g_memory_owner;
+  const pid_t pid = getpid();
   if (pid != s.pid && !s.check_children) return status;
   if (!s.at_underscore_exit) {
-    NoteLeftUncheckedByUnderscoreExit(pid);
+    NoteEndedUnchecked(pid, 0);
     if (internal::Verbose())
       internal::Log(
           "leak check: process %d leaves through _exit(%d) unchecked "
@@ -61,28 +53,26 @@ __attribute__((noinline)) int CheckBeforeUnderscoreExit(int status) {
 }  // namespace
 
 void InstallUnderscoreExitCheck() {
-  g_memory_owner = KernelPid();
   g_real_exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));
   g_real_exit_c99 = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_Exit"));
-  internal::RegisterForkHandlers(nullptr, nullptr, &NoteForkedChild);
-  CreateProcessTreeRecord();
+  g_installed = true;
 }
 
 }  // namespace heapkit::check
 
-// Before the checker starts (another library's constructor) and in processes that do not check,
-// g_memory_owner is 0: straight to the real function (the system call when it is not known yet).
+// Before the checker starts (another library's constructor) and in processes that do not check:
+// straight to the real function (the system call when it is not known yet).
 // The declarations are unistd.h's (_exit) and stdlib.h's (_Exit, which glibc marks __THROW).
 extern "C" __attribute__((visibility("default"), noreturn)) HEAPKIT_ALWAYS_RUN_CODE void _exit(
     int status) {
   using namespace heapkit::check;
-  if (g_memory_owner != 0) status = CheckBeforeUnderscoreExit(status);
+  if (g_installed) status = CheckBeforeUnderscoreExit(status);
   LeaveNow(g_real_exit, status);
 }
 
 extern "C" __attribute__((visibility("default"), noreturn)) HEAPKIT_ALWAYS_RUN_CODE void _Exit(
     int status) noexcept {
   using namespace heapkit::check;
-  if (g_memory_owner != 0) status = CheckBeforeUnderscoreExit(status);
+  if (g_installed) status = CheckBeforeUnderscoreExit(status);
   LeaveNow(g_real_exit_c99, status);
 }

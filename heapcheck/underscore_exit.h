@@ -9,9 +9,8 @@
 //   * in a vfork() child (or any task that shares the process's memory without fork()'s
 //     handlers having run: posix_spawn's, a raw clone): nothing at all. It shares its parent's
 //     heap, scratch and checker state while the parent's other threads run on; a check there
-//     would stop and scan the parent's memory and corrupt its state. Told apart by its pid:
-//     the process's pid is noted at start-up and by fork()'s child handler, so a task whose
-//     getpid() is not the noted one runs in memory that is not its own;
+//     would stop and scan the parent's memory and corrupt its state (process_tree.h,
+//     InOwnMemory);
 //   * with no whole-program check pending (one ran already, `local` mode, a child with
 //     HEAP_CHECK_CHILDREN=false): nothing;
 //   * without the opt-in: notes the process in the tree's record (process_tree.h), so the
@@ -29,8 +28,8 @@
 
 namespace heapkit::check {
 
-// Start-up, in a process that checks: notes its pid, registers fork()'s child handler that notes
-// a child's, and makes the tree's record (process_tree.h).
+// Start-up, in a process that checks (after StartProcessTree): the real functions, and the
+// checks on.
 void InstallUnderscoreExitCheck();
 
 }  // namespace heapkit::check

@@ -602,13 +602,33 @@ TEST_P(UnderscoreExit, ParentNamesTheUncheckedChild) {
             std::string::npos)
       << r.err;
   const size_t line = r.err.find(
-      "Not checked: 1 processes of this process tree that left "
-      "through _exit before this check (pid ");
+      "Not checked: 1 processes of this process tree that ended before this check: pid ");
   ASSERT_NE(line, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" (_exit); HEAP_CHECK_AT_UNDERSCORE_EXIT=true checks those that leave "
+                       "through _exit\n",
+                       line),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find('\n', line), r.err.size() - 1) << "not the last line:\n" << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ways, UnderscoreExit, ::testing::Values("child", "signal"));
+
+// A forked child that HEAP_CHECK_AT_SIGNAL's signal kills dies unchecked (the watcher thread is
+// its parent's): the parent's report names it and the signal.
+TEST(UnderscoreExitSignal, ParentNamesTheChildASignalKilled) {
+  ProcessResult r =
+      RunUnderscoreExit("term", false, ScratchDir("uexit_term"), {"HEAP_CHECK_AT_SIGNAL=TERM"});
+  EXPECT_EQ(r.exit_code, 9) << r.err;
+  EXPECT_EQ(r.out, "child status " + std::to_string(128 + SIGTERM) + "\n") << r.err;
+  EXPECT_EQ(Count(r.err, "detected leaks of"), 1u) << r.err;
+  const size_t line = r.err.find(
+      "Not checked: 1 processes of this process tree that ended before this check: pid ");
+  ASSERT_NE(line, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" (killed by signal " + std::to_string(SIGTERM) + ")\n", line),
+            std::string::npos)
+      << r.err;
+}
 
 // A vfork child shares its parent's memory: it is never checked, opted in or not, and never
 // named (the parent's check is the one that speaks for that memory).
