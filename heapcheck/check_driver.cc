@@ -16,10 +16,12 @@
 #include "heapcheck/check_gate.h"
 #include "heapcheck/checker_stack.h"
 #include "heapcheck/heap_cleanups.h"
+#include "heapcheck/process_tree.h"
 #include "heapcheck/report_destination.h"
 #include "heapcheck/signal_check.h"
 #include "heapcheck/thread_stopper.h"
 #include "heapcheck/roots.h"
+#include "heapcheck/underscore_exit.h"
 #include "profiler/sample_recorder.h"
 #include "heapcheck/checker_settings.h"
 
@@ -51,7 +53,11 @@ HEAPKIT_ALWAYS_RUN_CODE void InitCheckerFromEnvironment() {
   // Read now, like every setting: a program may overwrite its environment before it exits.
   SuspendSignal();
   PtraceStopper::Unavailable();
-  if (s.global_check_pending) InstallSignalCheck(s.at_signal, &RunSignalCheck);
+  if (s.global_check_pending) {
+    StartProcessTree();
+    InstallSignalCheck(s.at_signal, &RunSignalCheck);
+    InstallUnderscoreExitCheck();
+  }
   InitThreadLayout();
   // Record every allocation's stack: exact mode (README.md, "Architecture", sampling).
   alloc::SetSamplingPeriod(1);
@@ -101,6 +107,35 @@ void LogCheckFigures(const char* name, const CheckResult& result) {
         "(%zu bytes: PROT_NONE or unmapped pages)",
         name, result.unreadable_ranges_skipped, result.unreadable_bytes_skipped);
   LogAnonymousRootsFigures(name, result);
+}
+
+// The report's last line: the processes of this process tree that ended unchecked before this
+// check (process_tree.h), and how.
+void SayUncheckedProcesses() {
+  const UncheckedProcesses unchecked = ReadUncheckedProcesses();
+  if (unchecked.count == 0) return;
+  char list[UncheckedProcesses::kListed * 40 + 8];
+  size_t used = 0;
+  bool any_exit = false;
+  for (uint32_t i = 0; i < unchecked.count && i < UncheckedProcesses::kListed; ++i) {
+    char pid[16] = "?";  // its slot taken, not yet written: ending right now
+    if (unchecked.pids[i] != 0)
+      internal::FormatTo(pid, sizeof pid, "%d", static_cast<int>(unchecked.pids[i]));
+    char how[32] = "_exit";
+    if (unchecked.signals[i] != 0)
+      internal::FormatTo(how, sizeof how, "killed by signal %d", unchecked.signals[i]);
+    any_exit = any_exit || unchecked.signals[i] == 0;
+    used += internal::FormatTo(list + used, sizeof list - used, "%spid %s (%s)", i == 0 ? "" : ", ",
+                               pid, how);
+  }
+  if (unchecked.count > UncheckedProcesses::kListed)
+    internal::FormatTo(list + used, sizeof list - used, ", ...");
+  internal::LogRaw(
+      "Not checked: %u processes of this process tree that ended before this check: %s%s",
+      unchecked.count, list,
+      any_exit ? "; HEAP_CHECK_AT_UNDERSCORE_EXIT=true checks those that leave "
+                 "through _exit"
+               : "");
 }
 
 // strict and draconian promise a complete answer: without every thread's roots there is none.
@@ -170,6 +205,10 @@ bool CheckAndReportHere(const char* name, uintptr_t entry_sp, const uintptr_t* r
           "Exiting with error code (instead of crashing) because of "
           "whole-program memory leaks");
     }
+    // A whole-program check's report (or its read clean line) ends with the processes of the
+    // tree it could not speak for.
+    if (when != CheckWhen::kRunning && (!clean || SaysNoLeaks(destination)))
+      SayUncheckedProcesses();
   }
   return clean;
 }
@@ -227,6 +266,16 @@ void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
   uint64_t bytes, objects;
   CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main,
                                CheckWhen::kAtSignal, &bytes, &objects);
+}
+
+bool RunUnderscoreExitCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count) {
+  Settings& s = g_settings;
+  if (!s.global_check_pending) return true;
+  s.global_check_pending = false;
+  RunHeapCleanupsOnce();
+  uint64_t bytes, objects;
+  return CheckAndReportOnCheckerStack("_main_", entry_sp, regs, reg_count, g_before_main,
+                                      CheckWhen::kAtExit, &bytes, &objects);
 }
 
 void NoteMainStarted() {

@@ -27,6 +27,11 @@ bool CheckAndReport(const char* name, uintptr_t entry_sp, const uintptr_t* regs,
 // _exit()s with the configured status. `late`: called after global destructors.
 void RunExitCheck(bool late, uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
 
+// The whole-program check at _exit/_Exit (underscore_exit.h): like the exit check, but it
+// neither flushes stdio nor exits. True if nothing was reported (the caller leaves with the
+// program's status, else with HEAP_CHECK_ERROR_EXIT_CODE).
+bool RunUnderscoreExitCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);
+
 // The whole-program check at a signal (signal_check.h): like the exit check, from the calling
 // thread, without exiting (the caller then dies by the signal).
 void RunSignalCheck(uintptr_t entry_sp, const uintptr_t* regs, int reg_count);

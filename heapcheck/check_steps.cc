@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "alloc/internal/log.h"
+#include "alloc/internal/monotonic_clock.h"
 #include "alloc/live_objects.h"
 #include "heapcheck/anonymous_roots.h"
 #include "heapcheck/ignore_list.h"
@@ -69,6 +70,7 @@ struct Scratch {
   MmapArray<uintptr_t> registers;
   MmapArray<uint8_t> states;
   MmapArray<uint8_t> states_unaligned;
+  MmapArray<uint8_t> states_other_rule;  // the second flood, with the other interior rule
   MmapArray<uint32_t> work;
   MmapArray<PageIndexEntry> page_index;
   MmapArray<Region> unreadable;
@@ -117,6 +119,7 @@ bool PrepareWhileRunning(Scratch& s, bool populate) {
     s.objects.ClearAndDepopulate();
     s.states.ClearAndDepopulate();
     s.states_unaligned.ClearAndDepopulate();
+    s.states_other_rule.ClearAndDepopulate();
     s.work.ClearAndDepopulate();
     s.page_index.ClearAndDepopulate();
     s.objects.Reserve(expect);
@@ -155,6 +158,7 @@ bool SnapshotHeap(Scratch& s, const CheckConfig& config) {
     std::sort(s.objects.begin(), s.objects.end(), by_start);
   ok = ok && s.states.Resize(n) && s.work.Resize(n);
   if (config.test_pointer_alignment) ok = ok && s.states_unaligned.Resize(n);
+  if (config.compare_other_pointer_rule) ok = ok && s.states_other_rule.Resize(n);
   return ok;
 }
 
@@ -226,8 +230,34 @@ bool CollectAnonymousRoots(Scratch& s, const CheckConfig& config, const ThreadSt
   return AddAnonymousRegions(s.maps, s.modules, &s.anonymous, &s.roots, stats);
 }
 
+// 4b. The second flood, with the other interior-pointer rule (OtherPointerRule in
+// leak_check.h), over the same objects, roots and page directory. A bounded rule's other (any
+// interior pointer) can only keep more objects alive, so without leaks there is nothing to
+// change; any interior pointer's other (1024 B) may make reachable objects leaks, so it always
+// runs. Left out when the check's own flood took longer than the budget.
+bool FloodWithOtherRule(Scratch& s, const FloodOptions& flood, const PageIndex& index,
+                        const FloodStats& first, double first_seconds, CheckResult* out) {
+  OtherPointerRule& other = out->other_rule;
+  other.max_pointer_offset = OtherMaxPointerOffset(flood.max_pointer_offset);
+  other.first_flood_us = static_cast<uint64_t>(first_seconds * 1e6);
+  if (flood.max_pointer_offset >= 0 && first.leaked_direct + first.leaked_indirect == 0)
+    return true;
+  if (first_seconds > OtherPointerRule::kOtherRuleFloodBudgetSeconds) {
+    other.outcome = OtherPointerRule::Outcome::kFloodTooLong;
+    return true;
+  }
+  FloodOptions rule = flood;
+  rule.max_pointer_offset = other.max_pointer_offset;
+  if (!Flood(s.objects.data(), s.objects.size(), s.roots.data(), s.roots.size(), rule,
+             s.states_other_rule.data(), s.work.data(), nullptr, &index))
+    return false;
+  other.outcome = OtherPointerRule::Outcome::kComputed;
+  return true;
+}
+
 // 4. Flood (with a page directory for its pointer lookups when memory allows; the result is
-// the same without); again with any alignment when leaks were found and the config asks.
+// the same without); again with the other interior-pointer rule; again with any alignment when
+// leaks were found and the config asks.
 bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
   const size_t n = s.objects.size();
   PageIndex index;
@@ -240,10 +270,14 @@ bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
   FloodOptions flood = config.flood;
   flood.unreadable = s.unreadable.data();
   flood.unreadable_count = s.unreadable.size();
+  const double flood_start = internal::MonotonicSeconds();
   bool ok = Flood(s.objects.data(), n, s.roots.data(), s.roots.size(), flood, s.states.data(),
                   s.work.data(), &stats, &index);
+  const double flood_seconds = internal::MonotonicSeconds() - flood_start;
   out->unreadable_ranges_skipped = stats.unreadable_ranges_skipped;
   out->unreadable_bytes_skipped = stats.unreadable_bytes_skipped;
+  if (config.compare_other_pointer_rule)
+    ok = ok && FloodWithOtherRule(s, flood, index, stats, flood_seconds, out);
   if (ok && config.test_pointer_alignment && stats.leaked_direct + stats.leaked_indirect > 0) {
     FloodOptions any = flood;
     any.source_alignment = 1;
@@ -258,16 +292,23 @@ bool FloodHeap(Scratch& s, const CheckConfig& config, CheckResult* out) {
 bool RecordLeaks(const Scratch& s, const CheckConfig& config, const MmapArray<uintptr_t>* baseline,
                  CheckResult* out) {
   bool ok = true;
+  const bool other_rule = out->other_rule.outcome == OtherPointerRule::Outcome::kComputed;
   for (size_t i = 0; ok && i < s.objects.size(); ++i) {
     const HeapObject& o = s.objects[i];
     const uint8_t state = s.states[i];
+    const bool in_baseline =
+        baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start);
+    const bool other_rule_reachable = other_rule && s.states_other_rule[i] == kReachable;
     if (state == kReachable) {
       ++out->reachable_objects;
       out->reachable_bytes += o.size;
+      if (other_rule && !other_rule_reachable && !in_baseline) {
+        ++out->other_rule.lost_objects;
+        out->other_rule.lost_bytes += o.size;
+      }
       continue;
     }
-    if (baseline != nullptr && std::binary_search(baseline->begin(), baseline->end(), o.start))
-      continue;
+    if (in_baseline) continue;
     prof::AllocationStack stack{};
     size_t requested = 0;
     if (!prof::LookupAllocationStack(reinterpret_cast<const void*>(o.start), &stack, &requested))
@@ -278,6 +319,7 @@ bool RecordLeaks(const Scratch& s, const CheckConfig& config, const MmapArray<ui
     rec.pc_offset = static_cast<uint32_t>(out->pcs.size());
     rec.state = state;
     rec.unaligned_reachable = config.test_pointer_alignment && s.states_unaligned[i] == kReachable;
+    rec.other_rule_reachable = other_rule_reachable;
     void* frames[prof::kMaxStackDepth];
     const int depth = prof::ReadAllocationStack(stack, frames, prof::kMaxStackDepth);
     rec.depth = static_cast<uint16_t>(depth);

@@ -112,6 +112,7 @@ bool ReadCheckerConfig(Settings* s) {
   s->report.test_pointer_alignment = s->config.test_pointer_alignment;
   s->report.flood = s->config.flood;
   s->check_children = internal::SettingBool(CheckerSetting("HEAP_CHECK_CHILDREN"));
+  s->at_underscore_exit = internal::SettingBool(CheckerSetting("HEAP_CHECK_AT_UNDERSCORE_EXIT"));
   s->report.max_leaks = internal::SettingInt64(CheckerSetting("HEAP_CHECK_MAX_LEAKS"));
   s->report.identify_leaks = internal::SettingBool(CheckerSetting("HEAP_CHECK_IDENTIFY_LEAKS"));
   // libdw reads DEBUGINFOD_URLS itself (elfutils' client); a privileged process must not let

@@ -28,9 +28,10 @@ struct Settings {
   Mode mode = Mode::kOff;
   bool after_destructors = false;  // whole-program check timing
   bool global_check_pending = false;
-  int exit_code = 1;           // HEAP_CHECK_ERROR_EXIT_CODE
-  pid_t pid = 0;               // the process that started checking (a fork's parent)
-  bool check_children = true;  // HEAP_CHECK_CHILDREN: forked children check at exit too
+  int exit_code = 1;                // HEAP_CHECK_ERROR_EXIT_CODE
+  pid_t pid = 0;                    // the process that started checking (a fork's parent)
+  bool check_children = true;       // HEAP_CHECK_CHILDREN: forked children check at exit too
+  bool at_underscore_exit = false;  // HEAP_CHECK_AT_UNDERSCORE_EXIT (underscore_exit.h)
   // HEAP_CHECK_REPORT_CLEAN: whether a clean check prints gperftools' "No leaks found" line.
   // Unset: only where a person reads it (stderr is a terminal, the HEAP_CHECK_REPORT_PATH
   // file, or PERFTOOLS_VERBOSE > 0), so a parent parsing its child's stderr sees what it sees

@@ -24,6 +24,7 @@ void ClearAnalysis(CheckResult* out) {
   out->unstopped = UnscannedThreads{};
   out->stack_not_mapped = UnscannedThreads{};
   out->anonymous = AnonymousRootsStats{};
+  out->other_rule = OtherPointerRule{};
   out->from_snapshot = false;
 }
 

@@ -35,6 +35,8 @@ struct CheckConfig {
   bool scan_threads = true;             // HEAP_CHECK_IGNORE_THREAD_LIVE
   bool scan_anonymous = true;           // HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS (with globals)
   bool test_pointer_alignment = false;  // HEAP_CHECK_TEST_POINTER_ALIGNMENT
+  // Flood again with the other interior-pointer rule for the report's line (OtherPointerRule).
+  bool compare_other_pointer_rule = true;
   int stop_timeout_ms = 2000;
   // Flood in a forked snapshot instead of with the threads stopped (HEAP_CHECK_FORK_SNAPSHOT;
   // the driver turns it off for the exit and signal checks unless that setting says `all`).
@@ -47,9 +49,33 @@ struct LeakRecord {
   uint64_t bytes;      // requested size
   uint32_t pc_offset;  // index of the first pc in CheckResult::pcs
   uint16_t depth;
-  uint8_t state;                // kLeakedDirect / kLeakedIndirect
-  uint8_t unaligned_reachable;  // reachable when pointers may be unaligned (test alignment)
+  uint8_t state;                     // kLeakedDirect / kLeakedIndirect
+  uint8_t unaligned_reachable : 1;   // reachable when pointers may be unaligned (test alignment)
+  uint8_t other_rule_reachable : 1;  // reachable under the other interior-pointer rule
 };
+
+// What the other interior-pointer rule would change (README.md, "Interior pointers"): the
+// check floods a second time with it. Under a bounded rule (HEAP_CHECK_MAX_POINTER_OFFSET >= 0)
+// the other is LeakSanitizer's, any interior pointer: it can only keep more objects, so the
+// second flood runs when there are leaks and marks the leaked records it would keep
+// (LeakRecord::other_rule_reachable). Under any interior pointer the other is gperftools'
+// 1024 B: the figure is the reachable objects it would report (lost_objects/lost_bytes).
+// The second flood costs what the first did; it is left out when the first took longer than
+// kOtherRuleFloodBudgetSeconds (the threads may be stopped meanwhile).
+struct OtherPointerRule {
+  enum class Outcome : uint8_t { kNotRun, kComputed, kFloodTooLong };
+  static constexpr int64_t kGperftoolsMaxOffset = 1024;
+  static constexpr double kOtherRuleFloodBudgetSeconds = 1.0;
+  Outcome outcome = Outcome::kNotRun;
+  int64_t max_pointer_offset = 0;  // the other rule's
+  uint64_t lost_objects = 0;       // any-interior check: reachable now, leaks under the other
+  uint64_t lost_bytes = 0;
+  uint64_t first_flood_us = 0;  // the check's own flood (kFloodTooLong says it)
+};
+// The rule a check compares its own with: any interior pointer for a bounded rule, else 1024 B.
+constexpr int64_t OtherMaxPointerOffset(int64_t max_pointer_offset) {
+  return max_pointer_offset >= 0 ? -1 : OtherPointerRule::kGperftoolsMaxOffset;
+}
 
 // Threads whose stacks and registers a check could not scan (so objects only they point to are
 // reported although they are not leaks): how many, and the first few thread ids.
@@ -81,6 +107,7 @@ struct CheckResult {
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;
   AnonymousRootsStats anonymous;  // the program's anonymous memory scanned as roots
+  OtherPointerRule other_rule;    // what the other interior-pointer rule would change
 };
 
 // entry_sp: the lowest live stack address of the calling thread (the check's entry frame);

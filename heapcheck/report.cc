@@ -206,19 +206,66 @@ void PrintGroup(const LeakGroups& groups, const LeakGroup& g, const ReportOption
   internal::LogRaw("%s", "");
 }
 
-// The reported objects that unaligned pointers would reach (HEAP_CHECK_TEST_POINTER_ALIGNMENT).
-LeakTotals CountUnalignedReachable(const LeakGroups& groups) {
-  LeakTotals unaligned;
+// The reported objects whose record has `flag` set.
+template <typename Flag>
+LeakTotals CountReported(const LeakGroups& groups, Flag flag) {
+  LeakTotals counted;
   for (const LeakGroup& g : groups) {
     for (uint32_t k = 0; !g.dropped && k < g.count; ++k) {
       const LeakRecord& r = groups.Record(g, k);
-      if (r.unaligned_reachable) {
-        ++unaligned.objects;
-        unaligned.bytes += r.bytes;
+      if (flag(r)) {
+        ++counted.objects;
+        counted.bytes += r.bytes;
       }
     }
   }
-  return unaligned;
+  return counted;
+}
+
+// The reported objects that unaligned pointers would reach (HEAP_CHECK_TEST_POINTER_ALIGNMENT).
+LeakTotals CountUnalignedReachable(const LeakGroups& groups) {
+  return CountReported(groups, [](const LeakRecord& r) { return r.unaligned_reachable != 0; });
+}
+
+// The one line on what the other interior-pointer rule would change (OtherPointerRule,
+// leak_check.h), as valgrind separates "possibly lost": under a bounded rule, the reported
+// objects any interior pointer would keep (groups: the reported ones; nullptr: none); under
+// any interior pointer, the reachable objects the bounded rule would report. Nothing when it
+// changes nothing.
+void PrintOtherPointerRule(const CheckResult& result, const LeakGroups* groups,
+                           int64_t max_pointer_offset) {
+  const OtherPointerRule& other = result.other_rule;
+  const bool bounded = max_pointer_offset >= 0;
+  const long long limit = bounded ? max_pointer_offset : other.max_pointer_offset;
+  if (other.outcome == OtherPointerRule::Outcome::kFloodTooLong) {
+    internal::LogRaw(
+        "(what interior pointers beyond %lld bytes change was not computed: the flood took "
+        "%llu ms, more than the %.0f ms allowed for a second one)",
+        limit, static_cast<unsigned long long>(other.first_flood_us / 1000),
+        OtherPointerRule::kOtherRuleFloodBudgetSeconds * 1e3);
+    return;
+  }
+  if (other.outcome != OtherPointerRule::Outcome::kComputed) return;
+  if (bounded) {
+    if (groups == nullptr) return;
+    const LeakTotals kept =
+        CountReported(*groups, [](const LeakRecord& r) { return r.other_rule_reachable != 0; });
+    if (kept.objects == 0) return;
+    internal::LogRaw(
+        "%llu of these bytes in %llu objects are reached through interior pointers beyond "
+        "%lld bytes: they would not be leaks if any interior pointer kept a block alive "
+        "(HEAP_CHECK_MAX_POINTER_OFFSET=-1, LeakSanitizer's rule; valgrind: possibly lost)",
+        static_cast<unsigned long long>(kept.bytes), static_cast<unsigned long long>(kept.objects),
+        limit);
+    return;
+  }
+  if (other.lost_objects == 0) return;
+  internal::LogRaw(
+      "%llu more bytes in %llu objects would be leaks if interior pointers beyond %lld bytes "
+      "were ignored (HEAP_CHECK_MAX_POINTER_OFFSET=%lld, gperftools' rule; valgrind: possibly "
+      "lost)",
+      static_cast<unsigned long long>(other.lost_bytes),
+      static_cast<unsigned long long>(other.lost_objects), limit, limit);
 }
 
 // The lines after the groups: what was suppressed, the pprof-tool command for the profile (or
@@ -282,6 +329,7 @@ void PrintReport(const CheckResult& result, const LeakGroups& groups, const Repo
       result.from_snapshot ? "the flood ran in a forked snapshot" : "threads stopped throughout");
   PrintUnscannedWarnings(result);
   PrintAnonymousRoots(result);
+  PrintOtherPointerRule(result, &groups, options.flood.max_pointer_offset);
   internal::LogRaw("The %zu largest leaks:", to_print);
   size_t printed = 0;
   for (const LeakGroup& g : groups) {
@@ -310,6 +358,8 @@ void ReportNoLeaks(const CheckResult& result, const char* check_name) {
       "found %llu reachable heap objects of %llu bytes",
       check_name, static_cast<unsigned long long>(result.reachable_objects),
       static_cast<unsigned long long>(result.reachable_bytes));
+  // A check with any interior pointer may still have objects the bounded rule would report.
+  if (result.other_rule.max_pointer_offset >= 0) PrintOtherPointerRule(result, nullptr, -1);
 }
 
 ReportTotals ReportLeaks(const CheckResult& result, const ReportOptions& options) {

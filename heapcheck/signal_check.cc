@@ -11,6 +11,7 @@
 
 #include "alloc/internal/log.h"
 #include "heapcheck/leak_check.h"
+#include "heapcheck/process_tree.h"
 #include "heapcheck/thread_stopper.h"
 
 namespace heapkit::check {
@@ -58,7 +59,10 @@ void DieBy(int sig) {
 void Handler(int sig) {
   const int saved_errno = errno;
   if (getpid() != g_pid || g_pipe[1] < 0) {
-    DieBy(sig);  // a forked child: no watcher of its own
+    // A forked child: no watcher of its own. Named in the tree's later reports (not a vfork
+    // child's: its parent's memory).
+    if (InOwnMemory()) NoteEndedUnchecked(getpid(), sig);
+    DieBy(sig);
   } else {
     ssize_t n;
     while ((n = write(g_pipe[1], &sig, sizeof(sig))) < 0 && errno == EINTR) {

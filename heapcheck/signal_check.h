@@ -16,7 +16,7 @@
 //     the process dies by that signal, as it would have without heapkit (no error exit code,
 //     stdio not flushed, exit handlers not run).
 // A forked child that receives the signal dies by it at once, unchecked (the watcher is the
-// parent's).
+// parent's); it notes itself first, so the tree's later reports name it (process_tree.h).
 #pragma once
 
 #include <cstdint>

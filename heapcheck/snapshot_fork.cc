@@ -40,6 +40,7 @@ struct WireHeader {
   uint64_t unreadable_bytes_skipped;
   UnscannedThreads stack_not_mapped;
   AnonymousRootsStats anonymous;
+  OtherPointerRule other_rule;
 };
 
 std::atomic<bool> g_refused_before{false};
@@ -120,6 +121,7 @@ void WaitUntilTheProgramRuns() {
   h.unreadable_bytes_skipped = out->unreadable_bytes_skipped;
   h.stack_not_mapped = out->stack_not_mapped;
   h.anonymous = out->anonymous;
+  h.other_rule = out->other_rule;
   bool sent = internal::WriteAll(fd, &h, sizeof h);
   if (sent && analysed) {
     sent = internal::WriteAll(fd, out->leaks.data(), out->leaks.size() * sizeof(LeakRecord)) &&
@@ -293,6 +295,7 @@ ForkedSnapshot::Outcome ForkedSnapshot::Finish(int timeout_ms, CheckResult* out)
   out->unreadable_bytes_skipped = h.unreadable_bytes_skipped;
   out->stack_not_mapped = h.stack_not_mapped;
   out->anonymous = h.anonymous;
+  out->other_rule = h.other_rule;
   return Outcome::kResult;
 }
 

@@ -493,5 +493,166 @@ TEST_P(SignalCheck, WithoutTheVariableDiesUnchecked) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, SignalCheck, ::testing::Values("TERM", "INT"));
 
+// ---- interior pointers: the report says what the other rule would change ----
+
+// Runs the interior-pointer pattern with HEAP_CHECK_MAX_POINTER_OFFSET=offset ("" = default),
+// with the threads stopped throughout and, when `snapshot`, in a forked snapshot (the figures
+// come back through its pipe).
+ProcessResult RunInteriorPointer(const std::string& offset, const std::string& name,
+                                 bool snapshot = false) {
+  const std::string dir = ScratchDir(name);
+  std::vector<std::string> env = {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                  "HEAP_CHECK_REPORT_CLEAN=true"};
+  if (!offset.empty()) env.push_back("HEAP_CHECK_MAX_POINTER_OFFSET=" + offset);
+  if (snapshot) env.push_back("HEAP_CHECK_FORK_SNAPSHOT=all");
+  return RunProcess({HC_INTERIOR_POINTER}, env, 60);
+}
+
+// gperftools' rule: the block held 2048 bytes in is a leak, and the report says that
+// LeakSanitizer's rule would keep it (valgrind's "possibly lost").
+TEST(InteriorPointers, BoundedRuleSaysWhatAnyInteriorPointerWouldKeep) {
+  for (bool snapshot : {false, true}) {
+    ProcessResult r = RunInteriorPointer("1024", "interior_bounded", snapshot);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.out, "done\n");
+    EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 4219 bytes in 2 objects"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("4096 of these bytes in 1 objects are reached through interior "
+                         "pointers beyond 1024 bytes"),
+              std::string::npos)
+        << "snapshot " << snapshot << "\n"
+        << r.err;
+  }
+}
+
+// LeakSanitizer's rule, the default: the block is live, and the report says that gperftools'
+// rule would count it as a leak.
+TEST(InteriorPointers, AnyInteriorRuleSaysWhatTheBoundedRuleWouldReport) {
+  for (const char* offset : {"-1", ""}) {
+    for (bool snapshot : {false, true}) {
+      ProcessResult r = RunInteriorPointer(offset, "interior_any", snapshot);
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("4096 more bytes in 1 objects would be leaks if interior pointers "
+                           "beyond 1024 bytes were ignored"),
+                std::string::npos)
+          << "offset '" << offset << "' snapshot " << snapshot << "\n"
+          << r.err;
+    }
+  }
+}
+
+// A larger bound keeps the block: no line, since the other rule (any) changes nothing reported.
+TEST(InteriorPointers, NoLineWhenTheOtherRuleChangesNothing) {
+  ProcessResult r = RunInteriorPointer("4096", "interior_none");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("detected leaks of 123 bytes in 1 objects"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("interior pointers beyond"), std::string::npos) << r.err;
+}
+
+// ---- _exit: checked with HEAP_CHECK_AT_UNDERSCORE_EXIT, else named in the parent's report ----
+
+ProcessResult RunUnderscoreExit(const std::string& how, bool opt_in, const std::string& dir,
+                                const std::vector<std::string>& more = {}) {
+  std::vector<std::string> env = {Preload(), "HEAPCHECK=normal", "HEAP_CHECK_DUMP_DIRECTORY=" + dir,
+                                  "HEAP_CHECK_ERROR_EXIT_CODE=9"};
+  if (opt_in) env.push_back("HEAP_CHECK_AT_UNDERSCORE_EXIT=true");
+  env.insert(env.end(), more.begin(), more.end());
+  return RunProcess({HC_UNDERSCORE_EXIT, how}, env, 60);
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class UnderscoreExit : public ::testing::TestWithParam<const char*> {};
+
+// Opted in: the child that left through _exit is checked (its 77 bytes and the parent's 123 it
+// inherited), leaves with the error status, and its buffered stdout is not flushed.
+TEST_P(UnderscoreExit, ChildIsCheckedWithTheOptIn) {
+  const std::string how = GetParam();
+  ProcessResult r = RunUnderscoreExit(how, true, ScratchDir("uexit_" + how));
+  EXPECT_EQ(r.exit_code, 9) << r.err;  // the parent's own leak
+  EXPECT_EQ(r.out, "child status 9\n") << r.err;
+  EXPECT_NE(r.err.find("Leak check of forked child process"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 200 bytes in 2 objects"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("Not checked:"), std::string::npos) << r.err;
+}
+
+// Without it: the child leaves unchecked with its own status, and the parent's report ends with
+// a line naming it.
+TEST_P(UnderscoreExit, ParentNamesTheUncheckedChild) {
+  const std::string how = GetParam();
+  ProcessResult r = RunUnderscoreExit(how, false, ScratchDir("uexit_off_" + how));
+  EXPECT_EQ(r.exit_code, 9) << r.err;
+  const int child_status = how == "signal" ? 5 : 0;
+  EXPECT_EQ(r.out, "child status " + std::to_string(child_status) + "\n") << r.err;
+  EXPECT_EQ(Count(r.err, "detected leaks of"), 1u) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos)
+      << r.err;
+  const size_t line = r.err.find(
+      "Not checked: 1 processes of this process tree that ended before this check: pid ");
+  ASSERT_NE(line, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" (_exit); HEAP_CHECK_AT_UNDERSCORE_EXIT=true checks those that leave "
+                       "through _exit\n",
+                       line),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n', line), r.err.size() - 1) << "not the last line:\n" << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, UnderscoreExit, ::testing::Values("child", "signal"));
+
+// A forked child that HEAP_CHECK_AT_SIGNAL's signal kills dies unchecked (the watcher thread is
+// its parent's): the parent's report names it and the signal.
+TEST(UnderscoreExitSignal, ParentNamesTheChildASignalKilled) {
+  ProcessResult r =
+      RunUnderscoreExit("term", false, ScratchDir("uexit_term"), {"HEAP_CHECK_AT_SIGNAL=TERM"});
+  EXPECT_EQ(r.exit_code, 9) << r.err;
+  EXPECT_EQ(r.out, "child status " + std::to_string(128 + SIGTERM) + "\n") << r.err;
+  EXPECT_EQ(Count(r.err, "detected leaks of"), 1u) << r.err;
+  const size_t line = r.err.find(
+      "Not checked: 1 processes of this process tree that ended before this check: pid ");
+  ASSERT_NE(line, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" (killed by signal " + std::to_string(SIGTERM) + ")\n", line),
+            std::string::npos)
+      << r.err;
+}
+
+// A vfork child shares its parent's memory: it is never checked, opted in or not, and never
+// named (the parent's check is the one that speaks for that memory).
+TEST(UnderscoreExitVfork, VforkChildIsNeverChecked) {
+  ProcessResult r = RunUnderscoreExit("vfork", true, ScratchDir("uexit_vfork"));
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 9) << r.err;
+  EXPECT_EQ(r.out, "child status 7\n") << r.err;
+  EXPECT_EQ(Count(r.err, "detected leaks of"), 1u) << r.err;
+  EXPECT_NE(r.err.find("Leak check _main_ detected leaks of 123 bytes in 1 objects"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("Not checked:"), std::string::npos) << r.err;
+}
+
+// With PERFTOOLS_VERBOSE the child says itself that it leaves unchecked.
+TEST(UnderscoreExitVerbose, ChildSaysItLeavesUnchecked) {
+  ProcessResult r =
+      RunUnderscoreExit("child", false, ScratchDir("uexit_verbose"), {"PERFTOOLS_VERBOSE=1"});
+  EXPECT_NE(r.err.find("leaves through _exit(0) unchecked (HEAP_CHECK_AT_UNDERSCORE_EXIT=true "
+                       "checks it)"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace heapkit::test

@@ -33,7 +33,10 @@ test_pkgs=(google-perftools libgoogle-perftools-dev golang-go python3 perl git s
            # a real USDT consumer reads the otel_memory probes' arguments (tests/alloc/usdt)
            gdb
            # tests/scripts/format.sh and scripts.format_check: the sources' layout (.clang-format)
-           clang-format-14)
+           clang-format-14
+           # processes that leave through _exit, and a parser generator, under both
+           # interior-pointer rules (tests/real_world/interior_rule_table.sh)
+           rsync lemon)
 peer_pkgs=(libjemalloc-dev libmimalloc-dev heaptrack)
 case "${1:-}" in
   --demo) want=("${build_pkgs[@]}") ;;

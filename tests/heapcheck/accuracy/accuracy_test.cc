@@ -215,10 +215,15 @@ TEST_P(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
 
 // ---- The random-heap generator (random_heap.cc) -------------------------------------------------
 
-void CheckSeeds(unsigned long long first, unsigned long long count, Path path = Path::kStopped) {
+// The generator's truth follows HEAP_CHECK_MAX_POINTER_OFFSET as the checker does: `rule` is
+// that setting ("" = the default, any interior pointer).
+void CheckSeeds(unsigned long long first, unsigned long long count, Path path = Path::kStopped,
+                const std::string& rule = "") {
+  std::vector<std::string> env;
+  if (!rule.empty()) env.push_back("HEAP_CHECK_MAX_POINTER_OFFSET=" + rule);
   for (unsigned long long seed = first; seed < first + count; ++seed) {
     for (const char* program : {HC_RANDOM_HEAP_O0, HC_RANDOM_HEAP_O2}) {
-      const ProcessResult r = RunChecked({program, std::to_string(seed)}, true, path);
+      const ProcessResult r = RunChecked({program, std::to_string(seed)}, true, path, env);
       const Totals truth = Truth(r.out), got = Checker(r.err);
       ASSERT_GE(truth.objects, 0) << program << " " << seed << "\n" << r.out << r.err;
       EXPECT_EQ(got.bytes, truth.bytes) << program << " seed " << seed << "\n" << r.err;
@@ -228,11 +233,14 @@ void CheckSeeds(unsigned long long first, unsigned long long count, Path path = 
   }
 }
 
-// 200 seeds in eight tests (ctest runs them in parallel), each built -O0 and -O2.
-// The same seeds through the forked snapshot.
+// 200 seeds in eight tests (ctest runs them in parallel), each built -O0 and -O2, with the
+// default rule (any interior pointer). The same seeds through the forked snapshot, with
+// gperftools' rule (HEAP_CHECK_MAX_POINTER_OFFSET=1024): both rules and both paths, at the cost
+// of one sweep each.
 class RandomHeap : public testing::TestWithParam<std::tuple<int, Path>> {};
 TEST_P(RandomHeap, TotalsEqualTheTruth) {
-  CheckSeeds(1 + std::get<0>(GetParam()) * 25ull, 25, std::get<1>(GetParam()));
+  const Path path = std::get<1>(GetParam());
+  CheckSeeds(1 + std::get<0>(GetParam()) * 25ull, 25, path, path == Path::kSnapshot ? "1024" : "");
 }
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomHeap,
                          testing::Combine(testing::Range(0, 8),

@@ -13,7 +13,8 @@
 // The truth is computed over the program's own record of what each word means (not from the
 // words' values): an object is live iff a chain of intended pointers leads to it from a root,
 // where a pointer keeps its target alive iff its offset is at most the target's size (one past
-// the end included) and at most HEAP_CHECK_MAX_POINTER_OFFSET's default, 1024. A checker that
+// the end included) and at most HEAP_CHECK_MAX_POINTER_OFFSET, read from the environment like
+// the checker reads it (unset: the checker's default, -1 = any offset). A checker that
 // takes a past-the-end pointer for the next object, or a stale or unwritten word for a pointer,
 // disagrees with it. All bookkeeping lives in anonymous mmap memory, made PROT_NONE before the
 // program exits (heapkit and valgrind scan readable anonymous memory: its object addresses would
@@ -37,7 +38,14 @@ void* g_roots[64];  // external linkage: the stores stay
 
 namespace {
 
-constexpr size_t kMaxOffset = 1024;
+// HEAP_CHECK_MAX_POINTER_OFFSET as the checker takes it: a number >= 0, else any offset.
+size_t MaxPointerOffset() {
+  const char* v = std::getenv("HEAP_CHECK_MAX_POINTER_OFFSET");
+  char* end = nullptr;
+  const long long n = v == nullptr ? -1 : std::strtoll(v, &end, 10);
+  return v == nullptr || *v == '\0' || *end != '\0' || n < 0 ? SIZE_MAX : static_cast<size_t>(n);
+}
+const size_t g_max_pointer_offset = MaxPointerOffset();
 constexpr int kThreads = 2;
 constexpr int kThreadRoots = 32;
 
@@ -137,7 +145,7 @@ uintptr_t PointerTo(Rng& rng, const Object& t, bool* keeps) {
     case 1: off = t.size == 0 ? 0 : rng.Below(t.size); break;
     default: off = 0;
   }
-  *keeps = off <= t.size && off <= kMaxOffset;
+  *keeps = off <= t.size && off <= g_max_pointer_offset;
   return t.start + off;
 }
 
