@@ -57,6 +57,8 @@ struct TimelineChart {
   std::vector<std::string> column_texts;  // per column, its hover text's head ("": a dump's)
   std::vector<std::string> column_keys;   // per column, what its link appends ("": dump number)
   std::vector<TimelineCurve> curves;      // drawn over the bands, listed in the legend first
+  // What "in use" counts on this chart (requested or usable bytes), drawn under the title.
+  std::string in_use_meaning;
   int peak = -1;                          // the column marked as the peak (-1: none)
   // A window shaded, in the x axis's seconds, and its peak column (-1: none).
   double window_from = -1, window_to = -1;

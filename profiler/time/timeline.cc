@@ -2,6 +2,7 @@
 #include "profiler/time/timeline.h"
 
 #include <fcntl.h>
+#include <algorithm>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,21 +27,32 @@ namespace {
 
 constexpr const char* kVariable = "HEAP_PROFILE_TIMELINE";
 
+// A stack's raw sampled in-use in a row.
+struct Entry {
+  uint32_t id;
+  uint32_t count;  // saturated at UINT32_MAX
+  int64_t bytes;
+};
+static_assert(sizeof(Entry) == 16);
+
 struct Row {
   int64_t t_ms;   // since the start
-  int64_t exact;  // allocator's in-use bytes
+  int64_t exact;  // exact in-use bytes: requested in exact mode, else the allocator's usable
   int64_t rss;
-  int64_t est;  // sampled estimate
-  uint32_t ids[kTopStacks];
-  int32_t counts[kTopStacks];
-  int64_t bytes[kTopStacks];
+  int64_t est;      // sampled estimate
+  uint32_t first;   // its stacks: entries [first, first + stacks) of the pool
+  uint32_t stacks;  // (the pending row's: of its scratch buffer)
 };
-static_assert(sizeof(Row) == 160);
+static_assert(sizeof(Row) == 40);
 
 // Guarded by the state lock.
 struct Timeline {
   Row* rows = nullptr;  // kTimelineRows, from the arena (kept across restarts)
+  Entry* pool = nullptr;  // kTimelineEntries: the rows' stacks, in row order
+  Entry* scratch[2] = {nullptr, nullptr};  // kMaxRowStacks each: the pending row's, a tick's
+  int pending_buffer = 0;                  // which scratch buffer is the pending row's
   int used = 0;
+  uint32_t pool_used = 0;
   int64_t period_ms = 0;  // 0: off
   int64_t ticks_per_row = 1;
   int64_t ticks = 0;
@@ -51,6 +63,11 @@ struct Timeline {
   int statm_pid = 0;
 };
 constinit Timeline g_timeline;
+
+constexpr size_t kTimelineBytes = sizeof(Row) * kTimelineRows +
+                                  sizeof(Entry) * (kTimelineEntries + 2 * kMaxRowStacks);
+
+bool ExactCountsRequested() { return alloc::SamplingPeriod() <= 1; }
 
 int64_t RssBytes() {
   if (g_timeline.statm_pid != static_cast<int>(getpid())) {  // first use, or a forked child
@@ -69,31 +86,102 @@ int64_t RssBytes() {
   return pages * sysconf(_SC_PAGESIZE);
 }
 
-// Keeps the kTopStacks largest (by raw bytes) of the visited cells in `row`.
-void KeepTop(void* ctx, uint32_t id, int64_t count, int64_t bytes) {
-  Row* row = static_cast<Row*>(ctx);
-  int smallest = 0;
-  for (int i = 1; i < kTopStacks; ++i)
-    if (row->bytes[i] < row->bytes[smallest]) smallest = i;
-  if (bytes <= row->bytes[smallest]) return;
-  row->ids[smallest] = id;
-  row->counts[smallest] = static_cast<int32_t>(count > INT32_MAX ? INT32_MAX : count);
-  row->bytes[smallest] = bytes;
+// A tick's pick: the kMaxRowStacks largest visited cells (by raw bytes), a min-heap while
+// visiting (under the tracker's lock: O(log kMaxRowStacks) per cell at most).
+struct Pick {
+  Entry* heap;
+  int n = 0;
+  int64_t raw_total = 0;  // every visited cell's raw bytes
+};
+
+bool Smaller(const Entry& a, const Entry& b) { return a.bytes < b.bytes; }
+
+void SiftDown(Entry* heap, int n, int i) {
+  for (;;) {
+    int least = i;
+    const int l = 2 * i + 1, r = l + 1;
+    if (l < n && Smaller(heap[l], heap[least])) least = l;
+    if (r < n && Smaller(heap[r], heap[least])) least = r;
+    if (least == i) return;
+    const Entry e = heap[i];
+    heap[i] = heap[least];
+    heap[least] = e;
+    i = least;
+  }
 }
 
-void Append(const Row& row) {
-  Timeline& t = g_timeline;
-  if (t.used == kTimelineRows) {  // halve the resolution, keeping each pair's maximum
-    for (int i = 0; i < kTimelineRows / 2; ++i) {
-      const Row& a = t.rows[2 * i];
-      const Row& b = t.rows[2 * i + 1];
-      t.rows[i] = b.exact > a.exact ? b : a;
+void KeepLargest(void* ctx, uint32_t id, int64_t count, int64_t bytes) {
+  Pick* pick = static_cast<Pick*>(ctx);
+  pick->raw_total += bytes;
+  const Entry e{id, static_cast<uint32_t>(count > UINT32_MAX ? UINT32_MAX : count), bytes};
+  if (pick->n < kMaxRowStacks) {
+    int i = pick->n++;
+    pick->heap[i] = e;
+    while (i > 0 && Smaller(pick->heap[i], pick->heap[(i - 1) / 2])) {
+      const int up = (i - 1) / 2;
+      pick->heap[i] = pick->heap[up];
+      pick->heap[up] = e;
+      i = up;
     }
-    t.used = kTimelineRows / 2;
-    t.ticks_per_row *= 2;
-    return;  // `row` was the maximum of half a new row's ticks: it goes on as pending
+    return;
   }
-  t.rows[t.used++] = row;
+  if (bytes <= pick->heap[0].bytes) return;
+  pick->heap[0] = e;
+  SiftDown(pick->heap, pick->n, 0);
+}
+
+// Sorts the pick largest first (heap sort in place) and returns how many of them the row keeps:
+// the fewest that reach kRowNamedShare of the raw total.
+int NamedPrefix(Pick* pick) {
+  for (int n = pick->n; n > 1; --n) {  // the smallest goes last: descending order
+    const Entry e = pick->heap[0];
+    pick->heap[0] = pick->heap[n - 1];
+    pick->heap[n - 1] = e;
+    SiftDown(pick->heap, n - 1, 0);
+  }
+  const double goal = kRowNamedShare * static_cast<double>(pick->raw_total);
+  int64_t named = 0;
+  int keep = 0;
+  while (keep < pick->n && static_cast<double>(named) < goal) named += pick->heap[keep++].bytes;
+  return keep;
+}
+
+// Halves the resolution: each pair of rows becomes the one with the larger exact in-use, and
+// the pool keeps the survivors' stacks, moved down in row order (a row's entries never move up).
+void Halve() {
+  Timeline& t = g_timeline;
+  uint32_t at = 0;
+  int kept = 0;
+  for (int i = 0; i < t.used; i += 2) {
+    const Row& a = t.rows[i];
+    const Row* keep = &a;
+    if (i + 1 < t.used && t.rows[i + 1].exact > a.exact) keep = &t.rows[i + 1];
+    Row row = *keep;
+    memmove(t.pool + at, t.pool + row.first, sizeof(Entry) * row.stacks);
+    row.first = at;
+    at += row.stacks;
+    t.rows[kept++] = row;
+  }
+  t.used = kept;
+  t.pool_used = at;
+  t.ticks_per_row *= 2;
+}
+
+// Appends the pending row (false: the ring or the pool was full and halved instead).
+bool Append() {
+  Timeline& t = g_timeline;
+  const Row& row = t.pending;
+  if (t.used == kTimelineRows || t.pool_used + row.stacks > uint32_t{kTimelineEntries}) {
+    Halve();
+    return false;  // the pending row was the maximum of half a new row's ticks: it goes on
+  }
+  Row stored = row;
+  stored.first = t.pool_used;
+  memcpy(t.pool + t.pool_used, t.scratch[t.pending_buffer] + row.first,
+         sizeof(Entry) * row.stacks);
+  t.pool_used += row.stacks;
+  t.rows[t.used++] = stored;
+  return true;
 }
 
 void RecordTick(int64_t now_ns) {
@@ -101,20 +189,25 @@ void RecordTick(int64_t now_ns) {
   Row row = {};
   alloc::AllocatorStats stats;
   alloc::GetAllocatorStats(&stats);
-  row.exact = static_cast<int64_t>(stats.in_use_bytes);
   row.rss = RssBytes();
   // The row's time is the moment the stacks were read (the helper thread may be preempted
   // between the figures; the stacks are what the tests compare with the truth).
   int64_t when_ns = now_ns;
-  row.est = ForEachLiveCell(&KeepTop, &row, &when_ns);
+  Pick pick;
+  pick.heap = t.scratch[1 - t.pending_buffer];
+  row.est = ForEachLiveCell(&KeepLargest, &pick, &when_ns);
+  row.first = 0;
+  row.stacks = static_cast<uint32_t>(NamedPrefix(&pick));
+  row.exact = ExactCountsRequested() ? row.est : static_cast<int64_t>(stats.in_use_bytes);
   row.t_ms = (when_ns - t.start_ns) / 1000000;
   ++t.ticks;
-  if (t.pending_ticks == 0 || row.exact > t.pending.exact) t.pending = row;
+  if (t.pending_ticks == 0 || row.exact > t.pending.exact) {
+    t.pending = row;
+    t.pending_buffer = 1 - t.pending_buffer;
+  }
   if (++t.pending_ticks < t.ticks_per_row) return;
-  const int64_t per_row = t.ticks_per_row;
-  Append(t.pending);
   // A halving made rows twice as long: the pending maximum covers half of the new row.
-  t.pending_ticks = t.ticks_per_row != per_row ? t.pending_ticks : 0;
+  t.pending_ticks = Append() ? 0 : t.pending_ticks;
 }
 
 // The row with the highest exact in-use (nullptr: none).
@@ -125,24 +218,27 @@ const Row* PeakRow() {
   return best;
 }
 
-// The ids that appear in any row, each once: visited in id order with its raw in-use at `at`.
+// The ids that appear in any row, each once: visited in id order with its raw in-use at `at`
+// (sorted in a temporary block: the rows hold up to kTimelineEntries entries).
 template <typename Fn>
 void ForEachId(const Row* at, Fn&& fn) {
-  uint32_t last = 0;
-  for (;;) {  // the smallest id above `last` (rows * kTopStacks: a few tens of thousands)
-    uint32_t next = UINT32_MAX;
-    for (int r = 0; r < g_timeline.used; ++r)
-      for (int k = 0; k < kTopStacks; ++k) {
-        const uint32_t id = g_timeline.rows[r].ids[k];
-        if (id > last && id < next) next = id;
-      }
-    if (next == UINT32_MAX) return;
+  const Timeline& t = g_timeline;
+  if (t.pool_used == 0) return;
+  const size_t size = sizeof(uint32_t) * t.pool_used;
+  auto* ids = static_cast<uint32_t*>(internal::MetaAlloc(size));
+  if (ids == nullptr) return;
+  for (uint32_t i = 0; i < t.pool_used; ++i) ids[i] = t.pool[i].id;
+  std::sort(ids, ids + t.pool_used);
+  const uint32_t* end = std::unique(ids, ids + t.pool_used);
+  for (const uint32_t* id = ids; id != end; ++id) {
     int64_t count = 0, bytes = 0;
-    for (int k = 0; at != nullptr && k < kTopStacks; ++k)
-      if (at->ids[k] == next) count = at->counts[k], bytes = at->bytes[k];
-    fn(next, count, bytes);
-    last = next;
+    for (uint32_t k = 0; at != nullptr && k < at->stacks; ++k) {
+      const Entry& e = t.pool[at->first + k];
+      if (e.id == *id) count = e.count, bytes = e.bytes;
+    }
+    fn(*id, count, bytes);
   }
+  internal::MetaFree(ids, size);
 }
 
 void VisitRecords(void*, RecordVisitor visit, void* visit_ctx) {
@@ -173,7 +269,7 @@ void AppendTimelineComments(OutputSink* sink) {
   sink->AppendDecimal(t.start_ns);
   sink->Append(" rate ");
   sink->AppendDecimal(alloc::SamplingPeriod());
-  sink->AppendChar('\n');
+  sink->Append(ExactCountsRequested() ? " exact requested\n" : " exact usable\n");
   const StackTable& table = GlobalStackTable();
   ForEachId(nullptr, [&](uint32_t id, int64_t, int64_t) {
     const Bucket* b = table.BucketById(id);
@@ -199,14 +295,14 @@ void AppendTimelineComments(OutputSink* sink) {
     sink->AppendDecimal(row.rss);
     sink->Append(" est ");
     sink->AppendDecimal(row.est);
-    for (int k = 0; k < kTopStacks; ++k) {
-      if (row.ids[k] == 0) continue;
+    for (uint32_t k = 0; k < row.stacks; ++k) {
+      const Entry& e = t.pool[row.first + k];
       sink->AppendChar(' ');
-      sink->AppendDecimal(row.ids[k]);
+      sink->AppendDecimal(e.id);
       sink->AppendChar(':');
-      sink->AppendDecimal(row.counts[k]);
+      sink->AppendDecimal(e.count);
       sink->AppendChar(':');
-      sink->AppendDecimal(row.bytes[k]);
+      sink->AppendDecimal(e.bytes);
     }
     sink->AppendChar('\n');
   }
@@ -250,18 +346,29 @@ int64_t ReadTimelinePeriodMs() {
 void BeginTimeline(int64_t period_ms) {
   Timeline& t = g_timeline;
   Row* rows = t.rows;
+  Entry* pool = t.pool;
+  Entry* scratch0 = t.scratch[0];
+  Entry* scratch1 = t.scratch[1];
   const int statm = t.statm, statm_pid = t.statm_pid;
   t = Timeline{};
   t.rows = rows;
+  t.pool = pool;
+  t.scratch[0] = scratch0;
+  t.scratch[1] = scratch1;
   t.statm = statm;
   t.statm_pid = statm_pid;
   if (period_ms <= 0) return;
-  if (t.rows == nullptr)
-    t.rows = static_cast<Row*>(internal::ArenaAlloc(sizeof(Row) * kTimelineRows, 4096));
-  if (t.rows == nullptr) {
-    internal::Log("%s: cannot allocate the timeline's %zu bytes; no timeline", kVariable,
-                  sizeof(Row) * kTimelineRows);
-    return;
+  if (t.rows == nullptr) {  // one block: the rows, the pool, the two scratch buffers
+    char* block = static_cast<char*>(internal::ArenaAlloc(kTimelineBytes, 4096));
+    if (block == nullptr) {
+      internal::Log("%s: cannot allocate the timeline's %zu bytes; no timeline", kVariable,
+                    kTimelineBytes);
+      return;
+    }
+    t.rows = reinterpret_cast<Row*>(block);
+    t.pool = reinterpret_cast<Entry*>(block + sizeof(Row) * kTimelineRows);
+    t.scratch[0] = t.pool + kTimelineEntries;
+    t.scratch[1] = t.scratch[0] + kMaxRowStacks;
   }
   t.period_ms = period_ms;
   t.start_ns = NowNs();
