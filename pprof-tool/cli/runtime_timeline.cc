@@ -64,7 +64,8 @@ std::string RuntimeTimelineText(const RuntimeTimeline& t,
   if (peak != nullptr) {
     char time[32];
     snprintf(time, sizeof(time), "%.3f", peak->t_ms / 1000.0);
-    out << "Peak of the exact in-use: " << fmt(peak->exact) << " " << RuntimeTimelineExactUnit(t) << " at " << time
+    out << "Peak of the exact in-use: " << fmt(peak->exact) << " " << RuntimeTimelineExactUnit(t)
+        << " at " << time
         << " s (--window=T0:T1 shows the stacks at the peak of a window; --timeline=FILE.svg draws "
            "it)\n";
   }

@@ -95,7 +95,8 @@ std::vector<std::string> FoldedLeafNames(const Profile& profile,
   std::vector<std::string> names;
   StackFilters filters;
   std::string error;
-  if (!filters.Compile(view, &error)) return std::vector<std::string>(stacks.size(), "(unknown stack)");
+  if (!filters.Compile(view, &error))
+    return std::vector<std::string>(stacks.size(), "(unknown stack)");
   std::vector<NodeInfo> nodes;
   FrameLookup lookup(symbolizer, view, options.record_full_names, filters, &nodes);
   const std::unordered_set<uint32_t> wrappers = FindWrappers(profile, options, lookup);

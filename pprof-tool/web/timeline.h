@@ -59,7 +59,7 @@ struct TimelineChart {
   std::vector<TimelineCurve> curves;      // drawn over the bands, listed in the legend first
   // What "in use" counts on this chart (requested or usable bytes), drawn under the title.
   std::string in_use_meaning;
-  int peak = -1;                          // the column marked as the peak (-1: none)
+  int peak = -1;  // the column marked as the peak (-1: none)
   // A window shaded, in the x axis's seconds, and its peak column (-1: none).
   double window_from = -1, window_to = -1;
   int window_peak = -1;

@@ -19,6 +19,7 @@
 #include "profiler/base/profiler_basics.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "alloc/sample_weight.h"
 #include "alloc/sampling_period.h"
 #include "profiler/base/profiler_settings.h"
 
@@ -45,12 +46,20 @@ struct Row {
 };
 static_assert(sizeof(Row) == 40);
 
+// A bucket a tick may keep, with the bytes it stands for (un-sampled as the pprofs un-sample
+// a line: the rows are ranked by what they hold of the heap, not by raw sampled bytes, which
+// undercount small objects by up to the sampling period over their size).
+struct Candidate {
+  Entry e;
+  double weight;
+};
+
 // Guarded by the state lock.
 struct Timeline {
-  Row* rows = nullptr;  // kTimelineRows, from the arena (kept across restarts)
+  Row* rows = nullptr;    // kTimelineRows, from the arena (kept across restarts)
   Entry* pool = nullptr;  // kTimelineEntries: the rows' stacks, in row order
-  Entry* scratch[2] = {nullptr, nullptr};  // kMaxRowStacks each: the pending row's, a tick's
-  int pending_buffer = 0;                  // which scratch buffer is the pending row's
+  Candidate* scratch[2] = {nullptr, nullptr};  // kMaxRowStacks each: the pending row's, a tick's
+  int pending_buffer = 0;                      // which scratch buffer is the pending row's
   int used = 0;
   uint32_t pool_used = 0;
   int64_t period_ms = 0;  // 0: off
@@ -64,8 +73,8 @@ struct Timeline {
 };
 constinit Timeline g_timeline;
 
-constexpr size_t kTimelineBytes = sizeof(Row) * kTimelineRows +
-                                  sizeof(Entry) * (kTimelineEntries + 2 * kMaxRowStacks);
+constexpr size_t kTimelineBytes = sizeof(Row) * kTimelineRows + sizeof(Entry) * kTimelineEntries +
+                                  sizeof(Candidate) * 2 * kMaxRowStacks;
 
 bool ExactCountsRequested() { return alloc::SamplingPeriod() <= 1; }
 
@@ -86,63 +95,67 @@ int64_t RssBytes() {
   return pages * sysconf(_SC_PAGESIZE);
 }
 
-// A tick's pick: the kMaxRowStacks largest visited cells (by raw bytes), a min-heap while
-// visiting (under the tracker's lock: O(log kMaxRowStacks) per cell at most).
+// A tick's pick: the kMaxRowStacks largest visited cells (by the bytes they stand for), a
+// min-heap while visiting (under the tracker's lock: O(log kMaxRowStacks) per cell at most).
 struct Pick {
-  Entry* heap;
+  Candidate* heap;
   int n = 0;
-  int64_t raw_total = 0;  // every visited cell's raw bytes
+  double rate = 1;
+  double total = 0;  // every visited cell's weight
 };
 
-bool Smaller(const Entry& a, const Entry& b) { return a.bytes < b.bytes; }
+bool Smaller(const Candidate& a, const Candidate& b) { return a.weight < b.weight; }
 
-void SiftDown(Entry* heap, int n, int i) {
+void SiftDown(Candidate* heap, int n, int i) {
   for (;;) {
     int least = i;
     const int l = 2 * i + 1, r = l + 1;
     if (l < n && Smaller(heap[l], heap[least])) least = l;
     if (r < n && Smaller(heap[r], heap[least])) least = r;
     if (least == i) return;
-    const Entry e = heap[i];
+    const Candidate c = heap[i];
     heap[i] = heap[least];
-    heap[least] = e;
+    heap[least] = c;
     i = least;
   }
 }
 
 void KeepLargest(void* ctx, uint32_t id, int64_t count, int64_t bytes) {
   Pick* pick = static_cast<Pick*>(ctx);
-  pick->raw_total += bytes;
-  const Entry e{id, static_cast<uint32_t>(count > UINT32_MAX ? UINT32_MAX : count), bytes};
+  const double weight = pick->rate <= 1 ? static_cast<double>(bytes)
+                                        : alloc::UnsampleLine(count, bytes, pick->rate).bytes;
+  pick->total += weight;
+  const Candidate c{{id, static_cast<uint32_t>(count > UINT32_MAX ? UINT32_MAX : count), bytes},
+                    weight};
   if (pick->n < kMaxRowStacks) {
     int i = pick->n++;
-    pick->heap[i] = e;
+    pick->heap[i] = c;
     while (i > 0 && Smaller(pick->heap[i], pick->heap[(i - 1) / 2])) {
       const int up = (i - 1) / 2;
       pick->heap[i] = pick->heap[up];
-      pick->heap[up] = e;
+      pick->heap[up] = c;
       i = up;
     }
     return;
   }
-  if (bytes <= pick->heap[0].bytes) return;
-  pick->heap[0] = e;
+  if (weight <= pick->heap[0].weight) return;
+  pick->heap[0] = c;
   SiftDown(pick->heap, pick->n, 0);
 }
 
 // Sorts the pick largest first (heap sort in place) and returns how many of them the row keeps:
-// the fewest that reach kRowNamedShare of the raw total.
+// the fewest that reach kRowNamedShare of the visited cells' weight.
 int NamedPrefix(Pick* pick) {
   for (int n = pick->n; n > 1; --n) {  // the smallest goes last: descending order
-    const Entry e = pick->heap[0];
+    const Candidate c = pick->heap[0];
     pick->heap[0] = pick->heap[n - 1];
-    pick->heap[n - 1] = e;
+    pick->heap[n - 1] = c;
     SiftDown(pick->heap, n - 1, 0);
   }
-  const double goal = kRowNamedShare * static_cast<double>(pick->raw_total);
-  int64_t named = 0;
+  const double goal = kRowNamedShare * pick->total;
+  double named = 0;
   int keep = 0;
-  while (keep < pick->n && static_cast<double>(named) < goal) named += pick->heap[keep++].bytes;
+  while (keep < pick->n && named < goal) named += pick->heap[keep++].weight;
   return keep;
 }
 
@@ -177,8 +190,8 @@ bool Append() {
   }
   Row stored = row;
   stored.first = t.pool_used;
-  memcpy(t.pool + t.pool_used, t.scratch[t.pending_buffer] + row.first,
-         sizeof(Entry) * row.stacks);
+  const Candidate* kept = t.scratch[t.pending_buffer] + row.first;
+  for (uint32_t k = 0; k < row.stacks; ++k) t.pool[t.pool_used + k] = kept[k].e;
   t.pool_used += row.stacks;
   t.rows[t.used++] = stored;
   return true;
@@ -195,6 +208,7 @@ void RecordTick(int64_t now_ns) {
   int64_t when_ns = now_ns;
   Pick pick;
   pick.heap = t.scratch[1 - t.pending_buffer];
+  pick.rate = static_cast<double>(alloc::SamplingPeriod());
   row.est = ForEachLiveCell(&KeepLargest, &pick, &when_ns);
   row.first = 0;
   row.stacks = static_cast<uint32_t>(NamedPrefix(&pick));
@@ -219,26 +233,33 @@ const Row* PeakRow() {
 }
 
 // The ids that appear in any row, each once: visited in id order with its raw in-use at `at`
-// (sorted in a temporary block: the rows hold up to kTimelineEntries entries).
+// (0 if not in that row). Sorted in temporary blocks (the rows hold up to kTimelineEntries
+// entries): all the ids, and `at`'s entries, which are then met in the same order.
 template <typename Fn>
 void ForEachId(const Row* at, Fn&& fn) {
   const Timeline& t = g_timeline;
   if (t.pool_used == 0) return;
-  const size_t size = sizeof(uint32_t) * t.pool_used;
-  auto* ids = static_cast<uint32_t*>(internal::MetaAlloc(size));
-  if (ids == nullptr) return;
-  for (uint32_t i = 0; i < t.pool_used; ++i) ids[i] = t.pool[i].id;
-  std::sort(ids, ids + t.pool_used);
-  const uint32_t* end = std::unique(ids, ids + t.pool_used);
-  for (const uint32_t* id = ids; id != end; ++id) {
-    int64_t count = 0, bytes = 0;
-    for (uint32_t k = 0; at != nullptr && k < at->stacks; ++k) {
-      const Entry& e = t.pool[at->first + k];
-      if (e.id == *id) count = e.count, bytes = e.bytes;
+  const size_t ids_size = sizeof(uint32_t) * t.pool_used;
+  const uint32_t at_stacks = at != nullptr ? at->stacks : 0;
+  const size_t at_size = sizeof(Entry) * (at_stacks > 0 ? at_stacks : 1);
+  auto* ids = static_cast<uint32_t*>(internal::MetaAlloc(ids_size));
+  auto* at_entries = static_cast<Entry*>(internal::MetaAlloc(at_size));
+  if (ids != nullptr && at_entries != nullptr) {
+    for (uint32_t i = 0; i < t.pool_used; ++i) ids[i] = t.pool[i].id;
+    std::sort(ids, ids + t.pool_used);
+    const uint32_t* end = std::unique(ids, ids + t.pool_used);
+    if (at_stacks > 0) memcpy(at_entries, t.pool + at->first, sizeof(Entry) * at_stacks);
+    std::sort(at_entries, at_entries + at_stacks,
+              [](const Entry& a, const Entry& b) { return a.id < b.id; });
+    uint32_t k = 0;
+    for (const uint32_t* id = ids; id != end; ++id) {
+      while (k < at_stacks && at_entries[k].id < *id) ++k;
+      const bool in_row = k < at_stacks && at_entries[k].id == *id;
+      fn(*id, in_row ? int64_t{at_entries[k].count} : 0, in_row ? at_entries[k].bytes : 0);
     }
-    fn(*id, count, bytes);
   }
-  internal::MetaFree(ids, size);
+  if (ids != nullptr) internal::MetaFree(ids, ids_size);
+  if (at_entries != nullptr) internal::MetaFree(at_entries, at_size);
 }
 
 void VisitRecords(void*, RecordVisitor visit, void* visit_ctx) {
@@ -347,8 +368,8 @@ void BeginTimeline(int64_t period_ms) {
   Timeline& t = g_timeline;
   Row* rows = t.rows;
   Entry* pool = t.pool;
-  Entry* scratch0 = t.scratch[0];
-  Entry* scratch1 = t.scratch[1];
+  Candidate* scratch0 = t.scratch[0];
+  Candidate* scratch1 = t.scratch[1];
   const int statm = t.statm, statm_pid = t.statm_pid;
   t = Timeline{};
   t.rows = rows;
@@ -367,7 +388,7 @@ void BeginTimeline(int64_t period_ms) {
     }
     t.rows = reinterpret_cast<Row*>(block);
     t.pool = reinterpret_cast<Entry*>(block + sizeof(Row) * kTimelineRows);
-    t.scratch[0] = t.pool + kTimelineEntries;
+    t.scratch[0] = reinterpret_cast<Candidate*>(t.pool + kTimelineEntries);
     t.scratch[1] = t.scratch[0] + kMaxRowStacks;
   }
   t.period_ms = period_ms;

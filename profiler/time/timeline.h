@@ -15,14 +15,17 @@
 // (GetAllocatorStats: MallocExtension's generic.current_allocated_bytes), which counts usable
 // (size-class) bytes; the header line says which (`exact requested` or `exact usable`).
 //
-// Which stacks a row names: the largest buckets by raw bytes, from the largest down, until
-// they hold kRowNamedShare of the row's sampled bytes or kMaxRowStacks buckets (so a flat
-// profile of a few hundred equal stacks is named whole; clang's named share is in
+// Which stacks a row names: the largest buckets by the bytes they stand for (their raw sampled
+// (count, bytes) un-sampled as the pprofs un-sample a line; raw bytes would rank a bucket of
+// small objects far below its share), from the largest down, until they hold kRowNamedShare of
+// all the buckets' or kMaxRowStacks buckets (so a flat profile of a few hundred equal stacks is
+// named whole; clang's, cc1plus's and CPython's named shares are in
 // tests/bench/profiler/RESULTS.md). A tick keeps the kMaxRowStacks largest in a min-heap while
-// the tracker's lock is held (O(log kMaxRowStacks) per bucket), then sorts them.
+// the tracker's lock is held (an un-sampling and O(log kMaxRowStacks) per bucket at most), then
+// sorts them.
 //
 // Bounded: kTimelineRows rows of 40 bytes and a pool of kTimelineEntries stack entries of 16
-// bytes (160 KiB + 2 MiB + 32 KiB of scratch, the profiler's own arena memory: the dumps'
+// bytes (160 KiB + 2 MiB + 48 KiB of scratch, the profiler's own arena memory: the dumps'
 // `metadata_arena`; the pool's pages are touched as rows fill it). When the rows or the pool
 // are full, each pair of neighbouring rows becomes one (the row with the larger exact in-use:
 // the curve keeps its maxima), the pool is compacted, and a row stands for twice as many ticks
@@ -47,7 +50,7 @@ namespace heapkit::prof {
 inline constexpr int kTimelineRows = 4096;
 inline constexpr int kTimelineEntries = 1 << 17;
 inline constexpr int kMaxRowStacks = 1024;
-// The share of a row's raw sampled bytes its named stacks reach (unless kMaxRowStacks first).
+// The share of a row's un-sampled bytes its named stacks reach (unless kMaxRowStacks first).
 inline constexpr double kRowNamedShare = 0.99;
 
 // HEAP_PROFILE_TIMELINE in milliseconds (0: off). A bad value: one line naming the cause, off.

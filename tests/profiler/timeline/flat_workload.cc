@@ -3,8 +3,9 @@
 // through one allocation wrapper (hk_xmalloc, which every report folds into its callers).
 // kObject is not a size-class size (the allocator hands out 1024 bytes), so the requested and
 // the usable bytes differ by 2.4 %.
-// Allocates everything, prints "plateau <ms> <ms>" (CLOCK_MONOTONIC, the time it holds it all,
-// during which nothing is allocated), frees everything and exits after a quiet 200 ms.
+// Allocates everything, holds it for FLAT_HOLD_MS (default 800) milliseconds, during which
+// nothing is allocated, prints "plateau <ms> <ms>" (CLOCK_MONOTONIC: the hold), frees
+// everything and exits after a quiet 200 ms.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +34,20 @@ __attribute__((noinline)) void* hk_xmalloc(size_t n) {
 }
 
 // Each site its own function (its own store: no two bodies are alike, so none are merged).
+// clang-format off
 #define SITE(n)                                                                             \
   __attribute__((noinline)) void site_##n() {                                               \
     for (int i = 0; i < kPerSite; ++i) g_held[n - 10][i] = hk_xmalloc(kObject);             \
   }
-#define TEN(d) \
-  SITE(d##0) SITE(d##1) SITE(d##2) SITE(d##3) SITE(d##4) SITE(d##5) SITE(d##6) SITE(d##7) \
+#define TEN(d)                                                                              \
+  SITE(d##0) SITE(d##1) SITE(d##2) SITE(d##3) SITE(d##4) SITE(d##5) SITE(d##6) SITE(d##7)   \
   SITE(d##8) SITE(d##9)
 TEN(1) TEN(2) TEN(3) TEN(4) TEN(5) TEN(6) TEN(7) TEN(8) TEN(9) TEN(10) TEN(11) TEN(12) TEN(13)
 TEN(14) TEN(15) TEN(16) TEN(17) TEN(18) TEN(19) TEN(20)
 #undef TEN
 #undef SITE
 
-#define TEN(d)                                                                             \
+#define TEN(d)                                                                              \
   site_##d##0(), site_##d##1(), site_##d##2(), site_##d##3(), site_##d##4(), site_##d##5(), \
   site_##d##6(), site_##d##7(), site_##d##8(), site_##d##9()
 void AllocateAll() {
@@ -53,13 +55,16 @@ void AllocateAll() {
   TEN(12), TEN(13), TEN(14), TEN(15), TEN(16), TEN(17), TEN(18), TEN(19), TEN(20);
 }
 #undef TEN
+// clang-format on
 
 }  // namespace
 
 int main() {
+  const char* hold = getenv("FLAT_HOLD_MS");
+  const long long hold_ms = hold != nullptr ? atoll(hold) : 800;
   AllocateAll();
   const long long from = NowMs();
-  usleep(800 * 1000);
+  while (NowMs() - from < hold_ms) usleep(10 * 1000);
   const long long to = NowMs();
   for (auto& site : g_held)
     for (void* p : site) free(p);

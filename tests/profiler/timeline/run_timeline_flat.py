@@ -16,6 +16,9 @@ Exact run (TCMALLOC_SAMPLE_PARAMETER=1):
      highest exact row, and `--timeline`'s "Peak of the exact in-use", equal the requested total
      of <prefix>.peak.heap (1000-byte objects are 1024 usable bytes: 2.4 % more), and the
      header says `exact requested`.
+With --ring (label slow): a 9 s hold at 10 ms ticks, ~200 stacks per row, fills the pool of
+stack entries (131,072) before the 4096 rows: the ring halves (rows of 20 ms or longer, every
+tick counted), the file holds at most 131,072 entries, and the rows still name 90 %.
 """
 import math
 import os
@@ -161,8 +164,40 @@ def check_exact(args):
           (m.group(0) if m else text[-300:], peak))
 
 
+def check_ring(args):
+    p = profile_workload(args, 120, HEAP_PROFILE_TIMELINE='10ms', TCMALLOC_SAMPLE_PARAMETER='16384',
+                         FLAT_HOLD_MS='9000')
+    if p is None:
+        return
+    path = os.path.join(args.workdir, 'prof.timeline.heap')
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r'^# heapkit: timeline period_ms (\d+) ticks (\d+) ', text, re.M)
+    head, rows = parse(path)
+    if not check(m is not None and rows, 'no timeline in %s' % path):
+        return
+    period, ticks = int(m.group(1)), int(m.group(2))
+    entries = sum(len(line.split()) - 10 for line in text.splitlines()
+                  if line.startswith('# heapkit: timeline row '))
+    t0, t1 = plateau_window(p, head)
+    plateau = [r for r in rows if t0 <= r[0] / 1000 <= t1]
+    least = min(r[3] / r[2] for r in plateau) if plateau else 0
+    print('ring: %d rows of %d ms, %d ticks, %d entries; plateau rows name >= %.1f %%' %
+          (len(rows), period, ticks, entries, 100 * least))
+    check(period >= 20, 'rows of %d ms: the pool did not fill and halve' % period)
+    check(len(rows) < 4096 and ticks > len(rows), '%d rows for %d ticks' % (len(rows), ticks))
+    check(entries <= 131072, '%d entries, more than the pool holds' % entries)
+    check(plateau and least >= 0.9, 'a plateau row names only %.1f %%' % (100 * least))
+
+
 def main():
+    ring = '--ring' in sys.argv
+    if ring:
+        sys.argv.remove('--ring')
     args = workload_args()
+    if ring:
+        check_ring(args)
+        return verdict('flat timeline ring')
     check_sampled(args)
     fresh_dir(args.workdir)
     check_exact(args)
