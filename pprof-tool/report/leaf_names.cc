@@ -14,6 +14,7 @@ std::map<uint32_t, std::string> RuntimeTimelineStackNames(const RuntimeTimeline&
                                                           const PipelineOptions& options) {
   PipelineOptions functions = options;
   functions.view.granularity = Granularity::kFunctions;
+  functions.wrapper_stacks = nullptr;  // the timeline's own stacks, below
   // Every stack of the timeline decides the allocation wrappers, as for the window's report
   // (RuntimeTimelineRowProfile): the legend names what the reports fold to.
   Profile all = maps_from;

@@ -12,7 +12,8 @@ holding at least a tenth of the peak's estimate:
   - the window report at the peak row (`--timeline --window=T:T`, every node shown): its named
     share ("Showing nodes accounting for"), and the SVG's named part at that row (its bands by
     leaf function, the 10 largest, over the row's estimate);
-  - stacks per row (mean, max), entries in the file, rows and their period (halvings).
+  - stacks per row (mean, max), entries in the file, rows and their period (halvings);
+  - in exact mode (--rate 1), the timeline's peak against the peak profile's requested total.
 """
 import argparse
 import math
@@ -104,6 +105,14 @@ def main():
     print('stacks per row: mean %.0f, max %d; %d entries in the file; distinct stacks %d' %
           (statistics.mean(stacks), max(stacks), sum(stacks),
            len({e[0] for r in rows for e in r[3]})))
+    peak_path = os.path.join(a.workdir, 'prof.peak.heap')
+    if rate <= 1 and os.path.exists(peak_path):  # exact mode: the peak profile's exact total
+        with open(peak_path) as f:
+            m = re.match(r'^heap profile:\s*\d+:\s*(\d+) \[', f.readline())
+        if m:
+            total = int(m.group(1))
+            print('exact mode: the timeline\'s peak %d, the peak profile\'s %d requested bytes '
+                  '(%+.2f %%)' % (peak[1], total, 100.0 * (peak[1] - total) / total))
     return 0
 
 
