@@ -21,8 +21,8 @@
 // all the buckets' or kMaxRowStacks buckets (so a flat profile of a few hundred equal stacks is
 // named whole; clang's, cc1plus's and CPython's named shares are in
 // tests/bench/profiler/RESULTS.md). A tick keeps the kMaxRowStacks largest in a min-heap while
-// the tracker's lock is held (an un-sampling and O(log kMaxRowStacks) per bucket at most), then
-// sorts them.
+// the tracker's lock is held (per bucket: a weight, without exp() below the period, and
+// O(log kMaxRowStacks) at most), then sorts them outside it.
 //
 // Bounded: kTimelineRows rows of 40 bytes and a pool of kTimelineEntries stack entries of 16
 // bytes (160 KiB + 2 MiB + 48 KiB of scratch, the profiler's own arena memory: the dumps'

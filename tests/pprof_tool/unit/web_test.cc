@@ -381,6 +381,7 @@ TEST_F(WebUiTest, TimelineBands) {
   std::string svg = TimelineSvg(chart, TimelineStyle{});
   EXPECT_NE(svg.find("w.0002.heap: heap profile:"), std::string::npos);
   EXPECT_NE(svg.find("(no dump reason recorded in the file)"), std::string::npos);
+  EXPECT_NE(svg.find("(inuse_space, requested bytes, 2 dumps)"), std::string::npos);
   EXPECT_EQ(svg.find("<script"), std::string::npos);
   EXPECT_EQ(svg.find("<a "), std::string::npos);  // links only for the web UI
 }
