@@ -33,8 +33,12 @@ std::string RuntimeTimelineText(const RuntimeTimeline& t,
   std::ostringstream out;
   out << "Timeline: " << t.rows.size() << " rows of " << t.period_ms << " ms (" << t.ticks
       << " ticks), sampling every " << t.rate << " bytes\n";
-  out << "Columns: exact = the allocator's in-use bytes, rss = the process's RSS, estimate = the "
-         "sampled in-use estimate; S<n> = a stack's sampled in-use (un-sampled):\n";
+  out << RuntimeTimelineInUseMeaning(t) << "\n";
+  out << "Columns: exact = the exact in-use ("
+      << (t.exact_requested ? "the profile's exact total" : "the allocator's count") << ", "
+      << RuntimeTimelineExactUnit(t)
+      << "), rss = the process's RSS, estimate = the sampled in-use estimate; S<n> = a stack's "
+         "sampled in-use (un-sampled):\n";
   for (size_t i = 0; i < order.size(); ++i) {
     auto it = names.find(order[i].second);
     out << "  S" << i + 1 << " " << (it == names.end() ? "?" : it->second) << "\n";
@@ -60,7 +64,8 @@ std::string RuntimeTimelineText(const RuntimeTimeline& t,
   if (peak != nullptr) {
     char time[32];
     snprintf(time, sizeof(time), "%.3f", peak->t_ms / 1000.0);
-    out << "Peak of the exact in-use: " << fmt(peak->exact) << " at " << time
+    out << "Peak of the exact in-use: " << fmt(peak->exact) << " " << RuntimeTimelineExactUnit(t)
+        << " at " << time
         << " s (--window=T0:T1 shows the stacks at the peak of a window; --timeline=FILE.svg draws "
            "it)\n";
   }

@@ -62,6 +62,11 @@ bool ApplyRuntimeTimeline(const CliOptions& o, const std::vector<std::string>& f
     return false;
   }
   if (!views->is_runtime_timeline) return true;
+  // Every stack of the timeline decides the allocation wrappers of every view of the file (its
+  // reports, the web UI's, the window's, the legend's names: RuntimeTimelineStackNames).
+  in->profile.wrapper_stacks.clear();
+  for (const auto& entry : views->runtime_timeline.stacks)
+    in->profile.wrapper_stacks.push_back(entry.second);
   views->timeline_svg = timeline && EndsWith(o.output, ".svg");
   views->timeline_rows = timeline && !views->timeline_svg && o.timeline_window.empty();
   if (o.timeline_window.empty()) return true;

@@ -1,6 +1,7 @@
 // A runtime timeline file's rows (runtime_timeline.h).
 #include "pprof-tool/model/runtime_timeline.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -29,10 +30,16 @@ bool ParseHex(const std::string& text, uint64_t* value) {
 
 bool ReadHead(const std::string& line, RuntimeTimeline* t) {
   std::istringstream fields(line.substr(strlen(kHead)));
-  std::string ticks, start_unix, start_ns, rate, unix_value;
-  return (fields >> t->period_ms >> ticks >> t->ticks >> start_unix >> unix_value >> start_ns >>
-          t->start_ns >> rate >> t->rate) &&
-         ticks == "ticks" && start_ns == "start_ns" && rate == "rate" && t->period_ms > 0;
+  std::string ticks, start_unix, start_ns, rate, unix_value, exact, unit;
+  if (!(fields >> t->period_ms >> ticks >> t->ticks >> start_unix >> unix_value >> start_ns >>
+        t->start_ns >> rate >> t->rate) ||
+      ticks != "ticks" || start_ns != "start_ns" || rate != "rate" || t->period_ms <= 0)
+    return false;
+  if (!(fields >> exact)) return true;  // a file without it: the allocator's usable bytes
+  if (exact != "exact" || !(fields >> unit) || (unit != "requested" && unit != "usable"))
+    return false;
+  t->exact_requested = unit == "requested";
+  return true;
 }
 
 bool ReadStack(const std::string& line, RuntimeTimeline* t) {
@@ -118,6 +125,19 @@ double RuntimeTimelineUnsampled(int64_t count, int64_t bytes, int64_t rate) {
   return alloc::UnsampleLine(count, bytes, static_cast<double>(rate)).bytes;
 }
 
+const char* RuntimeTimelineExactUnit(const RuntimeTimeline& t) {
+  return t.exact_requested ? "requested bytes" : "usable bytes";
+}
+
+std::string RuntimeTimelineInUseMeaning(const RuntimeTimeline& t) {
+  if (t.exact_requested)
+    return "In use: requested bytes (the sizes the program asked for) everywhere: the exact "
+           "in-use, the estimate and the stacks";
+  return "In use: requested bytes (the sizes the program asked for) in the estimate and the "
+         "stacks; the exact in-use is the allocator's usable bytes (size-class sizes: a sampled "
+         "run keeps no exact count of requested bytes)";
+}
+
 int RuntimeTimelinePeakRow(const RuntimeTimeline& t) {
   int peak = -1;
   for (size_t i = 0; i < t.rows.size(); ++i) {
@@ -189,12 +209,16 @@ Profile RuntimeTimelineRowProfile(const RuntimeTimeline& t, const Profile& file_
     s.has_variance = true;
     out.samples.push_back(std::move(s));
   }
-  char line[300];
+  char line[400];
   snprintf(line, sizeof(line),
            "Timeline window %s s: the top stacks at its peak, %.3f s (exact in-use %" PRId64
-           " bytes; the total is the row's sampled estimate, %" PRId64
-           " bytes, of which the row names the stacks holding most)",
-           window.text.c_str(), peak.t_ms / 1000.0, peak.exact, peak.est);
+           " %s; the total is the row's %s, %" PRId64
+           " requested bytes, of which the named stacks hold %.1f %%)",
+           window.text.c_str(), peak.t_ms / 1000.0, peak.exact, RuntimeTimelineExactUnit(t),
+           t.rate <= 1 ? "exact total" : "sampled estimate", peak.est,
+           peak.est > 0 ? 100.0 * std::min(named, static_cast<double>(peak.est)) /
+                              static_cast<double>(peak.est)
+                        : 100.0);
   *description = line;
   return out;
 }

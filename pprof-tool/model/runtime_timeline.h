@@ -16,6 +16,10 @@ namespace heapkit::pprof {
 
 struct RuntimeTimeline {
   int64_t period_ms = 0, ticks = 0, start_ns = 0, rate = 0;
+  // What a row's exact in-use counts: the bytes the program requested (exact mode: the same
+  // bytes as the estimate, the stacks and the peak profiles), or the allocator's usable
+  // (size-class) bytes (a sampled run; files without the header's `exact` field).
+  bool exact_requested = false;
   std::map<uint32_t, std::vector<uint64_t>> stacks;  // bucket id -> pcs, leaf first
   struct Entry {
     uint32_t id;
@@ -35,6 +39,12 @@ bool ReadRuntimeTimeline(const std::string& path, RuntimeTimeline* timeline, std
 // The un-sampled in-use bytes of a raw sampled (count, bytes), as the pprofs un-sample heap_v2
 // lines (rate <= 1: exact mode, the bytes themselves).
 double RuntimeTimelineUnsampled(int64_t count, int64_t bytes, int64_t rate);
+
+// "requested bytes" or "usable bytes": what the rows' exact in-use counts.
+const char* RuntimeTimelineExactUnit(const RuntimeTimeline& timeline);
+// One line naming what "in use" counts on every figure of the timeline (the text report's
+// header, the chart's title, the window report's header).
+std::string RuntimeTimelineInUseMeaning(const RuntimeTimeline& timeline);
 
 // The index of the row with the highest exact in-use (the first of equals), -1 if none.
 int RuntimeTimelinePeakRow(const RuntimeTimeline& timeline);

@@ -87,4 +87,36 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
   return true;
 }
 
+std::vector<std::string> FoldedLeafNames(const Profile& profile,
+                                         const std::vector<const std::vector<uint64_t>*>& stacks,
+                                         Symbolizer& symbolizer, const PipelineOptions& options) {
+  ViewOptions view = options.view;
+  view.focus = view.ignore = view.hide = view.show = view.show_from = "";
+  std::vector<std::string> names;
+  StackFilters filters;
+  std::string error;
+  if (!filters.Compile(view, &error))
+    return std::vector<std::string>(stacks.size(), "(unknown stack)");
+  std::vector<NodeInfo> nodes;
+  FrameLookup lookup(symbolizer, view, options.record_full_names, filters, &nodes);
+  const std::unordered_set<uint32_t> wrappers = FindWrappers(profile, options, lookup);
+  std::vector<StackFrame> frames, kept;
+  RawSample s;
+  for (const std::vector<uint64_t>* pcs : stacks) {
+    s.pcs = *pcs;
+    size_t first = 0;
+    const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
+    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) ++first;
+    frames.clear();
+    for (size_t i = first; i < stack.size(); ++i)
+      frames.push_back({stack[i].node, stack[i].inlined});
+    if (filters.Apply(frames, nodes, &kept) && !kept.empty()) {
+      names.push_back(nodes[kept[0].node].name);
+    } else {
+      names.push_back("(unknown stack)");
+    }
+  }
+  return names;
+}
+
 }  // namespace heapkit::pprof

@@ -44,4 +44,11 @@ struct PipelineOptions {
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
                        const PipelineOptions& options, StackSamples* out, std::string* error);
 
+// Each stack's leaf node (leaf first pcs) once the allocation path, the allocation wrappers
+// BuildStackSamples folds for `profile` and `options` (the same set), and --drop_frames are
+// dropped; "(unknown stack)" if no frame is left. Focus-like filters are not applied.
+std::vector<std::string> FoldedLeafNames(const Profile& profile,
+                                         const std::vector<const std::vector<uint64_t>*>& stacks,
+                                         Symbolizer& symbolizer, const PipelineOptions& options);
+
 }  // namespace heapkit::pprof

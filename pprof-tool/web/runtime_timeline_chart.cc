@@ -62,7 +62,9 @@ void BuildRuntimeTimelineChart(const RuntimeTimeline& t,
   chart->unit = ValueUnit::kBytes;
   chart->sample_type = "inuse_space";
   chart->bands = StackBands(t, names, kTimelineBands);
-  TimelineCurve exact{"exact in-use", "#000000", false, {}};
+  chart->in_use_meaning = RuntimeTimelineInUseMeaning(t);
+  TimelineCurve exact{
+      std::string("exact in-use (") + RuntimeTimelineExactUnit(t) + ")", "#000000", false, {}};
   TimelineCurve rss{"RSS", "#d62728", true, {}};
   auto fmt = [&](double v) { return FormatValue(v, ValueUnit::kBytes, show_bytes); };
   for (size_t r = 0; r < n; ++r) {
@@ -74,8 +76,9 @@ void BuildRuntimeTimelineChart(const RuntimeTimeline& t,
     exact.values.push_back(static_cast<double>(row.exact));
     rss.values.push_back(static_cast<double>(row.rss));
     chart->column_texts.push_back("row at " + Seconds3(row.t_ms) +
-                                  " s after profiling start\nexact in-use " + fmt(row.exact) +
-                                  "\nRSS " + fmt(row.rss) + "\nsampled estimate " + fmt(row.est));
+                                  " s after profiling start\nexact in-use " + fmt(row.exact) + " " +
+                                  RuntimeTimelineExactUnit(t) + "\nRSS " + fmt(row.rss) +
+                                  "\nsampled estimate " + fmt(row.est) + " requested bytes");
     // A column's link: the window of this row alone (the web UI's top table of its stacks).
     chart->column_keys.push_back(Seconds3(row.t_ms) + ":" + Seconds3(row.t_ms));
   }

@@ -31,6 +31,8 @@ bool BuildTimeline(const std::vector<Profile>& dumps, Symbolizer& symbolizer,
     if (!BuildStackSamples(dumps[d], symbolizer, options, &samples, error)) return false;
     chart->unit = samples.unit;
     chart->sample_type = samples.sample_type;
+    // A heap profile's bytes are the sizes the program asked for (every pprof's, heapkit's too).
+    if (samples.unit == ValueUnit::kBytes) chart->in_use_meaning = "requested bytes";
     chart->dump_labels.push_back(DumpLabel(dumps[d]));
     chart->dump_reasons.push_back(dumps[d].dump_reason);
     chart->total_variances.push_back(samples.total_variance);

@@ -57,7 +57,10 @@ struct TimelineChart {
   std::vector<std::string> column_texts;  // per column, its hover text's head ("": a dump's)
   std::vector<std::string> column_keys;   // per column, what its link appends ("": dump number)
   std::vector<TimelineCurve> curves;      // drawn over the bands, listed in the legend first
-  int peak = -1;                          // the column marked as the peak (-1: none)
+  // What the chart's bytes count: a runtime timeline's line ("In use: ..."), drawn under the
+  // title; a dump series' "requested bytes", in the title (its dump numbers sit under it).
+  std::string in_use_meaning;
+  int peak = -1;  // the column marked as the peak (-1: none)
   // A window shaded, in the x axis's seconds, and its peak column (-1: none).
   double window_from = -1, window_to = -1;
   int window_peak = -1;

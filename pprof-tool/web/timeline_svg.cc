@@ -380,9 +380,14 @@ std::string TimelineDrawing::Draw() {
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" + Num(kWidth) +
          "\" height=\"" + Num(kHeight) + "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  const std::string unit_in_title =
+      chart_.since_start || chart_.in_use_meaning.empty() ? "" : ", " + chart_.in_use_meaning;
   out += "<text x=\"" + Num(kLeft) + "\" y=\"24\" font-size=\"16\">" + EscapeXml(style_.title) +
-         " (" + EscapeXml(chart_.sample_type) + ", " + std::to_string(n_) +
+         " (" + EscapeXml(chart_.sample_type + unit_in_title) + ", " + std::to_string(n_) +
          (chart_.since_start ? " rows" : " dumps") + ")</text>\n";
+  if (chart_.since_start && !chart_.in_use_meaning.empty())
+    out += "<text class=\"in-use\" x=\"" + Num(kLeft) + "\" y=\"40\" font-size=\"11\">" +
+           EscapeXml(chart_.in_use_meaning) + "</text>\n";
   // Axes and y ticks.
   for (double v = 0; v <= max_total_ * (1 + 1e-9); v += y_step_) {
     out += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + plot_w_) + "\" y1=\"" + Num(Y(v)) +

@@ -2,6 +2,7 @@
 #include "profiler/time/timeline.h"
 
 #include <fcntl.h>
+#include <algorithm>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "profiler/base/profiler_basics.h"
 #include "profiler/capture/stack_capture.h"
 #include "profiler/table/stack_table.h"
+#include "alloc/sample_weight.h"
 #include "alloc/sampling_period.h"
 #include "profiler/base/profiler_settings.h"
 
@@ -26,21 +28,40 @@ namespace {
 
 constexpr const char* kVariable = "HEAP_PROFILE_TIMELINE";
 
+// A stack's raw sampled in-use in a row.
+struct Entry {
+  uint32_t id;
+  uint32_t count;  // saturated at UINT32_MAX
+  int64_t bytes;
+};
+static_assert(sizeof(Entry) == 16);
+
 struct Row {
   int64_t t_ms;   // since the start
-  int64_t exact;  // allocator's in-use bytes
+  int64_t exact;  // exact in-use bytes: requested in exact mode, else the allocator's usable
   int64_t rss;
-  int64_t est;  // sampled estimate
-  uint32_t ids[kTopStacks];
-  int32_t counts[kTopStacks];
-  int64_t bytes[kTopStacks];
+  int64_t est;      // sampled estimate
+  uint32_t first;   // its stacks: entries [first, first + stacks) of the pool
+  uint32_t stacks;  // (the pending row's: of its scratch buffer)
 };
-static_assert(sizeof(Row) == 160);
+static_assert(sizeof(Row) == 40);
+
+// A bucket a tick may keep, with the bytes it stands for (un-sampled as the pprofs un-sample
+// a line: the rows are ranked by what they hold of the heap, not by raw sampled bytes, which
+// undercount small objects by up to the sampling period over their size).
+struct Candidate {
+  Entry e;
+  double weight;
+};
 
 // Guarded by the state lock.
 struct Timeline {
-  Row* rows = nullptr;  // kTimelineRows, from the arena (kept across restarts)
+  Row* rows = nullptr;    // kTimelineRows, from the arena (kept across restarts)
+  Entry* pool = nullptr;  // kTimelineEntries: the rows' stacks, in row order
+  Candidate* scratch[2] = {nullptr, nullptr};  // kMaxRowStacks each: the pending row's, a tick's
+  int pending_buffer = 0;                      // which scratch buffer is the pending row's
   int used = 0;
+  uint32_t pool_used = 0;
   int64_t period_ms = 0;  // 0: off
   int64_t ticks_per_row = 1;
   int64_t ticks = 0;
@@ -51,6 +72,11 @@ struct Timeline {
   int statm_pid = 0;
 };
 constinit Timeline g_timeline;
+
+constexpr size_t kTimelineBytes = sizeof(Row) * kTimelineRows + sizeof(Entry) * kTimelineEntries +
+                                  sizeof(Candidate) * 2 * kMaxRowStacks;
+
+bool ExactCountsRequested() { return alloc::SamplingPeriod() <= 1; }
 
 int64_t RssBytes() {
   if (g_timeline.statm_pid != static_cast<int>(getpid())) {  // first use, or a forked child
@@ -69,31 +95,116 @@ int64_t RssBytes() {
   return pages * sysconf(_SC_PAGESIZE);
 }
 
-// Keeps the kTopStacks largest (by raw bytes) of the visited cells in `row`.
-void KeepTop(void* ctx, uint32_t id, int64_t count, int64_t bytes) {
-  Row* row = static_cast<Row*>(ctx);
-  int smallest = 0;
-  for (int i = 1; i < kTopStacks; ++i)
-    if (row->bytes[i] < row->bytes[smallest]) smallest = i;
-  if (bytes <= row->bytes[smallest]) return;
-  row->ids[smallest] = id;
-  row->counts[smallest] = static_cast<int32_t>(count > INT32_MAX ? INT32_MAX : count);
-  row->bytes[smallest] = bytes;
+// A tick's pick: the kMaxRowStacks largest visited cells (by the bytes they stand for), a
+// min-heap while visiting (under the tracker's lock: O(log kMaxRowStacks) per cell at most).
+struct Pick {
+  Candidate* heap;
+  int n = 0;
+  double rate = 1;
+  double total = 0;  // every visited cell's weight
+};
+
+bool Smaller(const Candidate& a, const Candidate& b) { return a.weight < b.weight; }
+
+// The bytes `count` sampled objects of `bytes` stand for (alloc::UnsampleLine's), without exp()
+// below the period: the tick runs under the tracker's lock, which sampled allocations take.
+// For a mean size s = x·R with x < 1, s / (1 - e^-x) = R·(1 + x/2 + x²/12 - x⁴/720 ...), so
+// count·R + bytes/2 + bytes·x/12 is within 0.14 % (x⁴/720 at x = 1) of the exact weight.
+double Weight(int64_t count, int64_t bytes, double rate) {
+  const double n = static_cast<double>(count), b = static_cast<double>(bytes);
+  if (rate <= 1 || count <= 0) return b;
+  if (b < n * rate) return n * rate + b / 2 + b * b / (12 * n * rate);
+  return alloc::UnsampleLine(count, bytes, rate).bytes;
 }
 
-void Append(const Row& row) {
-  Timeline& t = g_timeline;
-  if (t.used == kTimelineRows) {  // halve the resolution, keeping each pair's maximum
-    for (int i = 0; i < kTimelineRows / 2; ++i) {
-      const Row& a = t.rows[2 * i];
-      const Row& b = t.rows[2 * i + 1];
-      t.rows[i] = b.exact > a.exact ? b : a;
-    }
-    t.used = kTimelineRows / 2;
-    t.ticks_per_row *= 2;
-    return;  // `row` was the maximum of half a new row's ticks: it goes on as pending
+void SiftDown(Candidate* heap, int n, int i) {
+  for (;;) {
+    int least = i;
+    const int l = 2 * i + 1, r = l + 1;
+    if (l < n && Smaller(heap[l], heap[least])) least = l;
+    if (r < n && Smaller(heap[r], heap[least])) least = r;
+    if (least == i) return;
+    const Candidate c = heap[i];
+    heap[i] = heap[least];
+    heap[least] = c;
+    i = least;
   }
-  t.rows[t.used++] = row;
+}
+
+void KeepLargest(void* ctx, uint32_t id, int64_t count, int64_t bytes) {
+  Pick* pick = static_cast<Pick*>(ctx);
+  const double weight = Weight(count, bytes, pick->rate);
+  pick->total += weight;
+  const Candidate c{{id, static_cast<uint32_t>(count > UINT32_MAX ? UINT32_MAX : count), bytes},
+                    weight};
+  if (pick->n < kMaxRowStacks) {
+    int i = pick->n++;
+    pick->heap[i] = c;
+    while (i > 0 && Smaller(pick->heap[i], pick->heap[(i - 1) / 2])) {
+      const int up = (i - 1) / 2;
+      pick->heap[i] = pick->heap[up];
+      pick->heap[up] = c;
+      i = up;
+    }
+    return;
+  }
+  if (weight <= pick->heap[0].weight) return;
+  pick->heap[0] = c;
+  SiftDown(pick->heap, pick->n, 0);
+}
+
+// Sorts the pick largest first (heap sort in place) and returns how many of them the row keeps:
+// the fewest that reach kRowNamedShare of the visited cells' weight.
+int NamedPrefix(Pick* pick) {
+  for (int n = pick->n; n > 1; --n) {  // the smallest goes last: descending order
+    const Candidate c = pick->heap[0];
+    pick->heap[0] = pick->heap[n - 1];
+    pick->heap[n - 1] = c;
+    SiftDown(pick->heap, n - 1, 0);
+  }
+  const double goal = kRowNamedShare * pick->total;
+  double named = 0;
+  int keep = 0;
+  while (keep < pick->n && named < goal) named += pick->heap[keep++].weight;
+  return keep;
+}
+
+// Halves the resolution: each pair of rows becomes the one with the larger exact in-use, and
+// the pool keeps the survivors' stacks, moved down in row order (a row's entries never move up).
+void Halve() {
+  Timeline& t = g_timeline;
+  uint32_t at = 0;
+  int kept = 0;
+  for (int i = 0; i < t.used; i += 2) {
+    const Row& a = t.rows[i];
+    const Row* keep = &a;
+    if (i + 1 < t.used && t.rows[i + 1].exact > a.exact) keep = &t.rows[i + 1];
+    Row row = *keep;
+    memmove(t.pool + at, t.pool + row.first, sizeof(Entry) * row.stacks);
+    row.first = at;
+    at += row.stacks;
+    t.rows[kept++] = row;
+  }
+  t.used = kept;
+  t.pool_used = at;
+  t.ticks_per_row *= 2;
+}
+
+// Appends the pending row (false: the ring or the pool was full and halved instead).
+bool Append() {
+  Timeline& t = g_timeline;
+  const Row& row = t.pending;
+  if (t.used == kTimelineRows || t.pool_used + row.stacks > uint32_t{kTimelineEntries}) {
+    Halve();
+    return false;  // the pending row was the maximum of half a new row's ticks: it goes on
+  }
+  Row stored = row;
+  stored.first = t.pool_used;
+  const Candidate* kept = t.scratch[t.pending_buffer] + row.first;
+  for (uint32_t k = 0; k < row.stacks; ++k) t.pool[t.pool_used + k] = kept[k].e;
+  t.pool_used += row.stacks;
+  t.rows[t.used++] = stored;
+  return true;
 }
 
 void RecordTick(int64_t now_ns) {
@@ -101,20 +212,26 @@ void RecordTick(int64_t now_ns) {
   Row row = {};
   alloc::AllocatorStats stats;
   alloc::GetAllocatorStats(&stats);
-  row.exact = static_cast<int64_t>(stats.in_use_bytes);
   row.rss = RssBytes();
   // The row's time is the moment the stacks were read (the helper thread may be preempted
   // between the figures; the stacks are what the tests compare with the truth).
   int64_t when_ns = now_ns;
-  row.est = ForEachLiveCell(&KeepTop, &row, &when_ns);
+  Pick pick;
+  pick.heap = t.scratch[1 - t.pending_buffer];
+  pick.rate = static_cast<double>(alloc::SamplingPeriod());
+  row.est = ForEachLiveCell(&KeepLargest, &pick, &when_ns);
+  row.first = 0;
+  row.stacks = static_cast<uint32_t>(NamedPrefix(&pick));
+  row.exact = ExactCountsRequested() ? row.est : static_cast<int64_t>(stats.in_use_bytes);
   row.t_ms = (when_ns - t.start_ns) / 1000000;
   ++t.ticks;
-  if (t.pending_ticks == 0 || row.exact > t.pending.exact) t.pending = row;
+  if (t.pending_ticks == 0 || row.exact > t.pending.exact) {
+    t.pending = row;
+    t.pending_buffer = 1 - t.pending_buffer;
+  }
   if (++t.pending_ticks < t.ticks_per_row) return;
-  const int64_t per_row = t.ticks_per_row;
-  Append(t.pending);
   // A halving made rows twice as long: the pending maximum covers half of the new row.
-  t.pending_ticks = t.ticks_per_row != per_row ? t.pending_ticks : 0;
+  t.pending_ticks = Append() ? 0 : t.pending_ticks;
 }
 
 // The row with the highest exact in-use (nullptr: none).
@@ -125,24 +242,34 @@ const Row* PeakRow() {
   return best;
 }
 
-// The ids that appear in any row, each once: visited in id order with its raw in-use at `at`.
+// The ids that appear in any row, each once: visited in id order with its raw in-use at `at`
+// (0 if not in that row). Sorted in temporary blocks (the rows hold up to kTimelineEntries
+// entries): all the ids, and `at`'s entries, which are then met in the same order.
 template <typename Fn>
 void ForEachId(const Row* at, Fn&& fn) {
-  uint32_t last = 0;
-  for (;;) {  // the smallest id above `last` (rows * kTopStacks: a few tens of thousands)
-    uint32_t next = UINT32_MAX;
-    for (int r = 0; r < g_timeline.used; ++r)
-      for (int k = 0; k < kTopStacks; ++k) {
-        const uint32_t id = g_timeline.rows[r].ids[k];
-        if (id > last && id < next) next = id;
-      }
-    if (next == UINT32_MAX) return;
-    int64_t count = 0, bytes = 0;
-    for (int k = 0; at != nullptr && k < kTopStacks; ++k)
-      if (at->ids[k] == next) count = at->counts[k], bytes = at->bytes[k];
-    fn(next, count, bytes);
-    last = next;
+  const Timeline& t = g_timeline;
+  if (t.pool_used == 0) return;
+  const size_t ids_size = sizeof(uint32_t) * t.pool_used;
+  const uint32_t at_stacks = at != nullptr ? at->stacks : 0;
+  const size_t at_size = sizeof(Entry) * (at_stacks > 0 ? at_stacks : 1);
+  auto* ids = static_cast<uint32_t*>(internal::MetaAlloc(ids_size));
+  auto* at_entries = static_cast<Entry*>(internal::MetaAlloc(at_size));
+  if (ids != nullptr && at_entries != nullptr) {
+    for (uint32_t i = 0; i < t.pool_used; ++i) ids[i] = t.pool[i].id;
+    std::sort(ids, ids + t.pool_used);
+    const uint32_t* end = std::unique(ids, ids + t.pool_used);
+    if (at_stacks > 0) memcpy(at_entries, t.pool + at->first, sizeof(Entry) * at_stacks);
+    std::sort(at_entries, at_entries + at_stacks,
+              [](const Entry& a, const Entry& b) { return a.id < b.id; });
+    uint32_t k = 0;
+    for (const uint32_t* id = ids; id != end; ++id) {
+      while (k < at_stacks && at_entries[k].id < *id) ++k;
+      const bool in_row = k < at_stacks && at_entries[k].id == *id;
+      fn(*id, in_row ? int64_t{at_entries[k].count} : 0, in_row ? at_entries[k].bytes : 0);
+    }
   }
+  if (ids != nullptr) internal::MetaFree(ids, ids_size);
+  if (at_entries != nullptr) internal::MetaFree(at_entries, at_size);
 }
 
 void VisitRecords(void*, RecordVisitor visit, void* visit_ctx) {
@@ -173,7 +300,7 @@ void AppendTimelineComments(OutputSink* sink) {
   sink->AppendDecimal(t.start_ns);
   sink->Append(" rate ");
   sink->AppendDecimal(alloc::SamplingPeriod());
-  sink->AppendChar('\n');
+  sink->Append(ExactCountsRequested() ? " exact requested\n" : " exact usable\n");
   const StackTable& table = GlobalStackTable();
   ForEachId(nullptr, [&](uint32_t id, int64_t, int64_t) {
     const Bucket* b = table.BucketById(id);
@@ -199,14 +326,14 @@ void AppendTimelineComments(OutputSink* sink) {
     sink->AppendDecimal(row.rss);
     sink->Append(" est ");
     sink->AppendDecimal(row.est);
-    for (int k = 0; k < kTopStacks; ++k) {
-      if (row.ids[k] == 0) continue;
+    for (uint32_t k = 0; k < row.stacks; ++k) {
+      const Entry& e = t.pool[row.first + k];
       sink->AppendChar(' ');
-      sink->AppendDecimal(row.ids[k]);
+      sink->AppendDecimal(e.id);
       sink->AppendChar(':');
-      sink->AppendDecimal(row.counts[k]);
+      sink->AppendDecimal(e.count);
       sink->AppendChar(':');
-      sink->AppendDecimal(row.bytes[k]);
+      sink->AppendDecimal(e.bytes);
     }
     sink->AppendChar('\n');
   }
@@ -250,18 +377,29 @@ int64_t ReadTimelinePeriodMs() {
 void BeginTimeline(int64_t period_ms) {
   Timeline& t = g_timeline;
   Row* rows = t.rows;
+  Entry* pool = t.pool;
+  Candidate* scratch0 = t.scratch[0];
+  Candidate* scratch1 = t.scratch[1];
   const int statm = t.statm, statm_pid = t.statm_pid;
   t = Timeline{};
   t.rows = rows;
+  t.pool = pool;
+  t.scratch[0] = scratch0;
+  t.scratch[1] = scratch1;
   t.statm = statm;
   t.statm_pid = statm_pid;
   if (period_ms <= 0) return;
-  if (t.rows == nullptr)
-    t.rows = static_cast<Row*>(internal::ArenaAlloc(sizeof(Row) * kTimelineRows, 4096));
-  if (t.rows == nullptr) {
-    internal::Log("%s: cannot allocate the timeline's %zu bytes; no timeline", kVariable,
-                  sizeof(Row) * kTimelineRows);
-    return;
+  if (t.rows == nullptr) {  // one block: the rows, the pool, the two scratch buffers
+    char* block = static_cast<char*>(internal::ArenaAlloc(kTimelineBytes, 4096));
+    if (block == nullptr) {
+      internal::Log("%s: cannot allocate the timeline's %zu bytes; no timeline", kVariable,
+                    kTimelineBytes);
+      return;
+    }
+    t.rows = reinterpret_cast<Row*>(block);
+    t.pool = reinterpret_cast<Entry*>(block + sizeof(Row) * kTimelineRows);
+    t.scratch[0] = reinterpret_cast<Candidate*>(t.pool + kTimelineEntries);
+    t.scratch[1] = t.scratch[0] + kMaxRowStacks;
   }
   t.period_ms = period_ms;
   t.start_ns = NowNs();

@@ -381,6 +381,7 @@ TEST_F(WebUiTest, TimelineBands) {
   std::string svg = TimelineSvg(chart, TimelineStyle{});
   EXPECT_NE(svg.find("w.0002.heap: heap profile:"), std::string::npos);
   EXPECT_NE(svg.find("(no dump reason recorded in the file)"), std::string::npos);
+  EXPECT_NE(svg.find("(inuse_space, requested bytes, 2 dumps)"), std::string::npos);
   EXPECT_EQ(svg.find("<script"), std::string::npos);
   EXPECT_EQ(svg.find("<a "), std::string::npos);  // links only for the web UI
 }
@@ -448,7 +449,9 @@ TEST_F(WebUiTest, RuntimeTimelineChart) {
   const std::string svg = TimelineSvg(chart, TimelineStyle{});
   EXPECT_NE(svg.find("class=\"window\""), std::string::npos);
   EXPECT_NE(svg.find("class=\"peak\" data-column=\"1\""), std::string::npos);
-  EXPECT_NE(svg.find("data-name=\"exact in-use\""), std::string::npos);
+  // A file without the header's `exact` field: the allocator's usable bytes, named so.
+  EXPECT_NE(svg.find("data-name=\"exact in-use (usable bytes)\""), std::string::npos);
+  EXPECT_NE(svg.find("In use: requested bytes"), std::string::npos);
   EXPECT_NE(svg.find("time after profiling start"), std::string::npos);
 }
 

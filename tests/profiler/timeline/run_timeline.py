@@ -49,7 +49,7 @@ def parse_timeline(path, syms):
     with open(path) as f:
         for line in f:
             m = re.match(r'^# heapkit: timeline period_ms (\d+) ticks (\d+) start_unix [\d.]+ '
-                         r'start_ns (\d+) rate (\d+)$', line)
+                         r'start_ns (\d+) rate (\d+) exact usable$', line)
             if m:
                 head = tuple(int(x) for x in m.groups())
                 continue

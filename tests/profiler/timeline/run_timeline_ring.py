@@ -26,7 +26,7 @@ def main():
     with open(os.path.join(args.workdir, 'prof.timeline.heap')) as f:
         for line in f:
             m = re.match(r'^# heapkit: timeline period_ms (\d+) ticks (\d+) start_unix [\d.]+ '
-                         r'start_ns (\d+) rate \d+$', line)
+                         r'start_ns (\d+) rate \d+ exact usable$', line)
             if m:
                 head = tuple(int(x) for x in m.groups())
             m = re.match(r'^# heapkit: timeline stack (\d+) @((?: 0x[0-9a-f]+)*)$', line)

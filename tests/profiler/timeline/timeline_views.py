@@ -63,7 +63,7 @@ def check_svg(pprof_tool, program, path, rows, window, out):
     curves = {c.get('data-name'): [tuple(float(v) for v in pt.split(','))
                                    for pt in c.get('points').split()]
               for c in root.iter(SVG + 'polyline')}
-    exact = curves.get('exact in-use')
+    exact = curves.get('exact in-use (usable bytes)')  # a sampled run's exact: the allocator's
     if not check(exact is not None and len(exact) == len(rows) and 'RSS' in curves,
                  'SVG: curves %r, want exact in-use with %d points and RSS' % (
                      sorted(curves), len(rows))):
