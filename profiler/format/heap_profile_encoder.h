@@ -8,7 +8,10 @@
 // The layout follows Go's heap profiles where Go has the data, google tcmalloc's lifetime
 // profiles for the rest:
 //   - sample types kHeapValues (alloc_objects, alloc_space, inuse_objects, inuse_space), then,
-//     with `lifetimes` and lifetime lines in the text, kLifetimeValues;
+//     when the text's records carry their sampling variance (and no baseline is given: a
+//     delta's in-use variance is not known), kVarianceValues (alloc_objects_variance, ...,
+//     inuse_space_variance), then, with `lifetimes` and lifetime lines in the text,
+//     kLifetimeValues; default_sample_type stays inuse_space;
 //   - one sample per record line, with Go's numeric label `bytes` (the line's average size);
 //     period_type space/bytes, period = the sampling period (1 in exact mode), so a reader
 //     never un-samples again;

@@ -128,6 +128,16 @@ def add_spread(key, estimate, sigma, truth):
     s[2] += (estimate - truth) ** 2
 
 
+truths = {}  # (workload, seed) -> the exact run's rows (bytes, objects): one run per seed
+
+
+def truth(workload, seed):
+    if (workload, seed) not in truths:
+        exact = profile(workload, seed, 1, "off", "exact")
+        truths[(workload, seed)] = (rows(exact, False), rows(exact, True))
+    return truths[(workload, seed)]
+
+
 rates = [int(r) for r in A.rates.split(",")]
 pooled = Score()
 pooled_objects = Score()
@@ -138,9 +148,7 @@ for settings in A.time_settings.split(","):
         per = Score()
         per_objects = Score()
         for seed in range(1, A.seeds + 1):
-            exact = profile(workload, seed, 1, "off", "exact")
-            truth_b = rows(exact, False)
-            truth_n = rows(exact, True)
+            truth_b, truth_n = truth(workload, seed)
             for rate in rates:
                 dump = profile(workload, seed, rate, settings, "s")
                 est_b = rows(dump, False)
