@@ -456,20 +456,28 @@ def main():
     leg_path, pro_path = os.path.join(w('both'), 'p.0002.heap'), os.path.join(w('both'), 'p.0002.heap.pb.gz')
     for v in views:
         a, b = pprof_tool(args, v, leg_path), pprof_tool(args, v, pro_path)
-        # Both files carry the profiler's variance per record (legacy_writer.h's variance
-        # lines, the proto's *_variance sample types): the record views' intervals are the
-        # recorded ones in both. The time views' (peak profile, lifetime and age lines) are
-        # derived, and their note may differ, and only so: the legacy dump's rows are keyed by
-        # stack and size, profile.proto's by stack.
+        # The intervals' note may differ, and only so, for the time views (peak profile,
+        # lifetime and age lines), whose variances are derived: the legacy dump's rows are keyed
+        # by stack and size, profile.proto's by stack.
         note_a, text_a = interval_note(a[1])
         note_b, text_b = interval_note(b[1])
         check((note_a is None) == (note_b is None),
               'pprof-tool %s: one file has the intervals note, the other not' % ' '.join(v))
-        if v in (['--text'], ['--traces'], ['--text', '--sample_index=alloc_space']):
-            check(note_a == note_b and note_a is not None and 'recorded' in note_a,
-                  'pprof-tool %s: the intervals are not the recorded ones in both files: %r, %r'
-                  % (' '.join(v), note_a, note_b))
         check(a[0] == 0 and b[0] == 0 and same_up_to_rounding(text_a, text_b), 'pprof-tool %s: proto file prints as the legacy one:\n%s\n---\n%s'
+              % (' '.join(v), a[1][:600], b[1][:600]))
+    # Both files carry the profiler's variance per record (legacy_writer.h's variance lines,
+    # the proto's *_variance sample types): the record views' intervals are the recorded ones
+    # in both, the same but for the proto's rounding.
+    # (Object counts are left out: the proto's are whole per sample, so their sums differ.)
+    for v in (['--text', '--error_bars'], ['--top', '--error_bars', '--sample_index=alloc_space']):
+        a, b = pprof_tool(args, v, leg_path), pprof_tool(args, v, pro_path)
+        note_a, text_a = interval_note(a[1])
+        note_b, text_b = interval_note(b[1])
+        check(note_a == note_b and note_a is not None and 'recorded' in note_a,
+              'pprof-tool %s: the intervals are not the recorded ones in both files: %r, %r'
+              % (' '.join(v), note_a, note_b))
+        check(a[0] == 0 and b[0] == 0 and same_up_to_rounding(text_a, text_b),
+              'pprof-tool %s: the proto file\'s intervals are the legacy one\'s:\n%s\n---\n%s'
               % (' '.join(v), a[1][:600], b[1][:600]))
     for v in (['--peak', '--text'], ['--since=1', '--text']):
         rc, out = pprof_tool(args, v, os.path.join(w('proto'), 'p.0002.heap.pb.gz'))
