@@ -11,7 +11,8 @@ count rests on its smallest objects' few heavy samples when its sizes spread, se
 tests/pprof_tool/unit/estimate_test.cc), and fails outside the bands.
 
 usage: calibration_check.py <pprof-tool> <libheapkit.so> <calibration_prog> <work dir>
-         [--seeds N] [--rates R1,R2,...] [--time_settings off,on] [--coverage LO:HI]
+         [--seeds N] [--rates R1,R2,...] [--time_settings off,on,lifetimes,ages,peak]
+         [--coverage LO:HI]
          [--rms LO:HI] [--results FILE]
 The ctest (quick) runs a few seeds with wide bands; tests/bench/pprof/calibration.sh the full
 grid with the 93-97 % / 0.9-1.1 bands.
@@ -39,8 +40,11 @@ ap.add_argument("--results", default="")
 A = ap.parse_args()
 os.makedirs(A.work, exist_ok=True)
 
+# --time_settings: off, all three on, or one of them alone.
 TIME_ENV = {"off": {}, "on": {"HEAP_PROFILE_LIFETIMES": "1", "HEAP_PROFILE_AGES": "1",
-                              "HEAP_PROFILE_PEAK": "1"}}
+                              "HEAP_PROFILE_PEAK": "1"},
+            "lifetimes": {"HEAP_PROFILE_LIFETIMES": "1"}, "ages": {"HEAP_PROFILE_AGES": "1"},
+            "peak": {"HEAP_PROFILE_PEAK": "1"}}
 
 
 def profile(workload, seed, rate, settings, tag):
