@@ -21,10 +21,10 @@
 //     a freed line with the free's stack (HEAP_PROFILE_FREE_STACKS) becomes two samples, as
 //     tcmalloc writes its lifetime profiles' stack pairs: allocated_* on the allocation stack,
 //     deallocated_* on the free stack, the same labels and a numeric `callstack-pair-id`;
-//   - with `comments`, every `# heapkit:` line (dump reason, time, memory figures, lifetimes,
-//     ages, peak time) as a Profile.comment, verbatim, so pprof-tool reads the same views from
-//     either file; time_nanos from the dump time line, or for a peak profile the peak's own
-//     unix time, unless `time_nanos` is given;
+//   - with `comments`, every `# heapkit:` line but the variance lines, which are values (dump
+//     reason, time, memory figures, lifetimes, ages, peak time), as a Profile.comment,
+//     verbatim, so pprof-tool reads the same views from either file; time_nanos from the dump
+//     time line, or for a peak profile the peak's own unix time, unless `time_nanos` is given;
 //   - mappings of the executable file-backed lines of MAPPED_LIBRARIES with their build IDs;
 //     locations carry addresses only, or their frames with a namer (profile_builder.h).
 // With a baseline (the same format, taken earlier) the samples are the differences per stack,

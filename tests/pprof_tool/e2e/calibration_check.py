@@ -37,6 +37,9 @@ ap.add_argument("--coverage", default="0.88:0.995")
 ap.add_argument("--rms", default="0.8:1.25")
 ap.add_argument("--min_samples", type=float, default=10)
 ap.add_argument("--results", default="")
+# derived: each dump is read without its `# heapkit: variance` lines, so pprof-tool computes the
+# variance at each row's mean size as for files that do not record it (the comparison).
+ap.add_argument("--variance", choices=("recorded", "derived"), default="recorded")
 A = ap.parse_args()
 os.makedirs(A.work, exist_ok=True)
 
@@ -62,7 +65,14 @@ def profile(workload, seed, rate, settings, tag):
                       if re.fullmatch(re.escape(os.path.basename(prefix)) + r"\.\d{4}\.heap", f))
     if not numbered:
         sys.exit("FAIL: no dump %s.NNNN.heap" % prefix)
-    return os.path.join(A.work, numbered[-1])
+    path = os.path.join(A.work, numbered[-1])
+    if A.variance == "derived" and rate > 1:
+        with open(path) as f:
+            kept = [l for l in f if not l.startswith("# heapkit: variance ")]
+        path += ".derived"
+        with open(path, "w") as f:
+            f.writelines(kept)
+    return path
 
 
 ROW = re.compile(r"^\s*(-?\d+)\s+(±-?\d+|0)\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(.*)$")
