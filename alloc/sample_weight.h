@@ -72,3 +72,24 @@ inline Unsampled UnsampleLine(int64_t count, int64_t bytes, double rate) {
 }
 
 }  // namespace heapkit::alloc
+
+namespace heapkit::alloc {
+
+// The Horvitz-Thompson variance one sampled object of `size` bytes adds to the estimates it is
+// part of: (1 - p) / p^2 to an object count (its weight 1/p, squared, times 1 - p) and
+// w^2 (1 - p) to a byte total (w = s/p). Variances of independently sampled objects add, so a
+// set's variance is the sum over its sampled members; an unbiased estimate of the estimate's
+// variance. 0 when every allocation is recorded (rate <= 1) and for sizes so large that p is 1.
+struct SampleVariance {
+  double objects;
+  double bytes;
+};
+inline SampleVariance SampleVarianceOf(double size, double rate) {
+  if (rate <= 1 || size <= 0) return {0, 0};
+  const double p = OneMinusExpOfMinus(size / rate);
+  if (!(p > 0)) return {0, 0};
+  const double odds = (1 - p) / (p * p);
+  return {odds, size * size * odds};
+}
+
+}  // namespace heapkit::alloc

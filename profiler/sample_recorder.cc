@@ -142,7 +142,7 @@ inline ObjectBirth AgesOnlyBirth(uint32_t thread) {
 
 // RecordWithBirth's other cases: the object's birth word looked up (the allocator did not hand
 // one over), else a live-object-map record.
-__attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
+__attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested, int64_t rate,
                                                    std::atomic<uint64_t>* slot, Bucket* bucket,
                                                    StackTable& table) {
   if (slot != nullptr) {
@@ -152,7 +152,7 @@ __attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
       return table.RecordAllocInSlot(slot, bucket, requested, SlotBitsWithBirthWord());
     }
   }
-  table.RecordAllocIn(nullptr, ptr, bucket, requested, BirthNow());
+  table.RecordAllocIn(nullptr, ptr, bucket, requested, BirthNow(), rate);
 }
 
 // A record with its whole birth (lifetimes): in its slot with the birth in the slot array's
@@ -160,6 +160,7 @@ __attribute__((noinline)) void RecordWithBirthSlow(void* ptr, size_t requested,
 // live-object map. word: the object's birth word from the allocator (nullptr: none, or not
 // handed over).
 inline __attribute__((always_inline)) void RecordWithBirth(void* ptr, size_t requested,
+                                                           int64_t rate,
                                                            std::atomic<uint64_t>* slot,
                                                            std::atomic<uint64_t>* word,
                                                            Bucket* bucket, StackTable& table) {
@@ -169,7 +170,7 @@ inline __attribute__((always_inline)) void RecordWithBirth(void* ptr, size_t req
       return table.RecordAllocInSlot(slot, bucket, requested, SlotBitsWithBirthWord());
     }
   }
-  RecordWithBirthSlow(ptr, requested, slot, bucket, table);
+  RecordWithBirthSlow(ptr, requested, rate, slot, bucket, table);
 }
 
 // The peak tracker's count of an allocation in the last stack's bucket (while PeakTrackingOn()),
@@ -209,12 +210,13 @@ inline __attribute__((always_inline)) bool CountInBucket(void* ptr, size_t reque
     // Lifetimes need the whole birth: the slot array's birth word (slot_births.h), else the
     // map. Ages alone: a slot keeps the interval.
     if (slot == nullptr || g_object_times.lifetimes.load(std::memory_order_relaxed)) {
-      RecordWithBirth(ptr, requested, slot, birth, last.bucket, table);
+      RecordWithBirth(ptr, requested, rate, slot, birth, last.bucket, table);
     } else {
-      table.RecordAllocIn(slot, ptr, last.bucket, requested, AgesOnlyBirth(ThisThreadNumber()));
+      table.RecordAllocIn(slot, ptr, last.bucket, requested, AgesOnlyBirth(ThisThreadNumber()),
+                          rate);
     }
   } else {
-    table.RecordAllocIn(slot, ptr, last.bucket, requested);
+    table.RecordAllocIn(slot, ptr, last.bucket, requested, {}, rate);
   }
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {
     const int64_t estimate = EstimateBytes(requested, rate);
@@ -364,9 +366,12 @@ bool OnMaybeSampledFree(void* ptr) {
   size_t size;
   const Bucket* bucket = nullptr;
   ObjectBirth birth;
-  if (!GlobalStackTable().RecordFree(ptr, &size, &bucket, &birth)) return false;
+  // The period of record, as at the allocation (the sampling variance it subtracts: the
+  // table's "Sampling variance").
+  const int64_t rate = alloc::SamplingPeriod();
+  if (!GlobalStackTable().RecordFree(ptr, &size, &bucket, &birth, rate)) return false;
   if (g_profiler.profiling.load(std::memory_order_relaxed)) {  // totals: see profiler_state.h
-    const int64_t estimate = EstimateBytes(size, alloc::SamplingPeriod());
+    const int64_t estimate = EstimateBytes(size, rate);
     g_profiler.est_free.fetch_add(estimate, std::memory_order_relaxed);
     if (__builtin_expect(PeakTrackingOn(), 0))
       PeakOnFree(bucket != nullptr ? bucket->id.load(std::memory_order_relaxed) : 0, size,

@@ -8,11 +8,8 @@
 namespace heapkit::pprof {
 
 ObjectVariance SampledObjectVariance(double size, double rate) {
-  if (rate <= 1 || size <= 0) return {};
-  const double p = alloc::OneMinusExpOfMinus(size / rate);
-  if (!(p > 0)) return {};
-  const double q = 1 - p;
-  return {q / (p * p), size * size * q / (p * p)};
+  const alloc::SampleVariance v = alloc::SampleVarianceOf(size, rate);  // the runtime's formula
+  return {v.objects, v.bytes};
 }
 
 ObjectVariance UnsampledRowVariance(double objects, double bytes, double rate) {
@@ -45,6 +42,7 @@ double UnsamplingRate(const Profile& profile) {
 
 VarianceSource VarianceSourceOf(const Profile& profile) {
   if (UnsamplingRate(profile) <= 1) return VarianceSource::kExact;
+  if (profile.variance_recorded) return VarianceSource::kRecorded;
   // heapkit's own legacy dumps: one row per stack and size key (profiler/table/sample_estimate.h).
   if (profile.kind == ProfileKind::kHeapV2 && profile.dump_time != 0)
     return VarianceSource::kPerRow;
@@ -84,8 +82,12 @@ std::string FormatInterval(double variance, ValueUnit unit, bool show_bytes) {
 std::string IntervalNote(VarianceSource source) {
   switch (source) {
     case VarianceSource::kExact: return "";
+    case VarianceSource::kRecorded:
+      return "Intervals: ± 2 standard errors (95 %) of the sampled estimate, from the variance "
+             "the profiler recorded per row";
     case VarianceSource::kPerRow:
-      return "Intervals: ± 2 standard errors (95 %) of the sampled estimate";
+      return "Intervals: ± 2 standard errors (95 %) of the sampled estimate, computed at each "
+             "row's mean object size (the file records no variance)";
     case VarianceSource::kMeanSize:
       return "Intervals: ± 2 standard errors (95 %) of the sampled estimate, approximated from "
              "each row's mean object size (the file records no per-sample weights)";

@@ -10,6 +10,9 @@
 // variance is the sum of its rows', a node's flat or cum the sum of its stacks', a total the sum
 // of all, and a difference of two disjoint sets (--base, --since) the sum of both sides'.
 //
+// heapkit's profiler records V per row (per bucket, from every sample's own size: the legacy
+// dumps' `# heapkit: variance` lines, profile.proto's *_variance sample types); the readers
+// put it on the sample (RawSample::variance) and the profile says so (variance_recorded).
 // Files that do not record V per row give their rows' counts and bytes: V is then computed
 // with every sampled object of a row at the row's mean size m = bytes / count, which is exact
 // when the row's objects have one size (heapkit's rows: one stack and one size key, sizes within
@@ -49,6 +52,7 @@ ObjectVariance SampledRowVariance(double count, double bytes, double rate);
 // How a profile's variances were obtained, for the report to say.
 enum class VarianceSource {
   kExact,     // an exact profile: no sampling error
+  kRecorded,  // recorded by the profiler from each sample's size (Profile::variance_recorded)
   kPerRow,    // heapkit's size-keyed rows: each row's objects within 19 % of its mean size
   kMeanSize,  // rows that mix sizes (gperftools, Go, jemalloc, profile.proto): approximation
 };

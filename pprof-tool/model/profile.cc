@@ -125,6 +125,7 @@ void Profile::AddProfile(const Profile& other, bool negate) {
     samples.push_back(std::move(copy));
   }
   has_alloc_columns = has_alloc_columns || other.has_alloc_columns;
+  variance_recorded = variance_recorded && other.variance_recorded;
   symbols.insert(symbols.end(), other.symbols.begin(), other.symbols.end());
   symbols_partial = symbols_partial || other.symbols_partial;
   MergeSampleTypes(other);

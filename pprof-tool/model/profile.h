@@ -118,6 +118,9 @@ struct Profile {
   // "# heapkit: lifetime ..." / "# heapkit: age ..." lines (model/object_times.h).
   ObjectTimes object_times;
   std::vector<RawSample> samples;
+  // Every sample's variance was recorded by the profiler (heapkit's `# heapkit: variance`
+  // lines, profile.proto's *_variance sample types: model/estimate.h), none derived.
+  bool variance_recorded = false;
   std::string maps_text;                // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;        // same, parsed
   std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty

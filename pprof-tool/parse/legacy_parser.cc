@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -403,6 +404,14 @@ struct Parser {
     s.raw = {double(n), double(b), alloc ? double(an) : double(n), alloc ? double(ab) : double(b)};
     if (alloc) profile->has_alloc_columns = true;
     Unsample(&s);
+    if (have_variance) {  // the `# heapkit: variance` line before it
+      s.variance = pending_variance;
+      s.has_variance = true;
+      have_variance = false;
+      ++recorded_variances;
+    } else {
+      ++derived_variances;
+    }
     profile->samples.push_back(std::move(s));
     return true;
   }
@@ -534,7 +543,34 @@ struct Parser {
     return true;
   }
 
-  bool Run(Lines& lines) { return ParseAll(lines) && CheckComplete(); }
+  // "# heapkit: variance <inuse n> <inuse bytes> <alloc n> <alloc bytes>": the sampling
+  // variances of the next sample line's estimates (profiler/format/legacy_writer.h). False for
+  // other lines; a malformed one is dropped (its sample's variance is then derived).
+  SampleValues pending_variance = {};
+  bool have_variance = false;
+  size_t recorded_variances = 0, derived_variances = 0;
+  bool ParseVarianceLine(std::string_view t) {
+    constexpr std::string_view kVariance = "# heapkit: variance ";
+    if (t.substr(0, kVariance.size()) != kVariance) return false;
+    const std::string fields(t.substr(kVariance.size()));
+    double v[4];
+    const char* p = fields.c_str();
+    have_variance = true;
+    for (double& x : v) {
+      char* end = nullptr;
+      x = strtod(p, &end);
+      if (end == p || !(x >= 0) || !std::isfinite(x)) have_variance = false;
+      p = end;
+    }
+    if (have_variance) pending_variance = {v[0], v[1], v[2], v[3]};
+    return true;
+  }
+
+  bool Run(Lines& lines) {
+    const bool ok = ParseAll(lines) && CheckComplete();
+    profile->variance_recorded = recorded_variances > 0 && derived_variances == 0;
+    return ok;
+  }
 
   bool ParseAll(Lines& lines) {
     this->lines = &lines;
@@ -572,7 +608,7 @@ struct Parser {
         break;
       }
       if (!t.empty() && t[0] == '#') {
-        ParseHeapkitComment(t, profile);
+        if (!ParseVarianceLine(t)) ParseHeapkitComment(t, profile);
         continue;
       }
       if (t.empty()) continue;

@@ -153,7 +153,10 @@ class Converter {
       return Fail("expected string_table[0] to be \"\", found " +
                   std::string(strings_.empty() ? "no string table" : "a non-empty string"));
     }
-    return SampleTypes() && Mappings() && Functions() && Locations() && Samples() && Rest();
+    if (!(SampleTypes() && Mappings() && Functions() && Locations() && Samples() && Rest()))
+      return false;
+    out_->variance_recorded = variance_types_ == 0xf && !out_->samples.empty();
+    return true;
   }
 
  private:
@@ -187,6 +190,12 @@ class Converter {
       int slot = -1;
       for (int k = 0; k < 4; ++k) {
         if (*type == kSlots[k]) slot = k;
+        // heapkit's recorded sampling variance of that value (profiler/format/heap_sample_values.h)
+        if (*type == std::string(kSlots[k]) + "_variance") {
+          variance_slot_of_value_.resize(size_t(i) + 1, -1);
+          variance_slot_of_value_[size_t(i)] = k;
+          variance_types_ |= 1 << k;
+        }
       }
       slot_of_value_.push_back(slot);
       if (slot >= 0) out_->sample_types.emplace_back(*type);
@@ -337,7 +346,16 @@ class Converter {
         if (slot_of_value_[size_t(i)] >= 0) v[slot_of_value_[size_t(i)]] += double(s.value(i));
       }
       r.raw = {v[0], v[1], v[2], v[3]};
-      r.value = r.raw;  // writers of profile.proto store un-sampled values
+      r.value = r.raw;               // writers of profile.proto store un-sampled values
+      if (variance_types_ == 0xf) {  // all four variances recorded
+        double var[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < variance_slot_of_value_.size(); ++i) {
+          const int k = variance_slot_of_value_[i];
+          if (k >= 0 && s.value(int(i)) > 0) var[k] += double(s.value(int(i)));
+        }
+        r.variance = {var[0], var[1], var[2], var[3]};
+        r.has_variance = true;
+      }
       out_->header_totals += r.raw;
       out_->samples.push_back(std::move(r));
     }
@@ -371,6 +389,10 @@ class Converter {
   size_t max_line_name_bytes_;
   size_t line_name_bytes_ = 0;
   std::vector<int> slot_of_value_;
+  // Per value: the slot whose sampling variance it is ("inuse_space_variance": 1), else -1;
+  // variance_types_: a bit per slot present.
+  std::vector<int> variance_slot_of_value_;
+  int variance_types_ = 0;
   std::unordered_map<uint64_t, size_t> mapping_index_;
   std::unordered_map<uint64_t, const pb::Function*> function_index_;
   std::unordered_map<uint64_t, uint64_t> location_key_;

@@ -80,6 +80,7 @@ void ReplaceSamples(const StackEstimates& by_stack, Profile* profile) {
     profile->samples.push_back(std::move(s));
   }
   profile->has_alloc_columns = true;
+  profile->variance_recorded = false;  // from the lines' counts and bytes (model/estimate.h)
   profile->stack_residency.clear();
 }
 

@@ -158,18 +158,23 @@ class StackSums {
 
 class Encoder final : public HeapTextVisitor {
  public:
-  Encoder(const HeapProtoOptions& options, bool lifetimes, int64_t period, bool build,
-          HeapTotals* totals)
+  Encoder(const HeapProtoOptions& options, bool variance, bool lifetimes, int64_t period,
+          bool build, HeapTotals* totals)
       : options_(options),
+        variance_(variance),
         lifetimes_(lifetimes),
         period_(period),
-        value_count_(kHeapValueCount + (lifetimes ? kLifetimeValueCount : 0)),
+        lifetime_first_(kHeapValueCount + (variance ? kVarianceValueCount : 0)),
+        value_count_(lifetime_first_ + (lifetimes ? kLifetimeValueCount : 0)),
         build_(build),
         totals_(totals),
         builder_(types_, value_count_) {
     for (int i = 0; i < kHeapValueCount; ++i) types_[i] = kHeapValues[i].type;
+    for (int i = 0; variance && i < kVarianceValueCount; ++i) {
+      types_[kHeapValueCount + i] = kVarianceValues[i].type;
+    }
     for (int i = 0; lifetimes && i < kLifetimeValueCount; ++i) {
-      types_[kHeapValueCount + i] = kLifetimeValues[i].type;
+      types_[lifetime_first_ + i] = kLifetimeValues[i].type;
     }
     builder_.SetNamer(options.namer);
     time_nanos_ = options.time_nanos;
@@ -189,7 +194,7 @@ class Encoder final : public HeapTextVisitor {
     if (delta_ != nullptr) {
       delta_->Add(r.stack, values, 1, true, AverageSize(r));
     } else {
-      HeapSample(r.stack, values, AverageSize(r));
+      HeapSample(r.stack, values, variance_ ? r.variance : nullptr, AverageSize(r));
     }
   }
 
@@ -261,7 +266,7 @@ class Encoder final : public HeapTextVisitor {
     delta_->ForEach([this](const StackSums::Entry& e) {
       bool nonzero = false;
       for (int64_t v : e.values) nonzero |= v != 0;
-      if (nonzero) HeapSample(HeapTextStack{e.pcs(), e.depth}, e.values, e.average_size);
+      if (nonzero) HeapSample(HeapTextStack{e.pcs(), e.depth}, e.values, nullptr, e.average_size);
     });
   }
 
@@ -279,7 +284,9 @@ class Encoder final : public HeapTextVisitor {
   }
 
  private:
-  void HeapSample(const HeapTextStack& stack, const int64_t* heap_values, int64_t average_size) {
+  // variance: the record's sampling variances (nullptr: zeros; only with variance_).
+  void HeapSample(const HeapTextStack& stack, const int64_t* heap_values,
+                  const HeapTextVariance* variance, int64_t average_size) {
     if (totals_ != nullptr) {
       totals_->alloc_objects += static_cast<double>(heap_values[kAllocObjects]);
       totals_->alloc_bytes += static_cast<double>(heap_values[kAllocSpace]);
@@ -289,6 +296,9 @@ class Encoder final : public HeapTextVisitor {
     if (!build_) return;
     int64_t values[ProfileBuilder::kMaxValues] = {};
     memcpy(values, heap_values, sizeof(int64_t) * kHeapValueCount);
+    for (int i = 0; variance != nullptr && i < kVarianceValueCount; ++i) {
+      values[kHeapValueCount + i] = VarianceSampleValue(kVarianceValues[i].of(*variance));
+    }
     const ProfileLabel bytes{"bytes", nullptr, average_size, nullptr};
     builder_.AddSample(stack.pcs, stack.depth, values, &bytes, 1);
   }
@@ -297,14 +307,16 @@ class Encoder final : public HeapTextVisitor {
                         const ProfileLabel* labels, int label_count) {
     int64_t values[ProfileBuilder::kMaxValues] = {};
     for (int i = 0; i < kLifetimeValueCount; ++i) {
-      values[kHeapValueCount + i] = kLifetimeValues[i].of(sample);
+      values[lifetime_first_ + i] = kLifetimeValues[i].of(sample);
     }
     builder_.AddSample(stack.pcs, stack.depth, values, labels, label_count);
   }
 
   const HeapProtoOptions& options_;
+  const bool variance_;  // the kVarianceValues sample types
   const bool lifetimes_;
   const int64_t period_;
+  const int lifetime_first_;  // index of the first kLifetimeValues sample type
   const int value_count_;
   const bool build_;
   HeapTotals* const totals_;
@@ -330,9 +342,14 @@ HeapProtoStatus HeapTextToProto(const char* text, size_t size, const HeapProtoOp
   static const char kLifetime[] = "\n# heapkit: lifetime ";
   const bool lifetimes = options.lifetimes && options.baseline == nullptr &&
                          memmem(text, size, kLifetime, sizeof(kLifetime) - 1) != nullptr;
+  // A delta's in-use variance is not the difference of two dumps' (objects live in both count
+  // in neither): a delta carries none.
+  static const char kVariance[] = "\n# heapkit: variance ";
+  const bool variance = options.baseline == nullptr &&
+                        memmem(text, size, kVariance, sizeof(kVariance) - 1) != nullptr;
   if (totals != nullptr) *totals = HeapTotals{};
   // The encoder's members are small (their tables are mmap'ed): the stack suffices.
-  Encoder encoder(options, lifetimes, period, out != nullptr, totals);
+  Encoder encoder(options, variance, lifetimes, period, out != nullptr, totals);
   StackSums sums;
   if (options.baseline != nullptr) encoder.SetDelta(&sums);
   ReadHeapText(text, size, &encoder);

@@ -8,7 +8,10 @@
 // The layout follows Go's heap profiles where Go has the data, google tcmalloc's lifetime
 // profiles for the rest:
 //   - sample types kHeapValues (alloc_objects, alloc_space, inuse_objects, inuse_space), then,
-//     with `lifetimes` and lifetime lines in the text, kLifetimeValues;
+//     when the text's records carry their sampling variance (and no baseline is given: a
+//     delta's in-use variance is not known), kVarianceValues (alloc_objects_variance, ...,
+//     inuse_space_variance), then, with `lifetimes` and lifetime lines in the text,
+//     kLifetimeValues; default_sample_type stays inuse_space;
 //   - one sample per record line, with Go's numeric label `bytes` (the line's average size);
 //     period_type space/bytes, period = the sampling period (1 in exact mode), so a reader
 //     never un-samples again;
@@ -18,10 +21,10 @@
 //     a freed line with the free's stack (HEAP_PROFILE_FREE_STACKS) becomes two samples, as
 //     tcmalloc writes its lifetime profiles' stack pairs: allocated_* on the allocation stack,
 //     deallocated_* on the free stack, the same labels and a numeric `callstack-pair-id`;
-//   - with `comments`, every `# heapkit:` line (dump reason, time, memory figures, lifetimes,
-//     ages, peak time) as a Profile.comment, verbatim, so pprof-tool reads the same views from
-//     either file; time_nanos from the dump time line, or for a peak profile the peak's own
-//     unix time, unless `time_nanos` is given;
+//   - with `comments`, every `# heapkit:` line but the variance lines, which are values (dump
+//     reason, time, memory figures, lifetimes, ages, peak time), as a Profile.comment,
+//     verbatim, so pprof-tool reads the same views from either file; time_nanos from the dump
+//     time line, or for a peak profile the peak's own unix time, unless `time_nanos` is given;
 //   - mappings of the executable file-backed lines of MAPPED_LIBRARIES with their build IDs;
 //     locations carry addresses only, or their frames with a namer (profile_builder.h).
 // With a baseline (the same format, taken earlier) the samples are the differences per stack,

@@ -36,6 +36,28 @@ struct Cursor {
     *out = v;
     return true;
   }
+  // A non-negative decimal number with an optional fraction and exponent ("12", "1.5",
+  // "123e+7": legacy_writer.cc's AppendNumber), malloc-free.
+  bool Number(double* out) {
+    Spaces();
+    if (p >= end || *p < '0' || *p > '9') return false;
+    double v = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p) v = v * 10 + (*p - '0');
+    if (p < end && *p == '.') {
+      double scale = 1;
+      for (++p; p < end && *p >= '0' && *p <= '9'; ++p) v += (*p - '0') * (scale /= 10);
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+      ++p;
+      const bool negative = p < end && *p == '-';
+      if (p < end && (*p == '+' || *p == '-')) ++p;
+      int64_t exponent = 0;
+      if (!Decimal(&exponent) || exponent > 400) return false;
+      for (; exponent > 0; --exponent) v = negative ? v / 10 : v * 10;
+    }
+    *out = v;
+    return true;
+  }
   bool Hex(uint64_t* out) {
     Spaces();
     if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
@@ -81,9 +103,23 @@ bool Header(Cursor line, int64_t* period) {
   return true;
 }
 
-// "  a:  b [  c:  d] @ 0x1 0x2"
-void Record(Cursor line, HeapTextVisitor* visitor) {
+// "# heapkit: variance <inuse n> <inuse bytes> <alloc n> <alloc bytes>": the next record's
+// (legacy_writer.h). False, *v untouched, for a line of another form.
+bool Variance(Cursor line, HeapTextVariance* v) {
+  line.p += strlen("# heapkit: variance ");
+  HeapTextVariance read;
+  if (!line.Number(&read.inuse_count) || !line.Number(&read.inuse_bytes) ||
+      !line.Number(&read.alloc_count) || !line.Number(&read.alloc_bytes)) {
+    return false;
+  }
+  *v = read;
+  return true;
+}
+
+// "  a:  b [  c:  d] @ 0x1 0x2"; `variance`: the variance line before it, if any.
+void Record(Cursor line, const HeapTextVariance* variance, HeapTextVisitor* visitor) {
   HeapTextRecord r{};
+  r.variance = variance;
   if (!line.Decimal(&r.inuse_count) || !line.Take(':') || !line.Decimal(&r.inuse_bytes)) return;
   if (line.Take('[') && (!line.Decimal(&r.alloc_count) || !line.Take(':') ||
                          !line.Decimal(&r.alloc_bytes) || !line.Take(']'))) {
@@ -154,14 +190,19 @@ bool ReadHeapText(const char* text, size_t size, HeapTextVisitor* visitor) {
     const Cursor line = NextLine(&at, end);
     if (!line.Starts("#")) MapsLine(line, visitor);
   }
+  HeapTextVariance variance;
+  bool have_variance = false;  // a variance line for the next record
   for (at = body; at < end;) {
     const Cursor line = NextLine(&at, end);
     if (line.Starts("MAPPED_LIBRARIES:")) break;
     if (line.Starts("# heapkit: lifetime ")) Lifetime(line, visitor);
-    if (line.Starts("#")) {
+    if (line.Starts("# heapkit: variance ")) {
+      have_variance = Variance(line, &variance);
+    } else if (line.Starts("#")) {
       visitor->Comment(line.p, static_cast<size_t>(line.end - line.p));
-    } else {
-      Record(line, visitor);
+    } else if (line.p < line.end) {
+      Record(line, have_variance ? &variance : nullptr, visitor);
+      have_variance = false;
     }
   }
   for (at = maps; at < end;) {

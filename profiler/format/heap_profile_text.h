@@ -6,6 +6,8 @@
 //
 // Lines it knows (anything else is skipped):
 //   heap profile: ... @ heap_v2/<period>      the header (or "@ heapprofile": period 1, exact)
+//   # heapkit: variance <n> <b> <an> <ab>      the sampling variances of the next record's
+//                                              estimates (HeapTextRecord::variance)
 //   <n>: <b> [<an>: <ab>] @ 0x1 0x2 ...        a record: in-use and allocated counts and bytes
 //   # heapkit: lifetime <bin ns> <same|cross|live> <count> <bytes> <estimated> @ <pcs> [| <pcs>]
 //   # ...                                      any comment line (the lifetime lines included)
@@ -28,9 +30,15 @@ struct HeapTextStack {
   int depth;
 };
 
+// The sampling variances of a record's four un-sampled estimates (legacy_writer.h).
+struct HeapTextVariance {
+  double inuse_count = 0, inuse_bytes = 0, alloc_count = 0, alloc_bytes = 0;
+};
+
 struct HeapTextRecord {
   int64_t inuse_count, inuse_bytes, alloc_count, alloc_bytes;  // as sampled
   HeapTextStack stack;
+  const HeapTextVariance* variance;  // nullptr: the text has none for it
 };
 
 struct HeapTextLifetime {
@@ -53,7 +61,8 @@ class HeapTextVisitor {
   virtual void Mapping(const HeapTextMapping&) {}  // executable, file-backed lines only
   virtual void Record(const HeapTextRecord&) {}
   virtual void Lifetime(const HeapTextLifetime&) {}
-  virtual void Comment(const char* /*line*/, size_t /*size*/) {}  // "# ..." without the newline
+  // "# ..." without the newline; variance lines are given to their records instead.
+  virtual void Comment(const char* /*line*/, size_t /*size*/) {}
 
  protected:
   ~HeapTextVisitor() = default;

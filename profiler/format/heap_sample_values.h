@@ -8,6 +8,12 @@
 //                    (alloc/sample_weight.h) and truncated like Go's runtime (scaleHeapSample),
 //                    so a reader's un-sampled value is never below the file's and a stack
 //                    unchanged between two dumps never looks freed in pprof-tool --since;
+//   kVarianceValues  with kHeapValues, when the text's records carry their sampling variance
+//                    (legacy_writer.h's variance lines): the variance of each of the four
+//                    estimates, objects^2 and bytes^2, on the same sample. Variances of
+//                    independently sampled objects add, so a reader that sums samples (go pprof
+//                    -sample_index=inuse_space_variance) sums them correctly too; rounded, at
+//                    least 1 when not 0 (a sampled value never reads as exact), at most INT64_MAX;
 //   kLifetimeValues  one sample per lifetime line (object_times_dump.h), tcmalloc's lifetime
 //                    profiles' names: freed objects in allocated_* and deallocated_*, objects
 //                    live at the dump in allocated_* and censored_allocated_*.
@@ -16,6 +22,7 @@
 #include <cstdint>
 
 #include "alloc/sample_weight.h"
+#include "profiler/format/heap_profile_text.h"
 #include "profiler/format/profile_builder.h"
 
 namespace heapkit::prof {
@@ -48,6 +55,29 @@ inline constexpr HeapValue kHeapValues[] = {
      [](const HeapLine& l) { return static_cast<int64_t>(l.inuse.bytes); }},
 };
 inline constexpr int kHeapValueCount = sizeof(kHeapValues) / sizeof(kHeapValues[0]);
+
+// A variance as a sample value (see kVarianceValues).
+inline int64_t VarianceSampleValue(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  const auto rounded = static_cast<int64_t>(v + 0.5);
+  return rounded > 0 ? rounded : 1;
+}
+
+struct VarianceValue {
+  ProfileValueType type;
+  double (*of)(const HeapTextVariance&);
+};
+
+inline constexpr VarianceValue kVarianceValues[] = {
+    {{"alloc_objects_variance", "count^2"},
+     [](const HeapTextVariance& v) { return v.alloc_count; }},
+    {{"alloc_space_variance", "bytes^2"}, [](const HeapTextVariance& v) { return v.alloc_bytes; }},
+    {{"inuse_objects_variance", "count^2"},
+     [](const HeapTextVariance& v) { return v.inuse_count; }},
+    {{"inuse_space_variance", "bytes^2"}, [](const HeapTextVariance& v) { return v.inuse_bytes; }},
+};
+inline constexpr int kVarianceValueCount = sizeof(kVarianceValues) / sizeof(kVarianceValues[0]);
 
 // Where /metrics' totals (HeapTotals) find Go's four values.
 enum HeapValueIndex : int { kAllocObjects, kAllocSpace, kInuseObjects, kInuseSpace };
@@ -82,6 +112,7 @@ inline constexpr LifetimeValue kLifetimeValues[] = {
 };
 inline constexpr int kLifetimeValueCount = sizeof(kLifetimeValues) / sizeof(kLifetimeValues[0]);
 
-static_assert(kHeapValueCount + kLifetimeValueCount <= ProfileBuilder::kMaxValues);
+static_assert(kHeapValueCount + kVarianceValueCount + kLifetimeValueCount <=
+              ProfileBuilder::kMaxValues);
 
 }  // namespace heapkit::prof

@@ -51,6 +51,42 @@ void AppendTimeAndPid(OutputSink* sink) {
   sink->AppendChar('\n');
 }
 
+// A non-negative number as decimal text that strtod reads back to about 15 digits: "0",
+// "1234.5" (at most three decimals, below 1e15), else "123456789012345e+7". Malloc-free.
+void AppendNumber(OutputSink* sink, double v) {
+  if (!(v > 0)) return sink->AppendChar('0');
+  constexpr double kBig = 1e15;
+  if (v < kBig) {
+    const auto thousandths = static_cast<int64_t>(v * 1000 + 0.5);
+    sink->AppendDecimal(thousandths / 1000);
+    int fraction = static_cast<int>(thousandths % 1000), digits = 3;
+    for (; digits > 0 && fraction % 10 == 0; --digits) fraction /= 10;  // "1.5", not "1.500"
+    if (digits == 0) return;
+    sink->AppendChar('.');
+    for (int scale = digits == 3 ? 100 : digits == 2 ? 10 : 1; scale > 0; scale /= 10)
+      sink->AppendChar(static_cast<char>('0' + fraction / scale % 10));
+    return;
+  }
+  int exponent = 0;
+  for (; v >= kBig && exponent < 400; ++exponent) v /= 10;  // at most ~300 steps
+  sink->AppendDecimal(static_cast<int64_t>(v + 0.5));
+  sink->Append("e+");
+  sink->AppendDecimal(exponent);
+}
+
+// "# heapkit: variance <inuse n> <inuse bytes> <alloc n> <alloc bytes>\n" (see the header).
+void AppendVariance(OutputSink* sink, const RecordVariance& v) {
+  sink->Append("# heapkit: variance ");
+  AppendNumber(sink, v.inuse_count);
+  sink->AppendChar(' ');
+  AppendNumber(sink, v.inuse_bytes);
+  sink->AppendChar(' ');
+  AppendNumber(sink, v.alloc_count);
+  sink->AppendChar(' ');
+  AppendNumber(sink, v.alloc_bytes);
+  sink->AppendChar('\n');
+}
+
 bool IsEmpty(const RecordCounts& c) {
   return c.inuse_count == 0 && c.inuse_bytes == 0 && c.alloc_count == 0 && c.alloc_bytes == 0;
 }
@@ -77,6 +113,7 @@ struct LineContext {
 void LineVisitor(void* ctx, const RecordCounts& c, const void* const* pcs, int depth) {
   auto* l = static_cast<LineContext*>(ctx);
   if (l->skip_empty && IsEmpty(c)) return;
+  if (c.variance != nullptr) AppendVariance(l->sink, *c.variance);
   AppendCounts(l->sink, c);
   for (int i = 0; i < depth; ++i) {
     l->sink->AppendChar(' ');
@@ -110,7 +147,7 @@ bool AppendProcMaps(OutputSink* sink) {
 }
 
 bool WriteLegacyProfile(OutputSink* sink, const LegacyProfile& profile) {
-  SumContext sum{{0, 0, 0, 0}, profile.skip_empty_records};
+  SumContext sum{{0, 0, 0, 0, nullptr}, profile.skip_empty_records};
   if (profile.source != nullptr) profile.source(profile.source_ctx, &SumVisitor, &sum);
   sink->Append("heap profile: ");
   AppendCounts(sink, sum.totals);

@@ -5,6 +5,7 @@
 //   [# heapkit: dump reason: <why this dump was written, one line>]
 //   [# heapkit: dump time: <unix seconds>.<milliseconds> pid <pid>]     (with a reason only)
 //   [# heapkit: memory <key> <bytes>  ... (memory_breakdown.h)]
+//   [# heapkit: variance <inuse n> <inuse bytes> <alloc n> <alloc bytes>]   (sampled records)
 //        <n>: <bytes> [<n>: <bytes>] @ 0x<pc> 0x<pc> ...      (return addresses, leaf first)
 //   <blank line>
 //   MAPPED_LIBRARIES:
@@ -19,7 +20,12 @@
 // `heapprofile` lines carry exact counts. Header totals are the sums of the lines written.
 // Comment lines ('#') between the header and MAPPED_LIBRARIES are skipped by both pprofs
 // (google-pprof's sample loop ignores lines that are not records, go pprof's parseHeap skips
-// comments), so the dump reason, time and pid ride there.
+// comments), so the dump reason, time and pid ride there, and so does a record's sampling
+// variance: a `# heapkit: variance` line just before the record it belongs to gives the
+// variances of the record's four un-sampled estimates (objects^2 and bytes^2: the
+// Horvitz-Thompson sums of alloc::SampleVarianceOf over its samples), as decimal numbers
+// ("12.5", "3.75e+18"). Before, not after, so that a streaming reader (heap_profile_encoder.h)
+// has it when the record comes. Exact profiles have none (sigma 0).
 //
 // Records come from a RecordSource, called twice: once to sum the header totals, once to write
 // the lines (the stream is never rewound, so any sink works). Sources must produce the same
@@ -33,11 +39,17 @@
 
 namespace heapkit::prof {
 
+// The sampling variances of a sampled record's un-sampled estimates (see above).
+struct RecordVariance {
+  double inuse_count, inuse_bytes, alloc_count, alloc_bytes;
+};
+
 struct RecordCounts {
   int64_t inuse_count;
   int64_t inuse_bytes;
   int64_t alloc_count;
   int64_t alloc_bytes;
+  const RecordVariance* variance = nullptr;  // nullptr: none recorded (no variance line)
 };
 
 enum class ProfileKind {

@@ -25,10 +25,16 @@
 namespace heapkit::prof {
 namespace {
 
+// The table's buckets as records; a sampled profile's carry their sampling variance (the
+// table's "Sampling variance"), an exact one's none.
 void TableSource(void*, RecordVisitor visit, void* visit_ctx) {
+  const bool sampled = alloc::SamplingPeriod() > 1;
   GlobalStackTable().ForEachBucketWithCounts([&](const Bucket& b) {
     const StackTable& t = GlobalStackTable();
-    RecordCounts c{t.InUseCount(b), t.InUseBytes(b), t.AllocCount(b), t.AllocBytes(b)};
+    const BucketVariance v = t.Variance(b);
+    const RecordVariance variance{v.inuse_objects, v.inuse_bytes, v.alloc_objects, v.alloc_bytes};
+    RecordCounts c{t.InUseCount(b), t.InUseBytes(b), t.AllocCount(b), t.AllocBytes(b),
+                   sampled ? &variance : nullptr};
     void* pcs[kMaxStackDepth];
     visit(visit_ctx, c, pcs, GlobalStackTable().ReadStack(b, pcs, kMaxStackDepth));
   });

@@ -8,6 +8,7 @@
 #include "alloc/internal/arena.h"
 #include "alloc/internal/atomic_list.h"
 #include "alloc/internal/dcheck.h"
+#include "alloc/sample_weight.h"
 
 // The sampled-allocation table (stack_table.h); its live-object map: live_object_map.cc.
 namespace heapkit::prof {
@@ -49,12 +50,18 @@ MapCounts* StackTable::MapCountsFor(const Bucket* b) {
   return &chunk[id & (BucketIndex::kIdChunkSize - 1)];
 }
 
-void StackTable::AccountFree(Bucket* b, size_t size) {
+void StackTable::AccountFree(Bucket* b, size_t size, int64_t rate) {
   // The chunk exists: the object's record was counted in it.
   MapCounts* m = MapCountsFor(b);
   if (m == nullptr) return;
   m->free_count.fetch_add(1, std::memory_order_relaxed);
   m->free_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  if (rate > 1) {  // what its allocation added to the in-use variance
+    const alloc::SampleVariance v =
+        alloc::SampleVarianceOf(static_cast<double>(size), static_cast<double>(rate));
+    m->inuse_variance_objects.fetch_sub(v.objects, std::memory_order_relaxed);
+    m->inuse_variance_bytes.fetch_sub(v.bytes, std::memory_order_relaxed);
+  }
 }
 
 // Readers count stack-form slot records in the bucket of (the whole stack's node, 0): made
@@ -198,22 +205,30 @@ void StackTable::CountSlotAlloc(Bucket* b, size_t size) {
 }
 
 void StackTable::RecordAllocInMap(const void* object, Bucket* bucket, size_t size,
-                                  const ObjectBirth& birth) {
+                                  const ObjectBirth& birth, int64_t rate) {
   bucket->alloc_count.fetch_add(1, std::memory_order_relaxed);
   bucket->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   MapCounts* m = MapCountsFor(bucket);
   if (m == nullptr) return;  // arena exhausted: the object is not recorded
   m->alloc_count.fetch_add(1, std::memory_order_relaxed);
   m->alloc_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  if (rate > 1) {  // "Sampling variance" (stack_table.h)
+    const alloc::SampleVariance v =
+        alloc::SampleVarianceOf(static_cast<double>(size), static_cast<double>(rate));
+    m->alloc_variance_objects.fetch_add(v.objects, std::memory_order_relaxed);
+    m->alloc_variance_bytes.fetch_add(v.bytes, std::memory_order_relaxed);
+    m->inuse_variance_objects.fetch_add(v.objects, std::memory_order_relaxed);
+    m->inuse_variance_bytes.fetch_add(v.bytes, std::memory_order_relaxed);
+  }
   Bucket* old_bucket;
   size_t old_size;
   switch (map_.Insert(object, bucket, size, birth, &old_bucket, &old_size)) {
     case LiveObjectMap::InsertResult::kInserted: return;
     case LiveObjectMap::InsertResult::kReplaced:  // stale entry: its free was never reported
-      AccountFree(old_bucket, old_size);
+      AccountFree(old_bucket, old_size, rate);
       return;
     case LiveObjectMap::InsertResult::kNoMemory:  // arena exhausted: count it freed at once
-      AccountFree(bucket, size);
+      AccountFree(bucket, size, rate);
       return;
   }
 }
@@ -230,12 +245,12 @@ bool StackTable::RecordFreeFromSlot(const void* object, size_t* size, const Buck
 }
 
 bool StackTable::RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
-                                ObjectBirth* birth) {
+                                ObjectBirth* birth, int64_t rate) {
   Bucket* b;
   size_t sz;
   ObjectBirth born;
   if (!map_.Remove(object, h, &b, &sz, &born)) return false;
-  AccountFree(b, sz);
+  AccountFree(b, sz, rate);
   if (size != nullptr) *size = sz;
   if (bucket != nullptr) *bucket = b;
   if (birth != nullptr) *birth = born;

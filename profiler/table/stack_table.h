@@ -61,6 +61,16 @@
 // tree's included (called from a pthread_atfork prepare handler), ForkParent()/ForkChild()
 // release them.
 //
+// Sampling variance. An estimate's error bars need, per bucket, the Horvitz-Thompson sum over
+// its sampled records of w^2 (1 - p) for bytes and (1 - p) / p^2 for objects
+// (alloc::SampleVarianceOf), for the allocated totals and for the live records. Records of a
+// sampling period R > 1 are hash-map records (slots hold exact mode's only), so the sums live in
+// MapCounts, added when a record is made and, for the in-use sums, subtracted when it is freed:
+// a few floating adds (compare-and-swap loops) on the path that already takes a stripe lock and
+// inserts a node. The caller passes the record's period (`rate`) to RecordAlloc* and to
+// RecordFree, the period of record in both cases (profiler/sample_recorder.cc), so that a free
+// subtracts what its allocation added; exact mode (rate 1) adds nothing: its sigma is 0.
+//
 // Stopped-world reads (the leak checker): Lookup() answers with the stack's StackRef, for
 // records of either form, from the slot or from the map (LiveObjectMap::Find: safe while the
 // world is stopped). Reading a stack takes no lock.
@@ -77,12 +87,24 @@
 
 namespace heapkit::prof {
 
-// The part of a bucket's allocations recorded in the hash map, and the frees of those.
+// The part of a bucket's allocations recorded in the hash map, and the frees of those; with
+// the sampling variance of its estimates ("Sampling variance" above).
 struct MapCounts {
   std::atomic<int64_t> alloc_count;
   std::atomic<int64_t> alloc_bytes;
   std::atomic<int64_t> free_count;
   std::atomic<int64_t> free_bytes;
+  // Sums of alloc::SampleVarianceOf over the sampled records: every one (the allocated
+  // estimates') and the live ones (the in-use estimates': subtracted at the free).
+  std::atomic<double> alloc_variance_objects;
+  std::atomic<double> alloc_variance_bytes;
+  std::atomic<double> inuse_variance_objects;
+  std::atomic<double> inuse_variance_bytes;
+};
+
+// The sampling variances of a bucket's four estimates (objects^2, bytes^2), each >= 0.
+struct BucketVariance {
+  double inuse_objects, inuse_bytes, alloc_objects, alloc_bytes;
 };
 
 // Per-object side slots (alloc/object_slots.h), injected so that this file stays free of
@@ -153,9 +175,11 @@ class StackTable : public SlotLayout {
   // Records a live sampled object. If `object` was already recorded (a free we never saw),
   // the old entry is first accounted as freed. use_slot: keep it in its side slot if the
   // provider has one (exact mode: see "Object slots").
-  void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false) {
+  // rate: the sampling period the record was taken at ("Sampling variance"; 1: exact).
+  void RecordAlloc(const void* object, Bucket* bucket, size_t size, bool use_slot = false,
+                   int64_t rate = 1) {
     RecordAllocIn(use_slot && size < kMaxSlotSize ? SlotForAlloc(object) : nullptr, object, bucket,
-                  size);
+                  size, {}, rate);
   }
   // RecordAlloc in two steps, for exact mode: first the object's side slot (nullptr: none, or
   // no provider), then the record. The profiler looks the slot up before it captures the stack,
@@ -168,9 +192,10 @@ class StackTable : public SlotLayout {
   // handful of stores.
   // birth: kept with a hash-map record (object_birth.h); a slot record keeps its interval and,
   // if it has a time, kSlotBirthFlag (the caller wrote the object's birth word).
+  // rate: as RecordAlloc's (a slot record's is 1).
   void RecordAllocIn(std::atomic<uint64_t>* slot, const void* object, Bucket* bucket, size_t size,
-                     const ObjectBirth& birth = {}) {
-    if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth);
+                     const ObjectBirth& birth = {}, int64_t rate = 1) {
+    if (slot == nullptr) return RecordAllocInMap(object, bucket, size, birth, rate);
     RecordAllocInSlot(slot, bucket, size, SlotInterval(birth));
   }
   // The slot record of RecordAllocIn: `extra`, SlotInterval's bits, goes into the value.
@@ -244,6 +269,17 @@ class StackTable : public SlotLayout {
                                    m->free_bytes.load(std::memory_order_relaxed);
     return (v > 0 ? v : 0) + Counts(b).slot_live_bytes;
   }
+  // The sampling variances of b's estimates ("Sampling variance"); all 0 for a bucket of exact
+  // records. The in-use sums are clamped at 0 (rounding of the adds and subtractions).
+  BucketVariance Variance(const Bucket& b) const {
+    const MapCounts* m = MapCountsOf(b.id.load(std::memory_order_relaxed));
+    if (m == nullptr) return {0, 0, 0, 0};
+    auto at_least_0 = [](double v) { return v > 0 ? v : 0; };
+    return {at_least_0(m->inuse_variance_objects.load(std::memory_order_relaxed)),
+            at_least_0(m->inuse_variance_bytes.load(std::memory_order_relaxed)),
+            m->alloc_variance_objects.load(std::memory_order_relaxed),
+            m->alloc_variance_bytes.load(std::memory_order_relaxed)};
+  }
   // The hash-map counts of bucket `id` (nullptr: it never had a hash-map record). Chunks of
   // kIdChunkSize buckets' counts are allocated on the first record of one of them.
   const MapCounts* MapCountsOf(uint32_t id) const {
@@ -294,13 +330,14 @@ class StackTable : public SlotLayout {
   // Unknown addresses: false, nothing changes. The common "not sampled" answer is inline: one
   // multiply-hash and one load, no lock, no call.
   // *birth (if asked): the record's birth; zero for a slot record.
+  // rate: the period the record was made at, as given to RecordAlloc* ("Sampling variance").
   bool RecordFree(const void* object, size_t* size = nullptr, const Bucket** bucket = nullptr,
-                  ObjectBirth* birth = nullptr) {
+                  ObjectBirth* birth = nullptr, int64_t rate = 1) {
     if (slots_used_.load(std::memory_order_relaxed) && RecordFreeFromSlot(object, size, bucket))
       return true;
     const uint64_t h = LiveObjectMap::HashAddress(reinterpret_cast<uintptr_t>(object));
     if (!map_.MayHold(h)) return false;
-    return RecordFreeSlow(object, h, size, bucket, birth);
+    return RecordFreeSlow(object, h, size, bucket, birth, rate);
   }
   // The bucket a slot value of bucket form names (nullptr: stack form, or no such bucket).
   const Bucket* SlotBucket(uint64_t value) const {
@@ -376,15 +413,16 @@ class StackTable : public SlotLayout {
   static void Lock(std::atomic<bool>* l) { LockFlag(l); }
   static void Unlock(std::atomic<bool>* l) { UnlockFlag(l); }
   bool RecordFreeSlow(const void* object, uint64_t h, size_t* size, const Bucket** bucket,
-                      ObjectBirth* birth);
-  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size, const ObjectBirth& birth);
+                      ObjectBirth* birth, int64_t rate);
+  void RecordAllocInMap(const void* object, Bucket* bucket, size_t size, const ObjectBirth& birth,
+                        int64_t rate);
   bool RecordFreeFromSlot(const void* object, size_t* size, const Bucket** bucket);
   void CreateBucketsOfStackSlots();
   const Bucket* StackFormBucket(uint64_t value);
   void RefreshSlotCounts();
   void CountSlotAlloc(Bucket* b, size_t size);
   PendingAllocs* NewPending();
-  void AccountFree(Bucket* b, size_t size);
+  void AccountFree(Bucket* b, size_t size, int64_t rate);
   MapCounts* MapCountsFor(const Bucket* b);
 
   // What the last ForEachBucketWithCounts counted for a bucket: its live slot records and the

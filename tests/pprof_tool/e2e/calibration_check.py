@@ -11,7 +11,8 @@ count rests on its smallest objects' few heavy samples when its sizes spread, se
 tests/pprof_tool/unit/estimate_test.cc), and fails outside the bands.
 
 usage: calibration_check.py <pprof-tool> <libheapkit.so> <calibration_prog> <work dir>
-         [--seeds N] [--rates R1,R2,...] [--time_settings off,on] [--coverage LO:HI]
+         [--seeds N] [--rates R1,R2,...] [--time_settings off,on,lifetimes,ages,peak]
+         [--coverage LO:HI]
          [--rms LO:HI] [--results FILE]
 The ctest (quick) runs a few seeds with wide bands; tests/bench/pprof/calibration.sh the full
 grid with the 93-97 % / 0.9-1.1 bands.
@@ -36,11 +37,17 @@ ap.add_argument("--coverage", default="0.88:0.995")
 ap.add_argument("--rms", default="0.8:1.25")
 ap.add_argument("--min_samples", type=float, default=10)
 ap.add_argument("--results", default="")
+# derived: each dump is read without its `# heapkit: variance` lines, so pprof-tool computes the
+# variance at each row's mean size as for files that do not record it (the comparison).
+ap.add_argument("--variance", choices=("recorded", "derived"), default="recorded")
 A = ap.parse_args()
 os.makedirs(A.work, exist_ok=True)
 
+# --time_settings: off, all three on, or one of them alone.
 TIME_ENV = {"off": {}, "on": {"HEAP_PROFILE_LIFETIMES": "1", "HEAP_PROFILE_AGES": "1",
-                              "HEAP_PROFILE_PEAK": "1"}}
+                              "HEAP_PROFILE_PEAK": "1"},
+            "lifetimes": {"HEAP_PROFILE_LIFETIMES": "1"}, "ages": {"HEAP_PROFILE_AGES": "1"},
+            "peak": {"HEAP_PROFILE_PEAK": "1"}}
 
 
 def profile(workload, seed, rate, settings, tag):
@@ -58,7 +65,14 @@ def profile(workload, seed, rate, settings, tag):
                       if re.fullmatch(re.escape(os.path.basename(prefix)) + r"\.\d{4}\.heap", f))
     if not numbered:
         sys.exit("FAIL: no dump %s.NNNN.heap" % prefix)
-    return os.path.join(A.work, numbered[-1])
+    path = os.path.join(A.work, numbered[-1])
+    if A.variance == "derived" and rate > 1:
+        with open(path) as f:
+            kept = [l for l in f if not l.startswith("# heapkit: variance ")]
+        path += ".derived"
+        with open(path, "w") as f:
+            f.writelines(kept)
+    return path
 
 
 ROW = re.compile(r"^\s*(-?\d+)\s+(±-?\d+|0)\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(.*)$")
@@ -128,6 +142,16 @@ def add_spread(key, estimate, sigma, truth):
     s[2] += (estimate - truth) ** 2
 
 
+truths = {}  # (workload, seed) -> the exact run's rows (bytes, objects): one run per seed
+
+
+def truth(workload, seed):
+    if (workload, seed) not in truths:
+        exact = profile(workload, seed, 1, "off", "exact")
+        truths[(workload, seed)] = (rows(exact, False), rows(exact, True))
+    return truths[(workload, seed)]
+
+
 rates = [int(r) for r in A.rates.split(",")]
 pooled = Score()
 pooled_objects = Score()
@@ -138,9 +162,7 @@ for settings in A.time_settings.split(","):
         per = Score()
         per_objects = Score()
         for seed in range(1, A.seeds + 1):
-            exact = profile(workload, seed, 1, "off", "exact")
-            truth_b = rows(exact, False)
-            truth_n = rows(exact, True)
+            truth_b, truth_n = truth(workload, seed)
             for rate in rates:
                 dump = profile(workload, seed, rate, settings, "s")
                 est_b = rows(dump, False)

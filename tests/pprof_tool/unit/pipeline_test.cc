@@ -336,6 +336,49 @@ TEST(Pipeline, VariancesAddUpThroughMergeAndBase) {
   EXPECT_EQ(s.variance_source, VarianceSource::kExact);
 }
 
+// A heapkit dump's recorded variances (`# heapkit: variance` before each record, from each
+// sample's own size) are used as written, summed per stack, and the source says so; one record
+// without its line and the profile's variances are derived again (at the rows' mean sizes).
+TEST(Pipeline, RecordedVariancesAreUsedAsWritten) {
+  const std::string text =
+      "heap profile: 3: 300000 [ 3: 300000] @ heap_v2/524288\n"
+      "# heapkit: variance 1 4000000000000.5 2 9e+12\n"
+      " 2: 200000 [ 2: 200000] @ 0x100 0x200 0x400\n"
+      "# heapkit: variance 0.25 1000000000000 0.5 3e12\n"
+      " 1: 100000 [ 1: 100000] @ 0x100 0x200 0x400\n";
+  Profile a;
+  ParseError e;
+  ASSERT_TRUE(ParseProfileText(text, "a.heap", &a, &e)) << e.Message();
+  ASSERT_EQ(a.samples.size(), 2u);
+  EXPECT_TRUE(a.variance_recorded);
+  EXPECT_TRUE(a.samples[0].has_variance);
+  EXPECT_DOUBLE_EQ(a.samples[0].variance.inuse_bytes, 4000000000000.5);
+  EXPECT_DOUBLE_EQ(a.samples[0].variance.alloc_bytes, 9e12);
+  EXPECT_DOUBLE_EQ(a.samples[1].variance.inuse_objects, 0.25);
+  FakeSymbolizer sym;
+  StackSamples s;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(a, sym, PipelineOptions{}, &s, &err)) << err;
+  ASSERT_EQ(s.samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.samples[0].variance, 5000000000000.5);
+  EXPECT_DOUBLE_EQ(s.total_variance, 5000000000000.5);
+  EXPECT_EQ(s.variance_source, VarianceSource::kRecorded);
+  EXPECT_NE(IntervalNote(s.variance_source).find("recorded"), std::string::npos);
+  PipelineOptions alloc_space;
+  alloc_space.view.sample_type = SampleType::kAllocSpace;
+  ASSERT_TRUE(BuildStackSamples(a, sym, alloc_space, &s, &err)) << err;
+  EXPECT_DOUBLE_EQ(s.total_variance, 1.2e13);
+
+  // The second record's line missing: derived for all, and the note says approximated.
+  const std::string partial = text.substr(0, text.rfind("# heapkit: variance")) +
+                              " 1: 100000 [ 1: 100000] @ 0x100 0x200 0x400\n";
+  Profile b;
+  ASSERT_TRUE(ParseProfileText(partial, "b.heap", &b, &e)) << e.Message();
+  EXPECT_FALSE(b.variance_recorded);
+  ASSERT_TRUE(BuildStackSamples(b, sym, PipelineOptions{}, &s, &err)) << err;
+  EXPECT_EQ(s.variance_source, VarianceSource::kMeanSize);
+}
+
 TEST(Pipeline, DropFramesAndShowFrom) {
   Profile p = MakeProfile();
   FakeSymbolizer sym;

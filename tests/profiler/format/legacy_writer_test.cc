@@ -1,6 +1,8 @@
 // The legacy heap-profile writer: exact text, streaming of a huge profile, atomic files.
 #include "profiler/format/legacy_writer.h"
 
+#include "profiler/format/heap_profile_text.h"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -67,6 +69,46 @@ TEST(LegacyWriter, ExactText) {
   std::string growth = Render(&src, ProfileKind::kGrowth, 0, false);
   EXPECT_EQ(growth.substr(0, growth.find('\n')),
             "heap profile:      3:  1048776 [     6:  1049076] @ growthz");
+}
+
+// A sampled record's variance rides on a comment line just before it (legacy_writer.h), which
+// the one reader (heap_profile_text.h) hands to that record, not to Comment.
+TEST(LegacyWriter, SampledRecordsCarryTheirVarianceLineBeforeThem) {
+  FakeSource src;
+  const RecordVariance small{1.5, 2.25e11, 3, 4.0e11};
+  const RecordVariance huge{0, 3.75e18, 0.0004, 1.2345678901234567e25};
+  src.records.push_back({{2, 200, 5, 500, &small}, {Pc(0x401abc)}});
+  src.records.push_back({{1, 100, 1, 100}, {Pc(0x20)}});  // none recorded: no line
+  src.records.push_back({{1, 1048576, 1, 1048576, &huge}, {Pc(0x10)}});
+  const std::string text = Render(&src, ProfileKind::kHeapSampled, 524288, false);
+  EXPECT_EQ(text,
+            "heap profile:      4:  1048876 [     7:  1049176] @ heap_v2/524288\n"
+            "# heapkit: variance 1.5 225000000000 3 400000000000\n"
+            "     2:      200 [     5:      500] @ 0x0000000000401abc\n"
+            "     1:      100 [     1:      100] @ 0x0000000000000020\n"
+            "# heapkit: variance 0 375000000000000e+4 0 123456789012346e+11\n"
+            "     1:  1048576 [     1:  1048576] @ 0x0000000000000010\n");
+
+  struct Visitor final : HeapTextVisitor {
+    std::vector<HeapTextVariance> variances;
+    std::vector<bool> has;
+    int comments = 0;
+    void Record(const HeapTextRecord& r) override {
+      has.push_back(r.variance != nullptr);
+      if (r.variance != nullptr) variances.push_back(*r.variance);
+    }
+    void Comment(const char*, size_t) override { ++comments; }
+  } read;
+  ASSERT_TRUE(ReadHeapText(text.data(), text.size(), &read));
+  EXPECT_EQ(read.has, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(read.comments, 0);
+  ASSERT_EQ(read.variances.size(), 2u);
+  EXPECT_DOUBLE_EQ(read.variances[0].inuse_count, 1.5);
+  EXPECT_DOUBLE_EQ(read.variances[0].inuse_bytes, 2.25e11);
+  EXPECT_DOUBLE_EQ(read.variances[0].alloc_bytes, 4.0e11);
+  EXPECT_NEAR(read.variances[1].inuse_bytes, 3.75e18, 1e-12 * 3.75e18);
+  EXPECT_NEAR(read.variances[1].alloc_bytes, 1.2345678901234567e25, 1e-13 * 1.2345678901234567e25);
+  EXPECT_EQ(read.variances[1].alloc_count, 0);  // 0.0004 rounds to 0.000
 }
 
 TEST(LegacyWriter, ReasonIsOneCommentLineAfterTheHeader) {

@@ -255,6 +255,38 @@ TEST(HeapTextToProto, EndpointDeltaSubtractsTheBaselinePerStack) {
   EXPECT_EQ(totals.stacks, 2u);
 }
 
+// A sampled dump's variance lines become four more sample types on the same samples, after
+// Go's four (default inuse_space kept); a record without a line gets zeros; a delta, none.
+TEST(HeapTextToProto, VarianceLinesBecomeVarianceSampleTypes) {
+  const std::string text =
+      "heap profile:      4:     4000 [     4:     4000] @ heap_v2/524288\n"
+      "# heapkit: variance 87.5 274877906944.25 87.5 0.4\n"
+      "     3:     3000 [     3:     3000] @ 0x0000000000000010 0x0000000000000020\n"
+      "     1:     1000 [     1:     1000] @ 0x0000000000000030\n";
+  const pb::Profile p = FileProfile(text);
+  ASSERT_EQ(p.sample_type_size(), kHeapValueCount + kVarianceValueCount);
+  std::vector<std::string> types;
+  for (const pb::ValueType& t : p.sample_type())
+    types.push_back(Str(p, t.type()) + "/" + Str(p, t.unit()));
+  EXPECT_EQ(types, (std::vector<std::string>{
+                       "alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+                       "inuse_space/bytes", "alloc_objects_variance/count^2",
+                       "alloc_space_variance/bytes^2", "inuse_objects_variance/count^2",
+                       "inuse_space_variance/bytes^2"}));
+  EXPECT_EQ(Str(p, p.default_sample_type()), "inuse_space");
+  ASSERT_EQ(p.sample_size(), 2);
+  EXPECT_EQ(p.sample(0).value(kHeapValueCount + 0), 88);            // alloc objects, rounded
+  EXPECT_EQ(p.sample(0).value(kHeapValueCount + 1), 1);             // 0.4: not 0, so 1
+  EXPECT_EQ(p.sample(0).value(kHeapValueCount + 2), 88);            // in-use objects
+  EXPECT_EQ(p.sample(0).value(kHeapValueCount + 3), 274877906944);  // in-use bytes
+  for (int i = 0; i < kVarianceValueCount; ++i)
+    EXPECT_EQ(p.sample(1).value(kHeapValueCount + i), 0);
+  EXPECT_EQ(p.comment_size(), 0);  // the variance lines are values, not comments
+  // An exact dump has no variance lines and no variance types; a delta carries none either.
+  EXPECT_EQ(FileProfile(HeapText(1, 3, 3000)).sample_type_size(), kHeapValueCount);
+  EXPECT_EQ(EndpointProfile(text, text).sample_type_size(), kHeapValueCount);
+}
+
 TEST(HeapTextToProto, RefusesWhatIsNotAHeapProfile) {
   const std::string bad = "not a heap profile\n";
   http::ServerHooks hooks;

@@ -169,9 +169,10 @@ def raw_leaf_values(text, index):
             section = None
             continue
         if section == "samples":
-            m = re.match(r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+):\s+([\d ]+)$", line)
-            if m:
-                samples.append((int(m.group(1 + index)), m.group(5).split()))
+            # Go's four values, then (a sampled profile's) their four variances.
+            m = re.match(r"\s+((?:\d+\s+)*\d+):\s+([\d ]+)$", line)
+            if m and len(m.group(1).split()) in (4, 8):
+                samples.append((int(m.group(1).split()[index]), m.group(2).split()))
         elif section == "locations":
             m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
             if m:

@@ -45,6 +45,11 @@ PERIOD = 65536
 DUMPS = ['p.0001.heap', 'p.0002.heap', 'p.peak.0001.heap', 'p.peak.0002.heap', 'p.peak.heap']
 HEAP_TYPES = [('alloc_objects', 'count'), ('alloc_space', 'bytes'), ('inuse_objects', 'count'),
               ('inuse_space', 'bytes')]
+# A sampled dump's records carry their sampling variance (legacy_writer.h's variance lines):
+# these four types then follow Go's four, each the variance of the value it names.
+VARIANCE_TYPES = [('alloc_objects_variance', 'count^2'), ('alloc_space_variance', 'bytes^2'),
+                  ('inuse_objects_variance', 'count^2'), ('inuse_space_variance', 'bytes^2')]
+VARIANCE_PREFIX = '# heapkit: variance '
 LIFETIME_TYPES = [('allocated_objects', 'count'), ('allocated_space', 'bytes'),
                   ('deallocated_objects', 'count'), ('deallocated_space', 'bytes'),
                   ('censored_allocated_objects', 'count'), ('censored_allocated_space', 'bytes')]
@@ -161,10 +166,15 @@ def read_legacy(path):
     m = re.search(r'heap_v2/(\d+)', lines[0])
     if m:
         period = int(m.group(1))
-    records, lifetimes, comments = {}, [], []
+    records, lifetimes, comments, variances = {}, [], [], {}
+    variance = None  # the variance line before the next record
     for line in lines[1:]:
         if line.startswith('MAPPED_LIBRARIES:'):
             break
+        if line.startswith(VARIANCE_PREFIX):
+            inuse_n, inuse_b, alloc_n, alloc_b = (float(x) for x in line[len(VARIANCE_PREFIX):].split())
+            variance = (alloc_n, alloc_b, inuse_n, inuse_b)  # in the proto's order
+            continue
         if line.startswith('#'):
             comments.append(line)
             m = LIFETIME_RE.match(line)
@@ -177,8 +187,18 @@ def read_legacy(path):
             pcs = tuple(int(x, 16) for x in m.group(5).split())
             s1, s2 = scale(n1, b1, period), scale(n2, b2, period)
             records[pcs] = (n2 * s2, b2 * s2, n1 * s1, b1 * s1)
+            if variance is not None:
+                variances[pcs] = variance
+            variance = None
     return {'header': lines[0], 'period': period, 'records': records, 'lifetimes': lifetimes,
-            'comments': comments, 'text': lines}
+            'comments': comments, 'variances': variances, 'text': lines}
+
+
+def variance_value(v):
+    """heap_sample_values.h's VarianceSampleValue."""
+    if v <= 0:
+        return 0
+    return min(2**63 - 1, max(1, int(v + 0.5)))
 
 
 def build_id(program):
@@ -192,13 +212,18 @@ def check_pair(legacy_path, proto_path, program):
     leg = read_legacy(legacy_path)
     p = decode_profile(proto_path)
     has_lifetimes = bool(leg['lifetimes'])
-    want_types = HEAP_TYPES + (LIFETIME_TYPES if has_lifetimes else [])
+    has_variance = bool(leg['variances'])
+    check(has_variance == (leg['period'] > 1 and 'peak' not in name),
+          '%s: variance lines in a sampled dump (only): %d' % (name, len(leg['variances'])))
+    want_types = HEAP_TYPES + (VARIANCE_TYPES if has_variance else []) + (
+        LIFETIME_TYPES if has_lifetimes else [])
     check(p['types'] == want_types, '%s: sample types %s' % (name, p['types']))
     check(p['period'] == leg['period'], '%s: period %d, legacy %d' % (name, p['period'], leg['period']))
     check(p['period_type'] is not None and p['strings'][p['period_type'][0]] == 'space',
           name + ': period_type space/bytes')
     check(p['strings'][p['default']] == 'inuse_space', name + ': default sample type inuse_space')
-    check(p['comments'] == [c for c in leg['text'][1:] if c.startswith('#')],
+    check(p['comments'] == [c for c in leg['text'][1:]
+                            if c.startswith('#') and not c.startswith(VARIANCE_PREFIX)],
           name + ': the comment lines of the legacy file are the Profile.comment strings, in order')
     # Time: the dump time line, or the peak's unix time.
     reason = next((c for c in leg['comments'] if c.startswith('# heapkit: dump reason:')), '')
@@ -220,8 +245,16 @@ def check_pair(legacy_path, proto_path, program):
         if g is not None:
             check(all(abs(g[i] - v[i]) <= 1 for i in range(4)),
                   '%s: stack %x: proto %s, legacy un-sampled %s' % (name, pcs[0], g, v))
+    if has_variance:  # every record's four variances, as its variance line gives them
+        check(set(leg['variances']) == set(leg['records']),
+              name + ': every record of a sampled dump has its variance line')
+        for s in heap:
+            want = leg['variances'].get(tuple(s['pcs']))
+            check(want is not None and s['values'][4:8] == [variance_value(x) for x in want],
+                  '%s: stack %x: variances %s, legacy %s' % (name, s['pcs'][0], s['values'][4:8],
+                                                             want))
     if has_lifetimes:
-        check_lifetimes(name, leg, p)
+        check_lifetimes(name, leg, p, 8 if has_variance else 4)
     print('%s: %d heap samples, %d lifetime samples, %d comments checked' %
           (name, len(want_records), len(leg['lifetimes']), len(p['comments'])))
     prog_maps = [m for m in p['mappings'].values()
@@ -232,7 +265,7 @@ def check_pair(legacy_path, proto_path, program):
     return leg, p
 
 
-def check_lifetimes(name, leg, p):
+def check_lifetimes(name, leg, p, first):
     """Per lifetime line one sample on its allocation stack; a freed line with a free stack a
     pair (tcmalloc's stack pairs): allocated_* on the allocation stack, deallocated_* on the
     free stack, the same labels and one callstack-pair-id of their own."""
@@ -261,18 +294,18 @@ def check_lifetimes(name, leg, p):
                 check(t['str'].get('same_thread') == ('true' if end == 'same' else 'false'),
                       name + ': same_thread')
             check('free_stack' not in t['str'], name + ': no free_stack label')
-        check(v[5] == est, name + ': allocated_space is the estimated bytes')
+        check(v[first + 1] == est, name + ': allocated_space is the estimated bytes')
         if end == 'live':
-            check(v[9] == est and v[7] == 0 and 'same_thread' not in s['str'],
+            check(v[first + 5] == est and v[first + 3] == 0 and 'same_thread' not in s['str'],
                   name + ': a live line is censored')
         elif not free_pcs:
-            check(v[7] == est and v[9] == 0 and 'callstack-pair-id' not in s['num'],
+            check(v[first + 3] == est and v[first + 5] == 0 and 'callstack-pair-id' not in s['num'],
                   name + ': a freed line without its free stack is deallocated on one sample')
         elif check(len(pair) == 2, name + ': a freed line with its free stack is a pair'):
             f = pair[1]
-            check(v[7] == 0 and v[9] == 0, name + ': the pair\'s allocation sample: allocated_*')
+            check(v[first + 3] == 0 and v[first + 5] == 0, name + ': the pair\'s allocation sample: allocated_*')
             check(f['pcs'] == free_pcs, name + ': the pair\'s second sample on the free stack')
-            check(f['values'][7] == est and f['values'][5] == 0 and f['values'][9] == 0,
+            check(f['values'][first + 3] == est and f['values'][first + 1] == 0 and f['values'][first + 5] == 0,
                   name + ': the free stack\'s sample: deallocated_*')
             ids = [t['num'].get('callstack-pair-id') for t in pair]
             check(ids[0] == ids[1] and ids[0] is not None and ids[0][1] == 'count' and
@@ -413,6 +446,8 @@ def main():
                       '%s: go pprof %s: legacy %d, proto %d' % (f, k, leg[k], pro[k]))
             check(pro.get('deallocated_space', 0) > 0 or f.startswith('p.peak'),
                   f + ': go pprof shows deallocated_space')
+            check(pro.get('inuse_space_variance', 0) > 0 or f.startswith('p.peak'),
+                  f + ': go pprof reads the variance sample types')
 
     # pprof-tool: the same views from either file.
     views = [['--text'], ['--traces'], ['--text', '--sample_index=alloc_space'],
@@ -421,13 +456,28 @@ def main():
     leg_path, pro_path = os.path.join(w('both'), 'p.0002.heap'), os.path.join(w('both'), 'p.0002.heap.pb.gz')
     for v in views:
         a, b = pprof_tool(args, v, leg_path), pprof_tool(args, v, pro_path)
-        # The intervals' note may differ, and only so: the legacy dump's rows are keyed by stack
-        # and size (its intervals are exact), profile.proto's by stack (approximated).
+        # The intervals' note may differ, and only so, for the time views (peak profile,
+        # lifetime and age lines), whose variances are derived: the legacy dump's rows are keyed
+        # by stack and size, profile.proto's by stack.
         note_a, text_a = interval_note(a[1])
         note_b, text_b = interval_note(b[1])
         check((note_a is None) == (note_b is None),
               'pprof-tool %s: one file has the intervals note, the other not' % ' '.join(v))
         check(a[0] == 0 and b[0] == 0 and same_up_to_rounding(text_a, text_b), 'pprof-tool %s: proto file prints as the legacy one:\n%s\n---\n%s'
+              % (' '.join(v), a[1][:600], b[1][:600]))
+    # Both files carry the profiler's variance per record (legacy_writer.h's variance lines,
+    # the proto's *_variance sample types): the record views' intervals are the recorded ones
+    # in both, the same but for the proto's rounding.
+    # (Object counts are left out: the proto's are whole per sample, so their sums differ.)
+    for v in (['--text', '--error_bars'], ['--top', '--error_bars', '--sample_index=alloc_space']):
+        a, b = pprof_tool(args, v, leg_path), pprof_tool(args, v, pro_path)
+        note_a, text_a = interval_note(a[1])
+        note_b, text_b = interval_note(b[1])
+        check(note_a == note_b and note_a is not None and 'recorded' in note_a,
+              'pprof-tool %s: the intervals are not the recorded ones in both files: %r, %r'
+              % (' '.join(v), note_a, note_b))
+        check(a[0] == 0 and b[0] == 0 and same_up_to_rounding(text_a, text_b),
+              'pprof-tool %s: the proto file\'s intervals are the legacy one\'s:\n%s\n---\n%s'
               % (' '.join(v), a[1][:600], b[1][:600]))
     for v in (['--peak', '--text'], ['--since=1', '--text']):
         rc, out = pprof_tool(args, v, os.path.join(w('proto'), 'p.0002.heap.pb.gz'))

@@ -2,6 +2,8 @@
 // stale entries, growth, and many threads sampling and freeing at once.
 #include "profiler/table/stack_table.h"
 
+#include "alloc/sample_weight.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +16,7 @@ namespace {
 
 StackTable& FreshTable() {
   // Each test gets its own table (the type is big but constant-initialisable).
-  static StackTable tables[12];
+  static StackTable tables[13];
   static int next = 0;
   StackTable& t = tables[next++];
   EXPECT_TRUE(t.Init());
@@ -73,6 +75,54 @@ TEST(StackTable, FreeUpdatesBucketAndUnknownFreeIsIgnored) {
   EXPECT_EQ(found, (StackRef{b->stack, 0}));
   EXPECT_EQ(size, 50u);
   EXPECT_FALSE(t.Lookup(Obj(0x10000), &found, &size));
+}
+
+// The sampling variance a bucket keeps ("Sampling variance", stack_table.h): the sum of every
+// sampled record's alloc::SampleVarianceOf for the allocated estimates, of the live ones' for
+// the in-use estimates; exact records (rate 1) add nothing.
+TEST(StackTable, SampledRecordsKeepTheirVariancePerBucket) {
+  StackTable& t = FreshTable();
+  constexpr int64_t kRate = 524288;
+  void* s[] = {Pc(0x43)};
+  Bucket* b = t.FindOrCreateBucket(s, 1, 9);
+  const size_t sizes[] = {24, 32, 4096, 1 << 20};
+  for (size_t i = 0; i < 4; ++i) t.RecordAlloc(Obj(0x10000 * (i + 1)), b, sizes[i], false, kRate);
+  alloc::SampleVariance all{0, 0};
+  for (size_t size : sizes) {
+    const alloc::SampleVariance one = alloc::SampleVarianceOf(double(size), kRate);
+    all.objects += one.objects;
+    all.bytes += one.bytes;
+  }
+  BucketVariance v = t.Variance(*b);
+  EXPECT_DOUBLE_EQ(v.alloc_objects, all.objects);
+  EXPECT_DOUBLE_EQ(v.alloc_bytes, all.bytes);
+  EXPECT_DOUBLE_EQ(v.inuse_objects, all.objects);
+  EXPECT_DOUBLE_EQ(v.inuse_bytes, all.bytes);
+  // 24 bytes at 512 KiB: p ~ 24/R, so one sample's count variance is about (R/24)^2.
+  EXPECT_NEAR(alloc::SampleVarianceOf(24, kRate).objects, (kRate / 24.0) * (kRate / 24.0),
+              0.01 * (kRate / 24.0) * (kRate / 24.0));
+  // Freeing the 4 KiB object takes its share out of the in-use variance only.
+  ASSERT_TRUE(t.RecordFree(Obj(0x30000), nullptr, nullptr, nullptr, kRate));
+  const alloc::SampleVariance freed = alloc::SampleVarianceOf(4096, kRate);
+  v = t.Variance(*b);
+  EXPECT_DOUBLE_EQ(v.alloc_bytes, all.bytes);
+  EXPECT_NEAR(v.inuse_bytes, all.bytes - freed.bytes, 1e-9 * all.bytes);
+  EXPECT_NEAR(v.inuse_objects, all.objects - freed.objects, 1e-9 * all.objects);
+  // Everything freed: nothing in use, not even rounding below 0.
+  for (uintptr_t a : {0x10000, 0x20000, 0x40000})
+    ASSERT_TRUE(t.RecordFree(Obj(a), nullptr, nullptr, nullptr, kRate));
+  v = t.Variance(*b);
+  EXPECT_GE(v.inuse_bytes, 0);
+  EXPECT_LT(v.inuse_bytes, 1e-6 * all.bytes);
+  EXPECT_DOUBLE_EQ(v.alloc_bytes, all.bytes);
+  // Exact records: sigma 0.
+  void* e[] = {Pc(0x44)};
+  Bucket* exact = t.FindOrCreateBucket(e, 1, 0);
+  t.RecordAlloc(Obj(0x90000), exact, 64, false, 1);
+  v = t.Variance(*exact);
+  EXPECT_EQ(v.alloc_bytes, 0);
+  EXPECT_EQ(v.inuse_objects, 0);
+  EXPECT_EQ(alloc::SampleVarianceOf(64, 1).bytes, 0);
 }
 
 TEST(StackTable, FilterCollisionStillIgnoresUnknownFree) {

@@ -59,7 +59,9 @@ func near(got int64, want float64, tolerance float64) bool {
 }
 
 // The rules every profile answer keeps (Go's layout, IDs, symbolization, build IDs).
-func validProfile(t *testing.T, path string, defaultType string, period int64) *profile.Profile {
+// withVariance: a sampled profile that is not a delta, whose records carry their sampling
+// variance as four more sample types (profiler/format/heap_sample_values.h).
+func validProfile(t *testing.T, path string, defaultType string, period int64, withVariance bool) *profile.Profile {
 	t.Helper()
 	status, contentType, body := get(t, path)
 	if status != 200 || contentType != "application/octet-stream" {
@@ -77,7 +79,11 @@ func validProfile(t *testing.T, path string, defaultType string, period int64) *
 		t.Fatalf("%s: CheckValid: %v", path, err)
 	}
 	want := []string{"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"}
-	if len(p.SampleType) != 4 {
+	if withVariance {
+		want = append(want, "alloc_objects_variance/count^2", "alloc_space_variance/bytes^2",
+			"inuse_objects_variance/count^2", "inuse_space_variance/bytes^2")
+	}
+	if len(p.SampleType) != len(want) {
 		t.Fatalf("%s: %d sample types", path, len(p.SampleType))
 	}
 	for i, st := range p.SampleType {
@@ -162,7 +168,7 @@ func validProfile(t *testing.T, path string, defaultType string, period int64) *
 }
 
 func checkProfile(t *testing.T, path string, defaultType string) {
-	p := validProfile(t, path, defaultType, 524288)
+	p := validProfile(t, path, defaultType, 524288, true) // delta_heap: its first answer, no baseline
 	// The truth (http_workload.cc), within sampling error (one sample per 512 KiB: ~9% for
 	// 64 MiB; 35% is four standard deviations).
 	const MiB = 1 << 20
@@ -190,7 +196,7 @@ func TestAllocs(t *testing.T) { checkProfile(t, "/debug/pprof/allocs", "alloc_sp
 // truths as allocs); the next, with nothing allocated in between, none, but the same in use.
 func TestDeltaHeap(t *testing.T) {
 	checkProfile(t, "/debug/pprof/delta_heap", "alloc_space")
-	p := validProfile(t, "/debug/pprof/delta_heap", "alloc_space", 524288)
+	p := validProfile(t, "/debug/pprof/delta_heap", "alloc_space", 524288, false)
 	const MiB = 1 << 20
 	if got := valueThrough(p, "Churn", 1); got != 0 {
 		t.Errorf("second delta_heap: Churn allocated %d since the first, want 0", got)
@@ -203,7 +209,7 @@ func TestDeltaHeap(t *testing.T) {
 // The heap-growth stacks: every growth recorded (period 1); KeepLarge's 32 MiB made the heap
 // take at least that much from the OS.
 func TestGrowth(t *testing.T) {
-	p := validProfile(t, "/debug/pprof/growth", "inuse_space", 1)
+	p := validProfile(t, "/debug/pprof/growth", "inuse_space", 1, false)
 	const MiB = 1 << 20
 	if got := valueThrough(p, "KeepLarge", 3); got < 32*MiB {
 		t.Errorf("growth: KeepLarge grew the heap by %d, want at least 32 MiB", got)
