@@ -404,9 +404,9 @@ inline __attribute__((always_inline)) StepEnd RecordStep(WalkState& s, WalkMemo&
 }
 
 // Walks up to kMemoFrames frames into the (reset) memo `m`. Returns the frame count if the
-// walk reached the outermost frame, 0 if the stack is deeper than the memo, -1 if a frame
-// needs libunwind.
-int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
+// walk reached the outermost frame, 0 if the stack is deeper than the memo (*beyond: the state
+// of the frame after the memo's last, where the walk goes on), -1 if a frame needs libunwind.
+int RecordWalk(const CallerRegs& regs, WalkMemo& m, CallerRegs* beyond) {
   WalkState s(regs);
   while (m.frames < kMemoFrames) {
     const StepEnd end = RecordStep(s, m);
@@ -416,6 +416,7 @@ int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
       return m.frames;
     }
   }
+  *beyond = {s.pc, s.sp, s.rbp};
   return 0;
 }
 
@@ -434,6 +435,8 @@ struct Junction {
   int k;       // frames of the new walk below it
   int j;       // the memo's frame it is
   int checks;  // the checks the new walk records for its k frames
+  // The whole walk has more frames than the memo holds.
+  bool Deeper(const WalkMemo& m) const { return k + (m.frames - j) > kMemoFrames; }
 };
 
 // Whether the checks [lo, *ok_from) hold: a group at a time from the top, then one by one
@@ -505,7 +508,7 @@ bool RecordJoinedWalk(const CallerRegs& regs, const Junction& at, WalkMemo& m) {
   const int tail = m.frames - at.j;
   const int tail_checks = m.tail_checks[at.j];
   const int from = m.walk_checks - tail_checks;
-  if (at.k + tail > kMemoFrames) return false;
+  if (at.Deeper(m)) return false;
   const int total = at.checks + tail_checks;
   const int joined_slot = m.rbp_dep[at.j] != 0 ? total - m.rbp_dep[at.j] : -1;
   // The memo's frames from j on, to follow the k new ones (memmove: either way may overlap);
@@ -565,6 +568,7 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
   if (walk_id != nullptr) *walk_id = 0;
   Junction at{};
   const bool joins = FindJunction(regs, m, &at);
+  const bool deeper = joins && at.Deeper(m);  // known deeper than the memo: no recording
   // First: a memo under rewrite never matches (CaptureWouldRepeat reads it unguarded).
   m.pc0 = 0;
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -572,18 +576,33 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
   m.checks = 0;
   m.id = ++m.next_id;
   int frames;
-  if (joins && RecordJoinedWalk(regs, at, m)) {
+  CallerRegs beyond = {0, 0, 0};  // pc 0: not reached
+  if (deeper) {
+    frames = 0;
+  } else if (joins && RecordJoinedWalk(regs, at, m)) {
     frames = m.frames;
   } else {
     m.frames = 0;
     m.walk_checks = 0;
     m.check_rbp0 = false;
-    frames = RecordWalk(regs, m);
+    frames = RecordWalk(regs, m, &beyond);
   }
   if (frames <= 0) {
+    if (frames < 0) {
+      m.frames = 0;
+      return -1;
+    }
+    // Deeper than the memo: the frames recorded, then a plain walk from the next one on.
+    int n = 0;
+    if (beyond.pc != 0) {
+      n = CfiCopyFrames(m, drop, out, max);
+      drop = drop > m.frames ? drop - m.frames : 0;
+    }
     m.frames = 0;
-    if (frames < 0) return -1;
-    return PlainWalk(regs, drop, out, max);  // deeper than the memo
+    if (beyond.pc == 0) return PlainWalk(regs, drop, out, max);
+    if (n == max) return n;
+    const int rest = PlainWalk(beyond, drop, out + n, max - n);
+    return rest < 0 ? -1 : n + rest;
   }
   m.checks = m.walk_checks;
   while (m.checks == 0 || m.checks % kCheckGroup != 0) m.check[m.checks++] = {&kMemoPadWord, 0};
