@@ -75,8 +75,8 @@ struct WalkMemo {
   // Per frame i < frames, for a later walk that reaches it ("The outer frames"):
   // Check positions are kept as distances from the end of the walk's checks (walk_checks -
   // index), which do not change when the frames from i on move behind another walk's.
-  int walk_checks = 0;                 // entries of check before the padding
-  uintptr_t sps[kMemoFrames] = {};     // frame i's sp (sps[0] = sp0)
+  int walk_checks = 0;                     // entries of check before the padding
+  uintptr_t sps[kMemoFrames] = {};         // frame i's sp (sps[0] = sp0)
   uint16_t tail_checks[kMemoFrames] = {};  // the checks of the walk from frame i: the last ones
   // The check that pins frame i's incoming rbp (a saved rbp word below sps[i], or a pad word
   // when it is the start rbp), by its distance from the end, if the walk from frame i uses that

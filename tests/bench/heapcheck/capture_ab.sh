@@ -10,7 +10,7 @@
 #
 #   tests/bench/heapcheck/capture_ab.sh <before-lib> <after-lib> <rounds> [cxx-rounds] [tree]
 #
-# tree: the sources cppcheck checks (default: Debian's nettle-dev examples, 21 C files).
+# tree: the sources cppcheck checks (default: Debian's nettle-dev examples, 21 files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 before=$(realpath "$1")

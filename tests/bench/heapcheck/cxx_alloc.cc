@@ -31,8 +31,9 @@ struct Node {
 // A pseudo-random program text: identifiers (some longer than std::string's inline buffer),
 // numbers, operators and parentheses, so that the parser below recurses to varying depths.
 std::string MakeSource(uint64_t seed, int tokens) {
-  static const char* const kWords[] = {"a", "index", "value_of_the_counter", "b2", "tmp",
-                                       "a_rather_long_identifier_name", "x", "result"};
+  static const char* const kWords[] = {"a",  "index", "value_of_the_counter",
+                                       "b2", "tmp",   "a_rather_long_identifier_name",
+                                       "x",  "result"};
   std::string s;
   int open = 0;
   for (int i = 0; i < tokens; ++i) {

@@ -240,7 +240,8 @@ __attribute__((noinline)) int JoinFrom(const heapkit::prof::CallerRegs& regs, co
   *j->joined = heapkit::prof::tls_cfi_memo.outer_reuses == reuses + 1;
   *j->joined_memo = heapkit::prof::tls_cfi_memo;
   walk = 0;
-  *j->nb = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, j->fake_rbp, j->b, j->max_depth, &walk);
+  *j->nb =
+      heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, j->fake_rbp, j->b, j->max_depth, &walk);
   heapkit::prof::tls_cfi_memo.pc0 = 0;  // forgotten: the next walk is a whole one
   heapkit::prof::tls_cfi_memo.frames = 0;
   void* whole[heapkit::prof::kMaxCaptureDepth];
@@ -265,7 +266,8 @@ __attribute__((noinline)) int RbpJoinProbe(void** a, int* na, void** b, int* nb,
   volatile char vla[16 + g_after_call];
   vla[0] = 1;
   uintptr_t fake[2] = {0, 0};
-  const RbpJoin j = {a,      na,         b,         nb, joined, joined_memo,
+  const RbpJoin j = {a,          na,        b,
+                     nb,         joined,    joined_memo,
                      whole_memo, max_depth, reinterpret_cast<uintptr_t>(&fake[0])};
   int n = 0;
   // One call site: a loop that is not unrolled (its count is not known).
