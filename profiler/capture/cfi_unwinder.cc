@@ -325,42 +325,233 @@ int PlainWalk(const CallerRegs& regs, int drop, void** out, int max) {
   return n;
 }
 
-// Walks up to kMemoFrames frames into the (reset) memo `m`, recording the words they depend on
-// (cfi_unwinder.h, "What the frames depend on"). Returns the frame count if the walk reached
-// the outermost frame, 0 if the stack is deeper than the memo, -1 if a frame needs libunwind.
-int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
-  uintptr_t pc = regs.pc, sp = regs.sp, rbp = regs.rbp;
-  int frames = 0;
-  // Where the current rbp came from: nullptr = regs.rbp, else the stack word it was restored
-  // from; rbp_checked: that dependency is already recorded.
-  const uintptr_t* rbp_from = nullptr;
-  bool rbp_checked = false;
-  while (frames < kMemoFrames) {
-    m.pcs[frames] = pc;
-    const PackedRule rule{RuleFor(pc)};
-    if (rule.kind() != kStep) return rule.kind() == kOutermost ? frames + 1 : -1;
-    if (rule.cfa_from_rbp() && !rbp_checked) {  // this CFA uses the current rbp
-      rbp_checked = true;
-      if (rbp_from == nullptr) {
+// ---- recording a walk in the memo ----
+
+// The state of a walk under way: the frame's registers, and where its rbp came from.
+struct WalkState {
+  uintptr_t pc, sp, rbp;
+  const uintptr_t* rbp_from = nullptr;  // the stack word rbp was restored from; nullptr: regs.rbp
+  int rbp_slot = -1;  // the check that pins this rbp, once a CFA used it (-1: none yet)
+  int rbp_mark = 0;   // the first frame with this incoming rbp not yet marked as using it
+  explicit WalkState(const CallerRegs& r) : pc(r.pc), sp(r.sp), rbp(r.rbp) {}
+};
+
+enum class StepEnd { kStepped, kOutermost, kUnsupported };
+
+// While frames are recorded, tail_checks[i] holds frame i's first check and rbp_dep[i] its rbp
+// slot + 1 (0: none), as indices from the start; EndRelative turns them into distances from
+// the end once the walk's checks are all known.
+inline __attribute__((always_inline)) void MarkRbpUse(WalkMemo& m, WalkState& s, int upto) {
+  for (int f = s.rbp_mark; f < upto; ++f) {
+    m.rbp_dep[f] = static_cast<uint16_t>(s.rbp_slot + 1);
+    m.rbp_in[f] = s.rbp;
+  }
+  s.rbp_mark = upto;
+}
+
+void EndRelative(WalkMemo& m, int lo, int hi) {
+  const int total = m.walk_checks;
+  for (int i = lo; i < hi; ++i) {
+    m.tail_checks[i] = static_cast<uint16_t>(total - m.tail_checks[i]);
+    if (m.rbp_dep[i] != 0) m.rbp_dep[i] = static_cast<uint16_t>(total - (m.rbp_dep[i] - 1));
+  }
+}
+
+// Records frame m.frames (the state's) in the memo and steps to its caller: the words the
+// step read become checks, and when the frame's CFA uses rbp, the frames since rbp was last
+// restored are marked as using it (cfi_unwinder.h, rbp_dep). kOutermost: the frame is the
+// last one (counted); kUnsupported: libunwind is needed.
+inline __attribute__((always_inline)) StepEnd RecordStep(WalkState& s, WalkMemo& m) {
+  const int i = m.frames;
+  m.pcs[i] = s.pc;
+  m.sps[i] = s.sp;
+  m.tail_checks[i] = static_cast<uint16_t>(m.walk_checks);
+  m.rbp_dep[i] = 0;
+  m.rbp_in[i] = 0;
+  const PackedRule rule{RuleFor(s.pc)};
+  if (rule.kind() != kStep) {
+    if (rule.kind() != kOutermost) return StepEnd::kUnsupported;
+    m.frames = i + 1;
+    return StepEnd::kOutermost;
+  }
+  if (rule.cfa_from_rbp()) {  // this CFA uses the current rbp
+    if (s.rbp_slot < 0) {
+      s.rbp_slot = m.walk_checks++;
+      // The start rbp is compared apart (check_rbp0); its slot holds the pad word, so that a
+      // walk that later reuses these frames has a place for its own rbp's check.
+      if (s.rbp_from == nullptr) {
         m.check_rbp0 = true;
+        m.check[s.rbp_slot] = {&kMemoPadWord, 0};
       } else {
-        m.check[m.checks++] = {rbp_from, rbp};
+        m.check[s.rbp_slot] = {s.rbp_from, s.rbp};
       }
     }
-    CallerFrame caller;
-    if (!CallerFrameOf(rule, sp, rbp, &caller)) return -1;
-    if (caller.rbp_at != nullptr) {
-      rbp_from = caller.rbp_at;
-      rbp = *rbp_from;
-      rbp_checked = false;
-    }
-    pc = *caller.ra_at;
-    m.check[m.checks++] = {caller.ra_at, pc};
-    sp = caller.cfa;
-    ++frames;
-    if (pc == 0) return frames;
+    MarkRbpUse(m, s, i + 1);
   }
+  CallerFrame caller;
+  if (!CallerFrameOf(rule, s.sp, s.rbp, &caller)) return StepEnd::kUnsupported;
+  if (caller.rbp_at != nullptr) {
+    s.rbp_from = caller.rbp_at;
+    s.rbp = *s.rbp_from;
+    s.rbp_slot = -1;
+    s.rbp_mark = i + 1;
+  }
+  s.pc = *caller.ra_at;
+  m.check[m.walk_checks++] = {caller.ra_at, s.pc};
+  s.sp = caller.cfa;
+  m.frames = i + 1;
+  return s.pc == 0 ? StepEnd::kOutermost : StepEnd::kStepped;
+}
+
+// Walks up to kMemoFrames frames into the (reset) memo `m`. Returns the frame count if the
+// walk reached the outermost frame, 0 if the stack is deeper than the memo (*beyond: the state
+// of the frame after the memo's last, where the walk goes on), -1 if a frame needs libunwind.
+int RecordWalk(const CallerRegs& regs, WalkMemo& m, CallerRegs* beyond) {
+  WalkState s(regs);
+  while (m.frames < kMemoFrames) {
+    const StepEnd end = RecordStep(s, m);
+    if (end == StepEnd::kUnsupported) return -1;
+    if (end == StepEnd::kOutermost) {
+      EndRelative(m, 0, m.frames);
+      return m.frames;
+    }
+  }
+  *beyond = {s.pc, s.sp, s.rbp};
   return 0;
+}
+
+// ---- Reusing the outer frames ----
+// A walk from regs steps (recording nothing) until it reaches a frame j of the memo's walk at
+// the same pc and sp — the memo's sps rise, so one index follows the walk up — with the same
+// rbp where the walk from j uses it, and the memo's checks of the walk from j (all but
+// rbp_dep[j]'s, which pins an rbp the new walk has of its own) still hold. Then the memo's
+// frames j... and their checks move to follow the new walk's k frames below the junction,
+// which are walked again, recorded this time (the frames below a junction are few, and
+// stepping them twice needs no buffer on the stack, which may be a small signal stack), and
+// rbp_dep[j]'s slot takes the new walk's check of that rbp.
+
+// The point where a walk from regs joins the memo's walk.
+struct Junction {
+  int k;       // frames of the new walk below it
+  int j;       // the memo's frame it is
+  int checks;  // the checks the new walk records for its k frames
+  // The whole walk has more frames than the memo holds.
+  bool Deeper(const WalkMemo& m) const { return k + (m.frames - j) > kMemoFrames; }
+};
+
+// Whether the checks [lo, *ok_from) hold: a group at a time from the top, then one by one
+// (within a group that differs, down to the first check that does). *ok_from moves down over
+// the checks found to hold.
+bool HoldDown(const WordCheck* c, int lo, int* ok_from) {
+  int i = *ok_from;
+  if (i <= lo) return true;
+  while (i - lo >= kCheckGroup && !GroupDiffers(c + i - kCheckGroup)) i -= kCheckGroup;
+  while (i > lo && *c[i - 1].at == c[i - 1].value) --i;
+  *ok_from = i;
+  return i == lo;
+}
+
+// True if the memo's checks of the walk from frame j hold, but for rbp_dep[j]'s (not read:
+// its word is below frame j, in frames the new walk replaces). *ok_from: every check from
+// there on is known to hold (junctions are tried upwards, so most words are read once).
+bool OuterChecksHold(const WalkMemo& m, int j, int* ok_from) {
+  const int lo = m.walk_checks - m.tail_checks[j];
+  const int skip = m.rbp_dep[j] != 0 ? m.walk_checks - m.rbp_dep[j] : -1;
+  if (skip < lo) return HoldDown(m.check, lo, ok_from);
+  if (!HoldDown(m.check, skip + 1, ok_from)) return false;
+  int below = skip;  // the checks under the slot: not contiguous with *ok_from's
+  return HoldDown(m.check, lo, &below);
+}
+
+bool FindJunction(const CallerRegs& regs, const WalkMemo& m, Junction* out) {
+  if (m.frames == 0) return false;
+  WalkState s(regs);
+  int checks = 0;
+  int j = 0;
+  int ok_from = m.walk_checks;
+  for (int k = 0; k < kMemoFrames; ++k) {
+    while (m.sps[j] < s.sp)
+      if (++j == m.frames) return false;  // above the memo's outermost frame
+    // The walk from j uses its incoming rbp: the same one, and pinned by a slot of the walk
+    // from j (else by a check in the frames below, when a CFA there used that rbp too: rare,
+    // not taken).
+    const int dep = m.rbp_dep[j];
+    if (m.sps[j] == s.sp && m.pcs[j] == s.pc &&
+        (dep == 0 || (dep <= m.tail_checks[j] && m.rbp_in[j] == s.rbp)) &&
+        OuterChecksHold(m, j, &ok_from)) {
+      *out = {k, j, checks};
+      return true;
+    }
+    const PackedRule rule{RuleFor(s.pc)};
+    if (rule.kind() != kStep) return false;
+    if (rule.cfa_from_rbp() && s.rbp_slot < 0) {
+      s.rbp_slot = checks;
+      ++checks;
+    }
+    CallerFrame caller;
+    if (!CallerFrameOf(rule, s.sp, s.rbp, &caller)) return false;
+    if (caller.rbp_at != nullptr) {
+      s.rbp = *caller.rbp_at;
+      s.rbp_slot = -1;
+    }
+    s.pc = *caller.ra_at;
+    ++checks;
+    s.sp = caller.cfa;
+    if (s.pc == 0) return false;
+  }
+  return false;
+}
+
+// The memo (being rewritten, its walk still in place) made the walk from regs that joins it at
+// `at`. False if the result would be deeper than the memo (nothing of it is then usable).
+bool RecordJoinedWalk(const CallerRegs& regs, const Junction& at, WalkMemo& m) {
+  const int tail = m.frames - at.j;
+  const int tail_checks = m.tail_checks[at.j];
+  const int from = m.walk_checks - tail_checks;
+  if (at.Deeper(m)) return false;
+  const int total = at.checks + tail_checks;
+  const int joined_slot = m.rbp_dep[at.j] != 0 ? total - m.rbp_dep[at.j] : -1;
+  // The memo's frames from j on, to follow the k new ones (memmove: either way may overlap);
+  // their check positions, from the end, stay.
+  if (at.k != at.j) {
+    memmove(&m.check[at.checks], &m.check[from], sizeof(m.check[0]) * tail_checks);
+    memmove(&m.pcs[at.k], &m.pcs[at.j], sizeof(m.pcs[0]) * tail);
+    memmove(&m.sps[at.k], &m.sps[at.j], sizeof(m.sps[0]) * tail);
+    memmove(&m.tail_checks[at.k], &m.tail_checks[at.j], sizeof(m.tail_checks[0]) * tail);
+    memmove(&m.rbp_dep[at.k], &m.rbp_dep[at.j], sizeof(m.rbp_dep[0]) * tail);
+    memmove(&m.rbp_in[at.k], &m.rbp_in[at.j], sizeof(m.rbp_in[0]) * tail);
+  } else if (at.checks != from) {
+    memmove(&m.check[at.checks], &m.check[from], sizeof(m.check[0]) * tail_checks);
+  }
+  // The k frames below the junction, recorded.
+  m.frames = 0;
+  m.walk_checks = 0;
+  m.check_rbp0 = false;
+  WalkState s(regs);
+  for (int i = 0; i < at.k; ++i)
+    if (RecordStep(s, m) != StepEnd::kStepped) return false;
+  // The same walk as FindJunction's (the stack below a running frame does not change under it).
+  if (m.walk_checks != at.checks || s.pc != m.pcs[at.k] || s.sp != m.sps[at.k]) return false;
+  if (joined_slot >= 0) {
+    // The walk from the junction uses its incoming rbp, s.rbp (== rbp_in[j]): pinned by the
+    // new walk's own check of it, or by the slot, now holding that check.
+    if (s.rbp_slot >= 0) {
+      m.check[joined_slot] = {&kMemoPadWord, 0};
+    } else if (s.rbp_from != nullptr) {
+      m.check[joined_slot] = {s.rbp_from, s.rbp};
+      s.rbp_slot = joined_slot;
+    } else {
+      m.check[joined_slot] = {&kMemoPadWord, 0};
+      m.check_rbp0 = true;
+      s.rbp_slot = joined_slot;
+    }
+    MarkRbpUse(m, s, at.k);
+  }
+  m.walk_checks = total;
+  EndRelative(m, 0, at.k);
+  m.frames = at.k + tail;
+  ++m.outer_reuses;
+  return true;
 }
 
 }  // namespace
@@ -368,23 +559,52 @@ int RecordWalk(const CallerRegs& regs, WalkMemo& m) {
 // The walk memo (WalkMemo, MemoStillValid, ...) is in cfi_unwinder.h, where CfiBacktrace's memo
 // hit is inline.
 
-// A full walk, recorded in the memo for next time when the stack ends within kMemoFrames
-// frames. Out of line, so that the memo hit needs no register saves.
+// A full walk (or one that joins the memo's walk), recorded in the memo for next time when the
+// stack ends within kMemoFrames frames. Out of line, so that the memo hit needs no register
+// saves.
 HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRegs& regs, int drop,
                                                                   void** out, int max,
                                                                   uint64_t* walk_id, WalkMemo& m) {
   if (walk_id != nullptr) *walk_id = 0;
+  Junction at{};
+  const bool joins = FindJunction(regs, m, &at);
+  const bool deeper = joins && at.Deeper(m);  // known deeper than the memo: no recording
   // First: a memo under rewrite never matches (CaptureWouldRepeat reads it unguarded).
   m.pc0 = 0;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  m.frames = 0;
-  m.checks = 0;
   m.groups = 0;
-  m.check_rbp0 = false;
+  m.checks = 0;
   m.id = ++m.next_id;
-  const int frames = RecordWalk(regs, m);
-  if (frames < 0) return -1;
-  if (frames == 0) return PlainWalk(regs, drop, out, max);  // deeper than the memo
+  int frames;
+  CallerRegs beyond = {0, 0, 0};  // pc 0: not reached
+  if (deeper) {
+    frames = 0;
+  } else if (joins && RecordJoinedWalk(regs, at, m)) {
+    frames = m.frames;
+  } else {
+    m.frames = 0;
+    m.walk_checks = 0;
+    m.check_rbp0 = false;
+    frames = RecordWalk(regs, m, &beyond);
+  }
+  if (frames <= 0) {
+    if (frames < 0) {
+      m.frames = 0;
+      return -1;
+    }
+    // Deeper than the memo: the frames recorded, then a plain walk from the next one on.
+    int n = 0;
+    if (beyond.pc != 0) {
+      n = CfiCopyFrames(m, drop, out, max);
+      drop = drop > m.frames ? drop - m.frames : 0;
+    }
+    m.frames = 0;
+    if (beyond.pc == 0) return PlainWalk(regs, drop, out, max);
+    if (n == max) return n;
+    const int rest = PlainWalk(beyond, drop, out + n, max - n);
+    return rest < 0 ? -1 : n + rest;
+  }
+  m.checks = m.walk_checks;
   while (m.checks == 0 || m.checks % kCheckGroup != 0) m.check[m.checks++] = {&kMemoPadWord, 0};
   m.groups = m.checks / kCheckGroup;
   m.pc0 = regs.pc;
@@ -392,7 +612,6 @@ HEAPKIT_ALWAYS_RUN_CODE __attribute__((noinline)) int CfiFullWalk(const CallerRe
   // Kept only when a CFA uses it (then it is a frame pointer): in code without frame pointers
   // rbp may hold a heap pointer, and the leak checker scans this TLS.
   m.rbp0 = m.check_rbp0 ? regs.rbp : 0;
-  m.frames = frames;
   if (walk_id != nullptr) *walk_id = WalkId(m, drop, max);
   return CfiCopyFrames(m, drop, out, max);
 }
@@ -402,8 +621,8 @@ __thread WalkMemo tls_cfi_free_memo __attribute__((tls_model("initial-exec")));
 __thread bool tls_cfi_no_cache_fill __attribute__((tls_model("initial-exec"))) = false;
 
 int CfiCopyFrames(const WalkMemo& m, int drop, void** out, int max) {
-  int n = 0;
-  for (int i = drop; i < m.frames && n < max; ++i) out[n++] = reinterpret_cast<void*>(m.pcs[i]);
+  const int n = FrameCount(m, drop, max);
+  if (n > 0) memcpy(out, &m.pcs[drop], sizeof(void*) * static_cast<size_t>(n));
   return n;
 }
 

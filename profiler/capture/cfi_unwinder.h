@@ -41,6 +41,15 @@ extern "C" void heapkit_caller_regs(CallerRegs* regs);
 // Walk ids: the memo's id changes whenever the memo is rewritten (a per-thread counter), so two
 // captures on one thread that return the same id returned the same frames; a caller that still
 // holds the frames of that id need not have them copied again (CfiBacktrace's walk_id).
+//
+// The outer frames: a walk that the memo does not answer whole (another call site, another
+// depth) usually reaches, after a few frames, a frame of the memo's walk — the same pc and sp,
+// and the same rbp if the walk from there uses it. The rest of the walk is then the memo's
+// from that frame on if the words the memo's walk read from there on still hold their values:
+// the walk reads the stack only above that frame's sp, and only the check that pinned the
+// frame's incoming rbp (rbp_dep) lies below it. So a miss steps only the frames below that
+// junction and checks the words above it instead of stepping those frames (cfi_unwinder.cc,
+// "Reusing the outer frames"); per frame the memo keeps what that needs.
 constexpr int kMemoFrames = 64;
 struct WordCheck {
   const uintptr_t* at;  // a stack word the walk read
@@ -63,6 +72,19 @@ struct WalkMemo {
   // Every step's return-address word (pcs[i + 1], or the final 0) and the saved rbp words that
   // a later CFA used, in walk order: at most two per step; then the padding.
   WordCheck check[2 * kMemoFrames + kCheckGroup] = {};
+  // Per frame i < frames, for a later walk that reaches it ("The outer frames"):
+  // Check positions are kept as distances from the end of the walk's checks (walk_checks -
+  // index), which do not change when the frames from i on move behind another walk's.
+  int walk_checks = 0;                     // entries of check before the padding
+  uintptr_t sps[kMemoFrames] = {};         // frame i's sp (sps[0] = sp0)
+  uint16_t tail_checks[kMemoFrames] = {};  // the checks of the walk from frame i: the last ones
+  // The check that pins frame i's incoming rbp (a saved rbp word below sps[i], or a pad word
+  // when it is the start rbp), by its distance from the end, if the walk from frame i uses that
+  // rbp, else 0; and the rbp itself then (a frame pointer), else 0 (in code without frame
+  // pointers rbp may hold a heap pointer, and the leak checker scans this TLS).
+  uint16_t rbp_dep[kMemoFrames] = {};
+  uintptr_t rbp_in[kMemoFrames] = {};
+  uint64_t outer_reuses = 0;  // walks completed from the outer frames of the one before
 };
 extern __thread WalkMemo tls_cfi_memo __attribute__((tls_model("initial-exec")));
 // A second memo, for the captures at frees (HEAP_PROFILE_FREE_STACKS, CaptureFreeStack): a

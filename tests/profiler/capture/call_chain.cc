@@ -173,3 +173,106 @@ int RepeatProbeFromSite(int site, uint64_t* walk_id, bool* repeated, void** pcs,
   return n + g_after_call;
 }
 #endif
+
+int MixedChainFp(int depth, ChainProbe probe, void* ctx);  // fp_chain.cc
+
+namespace {
+__attribute__((noinline)) int MixedChainVla(int depth, ChainProbe probe, void* ctx) {
+  volatile char vla[16 * (depth + 1)];
+  vla[0] = 1;
+  probe(ctx);
+  const int n = depth > 0 ? MixedChainFp(depth - 1, probe, ctx) : 0;
+  probe(ctx);
+  return n + vla[0] + g_after_call;
+}
+}  // namespace
+
+__attribute__((noinline)) int MixedChainNoFp(int depth, ChainProbe probe, void* ctx) {
+  if (depth % 4 == 1) return MixedChainVla(depth, probe, ctx) + g_after_call;
+  probe(ctx);
+  const int n = depth > 0 ? MixedChainFp(depth - 1, probe, ctx) : 0;
+  probe(ctx);
+  return n + 1 + g_after_call;
+}
+
+namespace {
+__attribute__((noinline)) int MixedSiteA(int depth, ChainProbe probe, void* ctx) {
+  const int n = MixedChainNoFp(depth, probe, ctx);
+  return n + g_after_call;
+}
+__attribute__((noinline)) int MixedSiteB(int depth, ChainProbe probe, void* ctx) {
+  const int n = MixedChainNoFp(depth, probe, ctx);
+  return n + g_after_call;
+}
+}  // namespace
+
+int MixedChainFromSite(int site, int depth, ChainProbe probe, void* ctx) {
+  const int n = site == 0 ? MixedSiteA(depth, probe, ctx) : MixedSiteB(depth, probe, ctx);
+  return n + g_after_call;
+}
+
+#ifdef HEAPKIT_CFI_UNWINDER
+namespace {
+__attribute__((noinline)) int JoinCapture() {
+  void* pcs[heapkit::prof::kMaxCaptureDepth];
+  const int n = heapkit::prof::CaptureStackWithCfi(pcs, heapkit::prof::kMaxCaptureDepth, 0);
+  return n + g_after_call;
+}
+
+struct RbpJoin {
+  void** a;
+  int* na;
+  void** b;
+  int* nb;
+  bool* joined;
+  heapkit::prof::WalkMemo* joined_memo;
+  heapkit::prof::WalkMemo* whole_memo;
+  int max_depth;
+  uintptr_t fake_rbp;
+};
+
+// The captures from the leaf's registers (regs), out of the leaf, so that the leaf needs no
+// more than one saved register (never rbp).
+__attribute__((noinline)) int JoinFrom(const heapkit::prof::CallerRegs& regs, const RbpJoin* j) {
+  const uint64_t reuses = heapkit::prof::tls_cfi_memo.outer_reuses;
+  uint64_t walk = 0;
+  *j->na = heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, regs.rbp, j->a, j->max_depth, &walk);
+  *j->joined = heapkit::prof::tls_cfi_memo.outer_reuses == reuses + 1;
+  *j->joined_memo = heapkit::prof::tls_cfi_memo;
+  walk = 0;
+  *j->nb =
+      heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, j->fake_rbp, j->b, j->max_depth, &walk);
+  heapkit::prof::tls_cfi_memo.pc0 = 0;  // forgotten: the next walk is a whole one
+  heapkit::prof::tls_cfi_memo.frames = 0;
+  void* whole[heapkit::prof::kMaxCaptureDepth];
+  walk = 0;
+  (void)heapkit::prof::CaptureStackFrom(regs.pc, regs.sp, regs.rbp, whole, j->max_depth, &walk);
+  *j->whole_memo = heapkit::prof::tls_cfi_memo;
+  return *j->na + g_after_call;
+}
+
+heapkit::prof::CallerRegs g_join_regs;
+
+__attribute__((noinline)) int JoinLeaf(int mode, const RbpJoin* j) {
+  if (mode == 0) return JoinCapture() + g_after_call;
+  heapkit::prof::heapkit_caller_regs(&g_join_regs);  // a global: no register holds its address
+  return JoinFrom(g_join_regs, j) + g_after_call;
+}
+}  // namespace
+
+__attribute__((noinline)) int RbpJoinProbe(void** a, int* na, void** b, int* nb, bool* joined,
+                                           heapkit::prof::WalkMemo* joined_memo,
+                                           heapkit::prof::WalkMemo* whole_memo, int max_depth) {
+  volatile char vla[16 + g_after_call];
+  vla[0] = 1;
+  uintptr_t fake[2] = {0, 0};
+  const RbpJoin j = {a,          na,        b,
+                     nb,         joined,    joined_memo,
+                     whole_memo, max_depth, reinterpret_cast<uintptr_t>(&fake[0])};
+  int n = 0;
+  // One call site: a loop that is not unrolled (its count is not known).
+  for (int mode = 0; mode < 2 + g_after_call; ++mode) n += JoinLeaf(mode, &j);
+  asm volatile("" : : "r"(fake) : "memory");
+  return n + vla[0] + g_after_call;
+}
+#endif

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "profiler/capture/cfi_unwinder.h"
+
 struct CodeRange {
   uintptr_t lo, hi;
   bool Contains(const void* pc) const {
@@ -39,3 +41,23 @@ int RbpMemoProbe(void** a, int* na, void** b1, int* nb1, void** b2, int* nb2, in
 // pcs with a fresh id (into *walk_id). Returns the depth.
 constexpr int kRepeatChainDepth = 10;
 int RepeatProbeFromSite(int site, uint64_t* walk_id, bool* repeated, void** pcs, int max_depth);
+
+// x86-64 only: a chain `depth` frames deep whose functions alternate between code built with
+// frame pointers (fp_chain.cc) and without (this file; every fourth one with a variable-length
+// array, which gives it an rbp-based CFA without frame pointers), entered through one of two
+// call sites (site 0 or 1, frames of the same size, so that the chain's frames have the same
+// pc and sp from either). Every level calls probe(ctx) on the way down and again on the way up.
+using ChainProbe = void (*)(void* ctx);
+int MixedChainFromSite(int site, int depth, ChainProbe probe, void* ctx);
+
+// x86-64 only: a frame with an rbp-based CFA calls, twice from one call site, a leaf that
+// leaves rbp alone: first through one more frame that captures (the memo's walk, through this
+// frame at that site), then the leaf captures from its own registers into a (a walk that joins
+// the memo's at this frame, whose CFA uses the leaf's rbp, the start rbp: *joined says whether
+// it joined) and from the same pc and sp with rbp at a fake saved (rbp, 0) pair in this frame
+// into b (a whole walk stops after two frames: the leaf's and this one's). Then the memo of
+// the joined walk (right after it) goes to *joined_memo, and that of a whole walk from the
+// leaf's registers (the memo forgotten first) to *whole_memo.
+int RbpJoinProbe(void** a, int* na, void** b, int* nb, bool* joined,
+                 heapkit::prof::WalkMemo* joined_memo, heapkit::prof::WalkMemo* whole_memo,
+                 int max_depth);

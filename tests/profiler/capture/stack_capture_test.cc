@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -148,6 +149,40 @@ TEST(StackCapture, CfiWalkMemoComparesRbpWhenACfaUsesIt) {
 }
 
 // Walk ids: the same start twice gives the same id; passing it back skips the copy.
+// The stack words a memo's walk depends on (its checks but the pad word's) and its start
+// rbp's, sorted: a joined walk must depend on what a whole walk of the same stack depends on.
+std::vector<std::pair<const uintptr_t*, uintptr_t>> Dependencies(const WalkMemo& m) {
+  std::vector<std::pair<const uintptr_t*, uintptr_t>> out;
+  for (int i = 0; i < m.checks; ++i)
+    if (m.check[i].at != &kMemoPadWord) out.emplace_back(m.check[i].at, m.check[i].value);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (m.check_rbp0) out.emplace_back(nullptr, m.rbp0);
+  return out;
+}
+
+bool SameDependencies(const WalkMemo& a, const WalkMemo& b) {
+  return a.frames == b.frames && a.pc0 == b.pc0 && a.sp0 == b.sp0 &&
+         Dependencies(a) == Dependencies(b);
+}
+
+// A walk that joins the memo's at a frame whose CFA uses the start rbp must make the memo
+// compare the start rbp, as a whole walk's memo does.
+TEST(StackCapture, JoinedWalkComparesTheStartRbpWhereAJoinedCfaUsesIt) {
+  void* a[kMaxStackDepth];
+  void* b[kMaxStackDepth];
+  int na = -1, nb = -1;
+  bool joined = false;
+  static WalkMemo joined_memo, whole_memo;
+  RbpJoinProbe(a, &na, b, &nb, &joined, &joined_memo, &whole_memo, kMaxStackDepth);
+  EXPECT_TRUE(joined);
+  EXPECT_TRUE(SameDependencies(joined_memo, whole_memo));
+  ASSERT_GE(na, 4);  // the leaf, the probe, this test, gtest...
+  EXPECT_EQ(nb, 2);  // the leaf, the probe, then the fake 0 return address
+  EXPECT_EQ(b[0], a[0]);
+  EXPECT_EQ(b[1], a[1]);
+}
+
 TEST(StackCapture, CaptureStackFromWalkIds) {
   void* a[kMaxStackDepth];
   void* b[kMaxStackDepth];
@@ -227,6 +262,81 @@ TEST(StackCapture, CaptureWouldRepeatChecksEveryFrameOfTheWalk) {
 // rewrite (a signal handler's capture, or one this check interrupted in a handler) first clears
 // pc0, so a memo under rewrite never repeats, then takes a fresh id, so that no earlier id
 // repeats once any word of a rewrite can have been read.
+// Reusing the outer frames of the memo's walk (cfi_unwinder.cc): a chain whose frames alternate
+// between code with and without frame pointers is entered through one call site, then the
+// other, each time capturing at one level (down or up), the next level each time; so the memo
+// holds the other site's walk, whose frames in the chain have the same pc and sp as the new
+// walk's but other callers above them. The capture that joins the memo's walk must give the
+// frames of a whole walk (the memo forgotten first) and of libunwind, at depths within the
+// memo and beyond it; and a second capture from another call site joins that whole walk.
+struct JoinProbe {
+  int calls = 0;
+  int target = 0;  // the probe call that captures
+  int captures = 0;
+  int mismatches = 0;
+  int depth = 0;  // of the joined capture
+};
+
+__attribute__((noinline)) void CompareJoinedWalk(void* ctx) {
+  auto* p = static_cast<JoinProbe*>(ctx);
+  if (p->calls++ != p->target) return;
+  void* joined[kMaxCaptureDepth];
+  void* full[kMaxCaptureDepth];
+  void* libunwind[kMaxCaptureDepth];
+  static WalkMemo joined_memo;
+  CallerRegs regs;
+  heapkit_caller_regs(&regs);
+  uint64_t walk = 0;
+  const int nj = CaptureStackFrom(regs.pc, regs.sp, regs.rbp, joined, kMaxCaptureDepth, &walk);
+  joined_memo = tls_cfi_memo;
+  tls_cfi_memo.pc0 = 0;  // forgotten: the next walk is a whole one
+  tls_cfi_memo.frames = 0;
+  walk = 0;
+  const int nf = CaptureStackFrom(regs.pc, regs.sp, regs.rbp, full, kMaxCaptureDepth, &walk);
+  if (nf > 0 && nf < kMaxCaptureDepth && !SameDependencies(joined_memo, tls_cfi_memo))
+    ++p->mismatches;
+  const int nl = CaptureStackWithLibunwind(libunwind, kMaxCaptureDepth, 0);
+  ++p->captures;
+  p->depth = nj;
+  // libunwind's capture starts one frame up, at this function's caller: one frame fewer, or
+  // as many at the depth limit.
+  const auto one_up = [nf](int n) { return n == nf - 1 || (nf == kMaxCaptureDepth && n == nf); };
+  bool same = nj == nf && one_up(nl) && nj > 0;
+  for (int i = 0; same && i < nj; ++i) same = joined[i] == full[i];
+  for (int i = 0; same && i + 1 < nf; ++i) same = full[i + 1] == libunwind[i];
+  if (!same) ++p->mismatches;
+  // Joining the whole walk from this function's caller on.
+  const int nj2 = CaptureStackWithCfi(joined, kMaxCaptureDepth, 0);
+  same = one_up(nj2);
+  for (int i = 0; same && i + 1 < nf; ++i) same = joined[i] == full[i + 1];
+  if (!same) ++p->mismatches;
+}
+
+TEST(StackCapture, JoinedWalkMatchesWholeWalkThroughFramePointerCode) {
+  InitStackCapture();
+  for (const int depth : {6, 40, kMemoFrames + 8}) {
+    const uint64_t reuses_before = tls_cfi_memo.outer_reuses;
+    int runs = 0, deepest = 0;
+    for (int target = 0; target < 2 * (depth + 1); ++target, ++runs) {
+      JoinProbe probe;
+      probe.target = target;
+      MixedChainFromSite(target % 2, depth, &CompareJoinedWalk, &probe);
+      ASSERT_EQ(probe.captures, 1);
+      EXPECT_EQ(probe.mismatches, 0) << "depth " << depth << " probe call " << target;
+      deepest = std::max(deepest, probe.depth);
+    }
+    if (depth + 16 < kMemoFrames) {
+      EXPECT_GT(deepest, depth);
+      // Both joined captures of a run joined the walk before them (but the test's first:
+      // the memo may hold none).
+      EXPECT_GE(tls_cfi_memo.outer_reuses - reuses_before, static_cast<uint64_t>(2 * runs - 1))
+          << "depth " << depth;
+    } else {
+      EXPECT_EQ(deepest, kMaxCaptureDepth) << "beyond the memo: every frame up to the limit";
+    }
+  }
+}
+
 TEST(StackCapture, CaptureWouldRepeatOnlyForTheMemosIdOutsideARewrite) {
   void* a[kMaxStackDepth];
   CallerRegs regs;
