@@ -43,6 +43,18 @@ std::unordered_set<uint32_t> FindWrappers(const Profile& profile, const Pipeline
   return finder.Wrappers();
 }
 
+// A sample's frames, leaf first, with the profile's allocation wrappers folded into their
+// callers (the leaf frame is kept if the whole stack is wrappers).
+void FoldedFrames(FrameLookup& lookup, const RawSample& s,
+                  const std::unordered_set<uint32_t>& wrappers, std::vector<StackFrame>* frames) {
+  size_t first = 0;
+  const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
+  while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) ++first;
+  frames->clear();
+  for (size_t i = first; i < stack.size(); ++i)
+    frames->push_back({stack[i].node, stack[i].inlined});
+}
+
 }  // namespace
 
 bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
@@ -64,12 +76,7 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     const RawSample& s = profile.samples[index];
     const double v = SampleValue(s, view.sample_type);
     if (v == 0 && !(options.all_values && HasAnyValue(s.value))) continue;
-    size_t first = 0;
-    const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
-    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) ++first;
-    frames.clear();
-    for (size_t i = first; i < stack.size(); ++i)
-      frames.push_back({stack[i].node, stack[i].inlined});
+    FoldedFrames(lookup, s, wrappers, &frames);
     if (!filters.Apply(frames, out->nodes, &kept)) continue;
     const double variance = SelectValue(SampleVarianceOf(s, rate), view.sample_type);
     total += v;
@@ -104,12 +111,7 @@ std::vector<std::string> FoldedLeafNames(const Profile& profile,
   RawSample s;
   for (const std::vector<uint64_t>* pcs : stacks) {
     s.pcs = *pcs;
-    size_t first = 0;
-    const std::vector<LookupFrame>& stack = lookup.Stack(s, &first);
-    while (first + 1 < stack.size() && wrappers.count(stack[first].function) != 0) ++first;
-    frames.clear();
-    for (size_t i = first; i < stack.size(); ++i)
-      frames.push_back({stack[i].node, stack[i].inlined});
+    FoldedFrames(lookup, s, wrappers, &frames);
     if (filters.Apply(frames, nodes, &kept) && !kept.empty()) {
       names.push_back(nodes[kept[0].node].name);
     } else {
