@@ -22,7 +22,7 @@ bool g_installed = false;          // a process that checks (false: straight thr
 ExitFn g_real_exit = nullptr;      // _exit after us (RTLD_NEXT)
 ExitFn g_real_exit_c99 = nullptr;  // _Exit
 
-HEAPKIT_ALWAYS_RUN_CODE [[noreturn]] void LeaveNow(ExitFn real, int status) {
+[[noreturn]] HEAPKIT_ALWAYS_RUN_CODE void LeaveNow(ExitFn real, int status) {
   if (real != nullptr) real(status);
   for (;;) syscall(SYS_exit_group, status);
 }
