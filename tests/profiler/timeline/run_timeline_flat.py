@@ -69,14 +69,24 @@ def plateau_window(p, head):
     return ((int(a) - start_ms) / 1000 + 0.1, (int(b) - start_ms) / 1000 - 0.1)
 
 
-def check_sampled(args):
-    p = profile_workload(args, 60, HEAP_PROFILE_TIMELINE='50ms', TCMALLOC_SAMPLE_PARAMETER='16384')
+def profile_timeline(args, sample_parameter):
+    """The workload profiled with a 50 ms timeline: (process, file, header, rows), or None."""
+    p = profile_workload(args, 60, HEAP_PROFILE_TIMELINE='50ms',
+                         TCMALLOC_SAMPLE_PARAMETER=sample_parameter)
     if p is None:
-        return
+        return None
     path = os.path.join(args.workdir, 'prof.timeline.heap')
     head, rows = parse(path)
     if not check(head is not None and rows, 'no timeline in %s' % path):
+        return None
+    return p, path, head, rows
+
+
+def check_sampled(args):
+    run = profile_timeline(args, '16384')
+    if run is None:
         return
+    p, path, head, rows = run
     check(head[2] == 'exact usable', 'sampled run: header says %r, want "exact usable"' % head[2])
     t0, t1 = plateau_window(p, head)
     plateau = [r for r in rows if t0 <= r[0] / 1000 <= t1]
@@ -136,13 +146,10 @@ def check_sampled(args):
 
 
 def check_exact(args):
-    p = profile_workload(args, 60, HEAP_PROFILE_TIMELINE='50ms', TCMALLOC_SAMPLE_PARAMETER='1')
-    if p is None:
+    run = profile_timeline(args, '1')
+    if run is None:
         return
-    path = os.path.join(args.workdir, 'prof.timeline.heap')
-    head, rows = parse(path)
-    if not check(head is not None and rows, 'no timeline in %s' % path):
-        return
+    p, path, head, rows = run
     check(head[1] == 1 and head[2] == 'exact requested',
           'exact run: rate %d, header says %r, want "exact requested"' % (head[1], head[2]))
     peak_path = os.path.join(args.workdir, 'prof.peak.heap')
