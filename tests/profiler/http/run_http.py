@@ -24,8 +24,9 @@
   stripped   a stripped build of the workload: the fetched profile names none of its functions,
              and pprof-tool (binary argument, build-id --symbol_path) and Google's pprof
              (PPROF_BINARY_PATH) name them later from the unstripped binary
-  symbol_cost a 64 KiB /pprof/symbol request in a process with 2,000 mappings costs the server
-             thread at most 50 ms of CPU once warm, and 240,000 distinct addresses grow the
+  symbol_cost a 64 KiB /pprof/symbol request in a process with 2,000 mappings reads the maps
+             once (read calls counted, not CPU timed; a CPU budget that cuts it short must
+             say so in the answer's header), and 240,000 distinct addresses grow the
              process's RSS by at most 8 MiB once the code they land in has been looked into
   storm      a scrape storm leaves the profile's sampled totals unchanged (the server's own
              allocations are never sampled)
@@ -942,6 +943,13 @@ def thread_cpu_ns(pid, tid):
         return int(f.read().split()[0])
 
 
+def thread_read_calls(pid, tid):
+    """The read-type system calls the thread has made (task I/O accounting): a count that the
+    machine's load does not change."""
+    with open("/proc/%d/task/%d/io" % (pid, tid)) as f:
+        return int(re.search(r"^syscr: (\d+)", f.read(), re.M).group(1))
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
@@ -985,18 +993,33 @@ def symbol_cost(args):
     # Warm: the first lookup in each module builds its index (a one-time cost per module).
     post_symbols(p, code_addresses(4000))
     addresses = code_addresses(4300)
-    before = thread_cpu_ns(pid, tid)
+    before, reads_before = thread_cpu_ns(pid, tid), thread_read_calls(pid, tid)
     status, headers, answer, size = post_symbols(p, addresses)
     cpu_ms = (thread_cpu_ns(pid, tid) - before) / 1e6
+    reads = thread_read_calls(pid, tid) - reads_before
     named = len(answer.splitlines())
     print("symbol_cost: %d mappings, %d B request (%d addresses): %.1f ms of the server "
-          "thread's CPU, %d named" % (lines, size, len(addresses), cpu_ms, named))
-    if status != 200 or size < 60000 or headers.get("X-Heapkit-Symbols-Truncated"):
-        fail("the request was not answered whole: %d %r" % (status, headers.items()))
+          "thread's CPU, %d read calls, %d named" % (lines, size, len(addresses), cpu_ms, reads,
+                                                     named))
+    if status != 200 or size < 60000:
+        fail("the request was not answered: %d %r" % (status, headers.items()))
+    truncated = headers.get("X-Heapkit-Symbols-Truncated")
+    if truncated:
+        # The server's CPU budget (250 ms, routes.cc) ran out: on this machine that takes a
+        # thread slowed over tenfold by other work; the answer must then say how far it got.
+        looked_up = re.match(r"(\d+) of %d addresses looked up$" % len(addresses), truncated)
+        if not looked_up or int(looked_up.group(1)) >= len(addresses):
+            fail("truncated answer with a wrong header: %r" % truncated)
+        print("symbol_cost: the CPU budget cut the answer short (%s) after %.1f ms" %
+              (truncated, cpu_ms))
     if named == 0:
         fail("no address named")
-    if cpu_ms > 50:
-        fail("a 64 KiB request cost %.1f ms of CPU (at most 50)" % cpu_ms)
+    # The cost's shape, counted rather than timed: one read of /proc/self/maps per request
+    # (about 40 read calls for 2,000 mappings) and the request's own socket reads: 55 in all.
+    # Reading the maps once per address instead costs ~55 calls an address
+    # (21,120 for the 383 addresses such a build looked up within its CPU budget).
+    if reads > 400:
+        fail("a 64 KiB request made %d read calls (at most 400: one read of the maps)" % reads)
     # Distinct addresses, a quarter of them code, the rest in no module: the symbolizer keeps
     # none of them. What it does keep grows with the code they land in (libdw's state of each
     # compile unit looked into, each module's index: bounded by the loaded modules' debug
