@@ -5,9 +5,12 @@
 #   anonymous_roots_oracles.sh <libheapkit.so> [--no-valgrind]
 # Cases: a python3 script (pymalloc), `python3 -m http.server` stopped with SIGTERM
 # (HEAP_CHECK_AT_SIGNAL=TERM), gdb -batch running python, cc1plus on a 349-line C++ file
-# (GCC's GC heap); CASES="gdb cc1plus" runs some. One line per case and tool; nothing is asserted (the figures go to
-# RESULTS.md). valgrind runs with the same environment variables as heapkit (gdb leaks a copy of
-# each: without them it would report fewer bytes).
+# (GCC's GC heap); CASES="gdb cc1plus" runs some. One line per case and tool; nothing is
+# asserted (the figures go to RESULTS.md). valgrind runs with the same environment variables as
+# heapkit. heapkit's reports go to files (HEAP_CHECK_REPORT_PATH), never to a child's stderr: gdb
+# runs `iconv -l` with stderr into the pipe it reads and keeps (leaks) a string per word it
+# reads, so a checked child's report lines would be gdb's leaks (valgrind does not trace
+# children).
 set -uo pipefail
 lib=$(realpath "$1") use_valgrind=1
 [[ ${2:-} == --no-valgrind ]] && use_valgrind=0
@@ -52,17 +55,20 @@ run_case() {
 settings() {  # mode, scan
   echo HEAPCHECK="$1" HEAP_CHECK_MAX_LEAKS=1 HEAP_CHECK_AT_SIGNAL=TERM HEAP_CHECK_REPORT_CLEAN=true \
     PERFTOOLS_VERBOSE=1 HEAP_CHECK_SCAN_ANONYMOUS_MAPPINGS="$2" HEAP_CHECK_DUMP_DIRECTORY="$work" \
-    PYTHONUNBUFFERED=1
+    HEAP_CHECK_REPORT_PATH="$work/report" PYTHONUNBUFFERED=1
 }
 
 heapkit() {  # case, scan (true|false), mode (normal: before global destructors; strict: after,
              # as valgrind looks)
-  run_case "$1" env LD_PRELOAD="$lib" $(settings "$3" "$2") 2>"$work/hk"
+  rm -f "$work"/report.*
+  run_case "$1" env LD_PRELOAD="$lib" $(settings "$3" "$2") 2>/dev/null
+  # The program's own report is the last written: its children (gdb's iconv) exit before it.
+  cp "$(ls -t "$work"/report.* | head -1)" "$work/hk"
   local total scanned
   total=$(sed -nE 's/^Leak check _main_ detected leaks of ([0-9]+) bytes in ([0-9]+) objects$/\1 B in \2 objects/p' "$work/hk" | tail -1)
   grep -q '^No leaks found for check "_main_"' "$work/hk" && total="0 B (no leaks found)"
   scanned=$(sed -nE 's/.*: ([0-9]+) bytes of anonymous memory scanned as roots in ([0-9]+) mappings.*/\1 B of anonymous memory in \2 mappings scanned/p' "$work/hk" | tail -1)
-  stop=$(sed -nE 's/.*threads stopped .* for ([0-9]+) us$/stopped \1 us/p' "$work/hk" | tail -1)
+  stop=$(sed -nE 's/.*threads stopped .* for ([0-9]+) us; the check took.*/stopped \1 us/p' "$work/hk" | tail -1)
   printf '%-8s heapkit %-6s (scan anonymous %-5s) %s%s; %s\n' "$1" "$3" "$2" "${total:-?}" "${scanned:+; $scanned}" "${stop:-?}"
 }
 

@@ -4,22 +4,27 @@
 # tree, each uninstrumented, under HEAPCHECK=normal with two libheapkit.so builds (before and
 # after a change) and under LeakSanitizer (gcc -fsanitize=leak for cxx_alloc, LD_PRELOAD of
 # liblsan.so for cppcheck: its default fast unwinder gives one-frame stacks on code without
-# frame pointers; lsan-full adds fast_unwind_on_malloc=0, full stacks, in the first round only:
-# it takes tens of seconds). The variants alternate within every round, so that a load swing on
-# a shared machine hits all alike; cells are medians of wall and CPU (user + sys) seconds.
+# frame pointers; lsan-full adds fast_unwind_on_malloc=0, full stacks, in the first
+# LSAN_FULL_ROUNDS rounds, default 1: it takes tens of seconds). The variants alternate within
+# every round, so that a load swing on a shared machine hits all alike; cells are medians of wall
+# and CPU (user + sys) seconds, and n says of how many runs.
 #
-#   tests/bench/heapcheck/capture_ab.sh <before-lib> <after-lib> <rounds> [cxx-rounds] [tree]
+#   [LSAN_FULL_ROUNDS=n] tests/bench/heapcheck/capture_ab.sh <before-lib> <after-lib> <rounds> \
+#       [cxx-rounds] [tree]
 #
+# before-lib "none" leaves the before variant out (one library against LSan).
 # tree: the sources cppcheck checks (default: Debian's nettle-dev examples, 21 files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-before=$(realpath "$1")
+before=none
+[[ $1 == none ]] || before=$(realpath "$1")
 after=$(realpath "$2")
 rounds=$3
 cxx_rounds=${4:-40}
 tree=${5:-/usr/share/doc/nettle-dev/examples}
+lsan_full_rounds=${LSAN_FULL_ROUNDS:-1}
 lsan=$(gcc -print-file-name=liblsan.so)
-for f in "$before" "$after" "$lsan" /usr/bin/cppcheck; do
+for f in $([[ $before == none ]] || echo "$before") "$after" "$lsan" /usr/bin/cppcheck; do
   [[ -e $f ]] || { echo "capture_ab.sh: $f not found" >&2; exit 1; }
 done
 work=$(mktemp -d /tmp/heapcheck-capture.XXXXXX)
@@ -54,11 +59,12 @@ command_for() {
 }
 
 variants=(plain before after lsan lsan-full)
+[[ $before == none ]] && variants=(plain after lsan lsan-full)
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 0; i < rounds; i++)); do
   for prog in cxx cppcheck; do
     for v in "${variants[@]}"; do
-      [[ $v == lsan-full && $i -gt 0 ]] && continue
+      [[ $v == lsan-full && $i -ge $lsan_full_rounds ]] && continue
       command_for "$prog" "$v"
       /usr/bin/time -o "$work/t" -f '%e %U %S' "${cmd[@]}" >/dev/null 2>&1 || true
       read -r w u s < <(tail -n 1 "$work/t")
@@ -68,12 +74,13 @@ for ((i = 0; i < rounds; i++)); do
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 med() { sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
-printf '| program | variant | median wall s | median CPU s | CPU ÷ plain |\n|---|---|---:|---:|---:|\n'
+printf '| program | variant | n | median wall s | median CPU s | CPU ÷ plain |\n|---|---|---:|---:|---:|---:|\n'
 for prog in cxx cppcheck; do
   base=$(cut -d' ' -f2 "$work/$prog.plain" | med)
   for v in "${variants[@]}"; do
     w=$(cut -d' ' -f1 "$work/$prog.$v" | med)
     c=$(cut -d' ' -f2 "$work/$prog.$v" | med)
-    printf '| %s | %s | %s | %s | %.2f |\n' "$prog" "$v" "$w" "$c" "$(echo "$c / $base" | bc -l)"
+    printf '| %s | %s | %s | %s | %s | %.2f |\n' "$prog" "$v" "$(wc -l <"$work/$prog.$v")" "$w" "$c" \
+      "$(echo "$c / $base" | bc -l)"
   done
 done

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <tuple>
@@ -215,6 +216,14 @@ TEST_P(Accuracy, KeyValueServiceAgainstTruthAndLsan) {
 
 // ---- The random-heap generator (random_heap.cc) -------------------------------------------------
 
+// The machine's load when a run failed (/proc/loadavg's three figures), for its report.
+std::string LoadAverage() {
+  std::ifstream f("/proc/loadavg");
+  std::string one, five, fifteen;
+  f >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 // The generator's truth follows HEAP_CHECK_MAX_POINTER_OFFSET as the checker does: `rule` is
 // that setting ("" = the default, any interior pointer).
 void CheckSeeds(unsigned long long first, unsigned long long count, Path path = Path::kStopped,
@@ -223,12 +232,22 @@ void CheckSeeds(unsigned long long first, unsigned long long count, Path path = 
   if (!rule.empty()) env.push_back("HEAP_CHECK_MAX_POINTER_OFFSET=" + rule);
   for (unsigned long long seed = first; seed < first + count; ++seed) {
     for (const char* program : {HC_RANDOM_HEAP_O0, HC_RANDOM_HEAP_O2}) {
+      // Every failure names the run, first, as a command line that repeats it.
+      std::string rerun =
+          "HEAPCHECK=normal PERFTOOLS_VERBOSE=1 LD_PRELOAD=" + std::string(HC_LIBHEAPKIT) +
+          (path == Path::kSnapshot ? " HEAP_CHECK_FORK_SNAPSHOT=all" : "");
+      for (const std::string& e : env) rerun += " " + e;
+      rerun += std::string(" ") + program + " " + std::to_string(seed);
+      SCOPED_TRACE("random heap seed " + std::to_string(seed) + ": " + rerun);
       const ProcessResult r = RunChecked({program, std::to_string(seed)}, true, path, env);
       const Totals truth = Truth(r.out), got = Checker(r.err);
-      ASSERT_GE(truth.objects, 0) << program << " " << seed << "\n" << r.out << r.err;
-      EXPECT_EQ(got.bytes, truth.bytes) << program << " seed " << seed << "\n" << r.err;
-      EXPECT_EQ(got.objects, truth.objects) << program << " seed " << seed;
-      if (got.bytes != truth.bytes || got.objects != truth.objects) return;  // one report
+      ASSERT_GE(truth.objects, 0) << rerun << "\n" << r.out << r.err;
+      if (got.bytes == truth.bytes && got.objects == truth.objects) continue;
+      ADD_FAILURE() << "seed " << seed << ": heapkit " << got.bytes << " bytes in " << got.objects
+                    << " objects, truth " << truth.bytes << " in " << truth.objects
+                    << "; load average " << LoadAverage() << "\n  rerun: " << rerun << "\n"
+                    << r.out << r.err;
+      return;  // one report
     }
   }
 }
