@@ -53,17 +53,46 @@ bool AnalyzeInCopy(void* ctx, CheckResult* out) {
   return AnalyzeFrozenProcess(*a->config, *a->self, *a->stopper, a->baseline, out);
 }
 
+// The pause's clock: started before the stop, read at each of its steps. The pause ends with
+// the release (every thread free to run); the wait for the handlers to leave their slots comes
+// after it, timed apart (CheckResult::seconds_resuming).
+class PauseClock {
+ public:
+  explicit PauseClock(CheckResult* out) : out_(out), start_(internal::MonotonicSeconds()) {}
+  void Stopped() { out_->seconds_stopping += Lap(); }
+  void Release(ThreadStopper& stopper) {
+    const double releasing = internal::MonotonicSeconds();
+    stopper.Release();
+    const double released = internal::MonotonicSeconds();
+    out_->seconds_releasing += released - releasing;
+    out_->seconds_stopped += released - start_;
+    stopper.AwaitResumed();
+    out_->seconds_resuming += internal::MonotonicSeconds() - released;
+  }
+
+ private:
+  double Lap() {
+    const double now = internal::MonotonicSeconds();
+    const double lap = now - last_;
+    last_ = now;
+    return lap;
+  }
+  CheckResult* out_;
+  double start_;
+  double last_ = start_;
+};
+
 // The stop-the-world check: stop, analyze in place, resume.
 bool CheckWithThreadsStopped(const CheckConfig& config, const CheckingThread& self,
                              const MmapArray<uintptr_t>* baseline, CheckResult* out) {
   if (!PrepareCheck(/*populate=*/true)) return false;
   ThreadStopper stopper;
-  const double stopping = internal::MonotonicSeconds();
+  PauseClock pause(out);
   if (!StopThreads(stopper, config)) return false;
+  pause.Stopped();
   const bool ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  pause.Release(stopper);
   NoteThreads(stopper, out);
-  stopper.ResumeAll();
-  out->seconds_stopped += internal::MonotonicSeconds() - stopping;
   return ok;
 }
 
@@ -76,15 +105,15 @@ bool StartSnapshot(const CheckConfig& config, const CheckingThread& self,
   // After a refusal, prepared as for the stop-the-world check that the refusal leads to.
   if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return false;
   ThreadStopper stopper;
-  const double stopping = internal::MonotonicSeconds();
+  PauseClock pause(out);
   if (!StopThreads(stopper, config)) return false;
+  pause.Stopped();
   Analysis analysis{&config, &self, &stopper, baseline};
   const bool forked = snapshot->Start(&AnalyzeInCopy, &analysis, out);
   // Refused (said once): today's check, in this same stop.
   if (!forked) *ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  pause.Release(stopper);  // the threads run again before the copy starts (snapshot_fork.h)
   NoteThreads(stopper, out);
-  stopper.ResumeAll();
-  out->seconds_stopped += internal::MonotonicSeconds() - stopping;
   if (!forked) return false;
   out->seconds_forking = snapshot->seconds_forking();
   snapshot->Release();
@@ -135,6 +164,7 @@ void LeakCheckRun::Begin(const CheckConfig& config, uintptr_t entry_sp, const ui
   started_ = internal::MonotonicSeconds();
   ClearAnalysis(out);
   out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;
+  out->seconds_stopping = out->seconds_releasing = out->seconds_resuming = 0;
   if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
     internal::Log("leak check: run without holding the check gate; no check done");
     return;

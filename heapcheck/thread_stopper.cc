@@ -326,6 +326,7 @@ bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
 }
 
 bool ThreadStopper::StopAll(int timeout_ms) {
+  AwaitResumed();  // the slots of a stop released but not awaited are not free yet
   stopped_count_ = traced_count_ = slot_count_ = unstopped_count_ = 0;
   const int sig = SuspendSignal();
   if (!PrepareSuspension(sig)) return false;
@@ -358,10 +359,24 @@ bool ThreadStopper::StopAll(int timeout_ms) {
   return true;
 }
 
-void ThreadStopper::ResumeAll() {
+void ThreadStopper::Release() {
+  if (released_) return;
   ptrace_.ResumeAll();  // detaches every traced thread and reaps the helper
   g_release.fetch_add(1, std::memory_order_acq_rel);
   Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  released_ = true;
+}
+
+size_t ThreadStopper::handlers_not_left() const {
+  if (!released_) return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < slot_count_; ++i)
+    n += g_slots[i].state.load(std::memory_order_acquire) == kStopped;
+  return n;
+}
+
+void ThreadStopper::AwaitResumed() {
+  if (!released_) return;
   const int64_t deadline = internal::MonotonicMillis() + 2000;
   for (size_t i = 0; i < slot_count_; ++i) {
     Slot& s = g_slots[i];
@@ -375,6 +390,7 @@ void ThreadStopper::ResumeAll() {
   g_slot_count.store(0, std::memory_order_release);
   sigaction(SuspendSignal(), &g_old_action, nullptr);
   slot_count_ = 0;
+  released_ = false;
 }
 
 }  // namespace heapkit::check
