@@ -53,33 +53,25 @@ bool AnalyzeInCopy(void* ctx, CheckResult* out) {
   return AnalyzeFrozenProcess(*a->config, *a->self, *a->stopper, a->baseline, out);
 }
 
-// The pause's clock: started before the stop, read at each of its steps. The pause ends with
-// the release (every thread free to run); the wait for the handlers to leave their slots comes
-// after it, timed apart (CheckResult::seconds_resuming).
+// The pause's clock: started before the stop. The pause ends when every stopped thread has
+// been released (thread_stopper.h); the wait for the handlers to leave their slots, which the
+// slots' reuse needs, comes after it and is timed apart (CheckResult::seconds_resuming).
 class PauseClock {
  public:
-  explicit PauseClock(CheckResult* out) : out_(out), start_(internal::MonotonicSeconds()) {}
-  void Stopped() { out_->seconds_stopping += Lap(); }
+  explicit PauseClock(CheckResult* out) : out_(out), start_ns_(internal::MonotonicNanos()) {}
+  void Stopped() { out_->seconds_stopping += Seconds(internal::MonotonicNanos() - start_ns_); }
   void Release(ThreadStopper& stopper) {
-    const double releasing = internal::MonotonicSeconds();
     stopper.Release();
-    const double released = internal::MonotonicSeconds();
-    out_->seconds_releasing += released - releasing;
-    out_->seconds_stopped += released - start_;
     stopper.AwaitResumed();
-    out_->seconds_resuming += internal::MonotonicSeconds() - released;
+    out_->seconds_releasing += Seconds(stopper.released_ns() - stopper.release_start_ns());
+    out_->seconds_stopped += Seconds(stopper.released_ns() - start_ns_);
+    out_->seconds_resuming += Seconds(stopper.running_ns() - stopper.released_ns());
   }
 
  private:
-  double Lap() {
-    const double now = internal::MonotonicSeconds();
-    const double lap = now - last_;
-    last_ = now;
-    return lap;
-  }
+  static double Seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
   CheckResult* out_;
-  double start_;
-  double last_ = start_;
+  int64_t start_ns_;
 };
 
 // The stop-the-world check: stop, analyze in place, resume.
