@@ -23,7 +23,8 @@ pages=${SNAPSHOT_PAUSE_PAGES:-false true}
 builds=("$build")
 [[ -n ${SNAPSHOT_PAUSE_BASELINE:-} ]] && builds+=("$(cd "$SNAPSHOT_PAUSE_BASELINE" && pwd)")
 summaries=$(mktemp "${TMPDIR:-/tmp}/heapkit-snapshot-pause.XXXXXX")
-trap 'rm -f "$summaries"' EXIT
+run=$(mktemp "${TMPDIR:-/tmp}/heapkit-snapshot-pause.XXXXXX")
+trap 'rm -f "$summaries" "$run"' EXIT
 for mib in ${sizes[*]}; do
   for mode in $modes; do
     for huge in $pages; do
@@ -32,11 +33,11 @@ for mib in ${sizes[*]}; do
         echo "== $mib MiB $mode, TCMALLOC_HUGE_PAGES=$huge$label (load: $(cut -d' ' -f1-3 /proc/loadavg))"
         TCMALLOC_HUGE_PAGES=$huge HEAPCHECK=local \
           "$b/tests/bench/heapcheck/heapcheck_snapshot_pause" "$mib" "$checks" \
-          $([[ $mode == write ]] && echo write) 2>/dev/null |
-          tee /dev/stderr | sed -n "s|^summary|summary${label:+ (baseline)}|p" >>"$summaries"
+          $([[ $mode == write ]] && echo write) 2>/dev/null | tee "$run"
+        sed -n "s|^summary|summary${label:+ (baseline)}|p" "$run" >>"$summaries"
       done
     done
   done
-done 2>&1
+done
 echo "== every summary (load at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
 cat "$summaries"
