@@ -291,7 +291,9 @@ void InitSlow() {
     g_state.pageheap.Init(&g_state.pagemap, release_rate, static_cast<size_t>(limit_mb) << 20);
     g_state.pageheap.set_aggressive_decommit(
         internal::SettingBool(AllocSetting("TCMALLOC_AGGRESSIVE_DECOMMIT")));
-    g_state.pageheap.set_huge_pages(internal::SettingBool(AllocSetting("TCMALLOC_HUGE_PAGES")));
+    const bool huge_pages = internal::SettingBool(AllocSetting("TCMALLOC_HUGE_PAGES"));
+    g_state.pageheap.set_huge_pages(huge_pages);
+    internal::SetArenaHugePages(huge_pages);  // the runtime's tables too (arena.h)
     CentralFreeList::SetLazyInit(&g_state.sizemap, &g_state.pageheap);  // lists init on use
     g_state.registry.Init(g_state.central, &g_state.sizemap, static_cast<size_t>(max_total));
     g_initialized.store(true, std::memory_order_release);

@@ -84,8 +84,9 @@ bool SaysNoLeaks(const ReportDestination& destination) {
   return destination.ReadByAPerson() || internal::Verbose();
 }
 
-// The check's figures, for HEAPCHECK's verbose runs: its pause (threads stopped -> resumed)
-// and its whole time, and how the address space was held still.
+// The check's figures, for HEAPCHECK's verbose runs: its pause (threads stopped -> released),
+// how long after the release the last of them ran again, its whole time, and how the address
+// space was held still.
 void LogCheckFigures(const char* name, const CheckResult& result) {
   char how[96];
   if (result.from_snapshot) {
@@ -96,10 +97,12 @@ void LogCheckFigures(const char* name, const CheckResult& result) {
   }
   internal::Log(
       "leak check %s: %llu live objects (%llu unrecorded), %zu threads stopped "
-      "(%zu with ptrace) for %llu us; the check took %llu us (%s)",
+      "(%zu with ptrace) for %llu us (all running again %llu us later); the check took %llu "
+      "us (%s)",
       name, static_cast<unsigned long long>(result.live_objects),
       static_cast<unsigned long long>(result.unrecorded_objects), result.threads_stopped,
       result.threads_traced, static_cast<unsigned long long>(result.seconds_stopped * 1e6),
+      static_cast<unsigned long long>(result.seconds_resuming * 1e6),
       static_cast<unsigned long long>(result.seconds_total * 1e6), how);
   if (result.unreadable_ranges_skipped > 0)
     internal::Log(

@@ -53,17 +53,38 @@ bool AnalyzeInCopy(void* ctx, CheckResult* out) {
   return AnalyzeFrozenProcess(*a->config, *a->self, *a->stopper, a->baseline, out);
 }
 
+// The pause's clock: started before the stop. The pause ends when every stopped thread has
+// been released (thread_stopper.h); the wait for the handlers to leave their slots, which the
+// slots' reuse needs, comes after it and is timed apart (CheckResult::seconds_resuming).
+class PauseClock {
+ public:
+  explicit PauseClock(CheckResult* out) : out_(out), start_ns_(internal::MonotonicNanos()) {}
+  void Stopped() { out_->seconds_stopping += Seconds(internal::MonotonicNanos() - start_ns_); }
+  void Release(ThreadStopper& stopper) {
+    stopper.Release();
+    stopper.AwaitResumed();
+    out_->seconds_releasing += Seconds(stopper.released_ns() - stopper.release_start_ns());
+    out_->seconds_stopped += Seconds(stopper.released_ns() - start_ns_);
+    out_->seconds_resuming += Seconds(stopper.running_ns() - stopper.released_ns());
+  }
+
+ private:
+  static double Seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+  CheckResult* out_;
+  int64_t start_ns_;
+};
+
 // The stop-the-world check: stop, analyze in place, resume.
 bool CheckWithThreadsStopped(const CheckConfig& config, const CheckingThread& self,
                              const MmapArray<uintptr_t>* baseline, CheckResult* out) {
   if (!PrepareCheck(/*populate=*/true)) return false;
   ThreadStopper stopper;
-  const double stopping = internal::MonotonicSeconds();
+  PauseClock pause(out);
   if (!StopThreads(stopper, config)) return false;
+  pause.Stopped();
   const bool ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  pause.Release(stopper);
   NoteThreads(stopper, out);
-  stopper.ResumeAll();
-  out->seconds_stopped += internal::MonotonicSeconds() - stopping;
   return ok;
 }
 
@@ -76,15 +97,15 @@ bool StartSnapshot(const CheckConfig& config, const CheckingThread& self,
   // After a refusal, prepared as for the stop-the-world check that the refusal leads to.
   if (!PrepareCheck(/*populate=*/ForkedSnapshot::RefusedBefore())) return false;
   ThreadStopper stopper;
-  const double stopping = internal::MonotonicSeconds();
+  PauseClock pause(out);
   if (!StopThreads(stopper, config)) return false;
+  pause.Stopped();
   Analysis analysis{&config, &self, &stopper, baseline};
   const bool forked = snapshot->Start(&AnalyzeInCopy, &analysis, out);
   // Refused (said once): today's check, in this same stop.
   if (!forked) *ok = AnalyzeFrozenProcess(config, self, stopper, baseline, out);
+  pause.Release(stopper);  // the threads run again before the copy starts (snapshot_fork.h)
   NoteThreads(stopper, out);
-  stopper.ResumeAll();
-  out->seconds_stopped += internal::MonotonicSeconds() - stopping;
   if (!forked) return false;
   out->seconds_forking = snapshot->seconds_forking();
   snapshot->Release();
@@ -135,6 +156,7 @@ void LeakCheckRun::Begin(const CheckConfig& config, uintptr_t entry_sp, const ui
   started_ = internal::MonotonicSeconds();
   ClearAnalysis(out);
   out->seconds_stopped = out->seconds_total = out->seconds_forking = 0;
+  out->seconds_stopping = out->seconds_releasing = out->seconds_resuming = 0;
   if (!CheckGateHeldHere()) {  // the callers hold it (check_gate.h): the scratch is theirs
     internal::Log("leak check: run without holding the check gate; no check done");
     return;

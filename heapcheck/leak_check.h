@@ -97,12 +97,22 @@ struct CheckResult {
   uint64_t live_objects = 0;
   uint64_t unrecorded_objects = 0;
   size_t threads_stopped = 0;
-  size_t threads_traced = 0;   // of those, stopped with ptrace (they block the suspend signal)
-  double seconds_stopped = 0;  // the pause: threads stopped -> resumed (every stop of the check)
-  double seconds_total = 0;    // the whole check, preparation to result
-  double seconds_forking = 0;  // of the pause, the fork (its page-table copy); 0: no fork
-  bool from_snapshot = false;  // the analysis ran in a forked snapshot
-  UnscannedThreads unstopped;  // alive but not stopped
+  size_t threads_traced = 0;  // of those, stopped with ptrace (they block the suspend signal)
+  // The pause: from the first stop signal until every stopped thread is released (traced ones
+  // detached, handlers woken), every stop of the check added.
+  double seconds_stopped = 0;
+  double seconds_total = 0;  // the whole check, preparation to result
+  // Parts of the pause: stopping the threads (StopAll), the fork (its page-table copy; 0: no
+  // fork) and the release. The rest of it is the check's own steps in between (the
+  // stop-the-world check's flood; a snapshot's pipe and signal masks).
+  double seconds_stopping = 0;
+  double seconds_forking = 0;
+  double seconds_releasing = 0;
+  // After the pause: from the release until the last released thread has left its handler
+  // (the scheduler running it again), which the slots' reuse waits for.
+  double seconds_resuming = 0;
+  bool from_snapshot = false;            // the analysis ran in a forked snapshot
+  UnscannedThreads unstopped;            // alive but not stopped
   UnscannedThreads stack_not_mapped;     // stopped, but no mapping held their stack
   size_t unreadable_ranges_skipped = 0;  // parts of objects in unreadable memory, not scanned
   size_t unreadable_bytes_skipped = 0;

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "alloc/internal/monotonic_clock.h"
@@ -41,6 +42,7 @@ struct Slot {
   std::atomic<uint32_t> state;
   pid_t tracer;          // TracerPid when listed (explains a refused attach)
   uint32_t trace_index;  // its PtraceStopper request (kTracing)
+  int64_t left_ns;       // CLOCK_MONOTONIC when its handler left (kResumed)
   StoppedThread data;
 };
 
@@ -106,6 +108,11 @@ void SuspendHandler(int, siginfo_t* info, void* context) {
   while (g_release.load(std::memory_order_acquire) == release) {
     Futex(&g_release, FUTEX_WAIT_PRIVATE, release, nullptr);
   }
+  // Wakes the handlers still asleep: the controller's wake may be preempted by the first thread
+  // it wakes, and whichever released thread runs first finishes the release.
+  Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  // Every handler of this stop has been woken by now (none waits again in this stop).
+  slot->left_ns = internal::MonotonicNanos();  // clock_gettime: async-signal-safe
   slot->state.store(kResumed, std::memory_order_release);
   Futex(&slot->state, FUTEX_WAKE_PRIVATE, 1, nullptr);
   errno = saved_errno;
@@ -326,6 +333,7 @@ bool ThreadStopper::SignalNewTasks(pid_t self, pid_t pid, int sig) {
 }
 
 bool ThreadStopper::StopAll(int timeout_ms) {
+  AwaitResumed();  // the slots of a stop released but not awaited are not free yet
   stopped_count_ = traced_count_ = slot_count_ = unstopped_count_ = 0;
   const int sig = SuspendSignal();
   if (!PrepareSuspension(sig)) return false;
@@ -358,23 +366,53 @@ bool ThreadStopper::StopAll(int timeout_ms) {
   return true;
 }
 
-void ThreadStopper::ResumeAll() {
+void ThreadStopper::Release() {
+  if (released_) return;
+  release_start_ns_ = internal::MonotonicNanos();
   ptrace_.ResumeAll();  // detaches every traced thread and reaps the helper
+  detached_ns_ = internal::MonotonicNanos();
   g_release.fetch_add(1, std::memory_order_acq_rel);
   Futex(&g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  woken_ns_ = internal::MonotonicNanos();
+  released_ = true;
+}
+
+size_t ThreadStopper::handlers_not_left() const {
+  if (!released_) return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < slot_count_; ++i)
+    n += g_slots[i].state.load(std::memory_order_acquire) == kStopped;
+  return n;
+}
+
+void ThreadStopper::AwaitResumed() {
+  if (!released_) return;
   const int64_t deadline = internal::MonotonicMillis() + 2000;
+  int64_t first_left = INT64_MAX, last_left = 0;  // no signalled thread: none to wait for
   for (size_t i = 0; i < slot_count_; ++i) {
     Slot& s = g_slots[i];
-    while (s.state.load(std::memory_order_acquire) == kStopped &&
+    uint32_t state;
+    while ((state = s.state.load(std::memory_order_acquire)) == kStopped &&
            internal::MonotonicMillis() < deadline) {
       timespec ts{0, 1000000};
       Futex(&s.state, FUTEX_WAIT_PRIVATE, kStopped, &ts);
     }
+    if (state == kResumed) {
+      if (s.left_ns > last_left) last_left = s.left_ns;
+      if (s.left_ns < first_left) first_left = s.left_ns;
+    }
+    if (state == kStopped) last_left = internal::MonotonicNanos();  // not left in 2 s: now
   }
+  // Every thread was released once the controller's wake returned, or earlier: once the traced
+  // ones were detached and the first handler to run had woken all the others.
+  const int64_t all_woken = first_left > detached_ns_ ? first_left : detached_ns_;
+  released_ns_ = all_woken < woken_ns_ ? all_woken : woken_ns_;
+  running_ns_ = last_left > released_ns_ ? last_left : released_ns_;
   // Late handlers of abandoned slots see state != kSignalled and return at once.
   g_slot_count.store(0, std::memory_order_release);
   sigaction(SuspendSignal(), &g_old_action, nullptr);
   slot_count_ = 0;
+  released_ = false;
 }
 
 }  // namespace heapkit::check

@@ -19,9 +19,18 @@
 // with HEAP_CHECK_SUSPEND_SIGNAL=<number>. The previous disposition is restored after each check.
 //
 // Rules while stopped: the controller never mallocs and takes no allocator lock; slots live in
-// an mmap'd array; handlers only use async-signal-safe calls. Resume() waits until every handler
-// has left its slot so the slots can be reused by the next check, and until the ptrace helper
-// has detached every thread and exited.
+// an mmap'd array; handlers only use async-signal-safe calls.
+//
+// Resuming has two steps. Release() ends the pause: the ptrace helper detaches every thread it
+// traced and exits, and one futex wake frees every handler; from then on every stopped thread
+// may run, and when it does is the scheduler's business (with more busy threads than cores, the
+// last one may wait a time slice or more). The first thread woken may preempt the controller
+// before its wake has reached the others: so every handler, as it leaves, wakes the ones still
+// asleep too, and whichever released thread runs first finishes the release. AwaitResumed() then
+// waits, bounded, until every released handler has left its slot. Invariant: no slot is reused (no
+// StopAll, no new slot count) before AwaitResumed has returned — a handler still in its slot writes
+// kResumed into it on its way out — so StopAll and the destructor call AwaitResumed for a caller
+// that did not. ResumeAll() does both steps.
 #pragma once
 
 #include <sys/types.h>
@@ -40,7 +49,24 @@ class ThreadStopper {
   // nothing is stopped. Threads that cannot be stopped (ptrace refused) or do not answer within
   // timeout_ms are reported and skipped.
   bool StopAll(int timeout_ms);
-  void ResumeAll();
+  // The end of the pause: every stopped thread may run again (traced ones detached, handlers
+  // woken). The slots stay in use until AwaitResumed.
+  void Release();
+  // After Release: waits until every released handler has left its slot (at most 2 s), then
+  // restores the signal's previous disposition. The slots are free for the next stop after it.
+  void AwaitResumed();
+  void ResumeAll() {
+    Release();
+    AwaitResumed();
+  }
+  ~ThreadStopper() { AwaitResumed(); }
+  // Released handlers that have not left their slot yet (0 once AwaitResumed returned).
+  size_t handlers_not_left() const;
+  // After AwaitResumed (CLOCK_MONOTONIC ns): when Release began; when every stopped thread had
+  // been released (the end of the pause); when the last of them had left its handler.
+  int64_t release_start_ns() const { return release_start_ns_; }
+  int64_t released_ns() const { return released_ns_; }
+  int64_t running_ns() const { return running_ns_; }
 
   size_t stopped_count() const { return stopped_count_; }  // by either means
   size_t traced_count() const { return traced_count_; }    // of which by ptrace
@@ -67,6 +93,12 @@ class ThreadStopper {
   size_t slot_count_ = 0;
   size_t unstopped_count_ = 0;
   pid_t unstopped_[kMaxUnstoppedListed] = {};
+  bool released_ = false;  // Release done, AwaitResumed not yet
+  int64_t release_start_ns_ = 0;
+  int64_t detached_ns_ = 0;  // the traced threads detached
+  int64_t woken_ns_ = 0;     // the controller's futex wake returned
+  int64_t released_ns_ = 0;
+  int64_t running_ns_ = 0;
 };
 
 // The real-time signal used for suspension.

@@ -66,8 +66,8 @@ inline constexpr Setting kAllocSettings[] = {
      .type = SettingType::kBool,
      .default_text = "false",
      .allowed = "bool",
-     .meaning = "grow the page heap in whole 2 MiB pages advised MADV_HUGEPAGE (cheaper fork: "
-                "a snapshot leak check's pause)",
+     .meaning = "grow the page heap and the metadata arena in whole 2 MiB pages advised "
+                "MADV_HUGEPAGE (cheaper fork: a snapshot leak check's pause)",
      .default_value = 0},
     {.name = "PERFTOOLS_VERBOSE",
      .type = SettingType::kInteger,

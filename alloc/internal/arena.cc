@@ -12,6 +12,11 @@ namespace heapkit::internal {
 namespace {
 
 constexpr size_t kChunkSize = size_t{1} << 20;
+// With huge pages (SetArenaHugePages): whole, aligned transparent huge pages, one page-table
+// entry each for a fork to copy.
+constexpr size_t kHugeChunkSize = kSystemHugePageSize;
+static_assert(kHugeChunkSize >= kChunkSize);
+HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<bool> arena_huge_pages{false};
 constexpr size_t kMinBucketShift = 4;   // 16 B
 constexpr size_t kMaxBucketShift = 16;  // 64 KiB
 constexpr int kNumBuckets = kMaxBucketShift - kMinBucketShift + 1;
@@ -26,9 +31,9 @@ HEAPKIT_ALWAYS_WRITTEN_DATA std::atomic<size_t> arena_system_bytes{0};
 
 // Every mapping of the arena, so that statistics can tell its resident pages from reserved ones
 // (ForEachArenaMapping). Each chunk begins with the address of the chunk before it (a pointer
-// into the arena, never into the user heap). Direct mappings (large ArenaAlloc and MetaAlloc
-// blocks) are listed in nodes carved from the arena, guarded by mapping_lock; a node whose
-// block was unmapped goes on the spare list.
+// into the arena, never into the user heap) and its size. Direct mappings (large ArenaAlloc and
+// MetaAlloc blocks) are listed in nodes carved from the arena, guarded by mapping_lock; a node
+// whose block was unmapped goes on the spare list.
 constexpr size_t kChunkHeader = 16;
 struct DirectMapping {
   uintptr_t start;
@@ -76,7 +81,12 @@ int BucketFor(size_t size) {
   return static_cast<int>(shift - kMinBucketShift);
 }
 
+// A chunk's size, from its header.
+size_t ChunkBytes(uintptr_t chunk) { return reinterpret_cast<const uintptr_t*>(chunk)[1]; }
+
 }  // namespace
+
+void SetArenaHugePages(bool on) { arena_huge_pages.store(on, std::memory_order_relaxed); }
 
 void* ArenaAlloc(size_t size, size_t align) {
   if (align < 16) align = 16;
@@ -92,11 +102,16 @@ void* ArenaAlloc(size_t size, size_t align) {
   HEAPKIT_DCHECK(align <= 4096);  // offsets in a page-aligned chunk
   SpinLockHolder h(&arena_lock);
   size_t offset = (arena_used + align - 1) & ~(align - 1);  // chunks are page-aligned
-  if (arena_chunk == 0 || offset + size > kChunkSize) {
-    void* chunk = SystemAlloc(kChunkSize, 4096);
+  if (arena_chunk == 0 || offset + size > ChunkBytes(arena_chunk)) {
+    const bool huge = arena_huge_pages.load(std::memory_order_relaxed);
+    const size_t bytes = huge ? kHugeChunkSize : kChunkSize;
+    void* chunk = SystemAlloc(bytes, huge ? kHugeChunkSize : 4096);
     if (chunk == nullptr) return nullptr;
-    arena_system_bytes.fetch_add(kChunkSize, std::memory_order_relaxed);
-    *static_cast<uintptr_t*>(chunk) = arena_chunk;  // the chain ForEachArenaMapping walks
+    if (huge) SystemAdviseHugePages(chunk, bytes);
+    arena_system_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    auto* header = static_cast<uintptr_t*>(chunk);
+    header[0] = arena_chunk;  // the chain ForEachArenaMapping walks
+    header[1] = bytes;
     arena_chunk = reinterpret_cast<uintptr_t>(chunk);
     offset = (kChunkHeader + align - 1) & ~(align - 1);
   }
@@ -163,7 +178,8 @@ void ForEachArenaMapping(void (*fn)(void* ctx, uintptr_t start, size_t bytes), v
     chunk = arena_chunk;
   }
   // Chunk headers never change once written, so the chain is walked without the lock.
-  for (; chunk != 0; chunk = *reinterpret_cast<const uintptr_t*>(chunk)) fn(ctx, chunk, kChunkSize);
+  for (; chunk != 0; chunk = *reinterpret_cast<const uintptr_t*>(chunk))
+    fn(ctx, chunk, ChunkBytes(chunk));
   SpinLockHolder h(&mapping_lock);
   for (const DirectMapping* node = direct_mappings; node != nullptr; node = node->next) {
     fn(ctx, node->start, node->bytes);

@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "alloc/internal/arena.h"
 
 namespace heapkit::alloc {
 namespace {
@@ -323,6 +327,37 @@ TEST_F(PageHeapTest, HugePagesGrowInAlignedAdvisedTwoMiBPages) {
   heap_->Delete(big);
   heap_->Delete(small);
   ExpectAccounted();
+}
+
+struct ArenaMappings {
+  std::vector<std::pair<uintptr_t, size_t>> list;
+  static void Add(void* ctx, uintptr_t start, size_t bytes) {
+    static_cast<ArenaMappings*>(ctx)->list.emplace_back(start, bytes);
+  }
+};
+
+// With huge pages (TCMALLOC_HUGE_PAGES) the metadata arena's new chunks are whole, aligned
+// 2 MiB pages advised MADV_HUGEPAGE too: the runtime's tables cost a fork one entry per 2 MiB.
+TEST(MetadataArena, HugePagesMapAlignedAdvisedTwoMiBChunks) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+    GTEST_SKIP() << "no transparent huge pages in this kernel";
+  ArenaMappings before;
+  internal::ForEachArenaMapping(&ArenaMappings::Add, &before);
+  internal::SetArenaHugePages(true);
+  std::pair<uintptr_t, size_t> chunk{0, 0};
+  // 200 KiB blocks (carved from chunks, not mapped apart) until a new chunk was needed.
+  for (int i = 0; i < 16 && chunk.first == 0; ++i) {
+    ASSERT_NE(internal::ArenaAlloc(200 << 10), nullptr);
+    ArenaMappings now;
+    internal::ForEachArenaMapping(&ArenaMappings::Add, &now);
+    for (const auto& m : now.list)
+      if (std::find(before.list.begin(), before.list.end(), m) == before.list.end()) chunk = m;
+  }
+  internal::SetArenaHugePages(false);
+  ASSERT_NE(chunk.first, 0u) << "no new arena chunk after 3.2 MB of blocks";
+  EXPECT_EQ(chunk.second, size_t{2} << 20);
+  EXPECT_EQ(chunk.first % (size_t{2} << 20), 0u);
+  EXPECT_TRUE(HasFlag(VmFlagsOfMappingAt(chunk.first), "hg")) << VmFlagsOfMappingAt(chunk.first);
 }
 
 TEST_F(PageHeapTest, NoHugePageAdviceByDefault) {

@@ -6,11 +6,13 @@
 //
 //   HEAPCHECK=local snapshot_pause <MiB live heap> <checks per kind> [write] [saturate]
 //
-// Per check: the pause (threads stopped -> resumed), the fork inside it, the whole check, and
-// for a snapshot the copy's largest private memory while it ran (its scratch plus the pages the
-// program wrote meanwhile: the extra memory a check costs), sampled from
-// /proc/<copy>/smaps_rollup. Also: a bare stop + resume, and a bare fork of the same process
-// with nothing stopped (fork's page-table copy alone).
+// Per check: the pause (threads stopped -> released) in parts (the stop, the fork, the release,
+// the rest), the time from the release until the last thread has left its handler (running
+// again), the whole check, and for a snapshot the copy's largest private memory while it ran (its
+// scratch plus the pages the program wrote meanwhile: the extra memory a check costs), sampled from
+// /proc/<copy>/smaps_rollup. Also, before and after the checks: a bare stop + resume, a bare
+// fork of the same process inside a stop (fork's page-table copy alone: the floor), and how
+// much of the memory is in huge pages (a write into a huge page a copy shares splits it).
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -143,16 +145,102 @@ long ProcKib(const char* file, const char* field) {
 
 // What the fork copies: the resident memory, how much of it is in transparent huge pages (one
 // page-table entry per 2 MiB), and the page tables themselves.
-void PrintMemory(const char* when) {
+// What the fork copies entry by entry: the resident private memory of each mapping not in
+// huge pages (Rss - AnonHugePages of /proc/self/smaps; file-backed pages that were never
+// written are shared, not copied, but counted here too). Prints the total and the largest few
+// mappings by size (no addresses: the name or "[anon]").
+void PrintSmallPageMappings() {
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return;
+  struct Mapping {
+    long small_kib;
+    long size_kib;
+    char name[64];
+  };
+  std::vector<Mapping> maps;
+  char line[512];
+  Mapping cur{0, 0, ""};
+  long rss = 0, huge = 0, private_kib = 0;
+  auto flush = [&] {
+    cur.small_kib = std::min(rss - huge, private_kib);
+    if (cur.size_kib > 0) maps.push_back(cur);
+  };
+  while (fgets(line, sizeof line, f) != nullptr) {
+    unsigned long lo, hi;
+    char perms[8];
+    int consumed = 0;
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &consumed) == 3) {
+      flush();
+      cur = Mapping{0, static_cast<long>((hi - lo) >> 10), ""};
+      const char* name = line + consumed;
+      while (*name == ' ') ++name;
+      snprintf(cur.name, sizeof cur.name, "%s", *name == '\n' || *name == '\0' ? "[anon]\n" : name);
+      cur.name[strcspn(cur.name, "\n")] = '\0';
+      rss = huge = private_kib = 0;
+      continue;
+    }
+    long v;
+    if (sscanf(line, "Rss: %ld kB", &v) == 1) rss = v;
+    if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1) huge = v;
+    if (sscanf(line, "Private_Dirty: %ld kB", &v) == 1) private_kib = v;
+  }
+  flush();
+  fclose(f);
+  std::sort(maps.begin(), maps.end(),
+            [](const Mapping& a, const Mapping& b) { return a.small_kib > b.small_kib; });
+  long total = 0;
+  for (const Mapping& m : maps) total += m.small_kib;
+  printf("  private dirty memory in 4 KiB pages: %ld MiB in %zu mappings; largest:", total >> 10,
+         maps.size());
+  for (size_t i = 0; i < maps.size() && i < 4; ++i)
+    printf("%s %ld MiB of a %ld MiB %s", i ? "," : "", maps[i].small_kib >> 10,
+           maps[i].size_kib >> 10, maps[i].name);
+  printf("\n");
+}
+
+// Returns the MiB in huge pages.
+long PrintMemory(const char* when) {
+  const long huge_mib = ProcKib("/proc/self/smaps_rollup", "AnonHugePages") >> 10;
   printf("%s: RSS %ld MiB, of it in huge pages %ld MiB; page tables %ld KiB\n", when,
-         ProcKib("/proc/self/status", "VmRSS") >> 10,
-         ProcKib("/proc/self/smaps_rollup", "AnonHugePages") >> 10,
+         ProcKib("/proc/self/status", "VmRSS") >> 10, huge_mib,
          ProcKib("/proc/self/status", "VmPTE"));
+  PrintSmallPageMappings();
+  return huge_mib;
 }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double Max(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
+
+std::vector<double> g_stop_resume;  // the bare stop + resume rounds
+
+// Five rounds of a bare stop + resume and of a bare fork inside a stop (the copy exits at
+// once): fork's page-table copy alone, the floor of a snapshot's pause. Returns the median
+// fork.
+double BareFork() {
+  namespace hc = heapkit::check;
+  std::vector<double> bare_fork;
+  for (int i = 0; i < 5; ++i) {
+    hc::ThreadStopper stopper;
+    double t0 = Now();
+    stopper.StopAll(2000);
+    stopper.ResumeAll();
+    g_stop_resume.push_back(Now() - t0);
+    hc::ThreadStopper again;
+    again.StopAll(2000);
+    t0 = Now();
+    const long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid == 0) syscall(SYS_exit_group, 0);
+    bare_fork.push_back(Now() - t0);
+    again.ResumeAll();
+    waitpid(static_cast<pid_t>(pid), nullptr, 0);
+  }
+  return Median(bare_fork);
 }
 
 }  // namespace
@@ -164,6 +252,9 @@ int main(int argc, char** argv) {
   }
   const size_t mib = strtoull(argv[1], nullptr, 10);
   const int checks = atoi(argv[2]);
+  // SNAPSHOT_PAUSE_STW_CHECKS: how many stop-the-world checks (default: as many as snapshots).
+  const char* stw = getenv("SNAPSHOT_PAUSE_STW_CHECKS");
+  const int stw_checks = stw != nullptr && *stw != '\0' ? atoi(stw) : checks;
   for (int i = 3; i < argc; ++i) {
     if (strcmp(argv[i], "write") == 0) g_write = true;
     if (strcmp(argv[i], "saturate") == 0) g_saturate = true;
@@ -184,79 +275,28 @@ int main(int argc, char** argv) {
   pthread_create(&sampler, nullptr, Sampler, nullptr);
   usleep(200000);
 
-  // A bare stop + resume, and a bare fork inside a stop (the copy exits at once): fork's
-  // page-table copy alone.
-  std::vector<double> stop_resume, bare_fork;
-  for (int i = 0; i < 5; ++i) {
-    hc::ThreadStopper stopper;
-    double t0 = Now();
-    stopper.StopAll(2000);
-    stopper.ResumeAll();
-    stop_resume.push_back(Now() - t0);
-    hc::ThreadStopper again;
-    again.StopAll(2000);
-    t0 = Now();
-    const long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid == 0) syscall(SYS_exit_group, 0);
-    bare_fork.push_back(Now() - t0);
-    again.ResumeAll();
-    waitpid(static_cast<pid_t>(pid), nullptr, 0);
-  }
-  // The pause's parts as a snapshot check has them: the stop, the fork, and the resume with the
-  // copy alive (it waits, signals blocked, for SIGCONT, as the check's copy waits for Finish):
-  // every page the resumed threads write is then a copy-on-write fault.
-  std::vector<double> stop_s, fork_alive_s, resume_s;
-  for (int i = 0; i < 5; ++i) {
-    hc::ThreadStopper stopper;
-    const double t0 = Now();
-    stopper.StopAll(2000);
-    const double t1 = Now();
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    const long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid == 0) {
-      int sig;
-      sigset_t go;
-      sigemptyset(&go);
-      sigaddset(&go, SIGCONT);
-      sigwait(&go, &sig);
-      syscall(SYS_exit_group, 0);
-    }
-    const double t2 = Now();
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    stopper.ResumeAll();
-    const double t3 = Now();
-    kill(static_cast<pid_t>(pid), SIGCONT);
-    waitpid(static_cast<pid_t>(pid), nullptr, 0);
-    stop_s.push_back(t1 - t0);
-    fork_alive_s.push_back(t2 - t1);
-    resume_s.push_back(t3 - t2);
-  }
+  const double bare_before_ms = BareFork() * 1e3;
   printf("heap %zu MiB (%zu objects), %d busy threads%s%s\n", mib, g_count, kBusy,
          g_write ? " writing into the heap" : "", g_saturate ? ", saturating" : ", in bursts");
   const char* huge = getenv("TCMALLOC_HUGE_PAGES");
-  printf("heap pages: %s; built in %.1f s\n",
-         huge != nullptr && strcmp(huge, "true") == 0 ? "TCMALLOC_HUGE_PAGES=true" : "default",
+  const bool huge_pages = huge != nullptr && strcmp(huge, "true") == 0;
+  printf("heap pages: %s; built in %.1f s\n", huge_pages ? "TCMALLOC_HUGE_PAGES=true" : "default",
          build_s);
-  PrintMemory("before the checks");
+  const long huge_before_mib = PrintMemory("before the checks");
   printf("bare stop+resume: median %.2f ms; bare fork (threads stopped): median %.2f ms\n",
-         Median(stop_resume) * 1e3, Median(bare_fork) * 1e3);
-  printf(
-      "a snapshot's pause in parts (copy alive): stop median %.2f ms (max %.2f), fork %.2f ms "
-      "(max %.2f), resume %.2f ms (max %.2f)\n",
-      Median(stop_s) * 1e3, *std::max_element(stop_s.begin(), stop_s.end()) * 1e3,
-      Median(fork_alive_s) * 1e3, *std::max_element(fork_alive_s.begin(), fork_alive_s.end()) * 1e3,
-      Median(resume_s) * 1e3, *std::max_element(resume_s.begin(), resume_s.end()) * 1e3);
+         Median(g_stop_resume) * 1e3, bare_before_ms);
 
   hc::CheckConfig config = hc::CheckerSettings().config;
   hc::CheckResult result;
   uintptr_t regs[6];
   HEAPKIT_CAPTURE_CALLEE_SAVED(regs);
-  std::vector<double> pause[2], fork_s[2], total[2];
+  // [0]: stop-the-world, [1]: snapshot.
+  std::vector<double> pause[2], resuming[2], stopping[2], releasing[2], other[2], fork_s, total[2];
   std::vector<double> copy_mib;
-  for (int i = 0; i < 2 * checks; ++i) {
-    const int snapshot = i % 2 == 0;
+  int done[2] = {0, 0};
+  while (done[1] < checks || done[0] < stw_checks) {
+    // Alternated while both kinds have checks left.
+    const int snapshot = done[1] < checks && (done[1] <= done[0] || done[0] >= stw_checks);
     config.fork_snapshot = snapshot;
     g_copy_private_kib = 0;
     g_sampling = snapshot;
@@ -274,31 +314,56 @@ int main(int argc, char** argv) {
       fprintf(stderr, "the snapshot check fell back to stopping the threads\n");
       return 1;
     }
+    const double rest = result.seconds_stopped - result.seconds_stopping - result.seconds_forking -
+                        result.seconds_releasing;
     pause[snapshot].push_back(result.seconds_stopped);
-    fork_s[snapshot].push_back(result.seconds_forking);
+    resuming[snapshot].push_back(result.seconds_resuming);
+    stopping[snapshot].push_back(result.seconds_stopping);
+    releasing[snapshot].push_back(result.seconds_releasing);
+    other[snapshot].push_back(rest);
     total[snapshot].push_back(result.seconds_total);
-    if (snapshot) copy_mib.push_back(g_copy_private_kib.load() / 1024.0);
+    if (snapshot) {
+      fork_s.push_back(result.seconds_forking);
+      copy_mib.push_back(g_copy_private_kib.load() / 1024.0);
+    }
     printf(
-        "check %2d %-14s pause %8.2f ms (fork %7.2f ms)  total %8.1f ms  live %llu%s\n", i,
-        snapshot ? "snapshot" : "stop-the-world", result.seconds_stopped * 1e3,
-        result.seconds_forking * 1e3, result.seconds_total * 1e3,
+        "check %2d %-14s pause %8.2f ms (stop %.2f, fork %.2f, release %.2f, other %.2f ms); "
+        "running again %.2f ms later; total %8.1f ms; live %llu%s\n",
+        done[0] + done[1], snapshot ? "snapshot" : "stop-the-world", result.seconds_stopped * 1e3,
+        result.seconds_stopping * 1e3, result.seconds_forking * 1e3, result.seconds_releasing * 1e3,
+        rest * 1e3, result.seconds_resuming * 1e3, result.seconds_total * 1e3,
         static_cast<unsigned long long>(result.live_objects),
-        snapshot
-            ? (" copy private " + std::to_string(g_copy_private_kib.load() / 1024) + " MiB").c_str()
-            : "");
+        snapshot ? ("; copy private " + std::to_string(g_copy_private_kib.load() / 1024) + " MiB")
+                       .c_str()
+                 : "");
     fflush(stdout);
+    ++done[snapshot];
   }
-  PrintMemory("after the checks");
+  const long huge_after_mib = PrintMemory("after the checks");
+  const double bare_after_ms = BareFork() * 1e3;
   g_stop = true;
   for (pthread_t t : busy) pthread_join(t, nullptr);
   pthread_join(sampler, nullptr);
+  // One line with every figure (medians over the checks of each kind).
+  const char* tag = huge_pages ? " huge" : "";
   printf(
-      "summary %zu MiB%s%s: stop-the-world pause median %.1f ms (total %.1f ms); snapshot pause "
-      "median %.2f ms, of it fork %.2f ms (total %.1f ms); %.2f ms per GiB; copy private "
-      "memory median %.0f MiB\n",
-      mib, g_write ? " write" : "", huge != nullptr && strcmp(huge, "true") == 0 ? " huge" : "",
-      Median(pause[0]) * 1e3, Median(total[0]) * 1e3, Median(pause[1]) * 1e3,
-      Median(fork_s[1]) * 1e3, Median(total[1]) * 1e3, Median(pause[1]) * 1e3 / (mib / 1024.0),
-      Median(copy_mib));
+      "summary %zu MiB%s%s: snapshot pause median %.2f ms (max %.2f), %.2f ms per GiB; parts: "
+      "stop %.2f, fork %.2f, release %.2f, other %.2f ms; running again %.2f ms after the "
+      "release (max %.2f); total %.1f ms; copy private memory %.0f MiB\n",
+      mib, g_write ? " write" : "", tag, Median(pause[1]) * 1e3, Max(pause[1]) * 1e3,
+      Median(pause[1]) * 1e3 / (mib / 1024.0), Median(stopping[1]) * 1e3, Median(fork_s) * 1e3,
+      Median(releasing[1]) * 1e3, Median(other[1]) * 1e3, Median(resuming[1]) * 1e3,
+      Max(resuming[1]) * 1e3, Median(total[1]) * 1e3, Median(copy_mib));
+  printf(
+      "summary %zu MiB%s%s: floor: bare fork %.2f ms before the checks, %.2f ms after; "
+      "bare stop+resume %.2f ms; in huge pages %ld MiB before, %ld MiB after\n",
+      mib, g_write ? " write" : "", tag, bare_before_ms, bare_after_ms, Median(g_stop_resume) * 1e3,
+      huge_before_mib, huge_after_mib);
+  if (stw_checks > 0)
+    printf(
+        "summary %zu MiB%s%s: stop-the-world pause median %.1f ms (total %.1f ms); running "
+        "again %.2f ms after the release\n",
+        mib, g_write ? " write" : "", tag, Median(pause[0]) * 1e3, Median(total[0]) * 1e3,
+        Median(resuming[0]) * 1e3);
   return 0;
 }

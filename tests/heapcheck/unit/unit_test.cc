@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -533,6 +536,73 @@ TEST(ThreadStopper, StopsASignalBlockingThreadWithPtraceAndDetaches) {
   }
   g_stop = true;
   pthread_join(t, nullptr);
+}
+
+std::atomic<long> g_held_progress{0};
+std::atomic<pid_t> g_held_tid{0};
+
+void* HeldSpinner(void*) {
+  g_held_tid.store(gettid());
+  while (!g_stop.load()) g_held_progress.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+// Holds thread `tid` of the parent in a ptrace stop (a debugger's interrupt) until told to let
+// go: one byte on `held_fd` once it is held (or '!' if the kernel refused), then waits for one
+// byte on `go_fd` and detaches. System calls only (a raw clone of the test process).
+[[noreturn]] void HoldThread(pid_t tid, int held_fd, int go_fd) {
+  char c = '!';
+  int status;
+  if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0 &&
+      ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0 && waitpid(tid, &status, __WALL) == tid)
+    c = 'h';
+  (void)!write(held_fd, &c, 1);
+  (void)!read(go_fd, &c, 1);
+  ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+  _exit(0);
+}
+
+// The pause ends at the release, not when the last thread has run again: a stopped thread that
+// cannot run yet (held in its handler by an outside ptrace stop, as a busy scheduler holds it
+// for a time slice) is released all the same, and Release returns without waiting for it.
+// AwaitResumed waits for it to leave its slot, before any slot can be reused.
+TEST(ThreadStopper, ReleaseEndsThePauseWithoutWaitingForAHandlerToLeave) {
+  g_stop = false;
+  g_held_tid = 0;
+  pthread_t t;
+  pthread_create(&t, nullptr, HeldSpinner, nullptr);
+  while (g_held_tid.load() == 0 || g_held_progress.load() == 0) usleep(100);
+  ThreadStopper stopper;
+  ASSERT_TRUE(stopper.StopAll(2000));
+  EXPECT_EQ(stopper.handlers_not_left(), 0u) << "nothing is released before Release";
+  int held[2], go[2];
+  ASSERT_EQ(pipe(held), 0);
+  ASSERT_EQ(pipe(go), 0);
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // Yama's scope 1 (EINVAL without Yama)
+  const long tracer = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (tracer == 0) HoldThread(g_held_tid.load(), held[1], go[0]);
+  ASSERT_GT(tracer, 0);
+  char c = 0;
+  ASSERT_EQ(read(held[0], &c, 1), 1);
+  if (c == 'h') {
+    stopper.Release();
+    EXPECT_EQ(stopper.handlers_not_left(), 1u)
+        << "Release must return while the held thread is still in its handler";
+    const long before = g_held_progress.load();
+    ASSERT_EQ(write(go[1], "g", 1), 1);  // let go: it leaves its handler when scheduled
+    stopper.AwaitResumed();
+    EXPECT_EQ(stopper.handlers_not_left(), 0u);
+    while (g_held_progress.load() == before) usleep(100);  // runs again (a hang guards it)
+  } else {
+    stopper.ResumeAll();
+  }
+  int status;
+  waitpid(static_cast<pid_t>(tracer), &status, 0);
+  prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+  for (int fd : {held[0], held[1], go[0], go[1]}) close(fd);
+  g_stop = true;
+  pthread_join(t, nullptr);
+  if (c != 'h') GTEST_SKIP() << "ptrace refused here: cannot hold a thread in its handler";
 }
 
 // ---- one check at a time (check_gate.h) ----
