@@ -126,6 +126,8 @@ void Profile::AddProfile(const Profile& other, bool negate) {
   }
   has_alloc_columns = has_alloc_columns || other.has_alloc_columns;
   variance_recorded = variance_recorded && other.variance_recorded;
+  shares_samples =
+      shares_samples || other.shares_samples || (dump_pid != 0 && dump_pid == other.dump_pid);
   symbols.insert(symbols.end(), other.symbols.begin(), other.symbols.end());
   symbols_partial = symbols_partial || other.symbols_partial;
   MergeSampleTypes(other);

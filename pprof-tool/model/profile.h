@@ -121,6 +121,11 @@ struct Profile {
   // Every sample's variance was recorded by the profiler (heapkit's `# heapkit: variance`
   // lines, profile.proto's *_variance sample types: model/estimate.h), none derived.
   bool variance_recorded = false;
+  // Combined (AddProfile: --base, --merge) with a dump of the same process (same pid), whose
+  // samples are partly the same objects' (one sampling decision per object, live at both
+  // dumps): their variances do not add, the sum of both sides' bounds a difference's from
+  // above. Profiles of different processes are sampled independently: false.
+  bool shares_samples = false;
   std::string maps_text;                // the mapping section, verbatim (for libdwfl)
   std::vector<Mapping> mappings;        // same, parsed
   std::vector<EmbeddedSymbol> symbols;  // from a "--- symbol" section (--raw output), else empty

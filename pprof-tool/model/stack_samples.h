@@ -63,6 +63,7 @@ struct StackSample {
   SampleValues values =
       {};  // all four un-sampled values, summed like `value` (PipelineOptions::all_values)
   double variance = 0;  // the sampling variance of `value` (model/estimate.h), summed likewise
+  SampleValues variances = {};  // the four values' sampling variances, summed like `values`
 };
 
 enum class Granularity { kFunctions, kLines, kFiles, kAddresses };

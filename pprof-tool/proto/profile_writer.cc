@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,6 +13,8 @@
 #include <google/protobuf/arena.h>
 
 #include "profile.pb.h"
+#include "pprof-tool/model/estimate.h"
+#include "profiler/format/heap_sample_values.h"
 #include "profiler/symbolize/build_id.h"
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
@@ -27,6 +30,7 @@ struct ExportedType {
   SampleType type;
   const char* name;
   const char* unit;
+  bool variance = false;  // the sampling variance of `type`'s value, not the value
 };
 
 constexpr ExportedType kHeapTypes[] = {
@@ -35,6 +39,37 @@ constexpr ExportedType kHeapTypes[] = {
     {SampleType::kInuseObjects, "inuse_objects", "count"},
     {SampleType::kInuseSpace, "inuse_space", "bytes"},
 };
+
+// The variance types are the runtime's (prof::kVarianceValues: the files of HEAP_PROFILE_FORMAT
+// and the HTTP endpoint), in its order: one per heap type, named after it.
+constexpr bool VarianceTypesFollowHeapTypes() {
+  if (prof::kVarianceValueCount != std::size(kHeapTypes)) return false;
+  for (size_t i = 0; i < std::size(kHeapTypes); ++i) {
+    const std::string_view variance = prof::kVarianceValues[i].type.type;
+    const std::string_view value = kHeapTypes[i].name;
+    if (variance.substr(0, value.size()) != value || variance.substr(value.size()) != "_variance")
+      return false;
+  }
+  return true;
+}
+static_assert(VarianceTypesFollowHeapTypes());
+
+// A sample's exported value: its rounded estimate, or its variance as the runtime writes one.
+int64_t ExportedValue(const StackSample& s, const ExportedType& t) {
+  if (t.variance) return prof::VarianceSampleValue(SelectValue(s.variances, t.type));
+  return std::llround(SelectValue(s.values, t.type));
+}
+
+// The variances go into the file only as the profiler recorded them (a sampled profile whose
+// every sample carried its variance), summed over independently sampled profiles: what
+// pprof-tool derives from a row's mean size, or from a view's lines, is its display and never
+// data a reader could take for the profiler's. A combination with another dump of the same
+// process (--base, --merge) shares samples, so its summed variances are not the result's
+// either: none are written.
+bool ExportsRecordedVariance(const Profile& profile, const ProtoWriteOptions& options) {
+  return profile.variance_recorded && !profile.shares_samples && !options.heapcheck &&
+         UnsamplingRate(profile) > 1;
+}
 
 struct ViewPairHash {
   size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
@@ -75,10 +110,12 @@ class ProtoBuilder {
     for (const StackSample& s : run.samples) {
       bool any = false;
       for (size_t column = 0; column < types.size(); ++column) {
-        values[column] = std::llround(SelectValue(s.values, types[column].type));
+        values[column] = ExportedValue(s, types[column]);
         any = any || values[column] != 0;
       }
-      if (!any) continue;  // e.g. a leak-checker export of a stack with alloc values only
+      // e.g. a leak-checker export of a stack with alloc values only; a sampled difference
+      // that nets to 0 keeps its variance, and so its sample
+      if (!any) continue;
       pb::Sample* sample = out_->add_sample();
       sample->mutable_value()->Add(values.begin(), values.end());
       sample->mutable_location_id()->Reserve(int(s.frames.size()));  // at most one per frame
@@ -247,6 +284,12 @@ bool EncodeProfileProto(const Profile& profile, Symbolizer& symbolizer,
   for (const ExportedType& t : kHeapTypes) {
     const bool inuse = t.type == SampleType::kInuseObjects || t.type == SampleType::kInuseSpace;
     if (inuse || !options.heapcheck) types.push_back(t);
+  }
+  if (ExportsRecordedVariance(profile, options)) {  // after Go's four, as the runtime writes them
+    for (int i = 0; i < prof::kVarianceValueCount; ++i) {
+      const prof::ProfileValueType& v = prof::kVarianceValues[i].type;
+      types.push_back({kHeapTypes[i].type, v.type, v.unit, /*variance=*/true});
+    }
   }
   if (HasStackResidency(profile)) {  // tcmalloc's names for the same values
     types.push_back({SampleType::kResidentSpace, "resident_space", "bytes"});

@@ -78,11 +78,12 @@ bool BuildStackSamples(const Profile& profile, Symbolizer& symbolizer,
     if (v == 0 && !(options.all_values && HasAnyValue(s.value))) continue;
     FoldedFrames(lookup, s, wrappers, &frames);
     if (!filters.Apply(frames, out->nodes, &kept)) continue;
-    const double variance = SelectValue(SampleVarianceOf(s, rate), view.sample_type);
+    const SampleValues variances = SampleVarianceOf(s, rate);
+    const double variance = SelectValue(variances, view.sample_type);
     total += v;
     total_variance += variance;
     if (index >= profile.diff_base_begin) base_total += std::fabs(v);
-    merger.Add(kept, v, s.value, variance);
+    merger.Add(kept, v, s.value, variance, variances);
   }
   merger.Finish(out);
   // The whole set, whether or not this view's stacks reach them: every view names the same.

@@ -21,14 +21,15 @@ bool StackMerger::FramesEqual::operator()(const std::vector<StackFrame>& a,
 }
 
 void StackMerger::Add(const std::vector<StackFrame>& frames, double value,
-                      const SampleValues& values, double variance) {
+                      const SampleValues& values, double variance, const SampleValues& variances) {
   auto [it, inserted] = index_.emplace(frames, samples_.size());
   if (inserted) {
-    samples_.push_back({frames, value, values, variance});
+    samples_.push_back({frames, value, values, variance, variances});
   } else {
     samples_[it->second].value += value;
     samples_[it->second].values += values;
     samples_[it->second].variance += variance;
+    samples_[it->second].variances += variances;
   }
 }
 

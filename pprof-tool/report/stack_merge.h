@@ -25,7 +25,7 @@ class StackMerger {
   explicit StackMerger(bool all_values) : all_values_(all_values) {}
 
   void Add(const std::vector<StackFrame>& frames, double value, const SampleValues& values,
-           double variance);
+           double variance, const SampleValues& variances);
 
   // The merged samples into out->samples; out->nodes keeps the nodes they use.
   void Finish(StackSamples* out);

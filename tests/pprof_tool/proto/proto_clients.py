@@ -9,6 +9,10 @@
                                       own address-only conversion
                                       of the legacy file reads like the legacy file
   proto_clients.py <args> roundtrip   legacy -> --proto -> report == legacy -> report
+  proto_clients.py <args> variance    a heapkit dump with recorded variances -> --proto: go
+                                      pprof -raw shows the four *_variance types and, per
+                                      stack, the sum of its records' lines; pprof-tool reads
+                                      back the same intervals, "recorded"
   proto_clients.py <args> decoder     Python protobuf (same schema, protoc --python_out):
                                       ids unique, references valid, string_table[0] == "",
                                       Function.start_line = the golden program's definition
@@ -269,6 +273,90 @@ def check_roundtrip():
         fail("missing sample type: exit %d, stderr %s" % (p.returncode, err))
 
 
+VARIANCE_SCALE = 1000  # each record's variance line: this times its un-sampled values
+
+
+def dump_with_variances(legacy, rate=4096):
+    """The exact legacy file as a heapkit heap_v2 dump whose records carry variance lines, each
+    VARIANCE_SCALE times the record's un-sampled values (so a stack's variance is known from its
+    exported values, whatever records the export merged into it)."""
+    import math
+    text = open(legacy).read()
+    header, rest = text.split("\n", 1)
+    body, maps = rest.split("\nMAPPED_LIBRARIES:", 1)
+    out = [header.split("@")[0] + "@ heap_v2/%d" % rate,
+           "# heapkit: dump time: 1795718736.075 pid 4242"]
+    for line in body.splitlines():
+        m = re.match(r"^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@", line)
+        if m:
+            n = [int(g) for g in m.groups()]
+            v = []
+            for count, size in ((n[0], n[1]), (n[2], n[3])):
+                scale = 1 / (1 - math.exp(-(size / count) / rate)) if count else 0
+                v += [VARIANCE_SCALE * count * scale, VARIANCE_SCALE * size * scale]
+            out.append("# heapkit: variance %.17g %.17g %.17g %.17g" % tuple(v))
+        out.append(line)
+    path = legacy + ".variance.heap"
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\nMAPPED_LIBRARIES:" + maps.rstrip("\n") +
+                "\n# heapkit: end of dump\n")
+    return path
+
+
+def raw_samples(raw):
+    """go pprof -raw: (the sample type names, [values of each sample])."""
+    lines = raw.splitlines()
+    start = lines.index("Samples:")
+    types = [t.split("/")[0] for t in lines[start + 1].split()]
+    samples = []
+    for line in lines[start + 2:]:
+        m = re.match(r"^\s*(-?\d+(?:\s+-?\d+)*):", line)
+        if m:
+            samples.append([int(x) for x in m.group(1).split()])
+        elif line and not line.startswith(" "):
+            break
+    return types, samples
+
+
+def check_variance():
+    go = shutil.which("go")
+    if not go:
+        skip("go (golang-go) is not installed")
+    env = {"HOME": A.work, "PPROF_TMPDIR": A.work, "GOCACHE": os.path.join(A.work, "gocache"),
+           "GOFLAGS": "", "GOPROXY": "off"}
+    prog, legacy = legacy_profiles()[0]
+    dump = dump_with_variances(legacy)
+    pb = export(prog, dump)
+    types, samples = raw_samples(run([go, "tool", "pprof", "-raw", pb], env=env).stdout.decode())
+    want = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"]
+    if types != want + [t + "_variance" for t in want]:
+        fail("go pprof -raw sample types %s" % types)
+        return
+    if len(samples) < 3:
+        fail("go pprof -raw: expected several samples, found %s" % samples)
+    for s in samples:  # per stack: the sum of its records' lines, each rounded once
+        for value, variance in zip(s[:4], s[4:]):
+            if abs(variance - VARIANCE_SCALE * value) > VARIANCE_SCALE:
+                fail("stack with values %s: variance %d, expected %d (+- %d)" %
+                     (s[:4], variance, VARIANCE_SCALE * value, VARIANCE_SCALE))
+    for value in VALUES:
+        interval = re.compile(r"\(± (\S+) at 95 %\)")
+        a = pprof("--text", "--error_bars", "--sample_index=" + value, prog, dump).stdout.decode()
+        b = pprof("--text", "--error_bars", "--sample_index=" + value, pb).stdout.decode()
+        ia, ib = interval.search(a), interval.search(b)
+        if not (ia and ib and ia.group(1) == ib.group(1)):
+            fail("%s: intervals differ:\n--- legacy\n%s--- proto\n%s" % (value, a, b))
+        if "recorded" not in a or "recorded" not in b:
+            fail("%s: the note does not say the variances were recorded:\n%s\n%s" % (value, a, b))
+    # A file without variance lines (the exact golden dump as heap_v2) gets none in its export.
+    plain = legacy_profiles()[2][1]
+    types, _ = raw_samples(run([go, "tool", "pprof", "-raw", export(A.pie, plain)],
+                               env=env).stdout.decode())
+    if types != want:
+        fail("an export of a dump without variance lines has sample types %s" % types)
+    print("variances written and read back: %d samples" % len(samples))
+
+
 def golden_start_lines():
     """--start-line=NAME:LINE arguments of decode_check.py: the line of each definition in the
     golden program's source, found there (InlineHelper is only ever inlined; Box<int>::Make is
@@ -498,7 +586,7 @@ def main():
     shutil.rmtree(A.work, ignore_errors=True)
     os.makedirs(A.work)
     {"go_pprof": check_go_pprof, "roundtrip": check_roundtrip, "decoder": check_decoder,
-     "go_program": check_go_program, "jemalloc": check_jemalloc,
+     "go_program": check_go_program, "jemalloc": check_jemalloc, "variance": check_variance,
      "hostile": check_hostile}[A.check]()
     if failures:
         print("%d failure(s)" % len(failures), file=sys.stderr)

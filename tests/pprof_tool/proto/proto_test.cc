@@ -12,6 +12,9 @@
 #include "pprof-tool/proto/function_names.h"
 #include "pprof-tool/proto/gzip_io.h"
 #include "pprof-tool/load/profile_file.h"
+#include "pprof-tool/model/dump_series.h"
+#include "pprof-tool/parse/legacy_parser.h"
+#include "pprof-tool/report/pipeline.h"
 #include "pprof-tool/proto/profile_reader.h"
 #include "pprof-tool/proto/profile_writer.h"
 #include "pprof-tool/proto/sample_index.h"
@@ -250,6 +253,148 @@ TEST(ProtoWriter, FunctionStartLineIsTheDeclarationLineZeroWhenUnknown) {
   for (const pb::Function& f : p.function()) start[Str(p, f.name())] = f.start_line();
   EXPECT_EQ(start,
             (std::map<std::string, int64_t>{{"Leaf", 2}, {"Outer", 8}, {"main", 0}, {"Other", 0}}));
+}
+
+// A heapkit dump's recorded variances (`# heapkit: variance` before each record): two records
+// of stack A (two size keys) and one of stack B. `pid` goes into the dump-time line.
+std::string DumpWithVariances(int pid, int64_t scale) {
+  auto v = [&](int64_t x) { return std::to_string(x * scale); };
+  return "heap profile: 4: 409600 [ 6: 614400] @ heap_v2/524288\n"
+         "# heapkit: dump time: 1795718736.075 pid " +
+         std::to_string(pid) +
+         "\n"
+         "# heapkit: variance " +
+         v(3) + " " + v(5000000000000) + " " + v(7) + " " + v(11000000000000) +
+         "\n"
+         " 2: 200000 [ 3: 300000] @ 0x1001 0x2001\n"
+         "# heapkit: variance " +
+         v(2) + " " + v(1000000000000) + " 4.4 " + v(2000000000000) +
+         "\n"
+         " 1: 8192 [ 2: 16384] @ 0x1001 0x2001\n"
+         "# heapkit: variance 0.25 " +
+         v(400000000000) + " 0.5 " + v(600000000000) +
+         "\n"
+         " 1: 201408 [ 1: 298016] @ 0x3001 0x2001\n"
+         "\nMAPPED_LIBRARIES:\n"
+         "00001000-00004000 r-xp 00000000 00:00 0    /bin/prog\n"
+         "# heapkit: end of dump\n";
+}
+
+Profile ParsedDump(const std::string& text) {
+  Profile p;
+  ParseError e;
+  EXPECT_TRUE(ParseProfileText(text, "prof.0002.heap", &p, &e)) << e.Message();
+  EXPECT_TRUE(p.variance_recorded);
+  return p;
+}
+
+// Per stack (its leaf location's address): the values of the sample types named `*_variance`,
+// by type name.
+std::map<uint64_t, std::map<std::string, int64_t>> VariancesByLeaf(const pb::Profile& p) {
+  std::map<uint64_t, uint64_t> address;
+  for (const pb::Location& l : p.location()) address[l.id()] = l.address();
+  std::map<uint64_t, std::map<std::string, int64_t>> out;
+  for (const pb::Sample& s : p.sample()) {
+    for (int i = 0; i < p.sample_type_size(); ++i) {
+      const std::string& type = Str(p, p.sample_type(i).type());
+      if (type.find("_variance") != std::string::npos)
+        out[address[s.location_id(0)]][type] += s.value(i);
+    }
+  }
+  return out;
+}
+
+// pprof-tool --proto of a dump with recorded variances writes them as the runtime does: the four
+// *_variance types after Go's four, per stack the sum of its records' (rounded, at least 1), and
+// reading the file back gives the same per-stack variances and the same note.
+TEST(ProtoWriter, RecordedVariancesAreWrittenAndReadBack) {
+  Fixture fx;
+  fx.profile = ParsedDump(DumpWithVariances(4242, 1));
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  ASSERT_EQ(p.sample_type_size(), 8);
+  const char* names[] = {"alloc_objects_variance", "alloc_space_variance", "inuse_objects_variance",
+                         "inuse_space_variance"};
+  const char* units[] = {"count^2", "bytes^2", "count^2", "bytes^2"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(Str(p, p.sample_type(4 + i).type()), names[i]);
+    EXPECT_EQ(Str(p, p.sample_type(4 + i).unit()), units[i]);
+  }
+  EXPECT_EQ(Str(p, p.default_sample_type()), "inuse_space");
+  const auto by_leaf = VariancesByLeaf(p);
+  ASSERT_EQ(by_leaf.size(), 2u);
+  const std::map<std::string, int64_t>& a = by_leaf.begin()->second;  // 0x1000: two records
+  EXPECT_EQ(a.at("inuse_objects_variance"), 5);
+  EXPECT_EQ(a.at("inuse_space_variance"), 6000000000000);
+  EXPECT_EQ(a.at("alloc_objects_variance"), 11);  // 7 + 4.4, rounded
+  EXPECT_EQ(a.at("alloc_space_variance"), 13000000000000);
+  const std::map<std::string, int64_t>& b = by_leaf.rbegin()->second;  // 0x3000
+  EXPECT_EQ(b.at("inuse_objects_variance"), 1);  // 0.25: a sampled value is never exact
+  EXPECT_EQ(b.at("inuse_space_variance"), 400000000000);
+
+  Profile back;
+  ParseError error;
+  ASSERT_TRUE(DecodeProfileProto(fx.Encode(), "x.pb", &back, &error)) << error.Message();
+  EXPECT_TRUE(back.variance_recorded);
+  StackSamples before, after;
+  std::string err;
+  ASSERT_TRUE(BuildStackSamples(fx.profile, fx.symbolizer, PipelineOptions{}, &before, &err));
+  ASSERT_TRUE(BuildStackSamples(back, fx.symbolizer, PipelineOptions{}, &after, &err));
+  ASSERT_EQ(after.samples.size(), before.samples.size());
+  for (size_t i = 0; i < before.samples.size(); ++i)
+    EXPECT_DOUBLE_EQ(after.samples[i].variance, before.samples[i].variance);
+  EXPECT_EQ(after.variance_source, VarianceSource::kRecorded);
+}
+
+// No variance in the file unless the profiler recorded it: an exact profile, a sampled file
+// without the lines (pprof-tool would derive them at the rows' mean sizes: its display, not
+// data), a --heapcheck export.
+TEST(ProtoWriter, NoVarianceTypesWithoutRecordedVariances) {
+  Fixture fx;  // heap_v2 values, no variance recorded
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  EXPECT_EQ(p.sample_type_size(), 4);
+  fx.profile = ParsedDump(DumpWithVariances(4242, 1));
+  ProtoWriteOptions heapcheck;
+  heapcheck.heapcheck = true;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode(heapcheck)));
+  EXPECT_EQ(p.sample_type_size(), 2);
+  const std::string text = DumpWithVariances(4242, 1);
+  std::string without;  // the same dump with its variance lines dropped
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at) + 1;
+    if (text.compare(at, 19, "# heapkit: variance") != 0) without += text.substr(at, end - at);
+    at = end;
+  }
+  ParseError e;
+  fx.profile = Profile();
+  ASSERT_TRUE(ParseProfileText(without, "prof.0002.heap", &fx.profile, &e)) << e.Message();
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  EXPECT_EQ(p.sample_type_size(), 4);
+}
+
+// --base of a dump of another process: the samples are independent, so the difference's
+// variance is the sum of both sides' (per stack, as written). A dump of the same process shares
+// the samples of objects live at both dumps: the sum is no variance of the difference, and none
+// is written.
+TEST(ProtoWriter, BaseOfAnotherProcessAddsVariancesOfTheSameProcessWritesNone) {
+  Fixture fx;
+  fx.profile = ParsedDump(DumpWithVariances(4242, 3));
+  const Profile other_process = ParsedDump(DumpWithVariances(777, 1));
+  SubtractBase(&other_process, /*diff_base=*/false, &fx.profile);
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  ASSERT_EQ(p.sample_type_size(), 8);
+  const auto by_leaf = VariancesByLeaf(p);
+  ASSERT_EQ(by_leaf.size(), 2u);
+  EXPECT_EQ(by_leaf.begin()->second.at("inuse_space_variance"), 4 * 6000000000000);
+  EXPECT_EQ(by_leaf.rbegin()->second.at("alloc_space_variance"), 4 * 600000000000);
+
+  fx.profile = ParsedDump(DumpWithVariances(4242, 3));
+  const Profile same_process = ParsedDump(DumpWithVariances(4242, 1));
+  SubtractBase(&same_process, /*diff_base=*/false, &fx.profile);
+  ASSERT_TRUE(p.ParseFromString(fx.Encode()));
+  EXPECT_EQ(p.sample_type_size(), 4);
 }
 
 TEST(ProtoReader, RoundTripKeepsValuesNamesFilesAndLines) {
