@@ -14,8 +14,12 @@ usage: calibration_check.py <pprof-tool> <libheapkit.so> <calibration_prog> <wor
          [--seeds N] [--rates R1,R2,...] [--time_settings off,on,lifetimes,ages,peak]
          [--coverage LO:HI]
          [--rms LO:HI] [--results FILE]
-The ctest (quick) runs a few seeds with wide bands; tests/bench/pprof/calibration.sh the full
-grid with the 93-97 % / 0.9-1.1 bands.
+The ctest (quick) runs 6 seeds x 2 rates (186 functions) with bands a calibrated estimator
+leaves about once in a thousand runs: over 26 runs of 93 functions each, pooled coverage was
+0.934 +- 0.031 and rms z 1.05 +- 0.11 (the z's of one run are correlated, so the run-to-run
+spread is wider than binomial), and the bands are 3.3 of those spreads, scaled to 186, either
+side. They catch intervals a third too narrow or too wide; tests/bench/pprof/calibration.sh runs
+the full grid with the 93-97 % / 0.9-1.1 bands.
 """
 import argparse
 import math
@@ -29,12 +33,12 @@ ap.add_argument("pprof")
 ap.add_argument("lib")
 ap.add_argument("prog")
 ap.add_argument("work")
-ap.add_argument("--seeds", type=int, default=3)
+ap.add_argument("--seeds", type=int, default=6)
 ap.add_argument("--rates", default="65536,524288")
 ap.add_argument("--workloads", default="tree,cache,service")
 ap.add_argument("--time_settings", default="off")
-ap.add_argument("--coverage", default="0.88:0.995")
-ap.add_argument("--rms", default="0.8:1.25")
+ap.add_argument("--coverage", default="0.86:1.0")
+ap.add_argument("--rms", default="0.78:1.32")
 ap.add_argument("--min_samples", type=float, default=10)
 ap.add_argument("--results", default="")
 # derived: each dump is read without its `# heapkit: variance` lines, so pprof-tool computes the

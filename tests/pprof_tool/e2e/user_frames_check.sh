@@ -22,7 +22,15 @@ for mode in --alloc_space --inuse_space; do
   fi
 done
 
-HEAPCHECK=normal HEAP_CHECK_DUMP_DIRECTORY="$work" LD_PRELOAD="$lib" "$prog" 2> "$work/leaks.txt" || true
+# gperftools' interior-pointer rule (1024 B): under the default rule (any interior pointer) a
+# root word can keep one of these MiB-sized leaks alive about once in 400 runs. glibc's
+# __libc_start_call_main, the frame that calls exit() after main returns, stores a 4-byte 0
+# (the jmp_buf's mask_was_saved) into an 8-byte slot whose upper half is stale from before
+# main: the word reads 0x7fXX00000000, which points into any object that ASLR placed across
+# that 4 GiB boundary. The report then lists it under "would be leaks if interior pointers
+# beyond 1024 bytes were ignored" (valgrind: possibly lost), correctly but not here.
+HEAPCHECK=normal HEAP_CHECK_MAX_POINTER_OFFSET=1024 HEAP_CHECK_DUMP_DIRECTORY="$work" \
+  LD_PRELOAD="$lib" "$prog" 2> "$work/leaks.txt" || true
 # The first frame after each of the six largest "Leak of ..." lines.
 got=$(awk '/^Leak of/ {n++; want = (n <= 6); next} want && /^\t@/ {print $3; want = 0}' "$work/leaks.txt" \
       | sort | tr '\n' ' ' | sed 's/ $//')
