@@ -13,7 +13,9 @@
 # runs the program ~50-100x slower while the ticks keep their wall-clock period, so the helper
 # thread's share under callgrind is that much larger than natively.
 #
-#   tests/bench/profiler/time_cost.sh [--reps 7] [--cg-reps 3]
+#   tests/bench/profiler/time_cost.sh [--reps 7] [--cg-reps 3] [--on "VAR=value ..."]
+# --on: the settings of "on" instead (e.g. "HEAP_PROFILE_PEAK=1 HEAP_PROFILE_LIFETIMES=1
+# HEAP_PROFILE_AGES=1": the three time answers a dump can carry).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${HEAPKIT_BUILD_DIR:-$root/build}
@@ -21,22 +23,25 @@ bench=$build/tests/bench/profiler/profiler_bench
 heapkit=$build/libheapkit.so
 reps=7
 cg_reps=3
+all_on=(HEAP_PROFILE_PEAK=1 HEAP_PROFILE_RSS_LIMIT=64g HEAP_PROFILE_TIMELINE=100ms)
 while [[ $# -gt 0 ]]; do
   case $1 in
     --reps) reps=$2; shift 2 ;;
     --cg-reps) cg_reps=$2; shift 2 ;;
+    --on) read -r -a all_on <<< "$2"; shift 2 ;;
     *) echo "time_cost.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 work=$(mktemp -d /tmp/heapkit-time-cost.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-all_on=(HEAP_PROFILE_PEAK=1 HEAP_PROFILE_RSS_LIMIT=64g HEAP_PROFILE_TIMELINE=100ms)
 settings() { [[ $1 == on ]] && echo "${all_on[@]}" || echo HEAP_PROFILE_PEAK=0; }
 run() {  # run <off|on> <rep>
   local dir=$work/$1.$2
   mkdir -p "$dir"
-  /usr/bin/time -f "%e %U %S" -o "$dir/time" env LD_PRELOAD="$heapkit" HEAPPROFILE="$dir/prof" \
-    $(settings "$1") "$bench" 30000000 4 > /dev/null 2>&1
+  # bash's time: milliseconds (GNU time's 10 ms steps are 5 % of a 0.2 s run)
+  local TIMEFORMAT="%3R %3U %3S"
+  { time env LD_PRELOAD="$heapkit" HEAPPROFILE="$dir/prof" $(settings "$1") "$bench" 30000000 4 \
+      > /dev/null 2>&1; } 2> "$dir/time"
   read -r wall user sys < "$dir/time"
   echo "$1 $wall $(echo "$user + $sys" | bc -l)" >> "$work/times"
 }
@@ -50,6 +55,9 @@ for col in 2 3; do
   on=$(grep '^on ' "$work/times" | awk -v c=$col '{print $c}' | median)
   echo "default rate, $name s, median of $reps: off $off, on $on, on/off $(echo "$on / $off" | bc -l | xargs printf '%.4f')"
 done
+# The ratio within each interleaved pair (the machine's drift cancels): its median.
+paste <(grep '^on ' "$work/times" | awk '{print $3}') <(grep '^off ' "$work/times" | awk '{print $3}') |
+  awk '{print $1 / $2}' | median | xargs printf 'default rate, CPU on/off per pair, median of %d: %.4f\n' "$reps"
 cg() {  # cg <off|on> <extra env> <args...>: "<total> <main thread> <helper thread> <ticks>"
   local cfg=$1 extra=$2; shift 2
   rm -rf "$work/cg"; mkdir -p "$work/cg"
