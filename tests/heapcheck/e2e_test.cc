@@ -217,6 +217,19 @@ TEST_P(HeapcheckE2E, Scenario) {
     EXPECT_EQ(first.rfind("heap profile:", 0), 0u) << m[1].str();
     std::string all((std::istreambuf_iterator<char>(heap)), std::istreambuf_iterator<char>());
     EXPECT_NE(all.find("MAPPED_LIBRARIES:"), std::string::npos);
+    // gperftools' last hint suggests HEAP_CHECK_MAX_POINTER_OFFSET=-1 only under a bounded
+    // rule: any interior pointer is the default.
+    bool bounded = false;
+    for (const auto& e : s.env) {
+      static const std::regex kBounded("HEAP_CHECK_MAX_POINTER_OFFSET=[0-9]+");
+      bounded = bounded || std::regex_match(e, kBounded);
+    }
+    const std::string hint = "try rerunning this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1";
+    const size_t at = r.err.find(hint);
+    ASSERT_NE(at, std::string::npos);
+    const std::string offset_hint = " and/or with HEAP_CHECK_MAX_POINTER_OFFSET=-1\n";
+    EXPECT_EQ(r.err.compare(at + hint.size(), offset_hint.size(), offset_hint) == 0, bounded);
+    if (!bounded) EXPECT_EQ(r.err[at + hint.size()], '\n');
   } else if (s.bytes == -1) {
     EXPECT_NE(r.err.find("No leaks found for check \"_main_\""), std::string::npos);
     EXPECT_FALSE(std::regex_search(r.err, m, kLeaks));

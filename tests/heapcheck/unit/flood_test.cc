@@ -101,6 +101,62 @@ TEST(Flood, UnreadablePartsOfObjectsAreSkipped) {
   munmap(block, 4 * page);
 }
 
+// The scan reads a few words ahead of the one it looks up (the prefetches): never past its
+// range. A root region and a root object end at a PROT_NONE page, every length from 0 to 300
+// bytes and every source alignment, with the page index: each finds exactly the pointers it
+// holds, its last word included, and reads nothing beyond.
+TEST(Flood, LookAheadStopsAtTheEndOfEachRange) {
+  const size_t page = 4096;
+  auto* block = static_cast<char*>(
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(block, MAP_FAILED);
+  ASSERT_EQ(mprotect(block + page, page, PROT_NONE), 0);
+  char* const end = block + page;  // the ranges end here
+  // 40 target objects of 16 bytes in the third page, one per 64 bytes (so on one index page).
+  std::vector<HeapObject> objects;
+  char* const targets = block + 2 * page;
+  std::vector<HeapObject> with_root;
+  for (size_t i = 0; i < 40; ++i)
+    objects.push_back({reinterpret_cast<uintptr_t>(targets + 64 * i), 16, 0, 0});
+  std::vector<uint8_t> states(objects.size() + 1);
+  std::vector<uint32_t> work(objects.size() + 1);
+  for (size_t alignment : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    for (size_t length = 0; length <= 300; ++length) {
+      SCOPED_TRACE("alignment " + std::to_string(alignment) + ", length " + std::to_string(length));
+      char* const start = end - length;
+      std::memset(block, 0, page);
+      // Pointers at every 8th byte from the end backwards: target i in the i-th word from the end.
+      size_t stored = 0;
+      for (size_t i = 0; i < 40 && (i + 1) * 8 <= length; ++i, ++stored) {
+        char* target = targets + 64 * i;
+        std::memcpy(end - (i + 1) * 8, &target, sizeof(target));
+      }
+      // 1. As a root region.
+      std::vector<PageIndexEntry> memory(PageIndexCapacity(objects.data(), objects.size()));
+      PageIndex index = BuildPageIndex(objects.data(), objects.size(), memory.data(), memory.size());
+      ASSERT_NE(index.entries, nullptr);
+      FloodOptions options;
+      options.source_alignment = alignment;
+      const Region root{reinterpret_cast<uintptr_t>(start), reinterpret_cast<uintptr_t>(end)};
+      ASSERT_TRUE(Flood(objects.data(), objects.size(), &root, 1, options, states.data(),
+                        work.data(), nullptr, &index));
+      for (size_t i = 0; i < objects.size(); ++i)
+        ASSERT_EQ(states[i], i < stored ? kReachable : kLeakedDirect) << "target " << i;
+      // 2. As a root object (scanned as an object: the same loop, its own end).
+      if (length == 0) continue;
+      with_root = objects;
+      with_root.insert(with_root.begin(), {reinterpret_cast<uintptr_t>(start), length, kRootObject, 0});
+      std::vector<PageIndexEntry> memory2(PageIndexCapacity(with_root.data(), with_root.size()));
+      index = BuildPageIndex(with_root.data(), with_root.size(), memory2.data(), memory2.size());
+      ASSERT_TRUE(Flood(with_root.data(), with_root.size(), nullptr, 0, options, states.data(),
+                        work.data(), nullptr, &index));
+      for (size_t i = 0; i < objects.size(); ++i)
+        ASSERT_EQ(states[i + 1], i < stored ? kReachable : kLeakedDirect) << "target " << i;
+    }
+  }
+  munmap(block, 3 * page);
+}
+
 TEST(Flood, EmptyHeapAndNoRoots) {
   FloodStats stats;
   std::vector<uint8_t> states;
