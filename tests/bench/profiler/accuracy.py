@@ -8,9 +8,13 @@ heap_v2/<R> lines are un-sampled as the pprofs do: scale = 1 / (1 - exp(-(bytes/
 The function of a record is the one holding its leaf PC (nm; the bench is non-PIE).
 """
 import math
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+import legacy_dump  # noqa: E402
 
 prog, heap, out = sys.argv[1:4]
 truth = {}
@@ -26,29 +30,21 @@ for line in subprocess.run(['nm', '-S', '-C', '--defined-only', prog], capture_o
     p = line.split(None, 3)
     if len(p) == 4 and p[2] in 'tTwW':
         syms.append((int(p[0], 16), int(p[1], 16), p[3]))
-lines = open(heap).read().split('\n')
-h = re.match(r'^heap profile:.*@ (heapprofile|heap_v2/(\d+))', lines[0])
-rate = int(h.group(2)) if h.group(2) else 1
+try:
+    rate, records = legacy_dump.read(heap)
+except legacy_dump.DumpError as e:
+    sys.exit(str(e))
 est = {k: 0.0 for k in truth}
 total = 0.0
-for l in lines[1:]:
-    if not l:
-        break
-    if l.startswith('#'):  # comment lines (the dump reason) between header and records
-        continue
-    m = re.match(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?: 0x[0-9a-f]+)*)$', l)
-    n, b = int(m.group(1)), int(m.group(2))
-    pcs = [int(x, 16) for x in m.group(5).split()]
-    scale = 1.0
-    if rate > 1 and n > 0:
-        scale = 1.0 / (1.0 - math.exp(-(b / n) / rate))
-    total += b * scale
+for n, b, _, _, pcs in records:
+    estimate = legacy_dump.unsample(n, b, rate)
+    total += estimate
     if not pcs:
         continue
     fn = next((name for s, z, name in syms if s <= pcs[0] < s + z), '')
     for k in est:
         if re.search(r'\b%s\(' % k, fn):
-            est[k] += b * scale
+            est[k] += estimate
 for k in sorted(truth):
     if truth[k] == 0:
         print('%-12s holds nothing in this run' % k)

@@ -25,13 +25,14 @@ WORK/estimates.csv, so that runs of several invocations (say two at once) can be
 import argparse
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../../common"))
+import legacy_dump  # noqa: E402
 
 SETTINGS = {
     "off": {},
@@ -40,66 +41,6 @@ SETTINGS = {
     "ages": {"HEAP_PROFILE_AGES": "1"},
     "freestacks": {"HEAP_PROFILE_LIFETIMES": "1", "HEAP_PROFILE_FREE_STACKS": "1"},
 }
-
-
-def one_minus_exp_of_minus(x):
-    return -math.expm1(-x)
-
-
-def unsample(count, nbytes, rate):
-    if count <= 0 or nbytes <= 0:
-        return 0.0
-    if rate <= 1:
-        return float(nbytes)
-    return nbytes / one_minus_exp_of_minus(nbytes / count / rate)
-
-
-LINE = re.compile(r"^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@")
-HEADER = re.compile(r"heap profile:.*@\s*(?:heap_v2/(\d+)|heapprofile)")
-PEAK = re.compile(r"peak profile.*\(estimated (\d+) bytes")
-
-
-def dump_in_use(path):
-    """The in-use estimate of a legacy dump: its lines un-sampled at the header's rate."""
-    rate = None
-    total = 0.0
-    with open(path) as f:
-        for line in f:
-            if rate is None:
-                m = HEADER.search(line)
-                if not m:
-                    raise SystemExit("%s: no heap profile header" % path)
-                rate = int(m.group(1)) if m.group(1) else 1  # exact mode: "@ heapprofile"
-                continue
-            if line.startswith("#"):
-                continue
-            if line.startswith("MAPPED_LIBRARIES"):
-                break
-            m = LINE.match(line)
-            if m:
-                total += unsample(int(m.group(1)), int(m.group(2)), rate)
-    return total
-
-
-def peak_estimate(path):
-    with open(path) as f:
-        for line in f:
-            m = PEAK.search(line)
-            if m:
-                return int(m.group(1))
-    raise SystemExit("%s: no peak line" % path)
-
-
-def dump_with_reason(d, reason):
-    """The dump of directory d whose reason line contains `reason`."""
-    for name in sorted(os.listdir(d)):
-        if re.fullmatch(r"prof\.\d{4}\.heap", name):
-            path = os.path.join(d, name)
-            with open(path) as f:
-                head = f.readline() + f.readline()
-            if reason in head:
-                return path
-    raise SystemExit("%s: no dump for %r" % (d, reason))
 
 
 # The estimates compared: the peak, the in-use bytes at the first interval dump (1 GiB
@@ -125,9 +66,14 @@ def run(args, setting, rate, index):
     })
     subprocess.run([args.python, os.path.join(HERE, "cpython_workload.py"), str(args.scale)],
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    result = (peak_estimate(os.path.join(d, "prof.peak.heap")),
-              dump_in_use(dump_with_reason(d, "1024 MB allocated cumulatively")),
-              dump_in_use(dump_with_reason(d, "top of the growth")))
+    prefix = os.path.join(d, "prof")
+    try:
+        result = (legacy_dump.peak_estimate(prefix + ".peak.heap"),
+                  legacy_dump.in_use_estimate(
+                      legacy_dump.dump_with_reason(prefix, "1024 MB allocated cumulatively")),
+                  legacy_dump.in_use_estimate(legacy_dump.dump_with_reason(prefix, "top of the growth")))
+    except legacy_dump.DumpError as e:
+        raise SystemExit(str(e))
     if not args.keep:
         shutil.rmtree(d)
     return result
@@ -151,7 +97,7 @@ def summarize(rate, settings, raw, truth):
             m, se = mean_se(z[s][k])
             rel = statistics.fmean(raw[s][k]) / truth[s][k] - 1
             print("  %-10s truth %11.0f  mean z %+.3f +- %.3f  sd z %.3f  mean estimate %+.2f %%" %
-                  (s, truth[s][k], m, se, statistics.stdev(z[s][k]), 100 * rel))
+                  (s, truth[s][k], m, se, statistics.stdev(z[s][k]) if len(z[s][k]) > 1 else float("nan"), 100 * rel))
         base = settings[0]
         for s in settings[1:]:
             m0, se0 = mean_se(z[base][k])

@@ -18,12 +18,11 @@ mode and checks, against the program's own account:
 A record lost or counted twice on one of these paths with a setting on shows as a difference of
 at least 4 KiB.
 """
-import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../common'))
+import legacy_dump  # noqa: E402
 from driver_checks import check, fresh_dir, profile_workload, verdict, workload_args  # noqa: E402
 
 SETTINGS = {
@@ -33,54 +32,23 @@ SETTINGS = {
     'ages': {'HEAP_PROFILE_AGES': '1'},
     'free stacks': {'HEAP_PROFILE_LIFETIMES': '1', 'HEAP_PROFILE_FREE_STACKS': '1'},
 }
-HEADER_RE = re.compile(r'^heap profile:.*@\s*(?:heap_v2/(\d+)|heapprofile)$')
-LINE_RE = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*\d+:\s*\d+\s*\]\s*@')
-PEAK_RE = re.compile(r'^# heapkit: dump reason: peak profile: .*\(estimated (\d+) bytes;')
 
 
-def in_use(path):
-    """A legacy dump's in-use bytes, each line un-sampled as the pprofs do (None: no dump)."""
-    if path is None:
+def checked(read, *args):
+    """read(*args), or None after a failed check that names what the dump lacks."""
+    try:
+        return read(*args)
+    except (legacy_dump.DumpError, OSError) as e:
+        check(False, str(e))
         return None
-    with open(path) as f:
-        lines = f.read().split('\n')
-    m = HEADER_RE.match(lines[0])
-    if not check(m is not None, '%s: no heap profile header: %r' % (path, lines[0])):
-        return None
-    rate = int(m.group(1) or 1)
-    total = 0.0
-    for line in lines[1:]:
-        if line.startswith('MAPPED_LIBRARIES'):
-            break
-        m = LINE_RE.match(line)
-        if m and int(m.group(1)) > 0:
-            count, nbytes = int(m.group(1)), int(m.group(2))
-            total += nbytes if rate <= 1 else nbytes / -math.expm1(-nbytes / count / rate)
-    return round(total)
 
 
-def dump_with_reason(prefix, reason):
-    """The dump <prefix>.NNNN.heap whose reason line starts with `reason` (interval dumps, every
-    1 GiB allocated, come before the workload's own)."""
-    folder = os.path.dirname(prefix)
-    for name in sorted(os.listdir(folder)):
-        if re.fullmatch(re.escape(os.path.basename(prefix)) + r'\.\d{4}\.heap', name):
-            with open(os.path.join(folder, name)) as f:
-                f.readline()
-                if f.readline().startswith('# heapkit: dump reason: ' + reason):
-                    return os.path.join(folder, name)
-    check(False, '%s: no dump for %r' % (prefix, reason))
-    return None
-
-
-def peak_estimate(path):
-    with open(path) as f:
-        for line in f:
-            m = PEAK_RE.match(line)
-            if m:
-                return int(m.group(1))
-    check(False, '%s: no peak line' % path)
-    return None
+def in_use(prefix, reason):
+    """The in-use bytes, as the pprofs estimate them, of the dump <prefix>.NNNN.heap whose reason
+    starts with `reason` (interval dumps, every 1 GiB allocated, come before the workload's own)."""
+    path = checked(legacy_dump.dump_with_reason, prefix, reason)
+    estimate = checked(legacy_dump.in_use_estimate, path) if path else None
+    return None if estimate is None else round(estimate)
 
 
 def main():
@@ -100,13 +68,13 @@ def main():
                   '%s: the workload resized in place %d times and by moving %d times' %
                   (what, truth['in_place_reallocs'], truth['moved_reallocs']))
             prof = os.path.join(args.workdir, 'prof')
-            peak = peak_estimate(prof + '.peak.heap')
+            peak = checked(legacy_dump.peak_estimate, prof + '.peak.heap')
             check(peak == truth['peak'], '%s: peak estimate %s, the program\'s peak %d' %
                   (what, peak, truth['peak']))
-            dumped = in_use(dump_with_reason(prof, 'top of the growth'))
+            dumped = in_use(prof, 'top of the growth')
             check(dumped == truth['dump_in_use'], '%s: in-use at the dump %s, the program\'s %d' %
                   (what, dumped, truth['dump_in_use']))
-            at_exit = in_use(dump_with_reason(prof, 'Exiting'))
+            at_exit = in_use(prof, 'Exiting')
             if at_exit is not None:
                 extra = at_exit - truth['exit_in_use']  # stdout's buffer
                 check(0 <= extra <= 65536, '%s: in-use at exit %d, the program\'s %d' %
