@@ -95,9 +95,10 @@ def summarize(rate, settings, raw, truth):
         print(name + ":")
         for s in settings:
             m, se = mean_se(z[s][k])
+            sd = statistics.stdev(z[s][k]) if len(z[s][k]) > 1 else float("nan")
             rel = statistics.fmean(raw[s][k]) / truth[s][k] - 1
             print("  %-10s truth %11.0f  mean z %+.3f +- %.3f  sd z %.3f  mean estimate %+.2f %%" %
-                  (s, truth[s][k], m, se, statistics.stdev(z[s][k]) if len(z[s][k]) > 1 else float("nan"), 100 * rel))
+                  (s, truth[s][k], m, se, sd, 100 * rel))
         base = settings[0]
         for s in settings[1:]:
             m0, se0 = mean_se(z[base][k])
