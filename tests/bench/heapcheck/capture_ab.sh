@@ -7,7 +7,7 @@
 # frame pointers; lsan-full adds fast_unwind_on_malloc=0, full stacks, in the first
 # LSAN_FULL_ROUNDS rounds, default 1: it takes tens of seconds). The variants alternate within
 # every round, so that a load swing on a shared machine hits all alike; cells are medians of wall
-# and CPU (user + sys) seconds, and n says of how many runs.
+# and CPU (user + sys) seconds, n says of how many runs, and the last column their exit statuses.
 #
 #   [LSAN_FULL_ROUNDS=n] tests/bench/heapcheck/capture_ab.sh <before-lib> <after-lib> <rounds> \
 #       [cxx-rounds] [tree]
@@ -66,21 +66,27 @@ for ((i = 0; i < rounds; i++)); do
     for v in "${variants[@]}"; do
       [[ $v == lsan-full && $i -ge $lsan_full_rounds ]] && continue
       command_for "$prog" "$v"
-      /usr/bin/time -o "$work/t" -f '%e %U %S' "${cmd[@]}" >/dev/null 2>&1 || true
+      status=0
+      /usr/bin/time -o "$work/t" -f '%e %U %S' "${cmd[@]}" >/dev/null 2>&1 || status=$?
       read -r w u s < <(tail -n 1 "$work/t")
-      echo "$w $(echo "$u + $s" | bc -l)" >>"$work/$prog.$v"
+      echo "$w $(echo "$u + $s" | bc -l) $status" >>"$work/$prog.$v"
     done
   done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 med() { sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
-printf '| program | variant | n | median wall s | median CPU s | CPU ÷ plain |\n|---|---|---:|---:|---:|---:|\n'
+# exit statuses: each distinct one with its count (a leak check's report exits 1; a crash or
+# a timeout shows here, and its times are not the variant's).
+printf '| program | variant | n | median wall s | median CPU s | CPU ÷ plain | exit statuses |\n'
+printf '|---|---|---:|---:|---:|---:|---|\n'
 for prog in cxx cppcheck; do
   base=$(cut -d' ' -f2 "$work/$prog.plain" | med)
   for v in "${variants[@]}"; do
+    [[ -e $work/$prog.$v ]] || continue  # lsan-full with LSAN_FULL_ROUNDS=0
     w=$(cut -d' ' -f1 "$work/$prog.$v" | med)
     c=$(cut -d' ' -f2 "$work/$prog.$v" | med)
-    printf '| %s | %s | %s | %s | %s | %.2f |\n' "$prog" "$v" "$(wc -l <"$work/$prog.$v")" "$w" "$c" \
-      "$(echo "$c / $base" | bc -l)"
+    statuses=$(cut -d' ' -f3 "$work/$prog.$v" | sort -n | uniq -c | awk '{printf "%s%s×%s", sep, $2, $1; sep=", "}')
+    printf '| %s | %s | %s | %s | %s | %.2f | %s |\n' "$prog" "$v" "$(wc -l <"$work/$prog.$v")" "$w" \
+      "$c" "$( [[ $base == 0.00 ]] && echo 0 || echo "$c / $base" | bc -l)" "$statuses"
   done
 done
