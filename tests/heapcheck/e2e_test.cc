@@ -229,7 +229,9 @@ TEST_P(HeapcheckE2E, Scenario) {
     ASSERT_NE(at, std::string::npos);
     const std::string offset_hint = " and/or with HEAP_CHECK_MAX_POINTER_OFFSET=-1\n";
     EXPECT_EQ(r.err.compare(at + hint.size(), offset_hint.size(), offset_hint) == 0, bounded);
-    if (!bounded) EXPECT_EQ(r.err[at + hint.size()], '\n');
+    if (!bounded) {
+      EXPECT_EQ(r.err[at + hint.size()], '\n');
+    }
   } else if (s.bytes == -1) {
     EXPECT_NE(r.err.find("No leaks found for check \"_main_\""), std::string::npos);
     EXPECT_FALSE(std::regex_search(r.err, m, kLeaks));
