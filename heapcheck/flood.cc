@@ -45,8 +45,7 @@ struct Finder {
       if (e.page == page) {
         const char* first = reinterpret_cast<const char*>(&objects[e.lo]);
         const char* last = reinterpret_cast<const char*>(&objects[e.hi - 1]);
-        for (int line = 0; line < 6 && first <= last; ++line, first += 64)
-          PrefetchLine(first);
+        for (int line = 0; line < 6 && first <= last; ++line, first += 64) PrefetchLine(first);
         PrefetchLine(&states[e.lo]);
         return;
       }
@@ -125,8 +124,8 @@ inline size_t ScanRange(const Finder& finder, uintptr_t start, uintptr_t end, si
   const uintptr_t ahead = kPrefetchWords * alignment;
   if (finder.index != nullptr) {
     // The words whose ahead-word is still inside the range (never read past `end`).
-    for (; end >= ahead + sizeof(uintptr_t) && p <= end - ahead - sizeof(uintptr_t) &&
-           p + ahead > p;
+    for (;
+         end >= ahead + sizeof(uintptr_t) && p <= end - ahead - sizeof(uintptr_t) && p + ahead > p;
          p += alignment) {
       ++words;
       if (p + 2 * ahead + sizeof(uintptr_t) <= end) finder.PrefetchSlot(LoadWord(p + 2 * ahead));
@@ -174,7 +173,8 @@ inline void PrefetchNextPops(const HeapObject* objects, const uint32_t* work, si
   if (top >= 1) {
     const HeapObject& next = objects[work[top - 1]];
     const size_t bytes = next.size < 256 ? next.size : 256;
-    for (size_t at = 0; at < bytes; at += 64) PrefetchLine(reinterpret_cast<const char*>(next.start) + at);
+    for (size_t at = 0; at < bytes; at += 64)
+      PrefetchLine(reinterpret_cast<const char*>(next.start) + at);
   }
 }
 

@@ -19,7 +19,8 @@ class DumpError(Exception):
 
 
 HEADER = re.compile(r'^heap profile:.*@\s*(?:heap_v2/(\d+)|heapprofile)\s*$')
-RECORD = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@((?:\s+0x[0-9a-fA-F]+)*)\s*$')
+RECORD = re.compile(r'^\s*(\d+):\s*(\d+)\s*\[\s*(\d+):\s*(\d+)\s*\]\s*@'
+                    r'((?:\s+0x[0-9a-fA-F]+)*)\s*$')
 PEAK = re.compile(r'^# heapkit: dump reason: peak profile: .*\(estimated (\d+) bytes;')
 REASON = '# heapkit: dump reason: '
 

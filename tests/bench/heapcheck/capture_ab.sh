@@ -85,8 +85,10 @@ for prog in cxx cppcheck; do
     [[ -e $work/$prog.$v ]] || continue  # lsan-full with LSAN_FULL_ROUNDS=0
     w=$(cut -d' ' -f1 "$work/$prog.$v" | med)
     c=$(cut -d' ' -f2 "$work/$prog.$v" | med)
-    statuses=$(cut -d' ' -f3 "$work/$prog.$v" | sort -n | uniq -c | awk '{printf "%s%s×%s", sep, $2, $1; sep=", "}')
-    printf '| %s | %s | %s | %s | %s | %.2f | %s |\n' "$prog" "$v" "$(wc -l <"$work/$prog.$v")" "$w" \
-      "$c" "$( [[ $base == 0.00 ]] && echo 0 || echo "$c / $base" | bc -l)" "$statuses"
+    statuses=$(cut -d' ' -f3 "$work/$prog.$v" | sort -n | uniq -c |
+      awk '{printf "%s%s×%s", sep, $2, $1; sep=", "}')
+    ratio=$([[ $base == 0.00 ]] && echo 0 || echo "$c / $base" | bc -l)
+    printf '| %s | %s | %s | %s | %s | %.2f | %s |\n' "$prog" "$v" "$(wc -l <"$work/$prog.$v")" \
+      "$w" "$c" "$ratio" "$statuses"
   done
 done

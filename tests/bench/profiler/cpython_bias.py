@@ -69,9 +69,8 @@ def run(args, setting, rate, index):
     prefix = os.path.join(d, "prof")
     try:
         result = (legacy_dump.peak_estimate(prefix + ".peak.heap"),
-                  legacy_dump.in_use_estimate(
-                      legacy_dump.dump_with_reason(prefix, "1024 MB allocated cumulatively")),
-                  legacy_dump.in_use_estimate(legacy_dump.dump_with_reason(prefix, "top of the growth")))
+                  *(legacy_dump.in_use_estimate(legacy_dump.dump_with_reason(prefix, reason))
+                    for reason in ("1024 MB allocated cumulatively", "top of the growth")))
     except legacy_dump.DumpError as e:
         raise SystemExit(str(e))
     if not args.keep:

@@ -133,7 +133,8 @@ TEST(Flood, LookAheadStopsAtTheEndOfEachRange) {
       }
       // 1. As a root region.
       std::vector<PageIndexEntry> memory(PageIndexCapacity(objects.data(), objects.size()));
-      PageIndex index = BuildPageIndex(objects.data(), objects.size(), memory.data(), memory.size());
+      PageIndex index =
+          BuildPageIndex(objects.data(), objects.size(), memory.data(), memory.size());
       ASSERT_NE(index.entries, nullptr);
       FloodOptions options;
       options.source_alignment = alignment;
@@ -145,7 +146,8 @@ TEST(Flood, LookAheadStopsAtTheEndOfEachRange) {
       // 2. As a root object (scanned as an object: the same loop, its own end).
       if (length == 0) continue;
       with_root = objects;
-      with_root.insert(with_root.begin(), {reinterpret_cast<uintptr_t>(start), length, kRootObject, 0});
+      with_root.insert(with_root.begin(),
+                       {reinterpret_cast<uintptr_t>(start), length, kRootObject, 0});
       std::vector<PageIndexEntry> memory2(PageIndexCapacity(with_root.data(), with_root.size()));
       index = BuildPageIndex(with_root.data(), with_root.size(), memory2.data(), memory2.size());
       ASSERT_TRUE(Flood(with_root.data(), with_root.size(), nullptr, 0, options, states.data(),
