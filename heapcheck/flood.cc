@@ -39,18 +39,12 @@ struct Finder {
   // two misses in turn; issued a few words ahead, they overlap. Changes no result.
   void Prefetch(uintptr_t w) const {
     if (w < lowest || w >= highest || index == nullptr) return;
-    const uintptr_t page = w >> kIndexPageShift;
-    for (size_t i = PageSlot(page, index->mask);; i = (i + 1) & index->mask) {
-      const PageIndexEntry& e = index->entries[i];
-      if (e.page == page) {
-        const char* first = reinterpret_cast<const char*>(&objects[e.lo]);
-        const char* last = reinterpret_cast<const char*>(&objects[e.hi - 1]);
-        for (int line = 0; line < 6 && first <= last; ++line, first += 64) PrefetchLine(first);
-        PrefetchLine(&states[e.lo]);
-        return;
-      }
-      if (e.page == 0) return;
-    }
+    const PageIndexEntry* e = EntryOf(w);
+    if (e == nullptr) return;
+    const char* first = reinterpret_cast<const char*>(&objects[e->lo]);
+    const char* last = reinterpret_cast<const char*>(&objects[e->hi - 1]);
+    for (int line = 0; line < 6 && first <= last; ++line, first += 64) PrefetchLine(first);
+    PrefetchLine(&states[e->lo]);
   }
 
   // The page index entry Prefetch(w) will read.
@@ -59,20 +53,24 @@ struct Finder {
     PrefetchLine(&index->entries[PageSlot(w >> kIndexPageShift, index->mask)]);
   }
 
+  // The index entry of w's page; null if no object starts in it. index must be set.
+  const PageIndexEntry* EntryOf(uintptr_t w) const {
+    const uintptr_t page = w >> kIndexPageShift;
+    for (size_t i = PageSlot(page, index->mask);; i = (i + 1) & index->mask) {
+      const PageIndexEntry& e = index->entries[i];
+      if (e.page == page) return &e;
+      if (e.page == 0) return nullptr;
+    }
+  }
+
   int64_t Find(uintptr_t w) const {
     if (w < lowest || w >= highest) return -1;
     // Last object with start <= w: among the objects of w's page if the index knows it.
     size_t lo = 0, n = count;
     if (index != nullptr) {
-      const uintptr_t page = w >> kIndexPageShift;
-      for (size_t i = PageSlot(page, index->mask);; i = (i + 1) & index->mask) {
-        const PageIndexEntry& e = index->entries[i];
-        if (e.page == page) {
-          lo = e.lo;
-          n = e.hi - e.lo;
-          break;
-        }
-        if (e.page == 0) break;
+      if (const PageIndexEntry* e = EntryOf(w)) {
+        lo = e->lo;
+        n = e->hi - e->lo;
       }
     }
     while (n > 1) {

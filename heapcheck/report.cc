@@ -301,15 +301,12 @@ void PrintTrailer(const LeakGroups& groups, const ReportOptions& options,
         "unaligned pointers (HEAP_CHECK_TEST_POINTER_ALIGNMENT)",
         static_cast<unsigned long long>(unaligned.objects),
         static_cast<unsigned long long>(unaligned.bytes));
-  } else if (options.flood.max_pointer_offset >= 0) {  // gperftools' hint, under its rule
+  } else {  // gperftools' hint; the offset part only where a bounded rule is in force
     internal::LogRaw(
         "If you are still puzzled about why the leaks are there, try rerunning "
-        "this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1 and/or with "
-        "HEAP_CHECK_MAX_POINTER_OFFSET=-1");
-  } else {  // any interior pointer counts already: only the alignment is left to try
-    internal::LogRaw(
-        "If you are still puzzled about why the leaks are there, try rerunning "
-        "this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1");
+        "this program with HEAP_CHECK_TEST_POINTER_ALIGNMENT=1%s",
+        options.flood.max_pointer_offset >= 0 ? " and/or with HEAP_CHECK_MAX_POINTER_OFFSET=-1"
+                                              : "");
   }
 }
 
